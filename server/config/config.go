@@ -1,0 +1,348 @@
+// Package config loads the HCL configuration of `switchtender serve --config FILE`.
+//
+// The file's shape is the one sketched in DESIGN.md ("A configuration sketch"):
+// one optional server block, and project, credential, template, queue, pool,
+// rule, exemption, user and agent blocks, each labelled with its name.
+// Parsing is strict: an unknown block or attribute, a value of the wrong type,
+// a reference to something not declared, or a name declared twice is an error
+// that names FILE:LINE,COL, what is wrong and what to do. All problems found in
+// one pass are reported together (see Error).
+//
+// Expressions are evaluated with no variables and no functions, so the file is
+// plain data: strings, numbers, bools, lists and objects.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"golang.org/x/crypto/ssh"
+)
+
+// Defaults applied when the server block leaves a setting out.
+const (
+	DefaultSSHListen   = "127.0.0.1:2222"
+	DefaultMaxParallel = 2
+	DefaultCancelGrace = 10 * time.Second
+	DefaultQueue       = "default"
+	DefaultTool        = ToolOpenTofu
+)
+
+// Tools a template may name (its `tool` attribute).
+const (
+	ToolOpenTofu  = "opentofu"
+	ToolTerraform = "terraform"
+)
+
+// Run kinds a rule or exemption may name (its `kinds` attribute).
+const (
+	KindApply     = "apply"
+	KindPlan      = "plan"
+	KindCheck     = "check"
+	KindReconcile = "reconcile"
+)
+
+// Roles a user may hold (its `roles` attribute).
+const (
+	RoleLaunch  = "launch"
+	RoleApprove = "approve"
+)
+
+// Survey field types (a survey block's `type` attribute).
+const (
+	TypeString = "string"
+	TypeNumber = "number"
+	TypeBool   = "bool"
+	TypeList   = "list"
+	TypeMap    = "map"
+	TypeChoice = "choice"
+)
+
+// Config is a loaded, validated configuration. Every cross reference in it
+// (a template's project, queue and credentials, a rule's templates, projects,
+// requesters and approvers, an exemption's agents and templates, a queue's
+// pool) names something declared in the same file.
+type Config struct {
+	// Dir is the absolute directory relative paths in the file were resolved
+	// against (the config file's directory for Load).
+	Dir         string
+	Server      Server
+	Projects    map[string]*Project
+	Templates   map[string]*Template
+	Credentials map[string]*Credential
+	// Queues always holds DefaultQueue ("default"), added with no pool (run by
+	// the control node) when the file does not declare it.
+	Queues     map[string]*Queue
+	Pools      map[string]*Pool
+	Rules      []*Rule // in file order
+	Exemptions []*Exemption
+	Users      map[string]*User
+	Agents     map[string]*Agent
+}
+
+// Server holds the `server` block; every field has a default.
+type Server struct {
+	SSHListen string // ssh_listen, host:port; default "127.0.0.1:2222"
+	DataDir   string // data_dir, absolute; default "<config dir>/data"
+	HostKey   string // host_key path, absolute; default DataDir/ssh_host_ed25519
+	SealKey   string // seal_key path, absolute; default DataDir/seal.key
+	// MaxParallel is how many runs in different working directories may
+	// execute at once (max_parallel, >= 1, default 2).
+	MaxParallel int
+	// CancelGrace is the time between SIGINT and a kill when a run is
+	// cancelled (cancel_grace, a Go duration such as "10s"; default 10s).
+	CancelGrace time.Duration
+	// AllowSelfApproval lets the user who launched a run approve it
+	// (allow_self_approval, default false).
+	AllowSelfApproval bool
+}
+
+// Project is a checkout runs execute in. Path is absolute, and at load time
+// it existed and was a directory.
+type Project struct {
+	Name string
+	Path string
+	Line string // "file:line" of the block
+}
+
+// Template is a launchable run: a working directory (Command, relative to
+// the project's checkout) run with Tool on Queue.
+type Template struct {
+	Name    string
+	Project string // a declared project
+	Tool    string // ToolOpenTofu (default) or ToolTerraform
+	// Command is the working directory relative to the project checkout,
+	// cleaned with forward slashes ("." is the checkout itself). It is never
+	// absolute and has no ".." element (a lexical check; the server checks
+	// symlinks at run time, DESIGN.md invariant 4).
+	Command     string
+	Queue       string   // a declared queue; default "default"
+	Credentials []string // declared credentials, in file order
+	// Vars are the template vars: string, bool, json.Number, []any and
+	// map[string]any (nested). Numbers keep their exact decimal text.
+	Vars       map[string]any
+	Survey     []*SurveyField // file order
+	CheckEvery time.Duration  // check_every, e.g. "6h"; 0 when unset (no scheduled drift checks)
+	Line       string         // "file:line" of the block
+}
+
+// SurveyField is one `survey "NAME" { ... }` block of a template: a question
+// asked at launch, answered over SSH with --var NAME=VALUE.
+type SurveyField struct {
+	Name        string
+	Type        string   // TypeString (default), TypeNumber, TypeBool, TypeList, TypeMap, TypeChoice
+	Default     any      // typed like Template.Vars; nil when no default is given
+	Required    bool     // true when no default is given
+	Choices     []string // the allowed answers of a choice field; empty otherwise
+	Description string
+	Sensitive   bool // a secret answer: masked in logs, never shown
+	Line        string
+}
+
+// Credential is one `credential` block. Exactly one of Env, Token and
+// Command is set; Command comes with EnvVar, the variable its trimmed output
+// is put in. The server resolves a Command credential fresh for every run and
+// passes Token as SWITCHTENDER_TOKEN.
+type Credential struct {
+	Name    string
+	Env     map[string]string
+	Token   string
+	Command []string
+	EnvVar  string
+	Line    string
+}
+
+// Queue is one `queue` block. An empty Pool means the control node executes
+// the queue's runs; otherwise relay workers of that pool do.
+type Queue struct {
+	Name string
+	Pool string
+	Line string
+}
+
+// Pool is a group of relay workers. DeliveryKey is the age recipient plans
+// and credentials are sealed to in transit (empty: the pool cannot run a
+// gated apply). Workers holds the workers' public keys as written
+// (authorized_keys lines); WorkerKeys the same keys parsed, in the same order.
+type Pool struct {
+	Name        string
+	DeliveryKey string
+	Workers     []string
+	WorkerKeys  []ssh.PublicKey
+	Line        string
+}
+
+// Rule is one `rule` block. Empty Templates, Projects, Kinds or Requesters
+// match everything. A rule does at least one of MaxDestroy, PlanGate and
+// RequireApproval.
+type Rule struct {
+	Name       string
+	Templates  []string // declared templates
+	Projects   []string // declared projects
+	Kinds      []string // KindApply, KindPlan, KindCheck, KindReconcile
+	Requesters []string // declared users or agents
+	MaxDestroy *int     // nil when unset; >= 0
+	// PlanGate is the absolute path of a .rego file (resolved against the
+	// config dir); it existed and was a regular file at load time.
+	PlanGate        string
+	RequireApproval bool
+	Approvers       []string // declared users holding the approve role; empty: any approver
+	ExcludeDryRun   bool
+	Line            string
+}
+
+// Exemption lets the named agents' runs take the path a person's run takes
+// (spec: "An apply an exemption covers takes the path above"). Agents is
+// never empty; empty Templates or Kinds match everything.
+type Exemption struct {
+	Name      string
+	Agents    []string
+	Templates []string
+	Kinds     []string
+	Line      string
+}
+
+// User is a person who connects over SSH with one of PublicKeys.
+type User struct {
+	Name       string
+	PublicKeys []ssh.PublicKey
+	Roles      []string // RoleLaunch, RoleApprove
+	Line       string
+}
+
+// Has reports whether the user holds role (RoleLaunch or RoleApprove).
+func (u *User) Has(role string) bool {
+	for _, r := range u.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// Agent is an automated client (an AI agent or a bot) connecting over SSH.
+// Its runs are held by default unless an Exemption covers them.
+type Agent struct {
+	Name       string
+	PublicKeys []ssh.PublicKey
+	Line       string
+}
+
+// Identify finds the user or agent a public key belongs to, comparing the
+// keys' wire bytes. It returns the name, whether it is an agent, and ok=false
+// when no user or agent holds the key. Load guarantees a key belongs to at
+// most one identity.
+func (c *Config) Identify(key ssh.PublicKey) (name string, agent bool, ok bool) {
+	if key == nil {
+		return "", false, false
+	}
+	want := key.Marshal()
+	for _, u := range c.Users {
+		if hasKey(u.PublicKeys, want) {
+			return u.Name, false, true
+		}
+	}
+	for _, a := range c.Agents {
+		if hasKey(a.PublicKeys, want) {
+			return a.Name, true, true
+		}
+	}
+	return "", false, false
+}
+
+// IdentifyWorker finds the pool whose workers list holds key (compared by
+// wire bytes); ok is false when no pool does.
+func (c *Config) IdentifyWorker(key ssh.PublicKey) (pool string, ok bool) {
+	if key == nil {
+		return "", false
+	}
+	want := key.Marshal()
+	for _, p := range c.Pools {
+		if hasKey(p.WorkerKeys, want) {
+			return p.Name, true
+		}
+	}
+	return "", false
+}
+
+func hasKey(keys []ssh.PublicKey, want []byte) bool {
+	for _, k := range keys {
+		if k != nil && bytes.Equal(k.Marshal(), want) {
+			return true
+		}
+	}
+	return false
+}
+
+// Error is what Load and Parse return for a file that does not parse or
+// validate. Error() gives one line per problem, "FILE:LINE,COL: summary; detail".
+type Error struct {
+	Diagnostics hcl.Diagnostics
+}
+
+func (e *Error) Error() string {
+	var lines []string
+	for _, d := range e.Diagnostics {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		lines = append(lines, FormatDiagnostic(d))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// FormatDiagnostic renders d as "FILE:LINE,COL: summary; detail" (the
+// location is left out when d has none, the detail when it is empty).
+func FormatDiagnostic(d *hcl.Diagnostic) string {
+	var b strings.Builder
+	if d.Subject != nil {
+		fmt.Fprintf(&b, "%s:%d,%d: ", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+	}
+	b.WriteString(d.Summary)
+	if d.Detail != "" {
+		b.WriteString("; ")
+		b.WriteString(d.Detail)
+	}
+	return b.String()
+}
+
+// Load reads and parses the configuration file at path. Relative paths inside
+// it (data_dir, project paths, plan_gate, host_key, seal_key) resolve against
+// the file's directory. Messages name the file as path was given. A file that
+// cannot be read gives a wrapped os error; a file that is wrong gives *Error.
+func Load(path string) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("resolving config path %s: %w", path, err)
+	}
+	return Parse(src, path, filepath.Dir(abs))
+}
+
+// Parse parses configuration source. filename is used in messages only;
+// relative paths resolve against baseDir (made absolute against the working
+// directory when relative; the working directory itself when empty). Project
+// paths and plan_gate files are checked on disk. Errors are *Error.
+func Parse(src []byte, filename, baseDir string) (*Config, error) {
+	if baseDir == "" {
+		baseDir = "."
+	}
+	abs, err := filepath.Abs(baseDir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving config directory %s: %w", baseDir, err)
+	}
+	p := &parser{filename: filename, baseDir: abs}
+	cfg := p.parse(src)
+	if p.diags.HasErrors() {
+		return nil, &Error{Diagnostics: p.diags}
+	}
+	return cfg, nil
+}

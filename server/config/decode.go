@@ -1,0 +1,1210 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"golang.org/x/crypto/ssh"
+)
+
+// nameRE is what a block label (a name) may look like: it is typed in SSH
+// commands (`launch NAME`) and shown in the TUI.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// envRE is a portable environment variable name.
+var envRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
+	{Type: "server"},
+	{Type: "project", LabelNames: []string{"name"}},
+	{Type: "credential", LabelNames: []string{"name"}},
+	{Type: "template", LabelNames: []string{"name"}},
+	{Type: "queue", LabelNames: []string{"name"}},
+	{Type: "pool", LabelNames: []string{"name"}},
+	{Type: "rule", LabelNames: []string{"name"}},
+	{Type: "exemption", LabelNames: []string{"name"}},
+	{Type: "user", LabelNames: []string{"name"}},
+	{Type: "agent", LabelNames: []string{"name"}},
+}}
+
+func attrs(names ...string) []hcl.AttributeSchema {
+	out := make([]hcl.AttributeSchema, len(names))
+	for i, n := range names {
+		out[i] = hcl.AttributeSchema{Name: n}
+	}
+	return out
+}
+
+var (
+	serverSchema     = &hcl.BodySchema{Attributes: attrs("ssh_listen", "data_dir", "host_key", "seal_key", "max_parallel", "cancel_grace", "allow_self_approval")}
+	projectSchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}}}
+	credentialSchema = &hcl.BodySchema{Attributes: attrs("env", "token", "command", "env_var")}
+	templateSchema   = &hcl.BodySchema{
+		Attributes: append([]hcl.AttributeSchema{{Name: "project", Required: true}, {Name: "command", Required: true}},
+			attrs("tool", "queue", "credentials", "vars", "check_every")...),
+		Blocks: []hcl.BlockHeaderSchema{{Type: "survey", LabelNames: []string{"name"}}},
+	}
+	surveySchema    = &hcl.BodySchema{Attributes: attrs("type", "default", "choices", "description", "sensitive")}
+	queueSchema     = &hcl.BodySchema{Attributes: attrs("pool")}
+	poolSchema      = &hcl.BodySchema{Attributes: attrs("delivery_key", "workers")}
+	ruleSchema      = &hcl.BodySchema{Attributes: attrs("templates", "projects", "kinds", "requesters", "max_destroy", "plan_gate", "require_approval", "approvers", "exclude_dry_run")}
+	exemptionSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{{Name: "agents", Required: true}}, attrs("templates", "kinds")...)}
+	userSchema      = &hcl.BodySchema{Attributes: attrs("public_key", "public_keys", "roles")}
+	agentSchema     = &hcl.BodySchema{Attributes: attrs("public_key", "public_keys")}
+)
+
+// ref is a name used somewhere, with where it was written, checked against
+// the declarations once the whole file is read.
+type ref struct {
+	name string
+	rng  hcl.Range
+}
+
+type parser struct {
+	filename string
+	baseDir  string
+	diags    hcl.Diagnostics
+
+	// where each name was declared, per kind, for "declared twice" messages
+	declared map[string]map[string]hcl.Range
+
+	// references, checked after all blocks are read
+	tmplRefs  map[*Template]*templateRefs
+	ruleRefs  map[*Rule]*ruleRefs
+	exRefs    map[*Exemption]*exemptionRefs
+	queueRefs map[*Queue]ref
+	keyOwners map[string]keyOwner
+}
+
+type templateRefs struct {
+	project     ref
+	queue       ref
+	credentials []ref
+}
+
+type ruleRefs struct {
+	templates, projects, requesters, approvers []ref
+}
+
+type exemptionRefs struct {
+	agents, templates []ref
+}
+
+type keyOwner struct {
+	what string // `user "alice"`
+	rng  hcl.Range
+}
+
+func (p *parser) errorf(rng hcl.Range, summary, detailFormat string, args ...any) {
+	r := rng
+	p.diags = append(p.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(detailFormat, args...),
+		Subject:  &r,
+	})
+}
+
+func (p *parser) line(rng hcl.Range) string {
+	return fmt.Sprintf("%s:%d", rng.Filename, rng.Start.Line)
+}
+
+func (p *parser) parse(src []byte) *Config {
+	cfg := &Config{
+		Dir:         p.baseDir,
+		Projects:    map[string]*Project{},
+		Templates:   map[string]*Template{},
+		Credentials: map[string]*Credential{},
+		Queues:      map[string]*Queue{},
+		Pools:       map[string]*Pool{},
+		Users:       map[string]*User{},
+		Agents:      map[string]*Agent{},
+	}
+	p.declared = map[string]map[string]hcl.Range{}
+	p.tmplRefs = map[*Template]*templateRefs{}
+	p.ruleRefs = map[*Rule]*ruleRefs{}
+	p.exRefs = map[*Exemption]*exemptionRefs{}
+	p.queueRefs = map[*Queue]ref{}
+	p.keyOwners = map[string]keyOwner{}
+
+	file, diags := hclsyntax.ParseConfig(src, p.filename, hcl.InitialPos)
+	p.diags = append(p.diags, diags...)
+	if diags.HasErrors() {
+		return nil
+	}
+	content, diags := file.Body.Content(rootSchema)
+	p.diags = append(p.diags, diags...)
+
+	var serverBlock *hcl.Block
+	for _, b := range content.Blocks {
+		if b.Type == "server" {
+			if serverBlock != nil {
+				p.errorf(b.DefRange, "Duplicate server block",
+					"a server block is already at %s; merge the two into one", p.line(serverBlock.DefRange))
+				continue
+			}
+			serverBlock = b
+		}
+	}
+	cfg.Server = p.server(serverBlock)
+
+	// Users and agents first so duplicate-key and user/agent name clashes
+	// are reported against the later block in file order regardless of kind.
+	for _, b := range content.Blocks {
+		if b.Type == "server" {
+			continue
+		}
+		name := b.Labels[0]
+		if !p.declare(b) {
+			continue
+		}
+		switch b.Type {
+		case "project":
+			if v := p.project(b, name); v != nil {
+				cfg.Projects[name] = v
+			}
+		case "credential":
+			if v := p.credential(b, name); v != nil {
+				cfg.Credentials[name] = v
+			}
+		case "template":
+			if v := p.template(b, name); v != nil {
+				cfg.Templates[name] = v
+			}
+		case "queue":
+			if v := p.queue(b, name); v != nil {
+				cfg.Queues[name] = v
+			}
+		case "pool":
+			if v := p.pool(b, name); v != nil {
+				cfg.Pools[name] = v
+			}
+		case "rule":
+			if v := p.rule(b, name); v != nil {
+				cfg.Rules = append(cfg.Rules, v)
+			}
+		case "exemption":
+			if v := p.exemption(b, name); v != nil {
+				cfg.Exemptions = append(cfg.Exemptions, v)
+			}
+		case "user":
+			if v := p.user(b, name); v != nil {
+				cfg.Users[name] = v
+			}
+		case "agent":
+			if v := p.agent(b, name); v != nil {
+				cfg.Agents[name] = v
+			}
+		}
+	}
+	if _, ok := cfg.Queues[DefaultQueue]; !ok {
+		cfg.Queues[DefaultQueue] = &Queue{Name: DefaultQueue}
+	}
+	p.checkRefs(cfg)
+	return cfg
+}
+
+// declare records a block's name, reporting a bad name, a name declared twice
+// for the same kind, and a user and an agent sharing a name. It reports
+// whether the block should be decoded.
+func (p *parser) declare(b *hcl.Block) bool {
+	name := b.Labels[0]
+	lrng := b.LabelRanges[0]
+	if !nameRE.MatchString(name) {
+		p.errorf(lrng, "Invalid name",
+			"%s name %q must start with a letter or digit and hold only letters, digits, '_', '.' and '-'; rename it", b.Type, name)
+		return false
+	}
+	kind := b.Type
+	if p.declared[kind] == nil {
+		p.declared[kind] = map[string]hcl.Range{}
+	}
+	if prev, ok := p.declared[kind][name]; ok {
+		p.errorf(lrng, "Duplicate name",
+			"%s %q is already declared at %s; give one of them another name", kind, name, p.line(prev))
+		return false
+	}
+	// Users and agents share one set of names: both are who launched a run.
+	other := map[string]string{"user": "agent", "agent": "user"}[kind]
+	if prev, ok := p.declared[other][name]; ok && other != "" {
+		p.errorf(lrng, "Duplicate name",
+			"%s %q has the name of the %s declared at %s; users and agents share one set of names, so rename one", kind, name, other, p.line(prev))
+		return false
+	}
+	p.declared[kind][name] = b.DefRange
+	return true
+}
+
+func (p *parser) content(b *hcl.Block, schema *hcl.BodySchema) *hcl.BodyContent {
+	content, diags := b.Body.Content(schema)
+	p.diags = append(p.diags, diags...)
+	return content
+}
+
+// value evaluates an attribute with no variables or functions. A null value
+// reads as absent (ok=false).
+func (p *parser) value(a *hcl.Attribute) (cty.Value, bool) {
+	v, diags := a.Expr.Value(nil)
+	p.diags = append(p.diags, diags...)
+	if diags.HasErrors() || v.IsNull() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+func (p *parser) str(c *hcl.BodyContent, name string) (string, *hcl.Attribute, bool) {
+	a, ok := c.Attributes[name]
+	if !ok {
+		return "", nil, false
+	}
+	v, ok := p.value(a)
+	if !ok {
+		return "", a, false
+	}
+	if v.Type() != cty.String {
+		p.errorf(a.Expr.Range(), "Wrong type",
+			"%s wants a string in double quotes, got %s", name, v.Type().FriendlyName())
+		return "", a, false
+	}
+	return v.AsString(), a, true
+}
+
+func (p *parser) boolean(c *hcl.BodyContent, name string) (bool, bool) {
+	a, ok := c.Attributes[name]
+	if !ok {
+		return false, false
+	}
+	v, ok := p.value(a)
+	if !ok {
+		return false, false
+	}
+	if v.Type() != cty.Bool {
+		p.errorf(a.Expr.Range(), "Wrong type", "%s wants true or false, got %s", name, v.Type().FriendlyName())
+		return false, false
+	}
+	return v.True(), true
+}
+
+func (p *parser) integer(c *hcl.BodyContent, name string) (int, *hcl.Attribute, bool) {
+	a, ok := c.Attributes[name]
+	if !ok {
+		return 0, nil, false
+	}
+	v, ok := p.value(a)
+	if !ok {
+		return 0, a, false
+	}
+	if v.Type() != cty.Number {
+		p.errorf(a.Expr.Range(), "Wrong type", "%s wants a whole number, got %s", name, v.Type().FriendlyName())
+		return 0, a, false
+	}
+	f := v.AsBigFloat()
+	i, acc := f.Int64()
+	if !f.IsInt() || acc != 0 || int64(int(i)) != i {
+		p.errorf(a.Expr.Range(), "Wrong type", "%s wants a whole number, got %s", name, f.Text('f', -1))
+		return 0, a, false
+	}
+	return int(i), a, true
+}
+
+// strList reads a list of strings, returning each element with its own range
+// when the list is written literally (so messages point at the element).
+func (p *parser) strList(c *hcl.BodyContent, name string) ([]ref, *hcl.Attribute, bool) {
+	a, ok := c.Attributes[name]
+	if !ok {
+		return nil, nil, false
+	}
+	v, ok := p.value(a)
+	if !ok {
+		return nil, a, false
+	}
+	t := v.Type()
+	if !t.IsListType() && !t.IsTupleType() && !t.IsSetType() {
+		p.errorf(a.Expr.Range(), "Wrong type", "%s wants a list of strings like [\"a\", \"b\"], got %s", name, t.FriendlyName())
+		return nil, a, false
+	}
+	var elemRanges []hcl.Range
+	if tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
+		for _, e := range tuple.Exprs {
+			elemRanges = append(elemRanges, e.Range())
+		}
+	}
+	var out []ref
+	i := 0
+	good := true
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, ev := it.Element()
+		rng := a.Expr.Range()
+		if i < len(elemRanges) {
+			rng = elemRanges[i]
+		}
+		if ev.IsNull() || ev.Type() != cty.String {
+			p.errorf(rng, "Wrong type", "%s wants a list of strings; element %d is %s", name, i+1, ev.Type().FriendlyName())
+			good = false
+			continue
+		}
+		out = append(out, ref{name: ev.AsString(), rng: rng})
+	}
+	return out, a, good
+}
+
+func names(refs []ref) []string {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.name
+	}
+	return out
+}
+
+func (p *parser) duration(c *hcl.BodyContent, name string) (time.Duration, *hcl.Attribute, bool) {
+	s, a, ok := p.str(c, name)
+	if !ok {
+		return 0, a, false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		p.errorf(a.Expr.Range(), "Invalid duration",
+			"%s = %q does not parse as a duration; write it like \"90s\", \"10m\" or \"6h\"", name, s)
+		return 0, a, false
+	}
+	if d <= 0 {
+		p.errorf(a.Expr.Range(), "Invalid duration", "%s = %q must be longer than zero", name, s)
+		return 0, a, false
+	}
+	return d, a, true
+}
+
+func (p *parser) resolve(s string) string {
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(p.baseDir, s)
+	}
+	return filepath.Clean(s)
+}
+
+func (p *parser) server(b *hcl.Block) Server {
+	s := Server{
+		SSHListen:   DefaultSSHListen,
+		DataDir:     filepath.Join(p.baseDir, "data"),
+		MaxParallel: DefaultMaxParallel,
+		CancelGrace: DefaultCancelGrace,
+	}
+	var hostKey, sealKey string
+	if b != nil {
+		c := p.content(b, serverSchema)
+		if v, a, ok := p.str(c, "ssh_listen"); ok {
+			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+				p.errorf(a.Expr.Range(), "Invalid listen address",
+					"ssh_listen = %q must be HOST:PORT, like \"127.0.0.1:2222\" or \":2222\"", v)
+			} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+				p.errorf(a.Expr.Range(), "Invalid listen address",
+					"ssh_listen = %q has port %q; give a number from 0 to 65535", v, port)
+			} else {
+				s.SSHListen = v
+			}
+		}
+		if v, a, ok := p.str(c, "data_dir"); ok {
+			if v == "" {
+				p.errorf(a.Expr.Range(), "Empty path", "data_dir is empty; give a directory, or leave it out for %q", s.DataDir)
+			} else {
+				s.DataDir = p.resolve(v)
+			}
+		}
+		for _, k := range []struct {
+			name string
+			dst  *string
+		}{{"host_key", &hostKey}, {"seal_key", &sealKey}} {
+			if v, a, ok := p.str(c, k.name); ok {
+				if v == "" {
+					p.errorf(a.Expr.Range(), "Empty path", "%s is empty; give a file path, or leave it out for the default in data_dir", k.name)
+				} else {
+					*k.dst = p.resolve(v)
+				}
+			}
+		}
+		if v, a, ok := p.integer(c, "max_parallel"); ok {
+			if v < 1 {
+				p.errorf(a.Expr.Range(), "Invalid max_parallel",
+					"max_parallel = %d; it is how many working directories may run at once, so give 1 or more", v)
+			} else {
+				s.MaxParallel = v
+			}
+		}
+		if d, _, ok := p.duration(c, "cancel_grace"); ok {
+			s.CancelGrace = d
+		}
+		if v, ok := p.boolean(c, "allow_self_approval"); ok {
+			s.AllowSelfApproval = v
+		}
+	}
+	s.HostKey = hostKey
+	if s.HostKey == "" {
+		s.HostKey = filepath.Join(s.DataDir, "ssh_host_ed25519")
+	}
+	s.SealKey = sealKey
+	if s.SealKey == "" {
+		s.SealKey = filepath.Join(s.DataDir, "seal.key")
+	}
+	return s
+}
+
+func (p *parser) project(b *hcl.Block, name string) *Project {
+	c := p.content(b, projectSchema)
+	v, a, ok := p.str(c, "path")
+	if !ok {
+		return nil
+	}
+	if v == "" {
+		p.errorf(a.Expr.Range(), "Empty path", "project %q has an empty path; give the directory of its checkout", name)
+		return nil
+	}
+	abs := p.resolve(v)
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		p.errorf(a.Expr.Range(), "Project path not found",
+			"project %q path %s cannot be used (%v); check out the repository there or fix the path", name, abs, err)
+		return nil
+	case !fi.IsDir():
+		p.errorf(a.Expr.Range(), "Project path is not a directory",
+			"project %q path %s is a file; give the directory of the checkout", name, abs)
+		return nil
+	}
+	return &Project{Name: name, Path: abs, Line: p.line(b.DefRange)}
+}
+
+func (p *parser) credential(b *hcl.Block, name string) *Credential {
+	c := p.content(b, credentialSchema)
+	cred := &Credential{Name: name, Line: p.line(b.DefRange)}
+	var sources []string
+	good := true
+	if a, ok := c.Attributes["env"]; ok {
+		sources = append(sources, "env")
+		if v, ok := p.value(a); ok {
+			cred.Env, good = p.envMap(a, v)
+		} else {
+			good = false
+		}
+	}
+	if v, a, ok := p.str(c, "token"); ok {
+		sources = append(sources, "token")
+		if v == "" {
+			p.errorf(a.Expr.Range(), "Empty token", "credential %q has an empty token; give the token, or remove the credential", name)
+			good = false
+		}
+		cred.Token = v
+	} else if a != nil {
+		sources = append(sources, "token")
+		good = false
+	}
+	if refs, a, ok := p.strList(c, "command"); a != nil {
+		sources = append(sources, "command")
+		if ok && len(refs) == 0 {
+			p.errorf(a.Expr.Range(), "Empty command",
+				"credential %q has an empty command; give the program and its arguments, like [\"vault\", \"kv\", \"get\", \"-field=token\", \"secret/ci\"]", name)
+			good = false
+		} else if ok && refs[0].name == "" {
+			p.errorf(refs[0].rng, "Empty command", "credential %q command starts with an empty program name", name)
+			good = false
+		}
+		good = good && ok
+		cred.Command = names(refs)
+	}
+	envVar, eva, hasEnvVar := p.str(c, "env_var")
+	switch {
+	case len(sources) == 0:
+		p.errorf(b.DefRange, "Credential without a source",
+			"credential %q needs exactly one of env = { NAME = \"value\" }, token = \"...\" or command = [...] with env_var", name)
+		return nil
+	case len(sources) > 1:
+		p.errorf(b.DefRange, "Credential with several sources",
+			"credential %q sets %s; keep exactly one of env, token and command, or split it into several credentials", name, strings.Join(sources, " and "))
+		return nil
+	}
+	if sources[0] == "command" {
+		if eva == nil {
+			p.errorf(b.DefRange, "Missing env_var",
+				"credential %q runs a command but has no env_var; add env_var = \"NAME\", the variable its output is put in", name)
+			return nil
+		}
+		if hasEnvVar && !envRE.MatchString(envVar) {
+			p.errorf(eva.Expr.Range(), "Invalid env_var",
+				"env_var = %q is not an environment variable name; use letters, digits and '_', not starting with a digit", envVar)
+			return nil
+		}
+		if !hasEnvVar {
+			return nil
+		}
+		cred.EnvVar = envVar
+	} else if eva != nil {
+		p.errorf(eva.Expr.Range(), "Unexpected env_var",
+			"env_var only goes with command (the variable a command's output is put in); remove it from credential %q", name)
+		return nil
+	}
+	if !good {
+		return nil
+	}
+	return cred
+}
+
+func (p *parser) envMap(a *hcl.Attribute, v cty.Value) (map[string]string, bool) {
+	t := v.Type()
+	if !t.IsObjectType() && !t.IsMapType() {
+		p.errorf(a.Expr.Range(), "Wrong type", "env wants an object like { AWS_ACCESS_KEY_ID = \"...\" }, got %s", t.FriendlyName())
+		return nil, false
+	}
+	out := map[string]string{}
+	good := true
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		key := k.AsString()
+		if !envRE.MatchString(key) {
+			p.errorf(a.Expr.Range(), "Invalid environment variable name",
+				"env key %q is not an environment variable name; use letters, digits and '_', not starting with a digit", key)
+			good = false
+			continue
+		}
+		if ev.IsNull() || ev.Type() != cty.String {
+			p.errorf(a.Expr.Range(), "Wrong type", "env value of %s wants a string in double quotes, got %s", key, ev.Type().FriendlyName())
+			good = false
+			continue
+		}
+		out[key] = ev.AsString()
+	}
+	if len(out) == 0 && good {
+		p.errorf(a.Expr.Range(), "Empty env", "env holds no variables; give at least one NAME = \"value\"")
+		good = false
+	}
+	return out, good
+}
+
+// checkCommand is the lexical half of DESIGN.md invariant 4 and the spec's
+// "The command directory cannot escape the project with ..".
+func checkCommand(cmd string) (string, string) {
+	if strings.TrimSpace(cmd) == "" {
+		return "", "command is empty; give the working directory relative to the project checkout, like \"infra/network\", or \".\" for the checkout itself"
+	}
+	if strings.ContainsRune(cmd, 0) {
+		return "", "command contains a NUL byte"
+	}
+	if filepath.IsAbs(cmd) || strings.HasPrefix(cmd, "/") || strings.HasPrefix(cmd, `\`) || (len(cmd) > 1 && cmd[1] == ':') {
+		return "", fmt.Sprintf("command %q is absolute; name the working directory relative to the project checkout, like \"infra/network\"", cmd)
+	}
+	for _, el := range strings.FieldsFunc(cmd, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if el == ".." {
+			return "", fmt.Sprintf("command %q contains \"..\"; a run stays inside its checkout, so name a directory inside the project", cmd)
+		}
+	}
+	return path.Clean(strings.ReplaceAll(cmd, `\`, "/")), ""
+}
+
+func (p *parser) template(b *hcl.Block, name string) *Template {
+	c := p.content(b, templateSchema)
+	t := &Template{Name: name, Tool: DefaultTool, Queue: DefaultQueue, Line: p.line(b.DefRange)}
+	refs := &templateRefs{}
+	good := true
+	if v, a, ok := p.str(c, "project"); ok {
+		t.Project = v
+		refs.project = ref{v, a.Expr.Range()}
+	} else {
+		good = false
+	}
+	if v, a, ok := p.str(c, "command"); ok {
+		clean, problem := checkCommand(v)
+		if problem != "" {
+			p.errorf(a.Expr.Range(), "Invalid command", "template %q: %s", name, problem)
+			good = false
+		}
+		t.Command = clean
+	} else {
+		good = false
+	}
+	if v, a, ok := p.str(c, "tool"); ok {
+		if v != ToolOpenTofu && v != ToolTerraform {
+			p.errorf(a.Expr.Range(), "Unknown tool", "tool = %q; write \"opentofu\" or \"terraform\", the binary the configuration is written for", v)
+			good = false
+		}
+		t.Tool = v
+	} else if a != nil {
+		good = false
+	}
+	if v, a, ok := p.str(c, "queue"); ok {
+		t.Queue = v
+		refs.queue = ref{v, a.Expr.Range()}
+	} else if a != nil {
+		good = false
+	}
+	if rs, a, ok := p.strList(c, "credentials"); ok {
+		t.Credentials = names(rs)
+		refs.credentials = rs
+		p.noDuplicates(rs, "credentials")
+	} else if a != nil {
+		good = false
+	}
+	if a, ok := c.Attributes["vars"]; ok {
+		if v, ok := p.value(a); ok {
+			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+				p.errorf(a.Expr.Range(), "Wrong type", "vars wants an object like { environment = \"prod\" }, got %s", v.Type().FriendlyName())
+				good = false
+			} else {
+				t.Vars = map[string]any{}
+				for it := v.ElementIterator(); it.Next(); {
+					k, ev := it.Element()
+					key := k.AsString()
+					if !hclsyntax.ValidIdentifier(key) {
+						p.errorf(a.Expr.Range(), "Invalid variable name",
+							"vars key %q is not a variable name (it arrives as TF_VAR_%s); use letters, digits, '_' and '-', starting with a letter", key, key)
+						good = false
+						continue
+					}
+					gv, err := toGo(ev)
+					if err != nil {
+						p.errorf(a.Expr.Range(), "Invalid variable value", "vars.%s %v", key, err)
+						good = false
+						continue
+					}
+					t.Vars[key] = gv
+				}
+			}
+		} else {
+			good = false
+		}
+	}
+	if d, a, ok := p.duration(c, "check_every"); ok {
+		t.CheckEvery = d
+	} else if a != nil {
+		good = false
+	}
+	seen := map[string]hcl.Range{}
+	for _, sb := range c.Blocks {
+		f := p.survey(sb)
+		if f == nil {
+			good = false
+			continue
+		}
+		if prev, ok := seen[f.Name]; ok {
+			p.errorf(sb.LabelRanges[0], "Duplicate survey field",
+				"survey field %q is already declared at %s; remove one", f.Name, p.line(prev))
+			good = false
+			continue
+		}
+		seen[f.Name] = sb.DefRange
+		if _, ok := t.Vars[f.Name]; ok {
+			p.errorf(sb.LabelRanges[0], "Survey field shadows a var",
+				"template %q sets %q both in vars and as a survey field; keep one (a survey field's default takes the place of the var)", name, f.Name)
+			good = false
+			continue
+		}
+		t.Survey = append(t.Survey, f)
+	}
+	if !good {
+		return nil
+	}
+	p.tmplRefs[t] = refs
+	return t
+}
+
+var surveyTypes = []string{TypeString, TypeNumber, TypeBool, TypeList, TypeMap, TypeChoice}
+
+func (p *parser) survey(b *hcl.Block) *SurveyField {
+	name := b.Labels[0]
+	if !hclsyntax.ValidIdentifier(name) {
+		p.errorf(b.LabelRanges[0], "Invalid survey field name",
+			"survey field %q is not a variable name (it arrives as TF_VAR_%s); use letters, digits, '_' and '-', starting with a letter", name, name)
+		return nil
+	}
+	c := p.content(b, surveySchema)
+	f := &SurveyField{Name: name, Type: TypeString, Line: p.line(b.DefRange)}
+	good := true
+	if v, a, ok := p.str(c, "type"); ok {
+		known := false
+		for _, st := range surveyTypes {
+			known = known || v == st
+		}
+		if !known {
+			p.errorf(a.Expr.Range(), "Unknown survey type",
+				"survey field %q has type = %q; use one of %s", name, v, strings.Join(surveyTypes, ", "))
+			return nil
+		}
+		f.Type = v
+	} else if a != nil {
+		return nil
+	}
+	if rs, a, ok := p.strList(c, "choices"); a != nil {
+		switch {
+		case !ok:
+			good = false
+		case f.Type != TypeChoice:
+			p.errorf(a.Expr.Range(), "Unexpected choices",
+				"survey field %q has choices but type %q; set type = \"choice\" or remove choices", name, f.Type)
+			good = false
+		case len(rs) == 0:
+			p.errorf(a.Expr.Range(), "Empty choices", "survey field %q has no choices; list the allowed answers", name)
+			good = false
+		default:
+			f.Choices = names(rs)
+			good = p.noDuplicates(rs, "choices") && good
+		}
+	} else if f.Type == TypeChoice {
+		p.errorf(b.DefRange, "Missing choices",
+			"survey field %q has type \"choice\" but no choices; add choices = [\"a\", \"b\"]", name)
+		good = false
+	}
+	if v, _, ok := p.str(c, "description"); ok {
+		f.Description = v
+	}
+	if v, ok := p.boolean(c, "sensitive"); ok {
+		f.Sensitive = v
+	}
+	if a, ok := c.Attributes["default"]; ok {
+		if v, ok := p.value(a); ok {
+			if d, problem := defaultFor(f, v); problem != "" {
+				p.errorf(a.Expr.Range(), "Wrong default", "%s", problem)
+				good = false
+			} else {
+				f.Default = d
+			}
+		}
+	}
+	f.Required = f.Default == nil
+	if !good {
+		return nil
+	}
+	return f
+}
+
+// defaultFor converts a survey default, which must have the field's type.
+func defaultFor(f *SurveyField, v cty.Value) (any, string) {
+	t := v.Type()
+	var ok bool
+	switch f.Type {
+	case TypeString, TypeChoice:
+		ok = t == cty.String
+	case TypeNumber:
+		ok = t == cty.Number
+	case TypeBool:
+		ok = t == cty.Bool
+	case TypeList:
+		ok = t.IsListType() || t.IsTupleType() || t.IsSetType()
+	case TypeMap:
+		ok = t.IsMapType() || t.IsObjectType()
+	}
+	if !ok {
+		return nil, fmt.Sprintf("survey field %q has type %q but its default is %s; give a %s default or change the type",
+			f.Name, f.Type, t.FriendlyName(), f.Type)
+	}
+	g, err := toGo(v)
+	if err != nil {
+		return nil, fmt.Sprintf("survey field %q default %v", f.Name, err)
+	}
+	if f.Type == TypeChoice {
+		s := g.(string)
+		for _, c := range f.Choices {
+			if c == s {
+				return g, ""
+			}
+		}
+		return nil, fmt.Sprintf("survey field %q default %q is not one of its choices %s; add it to choices or pick one of them",
+			f.Name, s, quoteList(f.Choices))
+	}
+	return g, ""
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+func (p *parser) noDuplicates(rs []ref, attr string) bool {
+	seen := map[string]bool{}
+	good := true
+	for _, r := range rs {
+		if seen[r.name] {
+			p.errorf(r.rng, "Duplicate entry", "%s lists %q twice; remove one", attr, r.name)
+			good = false
+		}
+		seen[r.name] = true
+	}
+	return good
+}
+
+func (p *parser) queue(b *hcl.Block, name string) *Queue {
+	c := p.content(b, queueSchema)
+	q := &Queue{Name: name, Line: p.line(b.DefRange)}
+	if v, a, ok := p.str(c, "pool"); ok {
+		q.Pool = v
+		p.queueRefs[q] = ref{v, a.Expr.Range()}
+	} else if a != nil {
+		return nil
+	}
+	return q
+}
+
+func (p *parser) pool(b *hcl.Block, name string) *Pool {
+	c := p.content(b, poolSchema)
+	pl := &Pool{Name: name, Line: p.line(b.DefRange)}
+	good := true
+	if v, a, ok := p.str(c, "delivery_key"); ok {
+		v = strings.TrimSpace(v)
+		if !strings.HasPrefix(v, "age1") || strings.ContainsAny(v, " \t\n") {
+			if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(v)); err != nil {
+				p.errorf(a.Expr.Range(), "Invalid delivery key",
+					"pool %q delivery_key is neither an age recipient (\"age1...\") nor an SSH public key; generate one with age-keygen and give its public key", name)
+				good = false
+			}
+		}
+		pl.DeliveryKey = v
+	} else if a != nil {
+		good = false
+	}
+	if rs, a, ok := p.strList(c, "workers"); ok {
+		for _, r := range rs {
+			k, ok := p.publicKey(r, fmt.Sprintf("pool %q", name))
+			if !ok {
+				good = false
+				continue
+			}
+			pl.Workers = append(pl.Workers, r.name)
+			pl.WorkerKeys = append(pl.WorkerKeys, k)
+		}
+	} else if a != nil {
+		good = false
+	}
+	if !good {
+		return nil
+	}
+	return pl
+}
+
+// publicKey parses one authorized_keys line and records its owner, so that a
+// key held by two identities is an error (Identify must be unambiguous).
+func (p *parser) publicKey(r ref, owner string) (ssh.PublicKey, bool) {
+	k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(r.name))
+	if err != nil {
+		p.errorf(r.rng, "Invalid public key",
+			"%s public key %q does not parse (%v); paste one line of an .pub file, like \"ssh-ed25519 AAAAC3... name\"", owner, abbreviate(r.name), err)
+		return nil, false
+	}
+	id := string(k.Marshal())
+	if prev, ok := p.keyOwners[id]; ok {
+		p.errorf(r.rng, "Public key used twice",
+			"%s uses the key %s that %s (%s) already holds; give each user, agent and worker its own key",
+			owner, ssh.FingerprintSHA256(k), prev.what, p.line(prev.rng))
+		return nil, false
+	}
+	p.keyOwners[id] = keyOwner{what: owner, rng: r.rng}
+	return k, true
+}
+
+func abbreviate(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}
+
+// keys reads public_key or public_keys (exactly one of them, at least one key).
+func (p *parser) keys(b *hcl.Block, c *hcl.BodyContent, owner string) ([]ssh.PublicKey, bool) {
+	one, hasOne := c.Attributes["public_key"]
+	_, hasMany := c.Attributes["public_keys"]
+	var rs []ref
+	switch {
+	case hasOne && hasMany:
+		p.errorf(one.NameRange, "Both public_key and public_keys",
+			"%s sets both public_key and public_keys; put every key in public_keys", owner)
+		return nil, false
+	case hasOne:
+		v, a, ok := p.str(c, "public_key")
+		if !ok {
+			return nil, false
+		}
+		rs = []ref{{v, a.Expr.Range()}}
+	case hasMany:
+		var ok bool
+		var a *hcl.Attribute
+		rs, a, ok = p.strList(c, "public_keys")
+		if !ok {
+			return nil, false
+		}
+		if len(rs) == 0 {
+			p.errorf(a.Expr.Range(), "No public keys", "%s has an empty public_keys list; give at least one key", owner)
+			return nil, false
+		}
+	default:
+		p.errorf(b.DefRange, "Missing public key",
+			"%s has no key; add public_key = \"ssh-ed25519 AAAA...\" (or public_keys = [...]) from its .pub file", owner)
+		return nil, false
+	}
+	var out []ssh.PublicKey
+	good := true
+	for _, r := range rs {
+		k, ok := p.publicKey(r, owner)
+		if !ok {
+			good = false
+			continue
+		}
+		out = append(out, k)
+	}
+	return out, good
+}
+
+func (p *parser) user(b *hcl.Block, name string) *User {
+	c := p.content(b, userSchema)
+	owner := fmt.Sprintf("user %q", name)
+	keys, good := p.keys(b, c, owner)
+	u := &User{Name: name, PublicKeys: keys, Line: p.line(b.DefRange)}
+	if rs, a, ok := p.strList(c, "roles"); ok {
+		for _, r := range rs {
+			if r.name != RoleLaunch && r.name != RoleApprove {
+				p.errorf(r.rng, "Unknown role", "%s has role %q; roles are \"launch\" and \"approve\"", owner, r.name)
+				good = false
+			}
+		}
+		good = p.noDuplicates(rs, "roles") && good
+		u.Roles = names(rs)
+	} else if a != nil {
+		good = false
+	}
+	if !good {
+		return nil
+	}
+	return u
+}
+
+func (p *parser) agent(b *hcl.Block, name string) *Agent {
+	c := p.content(b, agentSchema)
+	keys, good := p.keys(b, c, fmt.Sprintf("agent %q", name))
+	if !good {
+		return nil
+	}
+	return &Agent{Name: name, PublicKeys: keys, Line: p.line(b.DefRange)}
+}
+
+var kinds = []string{KindApply, KindPlan, KindCheck, KindReconcile}
+
+func (p *parser) kinds(c *hcl.BodyContent, what string) ([]string, bool) {
+	rs, a, ok := p.strList(c, "kinds")
+	if a == nil {
+		return nil, true
+	}
+	if !ok {
+		return nil, false
+	}
+	good := true
+	for _, r := range rs {
+		known := false
+		for _, k := range kinds {
+			known = known || r.name == k
+		}
+		if !known {
+			p.errorf(r.rng, "Unknown kind", "%s names kind %q; kinds are %s", what, r.name, quoteList(kinds))
+			good = false
+		}
+	}
+	return names(rs), p.noDuplicates(rs, "kinds") && good
+}
+
+func (p *parser) rule(b *hcl.Block, name string) *Rule {
+	c := p.content(b, ruleSchema)
+	what := fmt.Sprintf("rule %q", name)
+	r := &Rule{Name: name, Line: p.line(b.DefRange)}
+	refs := &ruleRefs{}
+	good := true
+	list := func(attr string, dst *[]string, refDst *[]ref) {
+		rs, a, ok := p.strList(c, attr)
+		if a != nil && !ok {
+			good = false
+			return
+		}
+		good = p.noDuplicates(rs, attr) && good
+		*dst = names(rs)
+		*refDst = rs
+	}
+	list("templates", &r.Templates, &refs.templates)
+	list("projects", &r.Projects, &refs.projects)
+	list("requesters", &r.Requesters, &refs.requesters)
+	list("approvers", &r.Approvers, &refs.approvers)
+	var ok bool
+	if r.Kinds, ok = p.kinds(c, what); !ok {
+		good = false
+	}
+	if v, a, ok := p.integer(c, "max_destroy"); ok {
+		if v < 0 {
+			p.errorf(a.Expr.Range(), "Invalid max_destroy", "max_destroy = %d; give 0 or more (0 holds any apply that destroys something)", v)
+			good = false
+		}
+		r.MaxDestroy = &v
+	} else if a != nil {
+		good = false
+	}
+	if v, a, ok := p.str(c, "plan_gate"); ok {
+		abs := p.resolve(v)
+		fi, err := os.Stat(abs)
+		switch {
+		case v == "":
+			p.errorf(a.Expr.Range(), "Empty plan_gate", "%s has an empty plan_gate; give the path of a .rego policy file", what)
+			good = false
+		case err != nil:
+			p.errorf(a.Expr.Range(), "Policy file not found",
+				"%s plan_gate %s cannot be read (%v); write the policy there or fix the path (relative paths start at %s)", what, abs, err, p.baseDir)
+			good = false
+		case !fi.Mode().IsRegular():
+			p.errorf(a.Expr.Range(), "Policy is not a file", "%s plan_gate %s is not a regular file; give the path of a .rego file", what, abs)
+			good = false
+		}
+		r.PlanGate = abs
+	} else if a != nil {
+		good = false
+	}
+	if v, ok := p.boolean(c, "require_approval"); ok {
+		r.RequireApproval = v
+	}
+	if v, ok := p.boolean(c, "exclude_dry_run"); ok {
+		r.ExcludeDryRun = v
+	}
+	if good && r.MaxDestroy == nil && r.PlanGate == "" && !r.RequireApproval {
+		p.errorf(b.DefRange, "Rule does nothing",
+			"%s sets none of max_destroy, plan_gate and require_approval = true, so it never holds a run; add one or remove the rule", what)
+		good = false
+	}
+	if !good {
+		return nil
+	}
+	p.ruleRefs[r] = refs
+	return r
+}
+
+func (p *parser) exemption(b *hcl.Block, name string) *Exemption {
+	c := p.content(b, exemptionSchema)
+	what := fmt.Sprintf("exemption %q", name)
+	e := &Exemption{Name: name, Line: p.line(b.DefRange)}
+	refs := &exemptionRefs{}
+	good := true
+	if rs, a, ok := p.strList(c, "agents"); ok {
+		if len(rs) == 0 {
+			p.errorf(a.Expr.Range(), "No agents", "%s has an empty agents list; name the agents it exempts", what)
+			good = false
+		}
+		good = p.noDuplicates(rs, "agents") && good
+		e.Agents, refs.agents = names(rs), rs
+	} else {
+		good = false
+	}
+	if rs, a, ok := p.strList(c, "templates"); ok {
+		good = p.noDuplicates(rs, "templates") && good
+		e.Templates, refs.templates = names(rs), rs
+	} else if a != nil {
+		good = false
+	}
+	var ok bool
+	if e.Kinds, ok = p.kinds(c, what); !ok {
+		good = false
+	}
+	if !good {
+		return nil
+	}
+	p.exRefs[e] = refs
+	return e
+}
+
+// checkRefs reports every reference to something not declared. Blocks that
+// failed to decode are still "declared", so one mistake is not reported
+// twice as a missing reference.
+func (p *parser) checkRefs(cfg *Config) {
+	has := func(kind, name string) bool {
+		_, ok := p.declared[kind][name]
+		return ok
+	}
+	missing := func(r ref, what, kind, fix string) {
+		p.errorf(r.rng, "Unknown "+kind,
+			"%s names %s %q, which is not declared; %s", what, kind, r.name, fix)
+	}
+	for _, t := range cfg.Templates {
+		refs := p.tmplRefs[t]
+		what := fmt.Sprintf("template %q", t.Name)
+		if !has("project", t.Project) {
+			missing(refs.project, what, "project", "add a project block for it or fix the name")
+		}
+		if refs.queue.name != "" && refs.queue.name != DefaultQueue && !has("queue", refs.queue.name) {
+			missing(refs.queue, what, "queue", "add a queue block for it or fix the name")
+		}
+		for _, c := range refs.credentials {
+			if !has("credential", c.name) {
+				missing(c, what, "credential", "add a credential block for it or fix the name")
+			}
+		}
+	}
+	for q, r := range p.queueRefs {
+		if !has("pool", r.name) {
+			missing(r, fmt.Sprintf("queue %q", q.Name), "pool", "add a pool block for it, or remove pool to run the queue on the control node")
+		}
+	}
+	for _, r := range cfg.Rules {
+		refs := p.ruleRefs[r]
+		what := fmt.Sprintf("rule %q", r.Name)
+		for _, x := range refs.templates {
+			if !has("template", x.name) {
+				missing(x, what, "template", "add the template or fix the name")
+			}
+		}
+		for _, x := range refs.projects {
+			if !has("project", x.name) {
+				missing(x, what, "project", "add the project or fix the name")
+			}
+		}
+		for _, x := range refs.requesters {
+			if !has("user", x.name) && !has("agent", x.name) {
+				missing(x, what, "user or agent", "add a user or agent block for it or fix the name")
+			}
+		}
+		for _, x := range refs.approvers {
+			if has("agent", x.name) {
+				p.errorf(x.rng, "Agent as approver",
+					"%s lists agent %q as an approver; only people approve, so name a user", what, x.name)
+				continue
+			}
+			if !has("user", x.name) {
+				missing(x, what, "user", "add a user block for the approver or fix the name")
+				continue
+			}
+			if u, ok := cfg.Users[x.name]; ok && !u.Has(RoleApprove) {
+				p.errorf(x.rng, "Approver without the approve role",
+					"%s lists %q as an approver, but user %q (%s) lacks the \"approve\" role; add \"approve\" to its roles", what, x.name, x.name, u.Line)
+			}
+		}
+	}
+	for _, e := range cfg.Exemptions {
+		refs := p.exRefs[e]
+		what := fmt.Sprintf("exemption %q", e.Name)
+		for _, x := range refs.agents {
+			if has("user", x.name) {
+				p.errorf(x.rng, "User in an exemption",
+					"%s names user %q; exemptions cover agents, whose runs are held by default, so name an agent", what, x.name)
+				continue
+			}
+			if !has("agent", x.name) {
+				missing(x, what, "agent", "add an agent block for it or fix the name")
+			}
+		}
+		for _, x := range refs.templates {
+			if !has("template", x.name) {
+				missing(x, what, "template", "add the template or fix the name")
+			}
+		}
+	}
+}
