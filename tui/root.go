@@ -1,0 +1,252 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+)
+
+type screenID int
+
+const (
+	screenList screenID = iota
+	screenDetail
+	screenLauncher
+)
+
+// screen is one page of the console. Screens mutate themselves in Update and
+// return the commands they need.
+type screen interface {
+	Init() tea.Cmd
+	Update(msg tea.Msg) tea.Cmd
+	View() string
+	SetSize(w, h int)
+	// Typing reports whether a text input has the focus (q types a "q" then).
+	Typing() bool
+}
+
+// routed is implemented by screen-owned messages that arrive asynchronously;
+// the root delivers them to their owner even when another screen is active.
+type routed interface{ target() screenID }
+
+// Navigation messages, handled by the root.
+type (
+	openRunMsg      struct{ id string }
+	openLauncherMsg struct{}
+	backMsg         struct{}
+)
+
+// env is what every screen shares.
+type env struct {
+	b     Backend
+	id    Identity
+	st    styles
+	now   func() time.Time
+	ctx   context.Context
+	width int
+}
+
+type model struct {
+	b      Backend
+	id     Identity
+	opts   Options
+	st     styles
+	ctx    context.Context
+	cancel context.CancelFunc
+	w, h   int
+	gen    int
+
+	active   screenID
+	list     *runList
+	detail   *runDetail
+	launcher *launcher
+}
+
+func (m *model) env() env {
+	return env{b: m.b, id: m.id, st: m.st, now: m.opts.Now, ctx: m.ctx, width: m.w}
+}
+
+func (m *model) nextGen() int { m.gen++; return m.gen }
+
+func (m *model) current() screen {
+	switch m.active {
+	case screenDetail:
+		if m.detail != nil {
+			return m.detail
+		}
+	case screenLauncher:
+		if m.launcher != nil {
+			return m.launcher
+		}
+	}
+	return m.list
+}
+
+func (m *model) screenFor(id screenID) screen {
+	switch id {
+	case screenDetail:
+		if m.detail != nil {
+			return m.detail
+		}
+	case screenLauncher:
+		if m.launcher != nil {
+			return m.launcher
+		}
+	case screenList:
+		return m.list
+	}
+	return nil
+}
+
+func (m *model) Init() tea.Cmd { return m.list.Init() }
+
+func (m *model) quit() (tea.Model, tea.Cmd) {
+	m.closeDetail()
+	m.cancel()
+	return m, tea.Quit
+}
+
+func (m *model) closeDetail() {
+	if m.detail != nil {
+		m.detail.Close()
+		m.detail = nil
+	}
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		for _, s := range []screen{m.list, m.detail, m.launcher} {
+			if s != nil && !isNilScreen(s) {
+				s.SetSize(m.w, m.h)
+			}
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "ctrl+c":
+			return m.quit()
+		case "q":
+			if !m.current().Typing() {
+				return m.quit()
+			}
+		}
+	case openRunMsg:
+		m.closeDetail()
+		m.launcher = nil
+		m.detail = newRunDetail(m.env(), msg.id, m.nextGen())
+		m.detail.SetSize(m.w, m.h)
+		m.active = screenDetail
+		return m, m.detail.Init()
+	case openLauncherMsg:
+		if !m.id.CanLaunch {
+			return m, nil
+		}
+		m.launcher = newLauncher(m.env(), m.nextGen())
+		m.launcher.SetSize(m.w, m.h)
+		m.active = screenLauncher
+		return m, m.launcher.Init()
+	case backMsg:
+		m.closeDetail()
+		m.launcher = nil
+		m.active = screenList
+		return m, nil
+	case routed:
+		s := m.screenFor(msg.target())
+		if s == nil || isNilScreen(s) {
+			return m, nil // its screen was closed: a late message
+		}
+		return m, s.Update(msg)
+	}
+	return m, m.current().Update(msg)
+}
+
+func isNilScreen(s screen) bool {
+	switch v := s.(type) {
+	case *runDetail:
+		return v == nil
+	case *launcher:
+		return v == nil
+	case *runList:
+		return v == nil
+	}
+	return false
+}
+
+func (m *model) View() tea.View {
+	v := tea.NewView(fit(m.current().View(), m.w, m.h))
+	v.AltScreen = true
+	v.WindowTitle = "switchtender"
+	return v
+}
+
+// fit cuts s to at most w columns and exactly h lines.
+func fit(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	st := lipgloss.NewStyle().MaxWidth(w)
+	for i, l := range lines {
+		if lipgloss.Width(l) > w {
+			lines[i] = st.Render(l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// newHelp is a bubbles help model styled for the session.
+func newHelp(st styles) help.Model {
+	h := help.New()
+	if st.noColor {
+		h.Styles = help.Styles{
+			Ellipsis:       lipgloss.NewStyle(),
+			ShortKey:       lipgloss.NewStyle().Bold(true),
+			ShortDesc:      lipgloss.NewStyle(),
+			ShortSeparator: lipgloss.NewStyle(),
+			FullKey:        lipgloss.NewStyle().Bold(true),
+			FullDesc:       lipgloss.NewStyle(),
+			FullSeparator:  lipgloss.NewStyle(),
+		}
+	}
+	return h
+}
+
+// bindings is a flat key.Binding list that satisfies help.KeyMap.
+type bindings []key.Binding
+
+func (b bindings) ShortHelp() []key.Binding   { return b }
+func (b bindings) FullHelp() [][]key.Binding { return [][]key.Binding{b} }
+
+var (
+	keyUp      = key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up"))
+	keyDown    = key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down"))
+	keyOpen    = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
+	keyNew     = key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new run"))
+	keyQuit    = key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit"))
+	keyBack    = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))
+	keyFollow  = key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "follow log"))
+	keyTop     = key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "top"))
+	keyScroll  = key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓/pgup/pgdn", "scroll"))
+	keyPane    = key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "proposal/log"))
+	keyApprove = key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve"))
+	keyReject  = key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reject"))
+	keyYes     = key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "release this digest"))
+	keyNo      = key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "cancel"))
+	keySubmit  = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "submit"))
+	keyCancel  = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
+	keyNext    = key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next field"))
+	keyPrev    = key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "previous"))
+	keyCycle   = key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "choose"))
+	keyCtrlC   = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
+	keySelect  = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select"))
+)

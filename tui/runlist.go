@@ -1,0 +1,278 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Run list messages.
+type (
+	listWatchMsg  struct{ ch <-chan struct{} }
+	listTickMsg   struct{ ch <-chan struct{} }
+	listClosedMsg struct{}
+	listRunsMsg   struct {
+		seq  int
+		runs []RunSummary
+		err  error
+	}
+)
+
+func (listWatchMsg) target() screenID  { return screenList }
+func (listTickMsg) target() screenID   { return screenList }
+func (listClosedMsg) target() screenID { return screenList }
+func (listRunsMsg) target() screenID   { return screenList }
+
+// runList is the live list of runs.
+type runList struct {
+	env
+	h        int
+	runs     []RunSummary
+	cursor   int
+	offset   int
+	seq      int // last fetch issued
+	applied  int // last fetch applied
+	loaded   bool
+	err      error
+	watching bool
+	help     help.Model
+}
+
+func newRunList(e env) *runList {
+	return &runList{env: e, help: newHelp(e.st)}
+}
+
+func (l *runList) SetSize(w, h int) {
+	l.width, l.h = w, h
+	l.help.SetWidth(w)
+	l.clamp()
+}
+
+func (l *runList) Typing() bool { return false }
+
+// Init subscribes to run changes first and lists runs after, so a change in
+// between is not missed.
+func (l *runList) Init() tea.Cmd {
+	b, ctx := l.b, l.ctx
+	return func() tea.Msg { return listWatchMsg{ch: b.WatchRuns(ctx)} }
+}
+
+func waitTick(ch <-chan struct{}) tea.Cmd {
+	return func() tea.Msg {
+		if _, ok := <-ch; !ok {
+			return listClosedMsg{}
+		}
+		// Coalesce a burst of ticks into one fetch.
+		for {
+			select {
+			case _, ok := <-ch:
+				if !ok {
+					return listTickMsg{ch: nil}
+				}
+			default:
+				return listTickMsg{ch: ch}
+			}
+		}
+	}
+}
+
+func (l *runList) fetch() tea.Cmd {
+	l.seq++
+	seq, b, ctx := l.seq, l.b, l.ctx
+	return func() tea.Msg {
+		runs, err := b.Runs(ctx)
+		return listRunsMsg{seq: seq, runs: runs, err: err}
+	}
+}
+
+func (l *runList) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case listWatchMsg:
+		l.watching = msg.ch != nil
+		if msg.ch == nil {
+			return l.fetch()
+		}
+		return tea.Batch(l.fetch(), waitTick(msg.ch))
+	case listTickMsg:
+		if msg.ch == nil {
+			l.watching = false
+			return l.fetch()
+		}
+		return tea.Batch(l.fetch(), waitTick(msg.ch))
+	case listClosedMsg:
+		l.watching = false
+		return nil
+	case listRunsMsg:
+		if msg.seq < l.applied {
+			return nil // an older answer arriving late
+		}
+		l.applied = msg.seq
+		l.err = msg.err
+		if msg.err == nil {
+			sel := ""
+			if l.cursor < len(l.runs) {
+				sel = l.runs[l.cursor].ID
+			}
+			l.runs = msg.runs
+			l.loaded = true
+			for i, r := range l.runs {
+				if r.ID == sel {
+					l.cursor = i
+				}
+			}
+		}
+		l.clamp()
+		return nil
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, keyUp):
+			l.cursor--
+		case key.Matches(msg, keyDown):
+			l.cursor++
+		case key.Matches(msg, keyOpen):
+			if l.cursor < len(l.runs) {
+				id := l.runs[l.cursor].ID
+				return func() tea.Msg { return openRunMsg{id: id} }
+			}
+		case key.Matches(msg, keyNew):
+			if l.id.CanLaunch {
+				return func() tea.Msg { return openLauncherMsg{} }
+			}
+		}
+		l.clamp()
+	}
+	return nil
+}
+
+// rowsHeight is how many run rows fit: the screen minus title, banner,
+// column header, message line, blank and help.
+func (l *runList) rowsHeight() int { return max(1, l.h-6) }
+
+func (l *runList) clamp() {
+	if l.cursor >= len(l.runs) {
+		l.cursor = len(l.runs) - 1
+	}
+	if l.cursor < 0 {
+		l.cursor = 0
+	}
+	rh := l.rowsHeight()
+	if l.cursor < l.offset {
+		l.offset = l.cursor
+	}
+	if l.cursor >= l.offset+rh {
+		l.offset = l.cursor - rh + 1
+	}
+}
+
+func (l *runList) keys() bindings {
+	b := bindings{keyUp, keyDown, keyOpen}
+	if l.id.CanLaunch {
+		b = append(b, keyNew)
+	}
+	return append(b, keyQuit)
+}
+
+// columns returns the widths of ID, template, requester for the width; the
+// other columns are fixed: mark 5, status 10, kind 9, age 4.
+func (l *runList) columns() (id, tmpl, req int) {
+	// "> " + mark(5) + " " + id + " " + status(10) + " " + tmpl + " " + kind(9) + " " + req + " " + age(4)
+	rest := l.width - (2 + 5 + 1 + 1 + 10 + 1 + 1 + 9 + 1 + 1 + 4)
+	id = max(6, rest/6)
+	rest -= id
+	tmpl = max(8, rest*45/100)
+	req = max(8, rest-tmpl)
+	return id, tmpl, req
+}
+
+func (l *runList) View() string {
+	st := l.st
+	var b strings.Builder
+	who := cleanLine(l.id.Name)
+	var roles []string
+	if l.id.CanLaunch {
+		roles = append(roles, "launch")
+	}
+	if l.id.CanApprove {
+		roles = append(roles, "approve")
+	}
+	if len(roles) > 0 {
+		who += " (" + strings.Join(roles, ", ") + ")"
+	}
+	b.WriteString(st.title.Render("Switchtender · runs") + "  " + st.faint.Render("signed in as "+who) + "\n")
+
+	waiting := 0
+	for _, r := range l.runs {
+		if r.WaitingForMe {
+			waiting++
+		}
+	}
+	switch {
+	case l.err != nil:
+		b.WriteString(st.err.Render("! could not list runs: "+cleanLine(l.err.Error())) + "\n")
+	case waiting == 1:
+		b.WriteString(st.waiting.Render("▶ 1 run is waiting for you") + "\n")
+	case waiting > 1:
+		b.WriteString(st.waiting.Render(fmt.Sprintf("▶ %d runs are waiting for you", waiting)) + "\n")
+	case !l.watching && l.loaded:
+		b.WriteString(st.faint.Render("(not live: run changes are not being watched)") + "\n")
+	default:
+		b.WriteString("\n")
+	}
+
+	idw, tw, rw := l.columns()
+	hdr := "  " + pad("WAIT", 5) + " " + pad("ID", idw) + " " + pad("STATUS", 10) + " " + pad("TEMPLATE", tw) + " " +
+		pad("KIND", 9) + " " + pad("REQUESTER", rw) + " " + pad("AGE", 4)
+	b.WriteString(st.header.Render(strings.TrimRight(hdr, " ")) + "\n")
+
+	rh := l.rowsHeight()
+	switch {
+	case !l.loaded && l.err == nil:
+		b.WriteString("  loading runs…\n")
+		rh--
+	case l.loaded && len(l.runs) == 0:
+		b.WriteString("  no runs yet")
+		if l.id.CanLaunch {
+			b.WriteString(" — press n to launch one")
+		}
+		b.WriteString("\n")
+		rh--
+	}
+	now := l.now()
+	end := min(len(l.runs), l.offset+rh)
+	for i := l.offset; i < end; i++ {
+		r := l.runs[i]
+		mark := ""
+		if r.WaitingForMe {
+			mark = "▶ YOU"
+		}
+		row := pad(mark, 5) + " " + pad(cleanLine(r.ID), idw) + " " + pad(cleanLine(r.Status), 10) + " " +
+			pad(cleanLine(r.Template), tw) + " " + pad(cleanLine(r.Kind), 9) + " " +
+			pad(requester(r.Requester, r.Agent), rw) + " " + pad(age(now.Sub(r.CreatedAt)), 4)
+		row = strings.TrimRight(row, " ")
+		if i == l.cursor {
+			b.WriteString("> " + st.selected.Render(row) + "\n")
+		} else if r.WaitingForMe {
+			b.WriteString("  " + st.waiting.Render(row) + "\n")
+		} else {
+			b.WriteString("  " + row + "\n")
+		}
+		rh--
+	}
+	for ; rh > 0; rh-- {
+		b.WriteString("\n")
+	}
+	// The selected run's message, if any.
+	msgLine := ""
+	if l.cursor < len(l.runs) {
+		r := l.runs[l.cursor]
+		if r.Message != "" {
+			msgLine = cleanLine(r.ID) + ": " + cleanLine(r.Message)
+		}
+	}
+	b.WriteString(trunc(msgLine, l.width) + "\n\n")
+	b.WriteString(l.help.View(l.keys()))
+	return b.String()
+}

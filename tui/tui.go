@@ -1,0 +1,168 @@
+// Package tui is Switchtender's approver console: Bubble Tea models for the
+// run list, a run's detail with its live log, a held proposal with approval
+// and rejection, and the launcher with survey prompts.
+//
+// The package talks to the control node only through the Backend interface it
+// declares here; the server adapts itself to it and runs one tea.Program per
+// SSH session with the model New returns. Every string that arrives from the
+// Backend (log bytes, plan text, addresses, reasons) is stripped of terminal
+// control sequences before it reaches the screen, so a log cannot drive the
+// approver's terminal.
+package tui
+
+import (
+	"context"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Identity is who is looking at the console, as the server authenticated them.
+type Identity struct {
+	Name       string
+	Agent      bool // an AI agent's key rather than a person's
+	CanLaunch  bool // may open the launcher (role "launch")
+	CanApprove bool // may approve or reject held proposals (role "approve")
+}
+
+// RunSummary is one row of the run list.
+type RunSummary struct {
+	ID, Template string
+	Kind         string // "apply", "plan" (dry run), "check" (drift check), "reconcile", ...
+	Status       string // the server's state name, shown as is ("queued", "running", "held", ...)
+	Requester    string
+	Agent        bool // the requester is an AI agent
+	CreatedAt    time.Time
+	WaitingForMe bool   // a proposal of this run is held for the viewing identity's approval
+	Message      string // the run's last word to people, e.g. "Saved plan is stale: submit the apply again"
+}
+
+// Finding is one result of the configuration scan: the address of a data
+// source that may run code or write (module.network.data.external.lookup) and why.
+type Finding struct{ Address, Reason string }
+
+// Hold is one rule that holds a proposal and why it does.
+type Hold struct{ Rule, Reason string }
+
+// Proposal is what a held run would do and what an approval releases.
+type Proposal struct {
+	Digest string // "sha256:HEX" of the saved plan (or of the request, at stage "request")
+	Stage  string // "request" (held before planning) | "plan"
+
+	Add, Change, Destroy, Replace, Forget int
+	// Addresses lists resource addresses by action; the keys are "destroy",
+	// "replace", "change", "add", "forget" (other keys are shown after those).
+	Addresses map[string][]string
+	Findings  []Finding
+	Holds     []Hold
+	Requested string // who asked and how: "alice (person)", "deploy-bot (agent)", "require_approval", "reconcile of check 12"
+	PlanText  string // tofu's own plan rendering, already masked
+}
+
+// RunDetail is everything the detail screen shows about one run. Proposal is
+// nil unless the run holds one.
+type RunDetail struct {
+	RunSummary
+	Project, Command, Tool string
+	Vars                   map[string]string
+	ExitCode               int
+	Proposal               *Proposal
+}
+
+// LogChunk is a piece of a run's log starting at byte Offset of the whole log.
+type LogChunk struct {
+	Offset int64
+	Data   []byte
+}
+
+// Field is one survey prompt of a template.
+type Field struct {
+	Name, Type, Description string // Type: "string", "number", "bool", "list", "map", "choice"
+	Default                 string
+	HasDefault              bool
+	Choices                 []string // for Type "choice"
+	Sensitive               bool     // the answer is masked while typed
+}
+
+// Template is a launchable run definition.
+type Template struct {
+	Name, Project, Command, Tool string
+	Survey                       []Field
+}
+
+// LaunchRequest asks the server to start a run of Template.
+type LaunchRequest struct {
+	Template string
+	Kind     string            // "apply" (real run), "plan" (dry run), "check" (drift check)
+	Answers  map[string]string // survey field name -> answer, every field of the survey
+}
+
+// Backend is what the console needs from the control node. Errors are shown
+// to the user verbatim, so they should be sentences a user can act on.
+type Backend interface {
+	// Identity is the session's authenticated identity.
+	Identity() Identity
+	// Runs lists runs, newest first.
+	Runs(ctx context.Context) ([]RunSummary, error)
+	// WatchRuns ticks whenever any run changed; it is closed when ctx ends.
+	WatchRuns(ctx context.Context) <-chan struct{}
+	// Run is one run's detail.
+	Run(ctx context.Context, id string) (RunDetail, error)
+	// FollowLog sends the whole log from byte offset from, then live chunks;
+	// the channel is closed when the run's log ends or ctx ends.
+	FollowLog(ctx context.Context, id string, from int64) (<-chan LogChunk, error)
+	// Templates lists the templates the identity may launch.
+	Templates(ctx context.Context) ([]Template, error)
+	// CheckAnswer is the server's own validation of one survey answer.
+	CheckAnswer(template, field, value string) error
+	// Launch starts a run and returns its ID.
+	Launch(ctx context.Context, req LaunchRequest) (string, error)
+	// Approve releases the proposal with exactly this digest; it is refused if
+	// the held proposal's digest differs (changed or used meanwhile).
+	Approve(ctx context.Context, id, digest string) error
+	// Reject turns the held proposal down with an optional reason.
+	Reject(ctx context.Context, id, reason string) error
+}
+
+// Options configure a console session.
+type Options struct {
+	Width, Height int  // initial terminal size; 80x24 when zero
+	NoColor       bool // no colour styles (marks stay visible as text)
+	// Now is the clock used for ages; time.Now when nil.
+	Now func() time.Time
+	// Context bounds every Backend subscription of the session (the SSH
+	// session's context); context.Background when nil. Quitting cancels it too.
+	Context context.Context
+}
+
+// New returns the root model of one console session for b. Run it with
+// tea.NewProgram; the program's WindowSizeMsg resizes every screen.
+func New(b Backend, opts Options) tea.Model {
+	if opts.Width <= 0 {
+		opts.Width = 80
+	}
+	if opts.Height <= 0 {
+		opts.Height = 24
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	parent := opts.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	m := &model{
+		b:      b,
+		id:     b.Identity(),
+		opts:   opts,
+		st:     newStyles(opts.NoColor),
+		ctx:    ctx,
+		cancel: cancel,
+		w:      opts.Width,
+		h:      opts.Height,
+	}
+	m.list = newRunList(m.env())
+	m.list.SetSize(m.w, m.h)
+	return m
+}
