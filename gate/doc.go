@@ -1,0 +1,61 @@
+// Package gate decides on the apply a saved plan proposes: it measures what
+// the plan would do from `tofu show -json PLANFILE` (AnalyzePlan,
+// SensitiveValues), evaluates Rego plan_gate policies (CompilePolicy,
+// Policy.Evaluate), and applies the configured rules, approval rules and
+// agent exemptions (Decide, NeedsSavedPlan, Exempt). The behaviour comes from
+// the spec section "A gated apply carries out the approved plan" and "An
+// apply an AI agent asks for". The gate fails closed: a plan it cannot read,
+// a policy that does not compile, times out or errors, all hold the apply;
+// none lets it through.
+//
+// # plan_gate policies
+//
+// A plan_gate is a Rego v1 module declaring package switchtender.plan. The
+// gate evaluates the query data.switchtender.plan and reads two optional
+// rules from it:
+//
+//   - deny contains msg if { ... }: each message refuses the apply; no
+//     approval releases it.
+//   - hold contains msg if { ... }: each message holds the apply until an
+//     approver releases the plan's digest.
+//
+// Both must be sets of strings. The input document is
+//
+//	{
+//	  "plan":    <the tofu show -json document, unchanged>,
+//	  "summary": {"add": N, "change": N, "destroy": N, "replace": N,
+//	              "forget": N, "import": N,
+//	              "by_action": {"delete": ["addr", ...], "replace": [...], ...}},
+//	  "run":     {"template": "...", "project": "...", "kind": "apply",
+//	              "requester": "alice", "requester_kind": "person"}
+//	}
+//
+// where by_action's keys are the Action* constants (create, update, delete,
+// replace, forget, forget+create, import), run.kind is one of the Kind*
+// constants, and run.requester_kind is "person" or "agent".
+//
+// The built-ins in RefusedBuiltins (http.send, net.lookup_ip_addr,
+// opa.runtime) reach outside the server process or read its environment; a
+// module calling one does not compile. Each evaluation runs under a timeout.
+//
+// An example policy (testdata/limit_destroys.rego is a fuller one):
+//
+//	package switchtender.plan
+//
+//	deletes contains rc if {
+//		some rc in input.plan.resource_changes
+//		"delete" in rc.change.actions
+//	}
+//
+//	deny contains msg if {
+//		n := count([rc | some rc in deletes; rc.type == "aws_db_instance"])
+//		n > 0
+//		msg := sprintf("plan destroys %d aws_db_instance resources", [n])
+//	}
+//
+//	hold contains msg if {
+//		some rc in deletes
+//		contains(rc.address, "protected")
+//		msg := sprintf("plan destroys %s", [rc.address])
+//	}
+package gate

@@ -1,0 +1,227 @@
+package gate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	tfjson "github.com/hashicorp/terraform-json"
+)
+
+// The actions a Change can carry, one per OpenTofu action list. The set is
+// closed: AnalyzePlan refuses a plan whose resource change has any other
+// action list. The lists come from OpenTofu's jsonplan package (v1.12.6,
+// internal/command/jsonplan, actionString); ["no-op"] and ["read"] change no
+// infrastructure and are left out of the summary.
+const (
+	ActionCreate       = "create"        // ["create"]
+	ActionUpdate       = "update"        // ["update"]
+	ActionDelete       = "delete"        // ["delete"]
+	ActionReplace      = "replace"       // ["delete","create"] or ["create","delete"]
+	ActionForget       = "forget"        // ["forget"]: removed from state, not destroyed
+	ActionForgetCreate = "forget+create" // ["forget","create"]: a replace under lifecycle { destroy = false }
+	// ActionImport is the action of a change whose only effect is importing
+	// an existing object (actions ["no-op"] with an "importing" block).
+	ActionImport = "import"
+)
+
+// supportedFormatVersions are the `tofu show -json` plan format versions the
+// gate reads. OpenTofu 1.10 to 1.12 write "1.2"; OpenTofu raises the minor
+// version for changes a consuming parser must handle, so a newer one is
+// refused until the gate has been checked against it.
+var supportedFormatVersions = []string{"1.0", "1.1", "1.2"}
+
+// Change is one resource instance change of a plan that changes
+// infrastructure or state.
+type Change struct {
+	// Address is the resource instance address, e.g. terraform_data.x[0].
+	Address string
+	// Type is the resource type, e.g. terraform_data.
+	Type string
+	// Actions is the action list as `tofu show -json` wrote it.
+	Actions []string
+	// Action is one of the Action* constants.
+	Action string
+	// Deposed is the deposed object key when the change is to a deposed
+	// object of Address (an earlier create_before_destroy left it), else "".
+	Deposed string
+	// Importing reports that the change imports an existing object.
+	Importing bool
+}
+
+// Summary counts what a saved plan would do, measured from the JSON
+// rendering of the plan (`tofu show -json PLANFILE`), never from the text the
+// tool printed (spec: "A gated apply carries out the approved plan").
+type Summary struct {
+	// FormatVersion is the plan JSON's format_version, e.g. "1.2".
+	FormatVersion string
+	// Add counts pure creates (["create"]).
+	Add int
+	// Change counts in-place updates (["update"]).
+	Change int
+	// Destroy counts every resource change whose action list includes
+	// "delete": deletes and replaces alike.
+	Destroy int
+	// Replace counts replaces (["delete","create"] and ["create","delete"]);
+	// each is counted in Destroy as well.
+	Replace int
+	// Forget counts objects removed from state without being destroyed
+	// (["forget"] and ["forget","create"]); they are not destroys.
+	Forget int
+	// Import counts changes that import an existing object, whatever their
+	// action.
+	Import int
+	// Changes lists every resource change other than no-op and read, in plan
+	// order (a no-op import is listed with ActionImport).
+	Changes []Change
+	// ByAction maps an Action* constant to the sorted addresses with that
+	// action. Only actions that occur are present.
+	ByAction map[string][]string
+}
+
+// classify maps an OpenTofu action list to an Action* constant. It returns
+// "" for no-op and read, and an error for a list OpenTofu does not produce.
+func classify(actions tfjson.Actions) (string, error) {
+	switch strings.Join(actionStrings(actions), ",") {
+	case "no-op", "read":
+		return "", nil
+	case "create":
+		return ActionCreate, nil
+	case "update":
+		return ActionUpdate, nil
+	case "delete":
+		return ActionDelete, nil
+	case "delete,create", "create,delete":
+		return ActionReplace, nil
+	case "forget":
+		return ActionForget, nil
+	case "forget,create":
+		return ActionForgetCreate, nil
+	}
+	return "", fmt.Errorf("unknown action list %q", actionStrings(actions))
+}
+
+func actionStrings(actions tfjson.Actions) []string {
+	out := make([]string, len(actions))
+	for i, a := range actions {
+		out[i] = string(a)
+	}
+	return out
+}
+
+// ErrUnreadablePlan is wrapped by every AnalyzePlan error: the plan JSON could
+// not be read in full, so the gate cannot say what the plan does and the
+// caller must hold the apply (DESIGN invariant 5, the gate fails closed).
+var ErrUnreadablePlan = errors.New("plan JSON cannot be read")
+
+// AnalyzePlan reads the output of `tofu show -json PLANFILE` and counts what
+// the plan would do. It fails closed: JSON that does not parse, a missing or
+// unsupported format_version (supported: 1.0, 1.1, 1.2), a resource change
+// without an address or change, and an action list OpenTofu does not produce
+// all return an error wrapping ErrUnreadablePlan, never a zero Summary.
+// Ephemeral resources are skipped, as tofu's own plan rendering skips them.
+func AnalyzePlan(planJSON []byte) (*Summary, error) {
+	plan, err := parsePlan(planJSON)
+	if err != nil {
+		return nil, err
+	}
+	return summarize(plan)
+}
+
+func parsePlan(planJSON []byte) (*tfjson.Plan, error) {
+	var plan tfjson.Plan
+	// tfjson.Plan.UnmarshalJSON validates format_version against 1.x.
+	if err := json.Unmarshal(planJSON, &plan); err != nil {
+		return nil, fmt.Errorf("%w: parsing tofu show -json output: %v", ErrUnreadablePlan, err)
+	}
+	if !slices.Contains(supportedFormatVersions, plan.FormatVersion) {
+		return nil, fmt.Errorf("%w: plan format_version %q is not one the gate reads (%s); check the gate against this OpenTofu version",
+			ErrUnreadablePlan, plan.FormatVersion, strings.Join(supportedFormatVersions, ", "))
+	}
+	return &plan, nil
+}
+
+func summarize(plan *tfjson.Plan) (*Summary, error) {
+	s := &Summary{FormatVersion: plan.FormatVersion, ByAction: map[string][]string{}}
+	for i, rc := range plan.ResourceChanges {
+		if rc == nil || rc.Change == nil || rc.Address == "" {
+			return nil, fmt.Errorf("%w: resource_changes[%d] has no address or no change", ErrUnreadablePlan, i)
+		}
+		action, err := classify(rc.Change.Actions)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrUnreadablePlan, rc.Address, err)
+		}
+		if rc.Mode == "ephemeral" {
+			continue
+		}
+		importing := rc.Change.Importing != nil
+		if importing {
+			s.Import++
+			if action == "" {
+				action = ActionImport
+			}
+		}
+		if action == "" {
+			continue
+		}
+		switch action {
+		case ActionCreate:
+			s.Add++
+		case ActionUpdate:
+			s.Change++
+		case ActionDelete:
+			s.Destroy++
+		case ActionReplace:
+			s.Destroy++
+			s.Replace++
+		case ActionForget, ActionForgetCreate:
+			s.Forget++
+		}
+		s.Changes = append(s.Changes, Change{
+			Address:   rc.Address,
+			Type:      rc.Type,
+			Actions:   actionStrings(rc.Change.Actions),
+			Action:    action,
+			Deposed:   rc.DeposedKey,
+			Importing: importing,
+		})
+		s.ByAction[action] = append(s.ByAction[action], rc.Address)
+	}
+	for _, addrs := range s.ByAction {
+		slices.Sort(addrs)
+	}
+	return s, nil
+}
+
+// inputMap renders the summary as the "summary" object of a plan_gate
+// policy's input: add, change, destroy, replace, forget, import (numbers) and
+// by_action (action -> sorted addresses).
+func (s *Summary) inputMap() map[string]any {
+	by := make(map[string]any, len(s.ByAction))
+	for k, v := range s.ByAction {
+		addrs := make([]any, len(v))
+		for i, a := range v {
+			addrs[i] = a
+		}
+		by[k] = addrs
+	}
+	return map[string]any{
+		"add":       s.Add,
+		"change":    s.Change,
+		"destroy":   s.Destroy,
+		"replace":   s.Replace,
+		"forget":    s.Forget,
+		"import":    s.Import,
+		"by_action": by,
+	}
+}
+
+// DestroyedAddresses returns the sorted addresses of the changes that destroy
+// an object (deletes and replaces), for showing with a max_destroy hold.
+func (s *Summary) DestroyedAddresses() []string {
+	out := append(append([]string(nil), s.ByAction[ActionDelete]...), s.ByAction[ActionReplace]...)
+	slices.Sort(out)
+	return out
+}

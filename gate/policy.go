@@ -1,0 +1,205 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// PolicyPackage is the package a plan_gate module must declare, and
+// PolicyQuery the query the gate evaluates.
+const (
+	PolicyPackage = "switchtender.plan"
+	PolicyQuery   = "data.switchtender.plan"
+)
+
+// RefusedBuiltins are the Rego built-in functions a plan_gate may not call:
+// they reach outside the server process (the network, DNS) or read the
+// server's runtime configuration and environment, where credentials live. A
+// module that calls one does not compile.
+var RefusedBuiltins = []string{
+	"http.send",
+	"net.lookup_ip_addr",
+	"opa.runtime",
+}
+
+// Policy is a compiled plan_gate module, prepared once and safe to evaluate
+// from many goroutines.
+type Policy struct {
+	name  string
+	query rego.PreparedEvalQuery
+}
+
+// Name returns the name the policy was compiled under (its file name).
+func (p *Policy) Name() string { return p.name }
+
+// PolicyResult is what a plan_gate decided: the messages of its deny rule
+// (refuse the apply) and of its hold rule (the apply needs approval), each
+// sorted.
+type PolicyResult struct {
+	Deny, Hold []string
+}
+
+// CompilePolicy parses and compiles a plan_gate module (Rego v1) and prepares
+// the query data.switchtender.plan once. name is used in error positions,
+// e.g. the policy file's path. The module must declare package
+// switchtender.plan; a module that does not parse or compile, declares
+// another package, or calls a RefusedBuiltins function returns an error
+// carrying OPA's message with file:line.
+func CompilePolicy(ctx context.Context, name string, module []byte) (*Policy, error) {
+	parsed, err := ast.ParseModuleWithOpts(name, string(module), ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		return nil, fmt.Errorf("compiling plan_gate %s: %w", name, err)
+	}
+	if got := parsed.Package.Path.String(); got != "data."+PolicyPackage {
+		return nil, fmt.Errorf("compiling plan_gate %s:%d: the module declares package %s; a plan_gate must declare package %s",
+			name, parsed.Package.Location.Row, trimData(got), PolicyPackage)
+	}
+	caps := ast.CapabilitiesForThisVersion()
+	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
+		return slices.Contains(RefusedBuiltins, b.Name)
+	})
+	unsafe := map[string]struct{}{}
+	for _, b := range RefusedBuiltins {
+		unsafe[b] = struct{}{}
+	}
+	r := rego.New(
+		rego.Query(PolicyQuery),
+		rego.ParsedModule(parsed),
+		rego.SetRegoVersion(ast.RegoV1),
+		rego.UnsafeBuiltins(unsafe),
+		rego.Capabilities(caps),
+		rego.StrictBuiltinErrors(true),
+	)
+	pq, err := r.PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compiling plan_gate %s: %w", name, err)
+	}
+	return &Policy{name: name, query: pq}, nil
+}
+
+func trimData(path string) string {
+	if len(path) > 5 && path[:5] == "data." {
+		return path[5:]
+	}
+	return path
+}
+
+// ErrPolicyTimeout is wrapped by Evaluate's error when the evaluation did not
+// finish within its timeout.
+var ErrPolicyTimeout = errors.New("plan_gate evaluation timed out")
+
+// Evaluate runs the policy on input, shaped {"plan": <tofu show -json
+// document>, "summary": {...}, "run": {...}} (see the package doc), and
+// returns its deny and hold messages. Evaluation stops after timeout (0 means
+// no limit beyond ctx). A timeout, an evaluation error (including a built-in
+// function error, evaluated strictly), or a deny/hold that is not a set of
+// strings returns an error; the caller must then hold the apply, never pass
+// it.
+func (p *Policy) Evaluate(ctx context.Context, input map[string]any, timeout time.Duration) (PolicyResult, error) {
+	v, err := ast.InterfaceToValue(input)
+	if err != nil {
+		return PolicyResult{}, fmt.Errorf("plan_gate %s: converting input: %w", p.name, err)
+	}
+	return p.EvaluateValue(ctx, v, timeout)
+}
+
+// EvaluateValue is Evaluate with an input already converted to a Rego value,
+// so a caller evaluating several policies on one plan converts it once (see
+// NewPolicyInput).
+func (p *Policy) EvaluateValue(ctx context.Context, input ast.Value, timeout time.Duration) (PolicyResult, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(input))
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return PolicyResult{}, fmt.Errorf("plan_gate %s: %w after %s: %v", p.name, ErrPolicyTimeout, timeout, err)
+		}
+		return PolicyResult{}, fmt.Errorf("evaluating plan_gate %s: %w", p.name, err)
+	}
+	var res PolicyResult
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		// The package defines no rules that evaluated: nothing to report.
+		return res, nil
+	}
+	doc, ok := rs[0].Expressions[0].Value.(map[string]any)
+	if !ok {
+		return PolicyResult{}, fmt.Errorf("plan_gate %s: %s evaluated to %T, want an object", p.name, PolicyQuery, rs[0].Expressions[0].Value)
+	}
+	if res.Deny, err = messages(doc, "deny"); err != nil {
+		return PolicyResult{}, fmt.Errorf("plan_gate %s: %w", p.name, err)
+	}
+	if res.Hold, err = messages(doc, "hold"); err != nil {
+		return PolicyResult{}, fmt.Errorf("plan_gate %s: %w", p.name, err)
+	}
+	return res, nil
+}
+
+// messages reads the set doc[key] as sorted strings.
+func messages(doc map[string]any, key string) ([]string, error) {
+	raw, present := doc[key]
+	if !present {
+		return nil, nil
+	}
+	set, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is a %T; declare it as a set of strings: %s contains msg if { ... }", key, raw, key)
+	}
+	out := make([]string, 0, len(set))
+	for _, m := range set {
+		s, ok := m.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s contains %v (%T); its messages must be strings", key, m, m)
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// RunInfo describes the run a proposal belongs to, as a policy sees it under
+// input.run.
+type RunInfo struct {
+	Template, Project, Kind, Requester string
+	// RequesterKind is "person" or "agent".
+	RequesterKind string
+}
+
+// NewPolicyInput builds a plan_gate input value from the plan JSON (the
+// output of `tofu show -json PLANFILE`), its summary and the run, without an
+// intermediate map for the plan document. It returns an error wrapping
+// ErrUnreadablePlan when planJSON is not a JSON object.
+func NewPolicyInput(planJSON []byte, sum *Summary, run RunInfo) (ast.Value, error) {
+	plan, err := jsonToValue(planJSON)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading plan JSON for plan_gate: %v", ErrUnreadablePlan, err)
+	}
+	if _, ok := plan.(ast.Object); !ok {
+		return nil, fmt.Errorf("%w: plan JSON is not an object", ErrUnreadablePlan)
+	}
+	rest, err := ast.InterfaceToValue(map[string]any{
+		"summary": sum.inputMap(),
+		"run": map[string]any{
+			"template":       run.Template,
+			"project":        run.Project,
+			"kind":           run.Kind,
+			"requester":      run.Requester,
+			"requester_kind": run.RequesterKind,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building plan_gate input: %w", err)
+	}
+	obj := rest.(ast.Object)
+	obj.Insert(ast.StringTerm("plan"), ast.NewTerm(plan))
+	return obj, nil
+}

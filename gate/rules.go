@@ -1,0 +1,290 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// Outcome is what the rules decided on a proposal.
+type Outcome int
+
+const (
+	// Pass: nothing holds the proposal; the apply carries out the saved plan.
+	Pass Outcome = iota
+	// Hold: the proposal waits for an approver to release its digest.
+	Hold
+	// Refuse: a plan_gate denied the apply; no approval releases it.
+	Refuse
+)
+
+// String returns "pass", "hold" or "refuse".
+func (o Outcome) String() string {
+	switch o {
+	case Pass:
+		return "pass"
+	case Hold:
+		return "hold"
+	case Refuse:
+		return "refuse"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Run kinds a Request carries. KindDryRun and KindCheck both run tofu plan
+// only, so a rule with ExcludeDryRun does not cover them.
+const (
+	KindApply     = "apply"
+	KindDryRun    = "dry_run"
+	KindCheck     = "check"
+	KindReconcile = "reconcile"
+)
+
+// Rule is one configured rule block. Empty selector lists match anything.
+type Rule struct {
+	Name string
+	// Templates, Projects, Kinds, Requesters select the runs the rule
+	// covers; an empty list matches any value.
+	Templates, Projects, Kinds, Requesters []string
+	// MaxDestroy holds a proposal whose plan destroys more resources than
+	// this (Summary.Destroy); nil means no limit.
+	MaxDestroy *int
+	// Policy is the compiled plan_gate, nil when the rule has none.
+	Policy *Policy
+	// PolicyErr is why the rule's plan_gate did not compile; the rule then
+	// holds every proposal it covers, showing this error (fails closed).
+	PolicyErr error
+	// RequireApproval holds every proposal the rule covers.
+	RequireApproval bool
+	// Approvers may release what this rule holds; empty means anyone with
+	// the approve role. A rule with approvers and no plan-content condition
+	// (no MaxDestroy, no plan_gate) holds every proposal it covers; with a
+	// plan-content condition, approvers only name who releases its holds.
+	Approvers []string
+	// ExcludeDryRun exempts dry runs and drift checks (KindDryRun,
+	// KindCheck) from the rule.
+	ExcludeDryRun bool
+}
+
+// Request is the run a proposal comes from.
+type Request struct {
+	Template, Project, Kind, Requester string
+	// Agent reports that the requester is an AI agent, not a person.
+	Agent bool
+	// Exempted reports that an exemption covers this agent's request (set
+	// it from Exempt); the request then takes a person's path.
+	Exempted bool
+	// RequireApproval and AIProposal report that the submission itself asks
+	// for approval (--require-approval, or an AI proposal).
+	RequireApproval, AIProposal bool
+}
+
+func (req Request) requesterKind() string {
+	if req.Agent {
+		return "agent"
+	}
+	return "person"
+}
+
+func matches(list []string, v string) bool {
+	return len(list) == 0 || slices.Contains(list, v)
+}
+
+// Covers reports whether the rule applies to req: its template, project,
+// kind and requester each match the rule's lists (empty = any), and it is not
+// a dry run or drift check under ExcludeDryRun.
+func (r *Rule) Covers(req Request) bool {
+	if r.ExcludeDryRun && (req.Kind == KindDryRun || req.Kind == KindCheck) {
+		return false
+	}
+	return matches(r.Templates, req.Template) && matches(r.Projects, req.Project) &&
+		matches(r.Kinds, req.Kind) && matches(r.Requesters, req.Requester)
+}
+
+// PlanContent reports whether the rule decides on what the plan contains:
+// it has max_destroy or a plan_gate (compiled or failed to compile).
+func (r *Rule) PlanContent() bool {
+	return r.MaxDestroy != nil || r.Policy != nil || r.PolicyErr != nil
+}
+
+// WouldHold reports whether the rule, as an approval rule, holds req
+// whatever its plan contains: it covers req and requires approval, or names
+// approvers without a plan-content condition.
+func (r *Rule) WouldHold(req Request) bool {
+	if !r.Covers(req) {
+		return false
+	}
+	return r.RequireApproval || (len(r.Approvers) > 0 && !r.PlanContent())
+}
+
+// NeedsSavedPlan reports whether an apply runs in two steps (plan -out, then
+// apply of the saved plan) rather than apply -auto-approve (spec: "A gated
+// apply carries out the approved plan"): a plan-content rule covers it, an
+// approval rule would hold it, its submission asks for approval
+// (RequireApproval, AIProposal), or an agent asks for it without an
+// exemption.
+func NeedsSavedPlan(rules []*Rule, req Request) bool {
+	if req.RequireApproval || req.AIProposal || (req.Agent && !req.Exempted) {
+		return true
+	}
+	for _, r := range rules {
+		if r.Covers(req) && (r.PlanContent() || r.WouldHold(req)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Exemption lets an agent's runs take a person's path ("agent runs are held
+// by default"). Empty lists match anything, except Agents: an exemption
+// names the agents it covers.
+type Exemption struct {
+	Name                     string
+	Agents, Templates, Kinds []string
+}
+
+// Exempt returns the first exemption that covers req's agent, template and
+// kind. A request from a person is never exempted (it needs none).
+func Exempt(ex []*Exemption, req Request) (*Exemption, bool) {
+	if !req.Agent {
+		return nil, false
+	}
+	for _, e := range ex {
+		if len(e.Agents) > 0 && slices.Contains(e.Agents, req.Requester) &&
+			matches(e.Templates, req.Template) && matches(e.Kinds, req.Kind) {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
+// Reason says why a proposal is held or refused. Rule is the rule's name, or
+// "" for a reason that comes from the request itself (an agent, a
+// submission asking for approval) or from an unreadable plan.
+type Reason struct {
+	Rule, Reason string
+	// Approvers may release this hold; empty means anyone with the approve
+	// role.
+	Approvers []string
+}
+
+// Decision is the rules' decision on a planned proposal, with every reason
+// found (the gate does not stop at the first), in rule order.
+type Decision struct {
+	Outcome         Outcome
+	Holds, Refusals []Reason
+}
+
+// Decide decides on the apply a saved plan proposes (spec: "A gated apply
+// carries out the approved plan", "An apply an AI agent asks for").
+// planJSON is `tofu show -json PLANFILE`; sum is AnalyzePlan's result for it,
+// or nil to have Decide analyse it; timeout bounds each plan_gate
+// evaluation.
+//
+// For each rule covering req: a plan destroying more than MaxDestroy holds;
+// a plan_gate's deny refuses and its hold holds; a plan_gate that failed to
+// compile or to evaluate (error, timeout) holds with the error; an approval
+// rule (WouldHold) holds. A submission asking for approval holds whatever the
+// rules say; an agent's request holds unless an exemption covers it
+// (req.Exempted). A plan that cannot be read holds (fails closed). Any
+// refusal makes the outcome Refuse, else any hold makes it Hold, else Pass.
+func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rules []*Rule, timeout time.Duration) Decision {
+	var d Decision
+	hold := func(rule, reason string, approvers []string) {
+		d.Holds = append(d.Holds, Reason{Rule: rule, Reason: reason, Approvers: approvers})
+	}
+
+	if req.RequireApproval {
+		hold("", "the submission asks for approval (require_approval): the apply waits for a person whatever the rules say", nil)
+	}
+	if req.AIProposal {
+		hold("", "an AI proposed this apply: it waits for a person whatever the rules say", nil)
+	}
+	if req.Agent && !req.Exempted {
+		hold("", fmt.Sprintf("agent %s asked for this apply: an agent's apply waits for a person unless an exemption covers it", req.Requester), nil)
+	}
+
+	if sum == nil {
+		var err error
+		if sum, err = AnalyzePlan(planJSON); err != nil {
+			hold("", fmt.Sprintf("the gate cannot read the plan, so it holds the apply: %v", err), nil)
+		}
+	}
+
+	var input ast.Value
+	var inputErr error
+	inputBuilt := false
+	for _, r := range rules {
+		if !r.Covers(req) {
+			continue
+		}
+		if r.MaxDestroy != nil && sum != nil && sum.Destroy > *r.MaxDestroy {
+			hold(r.Name, fmt.Sprintf("plan destroys %d %s; max_destroy is %d (%s)",
+				sum.Destroy, plural(sum.Destroy, "resource", "resources"), *r.MaxDestroy, listAddresses(sum.DestroyedAddresses(), 10)), r.Approvers)
+		}
+		if r.MaxDestroy != nil && sum == nil {
+			hold(r.Name, "max_destroy cannot be checked: the plan cannot be read", r.Approvers)
+		}
+		switch {
+		case r.PolicyErr != nil:
+			hold(r.Name, fmt.Sprintf("plan_gate does not compile, so the rule holds the apply: %v", r.PolicyErr), r.Approvers)
+		case r.Policy != nil && sum == nil:
+			hold(r.Name, fmt.Sprintf("plan_gate %s cannot run: the plan cannot be read", r.Policy.Name()), r.Approvers)
+		case r.Policy != nil:
+			if !inputBuilt {
+				inputBuilt = true
+				input, inputErr = NewPolicyInput(planJSON, sum, RunInfo{
+					Template: req.Template, Project: req.Project, Kind: req.Kind,
+					Requester: req.Requester, RequesterKind: req.requesterKind(),
+				})
+			}
+			if inputErr != nil {
+				hold(r.Name, fmt.Sprintf("plan_gate %s cannot run: %v", r.Policy.Name(), inputErr), r.Approvers)
+				break
+			}
+			res, err := r.Policy.EvaluateValue(ctx, input, timeout)
+			if err != nil {
+				hold(r.Name, fmt.Sprintf("plan_gate failed, so the rule holds the apply: %v", err), r.Approvers)
+				break
+			}
+			for _, m := range res.Deny {
+				d.Refusals = append(d.Refusals, Reason{Rule: r.Name, Reason: m})
+			}
+			for _, m := range res.Hold {
+				hold(r.Name, m, r.Approvers)
+			}
+		}
+		if r.WouldHold(req) {
+			hold(r.Name, "the rule requires approval", r.Approvers)
+		}
+	}
+
+	switch {
+	case len(d.Refusals) > 0:
+		d.Outcome = Refuse
+	case len(d.Holds) > 0:
+		d.Outcome = Hold
+	default:
+		d.Outcome = Pass
+	}
+	return d
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// listAddresses joins up to max addresses, noting how many more there are.
+func listAddresses(addrs []string, max int) string {
+	if len(addrs) <= max {
+		return strings.Join(addrs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(addrs[:max], ", "), len(addrs)-max)
+}

@@ -1,0 +1,5 @@
+package switchtender.plan
+
+deny contains msg if {
+	input.summary.destroy > 
+}
