@@ -143,7 +143,7 @@ func (p *parser) parse(src []byte) *Config {
 		return nil
 	}
 	content, diags := file.Body.Content(rootSchema)
-	p.diags = append(p.diags, diags...)
+	p.diags = append(p.diags, explain(diags, "configuration file", rootSchema)...)
 
 	var serverBlock *hcl.Block
 	for _, b := range content.Blocks {
@@ -247,14 +247,54 @@ func (p *parser) declare(b *hcl.Block) bool {
 
 func (p *parser) content(b *hcl.Block, schema *hcl.BodySchema) *hcl.BodyContent {
 	content, diags := b.Body.Content(schema)
-	p.diags = append(p.diags, diags...)
+	p.diags = append(p.diags, explain(diags, b.Type+" block", schema)...)
 	return content
+}
+
+// explain adds what to do to HCL's own schema diagnostics, which say only
+// what is wrong.
+func explain(diags hcl.Diagnostics, where string, schema *hcl.BodySchema) hcl.Diagnostics {
+	var allowedAttrs, allowedBlocks []string
+	for _, a := range schema.Attributes {
+		allowedAttrs = append(allowedAttrs, a.Name)
+	}
+	for _, b := range schema.Blocks {
+		allowedBlocks = append(allowedBlocks, b.Type)
+	}
+	for _, d := range diags {
+		var add string
+		switch d.Summary {
+		case "Unsupported argument":
+			if len(allowedAttrs) == 0 {
+				add = fmt.Sprintf("Remove it; a %s takes no arguments.", where)
+			} else {
+				add = fmt.Sprintf("Remove it or fix its name; a %s takes %s.", where, strings.Join(allowedAttrs, ", "))
+			}
+		case "Unsupported block type":
+			if len(allowedBlocks) == 0 {
+				add = fmt.Sprintf("Remove it; a %s holds no blocks.", where)
+			} else {
+				add = fmt.Sprintf("Remove it or fix its type; a %s holds %s blocks.", where, strings.Join(allowedBlocks, ", "))
+			}
+		case "Missing required argument":
+			add = fmt.Sprintf("Add it to the %s.", where)
+		}
+		if add != "" {
+			d.Detail = strings.TrimSpace(d.Detail + " " + add)
+		}
+	}
+	return diags
 }
 
 // value evaluates an attribute with no variables or functions. A null value
 // reads as absent (ok=false).
 func (p *parser) value(a *hcl.Attribute) (cty.Value, bool) {
 	v, diags := a.Expr.Value(nil)
+	for _, d := range diags {
+		if d.Summary == "Variables not allowed" || d.Summary == "Function calls not allowed" {
+			d.Detail += " The configuration is plain data: write the value itself, in double quotes for a string."
+		}
+	}
 	p.diags = append(p.diags, diags...)
 	if diags.HasErrors() || v.IsNull() {
 		return cty.NilVal, false
@@ -669,9 +709,9 @@ func (p *parser) template(b *hcl.Block, name string) *Template {
 						good = false
 						continue
 					}
-					gv, err := toGo(ev)
+					gv, err := toGo(ev, "vars."+key)
 					if err != nil {
-						p.errorf(a.Expr.Range(), "Invalid variable value", "vars.%s %v", key, err)
+						p.errorf(a.Expr.Range(), "Invalid variable value", "%v", err)
 						good = false
 						continue
 					}
@@ -805,9 +845,9 @@ func defaultFor(f *SurveyField, v cty.Value) (any, string) {
 		return nil, fmt.Sprintf("survey field %q has type %q but its default is %s; give a %s default or change the type",
 			f.Name, f.Type, t.FriendlyName(), f.Type)
 	}
-	g, err := toGo(v)
+	g, err := toGo(v, fmt.Sprintf("survey field %q default", f.Name))
 	if err != nil {
-		return nil, fmt.Sprintf("survey field %q default %v", f.Name, err)
+		return nil, err.Error()
 	}
 	if f.Type == TypeChoice {
 		s := g.(string)

@@ -14,13 +14,13 @@ import (
 // json.Number (the exact decimal text of cty's big.Float, as cty's own JSON
 // encoding writes it), []any for lists, tuples and sets, and map[string]any
 // for maps and objects, nested. A null anywhere is an error, since it cannot
-// be passed as a TF_VAR_ value.
-func toGo(v cty.Value) (any, error) {
+// be passed as a TF_VAR_ value. path names v in errors ("vars.tags").
+func toGo(v cty.Value, path string) (any, error) {
 	if v.IsNull() {
-		return nil, errors.New("is null; give a value or remove it")
+		return nil, fmt.Errorf("%s is null; give a value or remove it", path)
 	}
 	if !v.IsKnown() {
-		return nil, errors.New("is not known when the configuration is read; give a literal value")
+		return nil, fmt.Errorf("%s is not known when the configuration is read; give a literal value", path)
 	}
 	t := v.Type()
 	switch {
@@ -35,9 +35,9 @@ func toGo(v cty.Value) (any, error) {
 		i := 0
 		for it := v.ElementIterator(); it.Next(); i++ {
 			_, ev := it.Element()
-			g, err := toGo(ev)
+			g, err := toGo(ev, fmt.Sprintf("%s[%d]", path, i))
 			if err != nil {
-				return nil, fmt.Errorf("[%d] %w", i, err)
+				return nil, err
 			}
 			out = append(out, g)
 		}
@@ -46,15 +46,15 @@ func toGo(v cty.Value) (any, error) {
 		out := make(map[string]any, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
-			g, err := toGo(ev)
+			g, err := toGo(ev, path+"."+k.AsString())
 			if err != nil {
-				return nil, fmt.Errorf(".%s %w", k.AsString(), err)
+				return nil, err
 			}
 			out[k.AsString()] = g
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("has type %s, which cannot be passed to a run; use a string, number, bool, list or object", t.FriendlyName())
+	return nil, fmt.Errorf("%s has type %s, which cannot be passed to a run; use a string, number, bool, list or object", path, t.FriendlyName())
 }
 
 // ParseAnswer converts s, the VALUE of a `--var NAME=VALUE` answer (or a TUI
