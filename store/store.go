@@ -142,7 +142,14 @@ func putRun(tx *bolt.Tx, key []byte, r *Run) error {
 // number of the runs sequence ("1", "2", ...; never reused) and writes it,
 // with CreatedAt (set to now if zero) and ExitCode (set to -1 if 0, since a
 // new run has no exited process), back into *r.
-func (db *DB) CreateRun(r *Run) error {
+func (db *DB) CreateRun(r *Run) error { return db.CreateRunFunc(r, nil) }
+
+// CreateRunFunc is CreateRun that, in the same transaction, calls fn (if not
+// nil) on the run after its ID is assigned and before it is written: for what
+// needs the ID, such as SealedVars sealed to the run (seal.Seal binds the run
+// ID). If fn returns an error nothing is stored, *r is unchanged and the error
+// is returned as is; the transaction is rolled back, so no ID is used up.
+func (db *DB) CreateRunFunc(r *Run, fn func(r *Run) error) error {
 	if r == nil {
 		return errors.New("creating run: nil run")
 	}
@@ -163,8 +170,20 @@ func (db *DB) CreateRun(r *Run) error {
 			return err
 		}
 		nr.ID = strconv.FormatUint(seq, 10)
+		if fn != nil {
+			if err := fn(&nr); err != nil {
+				return callerError{err}
+			}
+			if nr.ID != strconv.FormatUint(seq, 10) {
+				return fmt.Errorf("the function changed the new run's ID to %q; IDs are assigned", nr.ID)
+			}
+		}
 		return putRun(tx, be64(seq), &nr)
 	})
+	var ce callerError
+	if errors.As(err, &ce) {
+		return ce.err
+	}
 	if err != nil {
 		return fmt.Errorf("creating run: %w", err)
 	}

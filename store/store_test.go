@@ -425,3 +425,29 @@ func TestSecondOpenFailsLocked(t *testing.T) {
 	// The first handle still works.
 	newRun(t, db, "net")
 }
+
+func TestCreateRunFunc(t *testing.T) {
+	db := openTemp(t)
+	r := Run{Template: "net"}
+	err := db.CreateRunFunc(&r, func(r *Run) error {
+		r.SealedVars = []byte("sealed for run " + r.ID)
+		return nil
+	})
+	if err != nil || r.ID != "1" || string(r.SealedVars) != "sealed for run 1" {
+		t.Fatalf("CreateRunFunc: %+v %v", r, err)
+	}
+	if got, _ := db.GetRun("1"); string(got.SealedVars) != "sealed for run 1" {
+		t.Fatalf("stored SealedVars %q", got.SealedVars)
+	}
+	boom := errors.New("boom")
+	r2 := Run{Template: "net"}
+	if err := db.CreateRunFunc(&r2, func(*Run) error { return boom }); !errors.Is(err, boom) || r2.ID != "" {
+		t.Fatalf("failing fn: %v, ID %q", err, r2.ID)
+	}
+	if runs, _ := db.ListRuns(); len(runs) != 1 {
+		t.Fatalf("failing fn stored a run: %d runs", len(runs))
+	}
+	if err := db.CreateRun(&r2); err != nil || r2.ID != "2" {
+		t.Fatalf("after a failed create: ID %q %v, want 2", r2.ID, err)
+	}
+}

@@ -15,6 +15,7 @@ type Run struct {
 	Queue           string            // queue name
 	Kind            string            // "apply" | "plan" (dry run) | "check" (drift check) | "reconcile"
 	Requester       string            // user or agent name
+	Phase           string            // "plan" (init, then plan or one-step apply) | "apply" (carry out the approved saved plan)
 	RequesterKind   string            // "user" | "agent"
 	RequireApproval bool              // the submission asked for approval (require_approval)
 	AIProposal      bool              // the submission is an AI proposal
