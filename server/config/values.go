@@ -29,7 +29,11 @@ func toGo(v cty.Value, path string) (any, error) {
 	case t == cty.Bool:
 		return v.True(), nil
 	case t == cty.Number:
-		return json.Number(v.AsBigFloat().Text('f', -1)), nil
+		f := v.AsBigFloat()
+		if f.Sign() == 0 {
+			return json.Number("0"), nil // not "-0"
+		}
+		return json.Number(f.Text('f', -1)), nil
 	case t.IsListType() || t.IsTupleType() || t.IsSetType():
 		out := make([]any, 0, v.LengthInt())
 		i := 0
