@@ -184,7 +184,7 @@ func (l *launcher) openForm(t Template) tea.Cmd {
 			if fd.HasDefault {
 				f.in.SetValue(fd.Default)
 			}
-			f.in.Placeholder = cleanLine(fd.Type)
+			f.in.Placeholder = "enter a " + cleanLine(fd.Type) + " value"
 		}
 		l.fields = append(l.fields, f)
 	}

@@ -224,7 +224,7 @@ func newHelp(st styles) help.Model {
 // bindings is a flat key.Binding list that satisfies help.KeyMap.
 type bindings []key.Binding
 
-func (b bindings) ShortHelp() []key.Binding   { return b }
+func (b bindings) ShortHelp() []key.Binding  { return b }
 func (b bindings) FullHelp() [][]key.Binding { return [][]key.Binding{b} }
 
 var (
@@ -236,16 +236,16 @@ var (
 	keyBack    = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))
 	keyFollow  = key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "follow log"))
 	keyTop     = key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "top"))
-	keyScroll  = key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓/pgup/pgdn", "scroll"))
-	keyPane    = key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "proposal/log"))
+	keyScroll  = key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓/pgup", "scroll"))
+	keyPane    = key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "pane"))
 	keyApprove = key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "approve"))
 	keyReject  = key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reject"))
 	keyYes     = key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "release this digest"))
 	keyNo      = key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "cancel"))
 	keySubmit  = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "submit"))
 	keyCancel  = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
-	keyNext    = key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next field"))
-	keyPrev    = key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "previous"))
+	keyNext    = key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next"))
+	keyPrev    = key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "prev"))
 	keyCycle   = key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "choose"))
 	keyCtrlC   = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
 	keySelect  = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select"))

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -224,6 +225,15 @@ func (d *runDetail) applyChunk(c LogChunk) {
 	d.next = end
 }
 
+// setLogContent shows the log without the empty line after its last newline.
+func (d *runDetail) setLogContent() {
+	lines := d.lines
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	d.logVP.SetContentLines(slices.Clip(lines))
+}
+
 func (d *runDetail) appendText(s string) {
 	if s == "" {
 		return
@@ -289,7 +299,7 @@ func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 		for _, c := range msg.chunks {
 			d.applyChunk(c)
 		}
-		d.logVP.SetContentLines(d.lines)
+		d.setLogContent()
 		if msg.ended {
 			d.logEnded = true
 			return nil
@@ -488,9 +498,12 @@ func (d *runDetail) top() string {
 	if r.ExitCode != 0 {
 		line += fmt.Sprintf(" (exit %d)", r.ExitCode)
 	}
+	if r.WaitingForMe && r.Proposal != nil {
+		line += " " + st.waiting.Render("▶ waiting for you")
+	}
 	line += "   requester: " + requester(r.Requester, r.Agent)
 	line += "   age: " + age(d.now().Sub(r.CreatedAt))
-	b.WriteString(trunc(line, d.width) + "\n")
+	b.WriteString(line + "\n")
 	cmd := "command: " + cleanLine(r.Command)
 	if r.Tool != "" {
 		cmd += " (" + cleanLine(r.Tool) + ")"
@@ -499,9 +512,6 @@ func (d *runDetail) top() string {
 		cmd += "   project: " + cleanLine(r.Project)
 	}
 	b.WriteString(trunc(cmd, d.width) + "\n")
-	if r.WaitingForMe && r.Proposal != nil {
-		b.WriteString(st.waiting.Render("▶ waiting for you") + "\n")
-	}
 	if r.Message != "" {
 		b.WriteString(trunc("message: "+cleanLine(r.Message), d.width) + "\n")
 	}
@@ -589,22 +599,8 @@ func (d *runDetail) renderProposal(keep bool) {
 	p := d.run.Proposal
 	st := d.st
 	var b strings.Builder
-	b.WriteString(st.label.Render("Why it is held") + "\n")
-	if len(p.Holds) == 0 {
-		b.WriteString("  (no rule named)\n")
-	}
-	for _, h := range p.Holds {
-		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanLine(h.Reason) + "\n")
-	}
-	b.WriteString("\n" + st.label.Render(fmt.Sprintf("Scan findings (%d)", len(p.Findings))) + "\n")
-	if len(p.Findings) == 0 {
-		b.WriteString("  none\n")
-	}
-	for _, f := range p.Findings {
-		b.WriteString("  ! " + cleanLine(f.Address) + "\n      " + cleanLine(f.Reason) + "\n")
-	}
 	if p.Stage != "request" {
-		b.WriteString("\n" + st.label.Render("Resources by action") + "\n")
+		b.WriteString(st.label.Render("Resources by action") + "\n")
 		keys := make([]string, 0, len(p.Addresses))
 		seen := map[string]bool{}
 		for _, k := range actionOrder {
@@ -638,6 +634,23 @@ func (d *runDetail) renderProposal(keep bool) {
 				b.WriteString("    " + mark + " " + cleanLine(a) + "\n")
 			}
 		}
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(st.label.Render("Why it is held") + "\n")
+	if len(p.Holds) == 0 {
+		b.WriteString("  (no rule named)\n")
+	}
+	for _, h := range p.Holds {
+		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanLine(h.Reason) + "\n")
+	}
+	b.WriteString("\n" + st.label.Render(fmt.Sprintf("Scan findings (%d)", len(p.Findings))) + "\n")
+	if len(p.Findings) == 0 {
+		b.WriteString("  none\n")
+	}
+	for _, f := range p.Findings {
+		b.WriteString("  ! " + cleanLine(f.Address) + "\n      " + cleanLine(f.Reason) + "\n")
 	}
 	b.WriteString("\n" + st.label.Render("Plan (tofu's rendering, masked)") + "\n")
 	if p.PlanText == "" {

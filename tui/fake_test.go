@@ -1,0 +1,382 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current views")
+
+// clock is the fixed time every test renders ages against.
+var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+const heldDigest = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+type approval struct{ id, digest string }
+type rejection struct{ id, reason string }
+
+// fakeBackend is a hand-written Backend: fixed runs and templates, logs fed
+// by the test through channels, and a record of every call that changes
+// something.
+type fakeBackend struct {
+	mu        sync.Mutex
+	ident     Identity
+	runs      []RunSummary
+	details   map[string]RunDetail
+	logs      map[string]chan LogChunk
+	templates []Template
+	subs      []chan struct{}
+
+	approveErr error
+	approved   []approval
+	rejected   []rejection
+	launched   []LaunchRequest
+	checked    []string
+}
+
+var _ Backend = (*fakeBackend)(nil)
+
+func newFake() *fakeBackend {
+	f := &fakeBackend{
+		ident:   Identity{Name: "alice", CanLaunch: true, CanApprove: true},
+		details: map[string]RunDetail{},
+		logs:    map[string]chan LogChunk{},
+	}
+	f.runs = []RunSummary{
+		{ID: "r-7", Template: "network", Kind: "apply", Status: "held", Requester: "deploy-bot", Agent: true,
+			CreatedAt: clock.Add(-5 * time.Minute), WaitingForMe: true, Message: "plan destroys 2: held for approval"},
+		{ID: "r-6", Template: "network", Kind: "plan", Status: "succeeded", Requester: "alice", CreatedAt: clock.Add(-2 * time.Hour)},
+		{ID: "r-5", Template: "dns", Kind: "check", Status: "running", Requester: "schedule", CreatedAt: clock.Add(-30 * time.Second)},
+		{ID: "r-4", Template: "network", Kind: "apply", Status: "failed", Requester: "bob", CreatedAt: clock.Add(-72 * time.Hour),
+			Message: "Saved plan is stale: submit the apply again"},
+	}
+	f.details["r-7"] = RunDetail{
+		RunSummary: f.runs[0], Project: "infra", Command: "infra/network", Tool: "opentofu",
+		Proposal: &Proposal{
+			Digest: heldDigest, Stage: "plan", Add: 1, Destroy: 2, Replace: 1,
+			Addresses: map[string][]string{
+				"destroy": {"terraform_data.old_a", "terraform_data.old_b"},
+				"replace": {"terraform_data.web"},
+				"add":     {"terraform_data.new"},
+			},
+			Findings:  []Finding{{Address: "module.network.data.external.lookup", Reason: "external data source: runs a program with the run's credentials"}},
+			Holds:     []Hold{{Rule: "few-destroys", Reason: "the plan destroys 2, max_destroy is 0"}, {Rule: "agents", Reason: "an agent's apply waits for a person"}},
+			Requested: "deploy-bot (agent)",
+			PlanText:  "OpenTofu will perform the following actions:\n\n  # terraform_data.old_a will be destroyed\n  - resource \"terraform_data\" \"old_a\" {\n      - id = \"a1\" -> null\n    }\n\nPlan: 1 to add, 0 to change, 2 to destroy.\n",
+		},
+	}
+	f.details["r-6"] = RunDetail{RunSummary: f.runs[1], Project: "infra", Command: "infra/network", Tool: "opentofu"}
+	f.details["r-5"] = RunDetail{RunSummary: f.runs[2], Project: "infra", Command: "infra/dns", Tool: "terraform"}
+	f.details["r-4"] = RunDetail{RunSummary: f.runs[3], Project: "infra", Command: "infra/network", Tool: "opentofu", ExitCode: 1}
+	f.templates = []Template{
+		{Name: "network", Project: "infra", Command: "infra/network", Tool: "opentofu", Survey: []Field{
+			{Name: "region", Type: "string", Description: "Region to deploy into", Default: "eu-west-1", HasDefault: true},
+			{Name: "size", Type: "choice", Choices: []string{"small", "medium", "large"}, Default: "medium", HasDefault: true},
+			{Name: "api_token", Type: "string", Description: "Token for the API", Sensitive: true},
+			{Name: "replicas", Type: "number", Default: "2", HasDefault: true},
+		}},
+		{Name: "dns", Project: "infra", Command: "infra/dns", Tool: "terraform"},
+	}
+	return f
+}
+
+func (f *fakeBackend) Identity() Identity { return f.ident }
+
+func (f *fakeBackend) Runs(ctx context.Context) ([]RunSummary, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]RunSummary(nil), f.runs...), nil
+}
+
+func (f *fakeBackend) WatchRuns(ctx context.Context) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	f.mu.Lock()
+	f.subs = append(f.subs, ch)
+	f.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for i, s := range f.subs {
+			if s == ch {
+				f.subs = append(f.subs[:i], f.subs[i+1:]...)
+				close(ch)
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// tick tells every watcher that runs changed.
+func (f *fakeBackend) tick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.subs {
+		select {
+		case s <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (f *fakeBackend) Run(ctx context.Context, id string) (RunDetail, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.details[id]
+	if !ok {
+		return RunDetail{}, errors.New("no run " + id)
+	}
+	return d, nil
+}
+
+// FollowLog hands out the test's channel for the run, or one that only
+// closes when ctx ends.
+func (f *fakeBackend) FollowLog(ctx context.Context, id string, from int64) (<-chan LogChunk, error) {
+	f.mu.Lock()
+	ch := f.logs[id]
+	f.mu.Unlock()
+	if ch != nil {
+		return ch, nil
+	}
+	empty := make(chan LogChunk)
+	go func() { <-ctx.Done(); close(empty) }()
+	return empty, nil
+}
+
+func (f *fakeBackend) Templates(ctx context.Context) ([]Template, error) { return f.templates, nil }
+
+var regionRE = regexp.MustCompile(`^[a-z]+-[a-z]+-[0-9]$`)
+
+func (f *fakeBackend) CheckAnswer(template, field, value string) error {
+	f.mu.Lock()
+	f.checked = append(f.checked, field+"="+value)
+	f.mu.Unlock()
+	switch field {
+	case "region":
+		if !regionRE.MatchString(value) {
+			return errors.New("region must look like eu-west-1")
+		}
+	case "api_token":
+		if value == "" {
+			return errors.New("api_token is required")
+		}
+	case "replicas":
+		if _, err := strconv.Atoi(value); err != nil {
+			return errors.New("replicas must be a whole number")
+		}
+	}
+	return nil
+}
+
+func (f *fakeBackend) Launch(ctx context.Context, req LaunchRequest) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.launched = append(f.launched, req)
+	id := "r-8"
+	s := RunSummary{ID: id, Template: req.Template, Kind: req.Kind, Status: "queued", Requester: "alice", CreatedAt: clock}
+	f.runs = append([]RunSummary{s}, f.runs...)
+	f.details[id] = RunDetail{RunSummary: s, Project: "infra", Command: "infra/network", Tool: "opentofu"}
+	return id, nil
+}
+
+func (f *fakeBackend) Approve(ctx context.Context, id, digest string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.approveErr != nil {
+		return f.approveErr
+	}
+	f.approved = append(f.approved, approval{id, digest})
+	return nil
+}
+
+func (f *fakeBackend) Reject(ctx context.Context, id, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rejected = append(f.rejected, rejection{id, reason})
+	return nil
+}
+
+// --- driver ---
+
+// driver runs a model the way a tea.Program does, but deterministically
+// from the test: commands run in goroutines, their messages are queued, and
+// waitFor feeds them to Update one at a time until the screen shows what
+// the test expects. Messages of other packages (cursor blinks) are dropped.
+type driver struct {
+	t    *testing.T
+	m    tea.Model
+	msgs chan tea.Msg
+	done chan struct{}
+	quit bool
+}
+
+func newDriver(t *testing.T, b Backend, opts Options) *driver {
+	t.Helper()
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return clock }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	opts.Context = ctx
+	d := &driver{t: t, m: New(b, opts), msgs: make(chan tea.Msg, 1024), done: make(chan struct{})}
+	t.Cleanup(func() { cancel(); close(d.done) })
+	d.run(d.m.Init())
+	return d
+}
+
+var tuiPkg = reflect.TypeOf(model{}).PkgPath()
+
+func (d *driver) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range batch {
+				d.run(c)
+			}
+			return
+		}
+		if msg == nil {
+			return
+		}
+		select {
+		case d.msgs <- msg:
+		case <-d.done:
+		}
+	}()
+}
+
+func (d *driver) send(msg tea.Msg) {
+	m, cmd := d.m.Update(msg)
+	d.m = m
+	d.run(cmd)
+}
+
+func (d *driver) root() *model { return d.m.(*model) }
+
+// view is the screen as text, with styling escape sequences removed.
+func (d *driver) view() string { return stripANSI(d.m.View().Content) }
+
+// waitFor processes messages until cond holds for the screen.
+func (d *driver) waitFor(what string, cond func(screen string) bool) {
+	d.t.Helper()
+	deadline := time.After(5 * time.Second)
+	for !cond(d.view()) {
+		select {
+		case msg := <-d.msgs:
+			if _, ok := msg.(tea.QuitMsg); ok {
+				d.quit = true
+				continue
+			}
+			t := reflect.TypeOf(msg)
+			if t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			if t.PkgPath() != tuiPkg {
+				continue
+			}
+			d.send(msg)
+		case <-deadline:
+			d.t.Fatalf("timed out waiting for %s; screen:\n%s", what, d.view())
+		}
+	}
+}
+
+func (d *driver) waitText(s string) {
+	d.t.Helper()
+	d.waitFor(strconv.Quote(s), func(v string) bool { return strings.Contains(v, s) })
+}
+
+// settle processes messages until none arrives for a short while.
+func (d *driver) settle() {
+	for {
+		select {
+		case msg := <-d.msgs:
+			if _, ok := msg.(tea.QuitMsg); ok {
+				d.quit = true
+				continue
+			}
+			t := reflect.TypeOf(msg)
+			if t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			if t.PkgPath() == tuiPkg {
+				d.send(msg)
+			}
+		case <-time.After(100 * time.Millisecond):
+			return
+		}
+	}
+}
+
+// press sends key presses: names like "enter", "esc", "tab", "shift+tab",
+// "up", "ctrl+c", "ctrl+u", or a single character.
+func (d *driver) press(keys ...string) {
+	for _, k := range keys {
+		d.send(keyMsg(k))
+	}
+}
+
+// typeText types s one character at a time.
+func (d *driver) typeText(s string) {
+	for _, r := range s {
+		d.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func keyMsg(k string) tea.KeyPressMsg {
+	named := map[string]rune{
+		"enter": tea.KeyEnter, "esc": tea.KeyEscape, "tab": tea.KeyTab, "up": tea.KeyUp, "down": tea.KeyDown,
+		"left": tea.KeyLeft, "right": tea.KeyRight, "end": tea.KeyEnd, "home": tea.KeyHome, "pgup": tea.KeyPgUp,
+		"backspace": tea.KeyBackspace,
+	}
+	switch {
+	case k == "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case strings.HasPrefix(k, "ctrl+"):
+		return tea.KeyPressMsg{Code: rune(k[5]), Mod: tea.ModCtrl}
+	}
+	if r, ok := named[k]; ok {
+		return tea.KeyPressMsg{Code: r}
+	}
+	r, _ := utf8.DecodeRuneInString(k)
+	return tea.KeyPressMsg{Code: r, Text: k}
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;:?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)`)
+
+func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
+
+// golden compares got with testdata/name.golden, rewriting it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s (run go test -update to create it): %v", path, err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the view (go test -update rewrites it)\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
