@@ -9,7 +9,31 @@
 // one pass are reported together (see Error).
 //
 // Expressions are evaluated with no variables and no functions, so the file is
-// plain data: strings, numbers, bools, lists and objects.
+// plain data: strings, numbers, bools, lists and objects. HCL allows one
+// attribute in a single-line block, so DESIGN.md's
+// `rule "prod" { templates = [...], require_approval = true }` is written with
+// one attribute per line.
+//
+// Decisions beyond DESIGN.md's sketch:
+//   - Names (block labels) match [A-Za-z0-9][A-Za-z0-9_.-]*; survey field
+//     names and vars keys are HCL identifiers (they become TF_VAR_NAME).
+//   - Users and agents share one set of names; an SSH key belongs to at most
+//     one user, agent or pool worker, so Identify is never ambiguous.
+//   - A rule sets at least one of max_destroy, plan_gate and
+//     require_approval = true (otherwise it could never hold a run); its
+//     approvers are users holding the approve role; its requesters are users
+//     or agents.
+//   - An exemption names at least one agent (agents is required), and only
+//     agents.
+//   - A survey field may not share its name with a template var.
+//   - Numbers keep their exact decimal text as json.Number ("-0" reads "0").
+//   - A pool's delivery_key is an age recipient ("age1...") or an SSH public
+//     key (age accepts both); the seal package does the real parse.
+//   - A list answer is JSON when it starts with "[", else comma-separated
+//     strings (see SurveyField.ParseAnswer).
+//
+// A Config is not modified after Parse returns, so it may be read from many
+// goroutines at once.
 package config
 
 import (

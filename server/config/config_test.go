@@ -404,3 +404,29 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestLoadRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "checkouts", "infra"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := `project "infra" { path = "checkouts/infra" }
+server { data_dir = "state" }
+`
+	path := filepath.Join(dir, "st.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Load from another working directory: paths follow the file, not the cwd.
+	t.Chdir(t.TempDir())
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Projects["infra"].Path; got != filepath.Join(dir, "checkouts", "infra") {
+		t.Errorf("project path = %q", got)
+	}
+	if cfg.Server.DataDir != filepath.Join(dir, "state") || cfg.Server.SealKey != filepath.Join(dir, "state", "seal.key") {
+		t.Errorf("server = %+v", cfg.Server)
+	}
+}
