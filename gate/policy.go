@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -61,6 +62,11 @@ func CompilePolicy(ctx context.Context, name string, module []byte) (*Policy, er
 		return nil, fmt.Errorf("compiling plan_gate %s:%d: the module declares package %s; a plan_gate must declare package %s",
 			name, parsed.Package.Location.Row, trimData(got), PolicyPackage)
 	}
+	if err := checkRefusedBuiltins(name, parsed); err != nil {
+		return nil, err
+	}
+	// Defence in depth: the refused built-ins are also missing from the
+	// compiler's capabilities and listed as unsafe.
 	caps := ast.CapabilitiesForThisVersion()
 	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
 		return slices.Contains(RefusedBuiltins, b.Name)
@@ -69,9 +75,14 @@ func CompilePolicy(ctx context.Context, name string, module []byte) (*Policy, er
 	for _, b := range RefusedBuiltins {
 		unsafe[b] = struct{}{}
 	}
+	compiler := ast.NewCompiler().WithCapabilities(caps).WithUnsafeBuiltins(unsafe)
+	compiler.Compile(map[string]*ast.Module{name: parsed})
+	if compiler.Failed() {
+		return nil, fmt.Errorf("compiling plan_gate %s: %w", name, compiler.Errors)
+	}
 	r := rego.New(
 		rego.Query(PolicyQuery),
-		rego.ParsedModule(parsed),
+		rego.Compiler(compiler),
 		rego.SetRegoVersion(ast.RegoV1),
 		rego.UnsafeBuiltins(unsafe),
 		rego.Capabilities(caps),
@@ -82,6 +93,37 @@ func CompilePolicy(ctx context.Context, name string, module []byte) (*Policy, er
 		return nil, fmt.Errorf("compiling plan_gate %s: %w", name, err)
 	}
 	return &Policy{name: name, query: pq}, nil
+}
+
+// checkRefusedBuiltins names the first call of a RefusedBuiltins function
+// in module, with its file:line.
+func checkRefusedBuiltins(name string, module *ast.Module) error {
+	var found error
+	check := func(op ast.Ref, loc *ast.Location) {
+		if found == nil && slices.Contains(RefusedBuiltins, op.String()) {
+			row := 0
+			if loc != nil {
+				row = loc.Row
+			}
+			found = fmt.Errorf("compiling plan_gate %s:%d: a plan_gate may not call %s: it reaches outside the server process (refused built-ins: %s)",
+				name, row, op, strings.Join(RefusedBuiltins, ", "))
+		}
+	}
+	ast.WalkExprs(module, func(e *ast.Expr) bool {
+		if e.IsCall() {
+			check(e.Operator(), e.Location)
+		}
+		return found != nil
+	})
+	ast.WalkTerms(module, func(t *ast.Term) bool {
+		if c, ok := t.Value.(ast.Call); ok && len(c) > 0 {
+			if ref, ok := c[0].Value.(ast.Ref); ok {
+				check(ref, t.Location)
+			}
+		}
+		return found != nil
+	})
+	return found
 }
 
 func trimData(path string) string {

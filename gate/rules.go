@@ -39,7 +39,7 @@ func (o Outcome) String() string {
 // only, so a rule with ExcludeDryRun does not cover them.
 const (
 	KindApply     = "apply"
-	KindDryRun    = "dry_run"
+	KindDryRun    = "plan"
 	KindCheck     = "check"
 	KindReconcile = "reconcile"
 )
