@@ -380,3 +380,5 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs from the view (go test -update rewrites it)\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
 }
+
+func teaWindowSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
