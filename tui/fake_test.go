@@ -18,7 +18,18 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current views")
+// The -update flag rewrites testdata/*.golden. x/exp/golden (imported by
+// teatest) registers a flag of that name already; share it then.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite testdata/*.golden from the current views")
+	}
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // clock is the fixed time every test renders ages against.
 var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -366,7 +377,7 @@ func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if updating() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

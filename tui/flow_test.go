@@ -113,6 +113,7 @@ func TestFollowLogAcrossChunks(t *testing.T) {
 	send(0, log)
 	d.waitText("line 2")
 	send(0, log)                 // a duplicate of what was applied
+	send(0, "line 1\n")          // a chunk wholly before what was applied
 	send(7, "line 2\nline 3\n")  // overlaps "line 2"
 	send(21, "line 4 caf\xc3")   // a rune split across chunks,
 	send(32, "\xa9 \x1b[31mred") // an escape sequence split too
