@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"embed"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/switchtender/switchtender/exec/tofubin"
+	"github.com/switchtender/switchtender/server/config"
+)
+
+//go:embed demo
+var demoFiles embed.FS
+
+// cmdDemo runs the control node on the embedded example: the spec's
+// infra/network working directory and one of terraform_data resources, a
+// data directory, an SSH listener on localhost, and two generated keys (a
+// launcher, which your own ~/.ssh key joins, and an approver). It prints how
+// to connect. Running it again reuses the data directory: runs, logs and
+// state are kept.
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data", "switchtender-demo", "the demo's data directory (kept between runs)")
+	listen := fs.String("listen", "127.0.0.1:2222", "the SSH listen address")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	dir, err := filepath.Abs(*dataDir)
+	if err != nil {
+		return err
+	}
+	tofu, err := tofubin.Ensure(ctx, stderr)
+	if err != nil {
+		return fmt.Errorf("the demo needs OpenTofu: %w", err)
+	}
+	cfgPath, err := prepareDemo(dir, *listen)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	environ := withPath(os.Environ(), tofubin.PathWith(tofu, os.Getenv("PATH")))
+	return serve(ctx, cfg, environ, stderr, func(addr string) {
+		host, port := splitHostPort(addr)
+		launcher := filepath.Join(dir, "keys", "launcher")
+		approver := filepath.Join(dir, "keys", "approver")
+		ssh := fmt.Sprintf("ssh -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=%s -p %s", filepath.Join(dir, "known_hosts"), port)
+		fmt.Fprintf(stdout, `Switchtender demo is serving SSH on %s (OpenTofu %s, data in %s).
+
+Run the spec's example as the launcher:
+  %s -i %s %s launch network --dry-run --var region=eu-west-1 --wait
+  %s -i %s %s launch network --var region=eu-west-1 --wait
+  %s -i %s %s runs
+  %s -i %s %s show 1
+  %s -i %s %s log 1
+
+Make a plan that destroys, held for the approver (rule no-surprise-destroys):
+  %s -i %s %s launch data --wait
+  %s -i %s %s launch data --var instances=1 --wait
+  %s -i %s %s show RUN                       (the digest to release)
+  %s -i %s %s approve RUN --digest sha256:...
+
+Open the console with a terminal: %s -t -i %s %s
+Stop with Ctrl+C; run the same command again and everything is still there.
+`, addr, tofubin.Version, dir,
+			ssh, launcher, host, ssh, launcher, host, ssh, launcher, host, ssh, launcher, host, ssh, launcher, host,
+			ssh, launcher, host, ssh, launcher, host, ssh, approver, host, ssh, approver, host,
+			ssh, approver, host)
+	})
+}
+
+func splitHostPort(addr string) (string, string) {
+	i := strings.LastIndex(addr, ":")
+	if i < 0 {
+		return addr, "22"
+	}
+	return addr[:i], addr[i+1:]
+}
+
+func withPath(env []string, path string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, e := range env {
+		if !strings.HasPrefix(e, "PATH=") {
+			out = append(out, e)
+		}
+	}
+	return append(out, "PATH="+path)
+}
+
+// prepareDemo lays out the demo's data directory once: the example project,
+// the keys and the configuration. Existing files are kept, so state, keys
+// and an edited configuration survive a restart. It returns the
+// configuration's path.
+func prepareDemo(dir, listen string) (string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "keys"), 0o700); err != nil {
+		return "", fmt.Errorf("creating the demo directory: %w", err)
+	}
+	project := filepath.Join(dir, "project")
+	err := fs.WalkDir(demoFiles, "demo/project", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(project, strings.TrimPrefix(p, "demo/project"))
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if _, err := os.Stat(dst); err == nil {
+			return nil
+		}
+		b, err := demoFiles.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		return "", fmt.Errorf("writing the example project: %w", err)
+	}
+	launcher, err := demoKey(filepath.Join(dir, "keys", "launcher"))
+	if err != nil {
+		return "", err
+	}
+	approver, err := demoKey(filepath.Join(dir, "keys", "approver"))
+	if err != nil {
+		return "", err
+	}
+	keys := []string{launcher}
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, n := range []string{"id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub"} {
+			if b, err := os.ReadFile(filepath.Join(home, ".ssh", n)); err == nil {
+				if k, _, _, _, err := ssh.ParseAuthorizedKey(b); err == nil {
+					keys = append(keys, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))))
+				}
+			}
+		}
+	}
+	cfgPath := filepath.Join(dir, "switchtender.hcl")
+	if _, err := os.Stat(cfgPath); err == nil {
+		return cfgPath, nil
+	}
+	tmplText, err := demoFiles.ReadFile("demo/switchtender.hcl.tmpl")
+	if err != nil {
+		return "", err
+	}
+	t := template.Must(template.New("config").Parse(string(tmplText)))
+	var quoted []string
+	for _, k := range keys {
+		quoted = append(quoted, fmt.Sprintf("%q", k))
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, map[string]string{
+		"Listen": listen, "DataDir": filepath.Join(dir, "data"), "Project": project,
+		"LauncherKeys": strings.Join(quoted, ", "), "ApproverKey": approver,
+	}); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(cfgPath, buf.Bytes(), 0o600); err != nil {
+		return "", fmt.Errorf("writing the demo configuration: %w", err)
+	}
+	return cfgPath, nil
+}
+
+// demoKey returns the authorized_keys line of an ed25519 key pair at path
+// (private, mode 0600) and path.pub, generating it the first time.
+func demoKey(path string) (string, error) {
+	if b, err := os.ReadFile(path + ".pub"); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("generating a demo key: %w", err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "switchtender demo "+filepath.Base(path))
+	if err != nil {
+		return "", fmt.Errorf("encoding a demo key: %w", err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		return "", fmt.Errorf("writing a demo key: %w", err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return "", err
+	}
+	line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp)))
+	if err := os.WriteFile(path+".pub", []byte(line+" switchtender-demo-"+filepath.Base(path)+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("writing a demo key: %w", err)
+	}
+	return line, nil
+}

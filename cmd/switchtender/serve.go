@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/switchtender/switchtender/server"
+	"github.com/switchtender/switchtender/server/config"
+)
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, os.Environ(), stderr, func(addr string) {
+		fmt.Fprintf(stdout, "switchtender: serving SSH on %s (data in %s)\n", addr, cfg.Server.DataDir)
+	})
+}
+
+// serve runs a control node until ctx ends.
+func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.Writer, ready func(addr string)) error {
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		srv.Close()
+		return err
+	}
+	ready(srv.SSHAddr())
+	<-ctx.Done()
+	return srv.Close()
+}

@@ -1,0 +1,16 @@
+# Habits, not prerequisites: every recipe is one plain command.
+
+# The main job on the embedded example.
+demo:
+    go run ./cmd/switchtender demo
+
+# The tests (real OpenTofu; builds the pinned one on first use).
+test:
+    go test -timeout 60m ./...
+
+# Benchmarks with their ratios against a baseline measured in the same run.
+bench:
+    go test -run '^$' -bench . -benchtime 3x ./...
+
+lint:
+    gofmt -l . && go vet ./...
