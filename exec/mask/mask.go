@@ -1,0 +1,347 @@
+// Package mask removes secrets from streamed process output before it reaches
+// a run log, a screen or the database (DESIGN.md invariant 3: no secret reaches
+// a log). A Masker holds the registered secrets; each Writer streams one
+// output through it, holding back only the bytes that may still turn out to
+// start a secret.
+//
+// Semantics: every byte covered by an occurrence of a registered pattern is
+// removed, and each maximal run of overlapping occurrences is replaced by one
+// Replacement. Where patterns overlap, the longest match wins (a secret that
+// is a prefix of a longer one never leaves the longer one's tail visible), and
+// a secret overlapping another is masked together with it, so no part of
+// either shows. For occurrences that do not overlap this is exactly what
+// strings.NewReplacer(secret1, Replacement, secret2, Replacement, ...) with the
+// secrets ordered longest first produces.
+//
+// Matching uses the first MinLen bytes of every pattern as a 32-bit key: a
+// bitset filter rejects almost every position with one load, one multiply and
+// one bit test, and only positions whose key is registered are compared
+// against the patterns (longest first).
+package mask
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// MinLen is the shortest secret that is masked, in bytes. Shorter values are
+// ignored by Add, with their encodings: masking a one-to-three byte value
+// would blank ordinary words, numbers and punctuation all over a log ("on",
+// "1", "yes", "us-"), leaving the log unreadable while protecting almost
+// nothing, since a secret that short is guessable anyway. Four bytes is also
+// the length of the key the matcher filters on. A sensitive value of four
+// bytes such as "true" is masked wherever the word appears; that is the
+// price of masking it at all.
+const MinLen = 4
+
+// Replacement is written in place of each masked run of output.
+const Replacement = "***"
+
+// Masker is the set of secrets to mask. The zero value is not usable; call
+// New. Add, NewWriter and String are safe for concurrent use, including Add
+// while Writers stream: a Writer picks up secrets added before each Write.
+type Masker struct {
+	mu   sync.Mutex          // serialises Add
+	seen map[string]struct{} // every pattern registered, for deduplication
+	tab  atomic.Pointer[table]
+}
+
+// table is an immutable snapshot of the patterns, replaced as a whole by Add.
+type table struct {
+	maxLen int
+	shift  uint32   // 32 - log2(len(filter)*64)
+	filter []uint64 // bit hash(key) set when some pattern starts with key
+	byKey  map[uint32][]string
+	// prefixes shorter than MinLen, for deciding how much of a write's tail
+	// to hold back: first byte, first two bytes, first three bytes.
+	pre1 [4]uint64
+	pre2 []uint64 // 65536 bits
+	pre3 map[uint32]struct{}
+}
+
+// New returns an empty Masker.
+func New() *Masker {
+	m := &Masker{seen: map[string]struct{}{}}
+	m.tab.Store(&table{})
+	return m
+}
+
+// Add registers secrets. Each value of MinLen bytes or more is registered
+// together with the encodings it commonly appears in: JSON-escaped (as inside
+// a JSON string, with and without HTML escaping), URL query-escaped and
+// path-escaped, and base64 in the standard and URL alphabets, padded and
+// unpadded. A multi-line value also registers each of its lines (without a
+// trailing "\r") of MinLen bytes or more, since tools often print such values
+// line by line. Values shorter than MinLen are ignored (see MinLen).
+// A base64 encoding is only found where the secret starts on a 3-byte
+// boundary of the encoded data (as when the secret is encoded on its own).
+// Output already written by a Writer is not masked again.
+func (m *Masker) Add(secrets ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	added := false
+	for _, s := range secrets {
+		for _, p := range variants(s) {
+			if _, ok := m.seen[p]; !ok {
+				m.seen[p] = struct{}{}
+				added = true
+			}
+		}
+	}
+	if added {
+		m.tab.Store(build(m.seen))
+	}
+}
+
+// Len reports how many patterns (secrets and their encodings) are registered.
+func (m *Masker) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.seen)
+}
+
+// variants returns s and its encodings, each at least MinLen bytes long.
+func variants(s string) []string {
+	if len(s) < MinLen {
+		return nil
+	}
+	out := []string{s}
+	if b, err := json.Marshal(s); err == nil {
+		out = append(out, string(b[1:len(b)-1]))
+	}
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err == nil {
+		j := strings.TrimSuffix(sb.String(), "\n")
+		out = append(out, j[1:len(j)-1])
+	}
+	out = append(out,
+		url.QueryEscape(s),
+		url.PathEscape(s),
+		base64.StdEncoding.EncodeToString([]byte(s)),
+		base64.RawStdEncoding.EncodeToString([]byte(s)),
+		base64.URLEncoding.EncodeToString([]byte(s)),
+		base64.RawURLEncoding.EncodeToString([]byte(s)),
+	)
+	if strings.Contains(s, "\n") {
+		for line := range strings.SplitSeq(s, "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			out = append(out, line)
+		}
+	}
+	res := out[:0]
+	for _, v := range out {
+		if len(v) >= MinLen {
+			res = append(res, v)
+		}
+	}
+	slices.Sort(res)
+	return slices.Compact(res)
+}
+
+// hashMul is the multiplier of the filter's multiplicative hash (2^32/phi).
+const hashMul = 0x9E3779B1
+
+func key(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+
+func build(patterns map[string]struct{}) *table {
+	t := &table{byKey: make(map[uint32][]string, len(patterns)), pre2: make([]uint64, 1<<16/64), pre3: map[uint32]struct{}{}}
+	bits := uint32(12) // filter size: about 64 bits per pattern, 4 Ki to 4 Mi bits
+	for bits < 22 && 1<<bits < len(patterns)*64 {
+		bits++
+	}
+	t.shift = 32 - bits
+	t.filter = make([]uint64, 1<<bits/64)
+	for p := range patterns {
+		t.maxLen = max(t.maxLen, len(p))
+		k := key([]byte(p))
+		t.byKey[k] = append(t.byKey[k], p)
+		h := (k * hashMul) >> t.shift
+		t.filter[h/64] |= 1 << (h % 64)
+		t.pre1[p[0]/64] |= 1 << (p[0] % 64)
+		k2 := uint32(p[0]) | uint32(p[1])<<8
+		t.pre2[k2/64] |= 1 << (k2 % 64)
+		t.pre3[k2|uint32(p[2])<<16] = struct{}{}
+	}
+	for _, ps := range t.byKey { // longest first: the longest match wins
+		slices.SortFunc(ps, func(a, b string) int { return len(b) - len(a) })
+	}
+	return t
+}
+
+// isPrefix reports whether tail (shorter than maxLen) is a proper prefix of
+// some pattern, that is whether a match may start at tail[0] once more bytes
+// arrive.
+func (t *table) isPrefix(tail []byte) bool {
+	switch len(tail) {
+	case 0:
+		return false
+	case 1:
+		return t.pre1[tail[0]/64]&(1<<(tail[0]%64)) != 0
+	case 2:
+		k2 := uint32(tail[0]) | uint32(tail[1])<<8
+		return t.pre2[k2/64]&(1<<(k2%64)) != 0
+	case 3:
+		_, ok := t.pre3[uint32(tail[0])|uint32(tail[1])<<8|uint32(tail[2])<<16]
+		return ok
+	}
+	k := key(tail)
+	if h := (k * hashMul) >> t.shift; t.filter[h/64]&(1<<(h%64)) == 0 {
+		return false
+	}
+	for _, p := range t.byKey[k] {
+		if len(p) > len(tail) && p[:len(tail)] == string(tail) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchAt masks the longest pattern starting at work[p:], if any, extending
+// the open run or starting a new one (writing what precedes it and
+// Replacement to out).
+func (t *table) matchAt(out, work []byte, p, runEnd, emitted int) ([]byte, int, int) {
+	k := binary.LittleEndian.Uint32(work[p:])
+	if h := (k * hashMul) >> t.shift; t.filter[h/64]&(1<<(h%64)) == 0 {
+		return out, runEnd, emitted
+	}
+	for _, pat := range t.byKey[k] {
+		if len(pat) <= len(work)-p && string(work[p:p+len(pat)]) == pat {
+			if p >= runEnd { // a new run
+				out = append(out, work[emitted:p]...)
+				out = append(out, Replacement...)
+			}
+			runEnd = max(runEnd, p+len(pat))
+			return out, runEnd, runEnd
+		}
+	}
+	return out, runEnd, emitted
+}
+
+// scan masks work[:n] into out. covered is how many leading bytes of work are
+// already inside a masked run whose Replacement was written. When final is
+// false, scan stops at the first position from which a pattern may still
+// start once more bytes arrive; it returns that position (hold) and how many
+// bytes from hold on are already covered by the open run.
+func (t *table) scan(out, work []byte, covered int, final bool) (_ []byte, hold, stillCovered int) {
+	n := len(work)
+	hold = n
+	if !final && t.maxLen > 0 {
+		for p := max(0, n-(t.maxLen-1)); p < n; p++ {
+			if t.isPrefix(work[p:]) {
+				hold = p
+				break
+			}
+		}
+	}
+	runEnd := covered // end (exclusive) of the open masked run
+	emitted := covered
+	if len(t.byKey) > 0 {
+		last := min(hold, n-MinLen+1) // positions with a full key
+		filter, shift := t.filter, t.shift
+		fmask := uint32(len(filter) - 1)
+		p := 0
+		// Fast path: one 8-byte load gives the keys of four positions; a
+		// position whose key's filter bit is clear cannot start a match.
+		for ; p+8 <= n && p+4 <= last; p += 4 {
+			w := binary.LittleEndian.Uint64(work[p:])
+			h0 := (uint32(w) * hashMul) >> shift
+			h1 := (uint32(w>>8) * hashMul) >> shift
+			h2 := (uint32(w>>16) * hashMul) >> shift
+			h3 := (uint32(w>>24) * hashMul) >> shift
+			hit := filter[(h0>>6)&fmask]>>(h0&63) | filter[(h1>>6)&fmask]>>(h1&63) |
+				filter[(h2>>6)&fmask]>>(h2&63) | filter[(h3>>6)&fmask]>>(h3&63)
+			if hit&1 == 0 {
+				continue
+			}
+			for q := p; q < p+4; q++ {
+				out, runEnd, emitted = t.matchAt(out, work, q, runEnd, emitted)
+			}
+		}
+		for ; p < last; p++ {
+			out, runEnd, emitted = t.matchAt(out, work, p, runEnd, emitted)
+		}
+	}
+	if emitted < hold {
+		out = append(out, work[emitted:hold]...)
+	}
+	return out, hold, max(0, runEnd-hold)
+}
+
+// String returns s with every registered secret masked.
+func (m *Masker) String(s string) string {
+	t := m.tab.Load()
+	out, _, _ := t.scan(make([]byte, 0, len(s)), []byte(s), 0, true)
+	return string(out)
+}
+
+// Writer masks what is written to it and passes the result to its
+// destination. A secret split across writes is still masked: Write holds back
+// the tail of the data from which a registered pattern may still start (at
+// most the longest pattern's length minus one byte), and Flush or Close
+// writes it. A Writer is not safe for concurrent use by several goroutines.
+type Writer struct {
+	m       *Masker
+	dst     io.Writer
+	held    []byte // tail not yet decided
+	covered int    // leading bytes of held inside a run whose Replacement was written
+	work    []byte
+	out     []byte
+	err     error
+}
+
+// NewWriter returns a Writer that writes masked output to dst.
+func (m *Masker) NewWriter(dst io.Writer) *Writer {
+	return &Writer{m: m, dst: dst}
+}
+
+// Write masks p and writes what is decided to the destination, with at most
+// one Write call on it. It returns len(p) and nil when the destination
+// accepted the data, or the destination's error (then and afterwards).
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	return len(p), w.process(p, false)
+}
+
+// Flush writes the held-back tail, masked, to the destination.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	return w.process(nil, true)
+}
+
+// Close flushes the Writer. It does not close the destination.
+func (w *Writer) Close() error { return w.Flush() }
+
+func (w *Writer) process(p []byte, final bool) error {
+	work := p
+	if len(w.held) > 0 {
+		w.work = append(append(w.work[:0], w.held...), p...)
+		work = w.work
+	}
+	if len(work) == 0 {
+		return nil
+	}
+	t := w.m.tab.Load()
+	var hold int
+	w.out, hold, w.covered = t.scan(w.out[:0], work, w.covered, final)
+	w.held = append(w.held[:0], work[hold:]...)
+	if len(w.out) > 0 {
+		if _, err := w.dst.Write(w.out); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	return nil
+}
