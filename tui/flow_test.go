@@ -363,7 +363,15 @@ func TestNoColorHasNoColourButKeepsMarks(t *testing.T) {
 	d.openRun("r-7")
 	d.waitText("DESTROYS 2")
 	held := d.m.View().Content
-	for name, v := range map[string]string{"list": list, "held": held} {
+	d.press("esc")
+	d.waitText("signed in as")
+	d.press("n")
+	d.waitText("launch a run")
+	d.waitText("dns")
+	d.press("enter")
+	d.waitText("Launch · network")
+	form := d.m.View().Content
+	for name, v := range map[string]string{"list": list, "held": held, "launcher form": form} {
 		if loc := colourSGR.FindStringIndex(v); loc != nil {
 			t.Errorf("%s view has a colour sequence %q", name, v[loc[0]:loc[1]])
 		}
