@@ -130,9 +130,28 @@ func AnalyzePlan(planJSON []byte) (*Summary, error) {
 	return summarize(plan)
 }
 
-func parsePlan(planJSON []byte) (*tfjson.Plan, error) {
-	var plan tfjson.Plan
-	// tfjson.Plan.UnmarshalJSON validates format_version against 1.x.
+// planDoc is the part of a `tofu show -json` document the summary reads, in
+// terraform-json's types. Decoding the whole tfjson.Plan (every before and
+// after value, prior state, planned values) takes several times as long on a
+// large plan for fields the summary never reads.
+type planDoc struct {
+	FormatVersion   string            `json:"format_version"`
+	ResourceChanges []*resourceChange `json:"resource_changes"`
+}
+
+type resourceChange struct {
+	Address    string              `json:"address"`
+	Mode       tfjson.ResourceMode `json:"mode"`
+	Type       string              `json:"type"`
+	DeposedKey string              `json:"deposed"`
+	Change     *struct {
+		Actions   tfjson.Actions    `json:"actions"`
+		Importing *tfjson.Importing `json:"importing"`
+	} `json:"change"`
+}
+
+func parsePlan(planJSON []byte) (*planDoc, error) {
+	var plan planDoc
 	if err := json.Unmarshal(planJSON, &plan); err != nil {
 		return nil, fmt.Errorf("%w: parsing tofu show -json output: %v", ErrUnreadablePlan, err)
 	}
@@ -143,7 +162,7 @@ func parsePlan(planJSON []byte) (*tfjson.Plan, error) {
 	return &plan, nil
 }
 
-func summarize(plan *tfjson.Plan) (*Summary, error) {
+func summarize(plan *planDoc) (*Summary, error) {
 	s := &Summary{FormatVersion: plan.FormatVersion, ByAction: map[string][]string{}}
 	for i, rc := range plan.ResourceChanges {
 		if rc == nil || rc.Change == nil || rc.Address == "" {

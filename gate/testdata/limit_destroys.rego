@@ -8,22 +8,24 @@ package switchtender.plan
 
 max_deletes := {"terraform_data": 2, "aws_db_instance": 0}
 
-# Every resource change that destroys an object: deletes and replaces alike.
-deletes contains rc if {
+# The resource changes that destroy an object, deletes and replaces alike,
+# as {"address", "type"}. Collecting the whole change objects into a set
+# would hash every before/after value, which is slow on a large plan.
+deletes := [{"address": rc.address, "type": rc.type} |
 	some rc in input.plan.resource_changes
 	"delete" in rc.change.actions
-}
+]
 
 deny contains msg if {
 	some type, limit in max_deletes
-	n := count([rc | some rc in deletes; rc.type == type])
+	n := count([d | some d in deletes; d.type == type])
 	n > limit
 	msg := sprintf("plan destroys %d %s resources; at most %d may be destroyed", [n, type, limit])
 }
 
 hold contains msg if {
-	some rc in deletes
-	rc.type == "terraform_data"
-	contains(rc.address, "protected")
-	msg := sprintf("plan destroys protected resource %s", [rc.address])
+	some d in deletes
+	d.type == "terraform_data"
+	contains(d.address, "protected")
+	msg := sprintf("plan destroys protected resource %s", [d.address])
 }
