@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	bm "charm.land/wish/v2/bubbletea"
+
+	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/tui"
+)
+
+// console adapts the server to the TUI's Backend for one session's identity.
+type console struct {
+	s  *Server
+	id Identity
+}
+
+var _ tui.Backend = (*console)(nil)
+
+// serveTUI runs one Bubble Tea program for the session, sized to its
+// terminal and following resizes (wish's bubbletea middleware).
+func (s *Server) serveTUI(sess ssh.Session, id Identity) {
+	pty, _, _ := sess.Pty()
+	noColor := slices.ContainsFunc(sess.Environ(), func(e string) bool { return strings.HasPrefix(e, "NO_COLOR=") }) ||
+		pty.Term == "dumb"
+	handler := func(ssh.Session) (tea.Model, []tea.ProgramOption) {
+		return tui.New(&console{s: s, id: id}, tui.Options{
+			Width: pty.Window.Width, Height: pty.Window.Height,
+			NoColor: noColor, Context: sess.Context(),
+		}), nil
+	}
+	bm.Middleware(handler)(func(ssh.Session) {})(sess)
+}
+
+func (c *console) Identity() tui.Identity {
+	return tui.Identity{
+		Name: c.id.Name, Agent: c.id.Agent,
+		CanLaunch:  c.id.Agent || c.id.Has("launch"),
+		CanApprove: !c.id.Agent && c.id.Has("approve"),
+	}
+}
+
+// waitingFor reports whether a held run waits for this identity's approval.
+func (c *console) waitingFor(r store.Run) bool {
+	if r.Status != StatusAwaitingApproval || r.Proposal == nil || c.id.Agent || !c.id.Has("approve") {
+		return false
+	}
+	if r.Requester == c.id.Name && r.RequesterKind == "user" && !c.s.cfg.Server.AllowSelfApproval {
+		return false
+	}
+	names := namedApprovers(r.Proposal.Holds)
+	return len(names) == 0 || slices.Contains(names, c.id.Name)
+}
+
+func (c *console) summary(r store.Run) tui.RunSummary {
+	return tui.RunSummary{
+		ID: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
+		Requester: r.Requester, Agent: r.RequesterKind == "agent",
+		CreatedAt: r.CreatedAt, WaitingForMe: c.waitingFor(r), Message: r.Message,
+	}
+}
+
+func (c *console) Runs(ctx context.Context) ([]tui.RunSummary, error) {
+	runs, err := c.s.db.ListRuns()
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	out := make([]tui.RunSummary, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, c.summary(r))
+	}
+	return out, nil
+}
+
+func (c *console) WatchRuns(ctx context.Context) <-chan struct{} {
+	in, cancel := c.s.broker.watchRuns()
+	out := make(chan struct{}, 1)
+	go func() {
+		defer close(out)
+		defer cancel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// tuiActions maps the gate's action names to the console's.
+var tuiActions = map[string]string{"create": "add", "update": "change", "delete": "destroy", "replace": "replace", "forget": "forget"}
+
+func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
+	r, err := c.s.db.GetRun(id)
+	if err != nil {
+		return tui.RunDetail{}, fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+	}
+	d := tui.RunDetail{
+		RunSummary: c.summary(r), Project: r.Project, Command: r.Command, Tool: r.Tool,
+		Vars: map[string]string{}, ExitCode: r.ExitCode,
+	}
+	for k, v := range r.Vars {
+		d.Vars[k] = v
+	}
+	for _, k := range r.SecretVars {
+		d.Vars[k] = "(sensitive)"
+	}
+	if p := r.Proposal; p != nil {
+		tp := &tui.Proposal{
+			Digest: p.Digest, Stage: p.Stage, Add: p.Add, Change: p.Change, Destroy: p.Destroy,
+			Replace: p.Replace, Forget: p.Forget, Requested: p.Requested, PlanText: p.PlanText,
+			Addresses: map[string][]string{},
+		}
+		for a, addrs := range p.Addresses {
+			if n, ok := tuiActions[a]; ok {
+				a = n
+			}
+			tp.Addresses[a] = append(tp.Addresses[a], addrs...)
+		}
+		for _, f := range p.Findings {
+			tp.Findings = append(tp.Findings, tui.Finding{Address: f.Address, Reason: f.Reason})
+		}
+		for _, h := range p.Holds {
+			tp.Holds = append(tp.Holds, tui.Hold{Rule: h.Rule, Reason: h.Reason})
+		}
+		d.Proposal = tp
+	}
+	return d, nil
+}
+
+func (c *console) FollowLog(ctx context.Context, id string, from int64) (<-chan tui.LogChunk, error) {
+	if _, err := c.s.db.GetRun(id); err != nil {
+		return nil, fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+	}
+	ch := make(chan tui.LogChunk, 64)
+	go func() {
+		defer close(ch)
+		_ = c.s.FollowLog(ctx, id, from, func(chunk store.Chunk) error {
+			select {
+			case ch <- tui.LogChunk{Offset: chunk.Offset, Data: chunk.Data}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	return ch, nil
+}
+
+func (c *console) Templates(ctx context.Context) ([]tui.Template, error) {
+	var out []tui.Template
+	for _, t := range sortedTemplates(c.s.cfg) {
+		tt := tui.Template{Name: t.Name, Project: t.Project, Command: t.Command, Tool: t.Tool}
+		for _, f := range t.Survey {
+			tf := tui.Field{Name: f.Name, Type: f.Type, Description: f.Description, Choices: f.Choices, Sensitive: f.Sensitive}
+			if f.Default != nil {
+				tf.HasDefault = true
+				tf.Default = answerText(f.Default)
+			}
+			tt.Survey = append(tt.Survey, tf)
+		}
+		out = append(out, tt)
+	}
+	return out, nil
+}
+
+func sortedTemplates(cfg *config.Config) []*config.Template {
+	var ts []*config.Template
+	for _, t := range cfg.Templates {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b *config.Template) int { return strings.Compare(a.Name, b.Name) })
+	return ts
+}
+
+// answerText renders a default the way a person would type it as an answer.
+func answerText(v any) string {
+	switch v.(type) {
+	case []any, map[string]any:
+		s, err := encodeJSON(v)
+		if err == nil {
+			return s
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+func (c *console) CheckAnswer(template, field, value string) error {
+	t := c.s.cfg.Templates[template]
+	if t == nil {
+		return fmt.Errorf("no template %q", template)
+	}
+	for _, f := range t.Survey {
+		if f.Name == field {
+			_, err := f.ParseAnswer(value)
+			return err
+		}
+	}
+	return fmt.Errorf("template %q has no survey field %q", template, field)
+}
+
+func (c *console) Launch(ctx context.Context, req tui.LaunchRequest) (string, error) {
+	run, err := c.s.Launch(ctx, c.id, LaunchRequest{Template: req.Template, Kind: req.Kind, Answers: req.Answers})
+	if err != nil {
+		return "", fmt.Errorf("%s", UserMessage(err))
+	}
+	return run.ID, nil
+}
+
+func (c *console) Approve(ctx context.Context, id, digest string) error {
+	if _, err := c.s.Approve(ctx, c.id, id, digest); err != nil {
+		return fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+	}
+	return nil
+}
+
+func (c *console) Reject(ctx context.Context, id, reason string) error {
+	if reason == "" {
+		reason = "no reason given"
+	}
+	if _, err := c.s.Reject(ctx, c.id, id, reason); err != nil {
+		return fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const dataTemplates = `
+template "data" {
+  project = "infra"
+  command = "infra/data"
+  survey "instances" {
+    type = "number"
+    default = 3
+  }
+  survey "generation" {
+    type = "string"
+    default = "1"
+  }
+}
+template "data-free" {
+  project = "infra"
+  command = "infra/data"
+  survey "instances" {
+    type = "number"
+    default = 3
+  }
+}
+`
+
+func (h *harness) show(user, id string) runView {
+	h.t.Helper()
+	var v runView
+	if err := json.Unmarshal([]byte(h.mustSSH(user, "show", id, "--json")), &v); err != nil {
+		h.t.Fatal(err)
+	}
+	return v
+}
+
+// stateCount is how many terraform_data.server instances the local state of
+// infra/data holds.
+func (h *harness) stateCount() int {
+	h.t.Helper()
+	b, err := os.ReadFile(filepath.Join(h.project, "infra/data/terraform.tfstate"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var st struct {
+		Resources []struct {
+			Name      string
+			Instances []json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, r := range st.Resources {
+		if r.Name == "server" {
+			return len(r.Instances)
+		}
+	}
+	return 0
+}
+
+// A count going from 3 to 1 under max_destroy = 1 is held with destroy
+// count 2; only the right digest, from an approver who is not the
+// requester, releases it, exactly once, and the state matches the plan.
+func TestGatedApplyHoldsAndReleasesTheDigest(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "destroys" {
+  templates   = ["data"]
+  max_destroy = 1
+  approvers   = ["bob"]
+}
+`)
+	// Nothing destroyed: the rule passes it and the saved plan is applied.
+	out := h.mustSSH("alice", "launch", "data", "--wait")
+	if !strings.Contains(out, "run 1: succeeded") || !strings.Contains(out, "-out=") || !strings.Contains(out, "apply -input=false -no-color "+filepath.Join(h.dir, "data", "runs", "1", planFileName)) {
+		t.Fatalf("first apply did not go through a saved plan:\n%s", out)
+	}
+	if strings.Contains(out, "-auto-approve") {
+		t.Fatalf("a gated apply used -auto-approve:\n%s", out)
+	}
+	if n := h.stateCount(); n != 3 {
+		t.Fatalf("state holds %d servers, want 3", n)
+	}
+
+	out = h.mustSSH("carol", "launch", "data", "--var", "instances=1", "--wait")
+	if !strings.Contains(out, "run 2: awaiting_approval") {
+		t.Fatalf("destroying 2 under max_destroy 1 was not held:\n%s", out)
+	}
+	v := h.show("bob", "2")
+	p := v.Proposal
+	if p == nil || p.Destroy != 2 || p.Stage != "plan" || len(p.Holds) != 1 || p.Holds[0].Rule != "destroys" {
+		t.Fatalf("proposal = %+v", p)
+	}
+	if got := strings.Join(p.Addresses["delete"], ","); got != "terraform_data.server[1],terraform_data.server[2]" {
+		t.Errorf("delete addresses = %q", got)
+	}
+	if !strings.Contains(p.PlanText, "2 to destroy") {
+		t.Errorf("plan text lacks the plan: %q", p.PlanText)
+	}
+	// The sealed plan waits; no plaintext plan exists.
+	for _, f := range h.dataFiles() {
+		if filepath.Base(f) == planFileName {
+			t.Errorf("plaintext plan while held: %s", f)
+		}
+	}
+
+	wrong := "sha256:" + strings.Repeat("0", 64)
+	for _, c := range []struct{ user, digest, want string }{
+		{"bob", wrong, "does not match"},
+		{"carol", p.Digest, "approve role is missing"},
+		{"alice", p.Digest, "not among the approvers"},
+		{"deploy-bot", p.Digest, "agents cannot approve"},
+	} {
+		_, errOut, code := h.ssh(c.user, "approve", "2", "--digest", c.digest)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("approve by %s with %s: exit %d %q, want %q", c.user, c.digest, code, errOut, c.want)
+		}
+	}
+	if n := h.stateCount(); n != 3 {
+		t.Fatalf("a refused approval changed the state: %d servers", n)
+	}
+	h.mustSSH("bob", "approve", "2", "--digest", p.Digest)
+	h.waitStatus("2", StatusSucceeded)
+	if n := h.stateCount(); n != 1 {
+		t.Fatalf("state holds %d servers after the approved plan, want 1", n)
+	}
+	_, errOut, code := h.ssh("bob", "approve", "2", "--digest", p.Digest)
+	if code == 0 || !strings.Contains(errOut, "already") {
+		t.Errorf("second approval: exit %d %q", code, errOut)
+	}
+	v = h.show("bob", "2")
+	if len(v.Approvals) != 1 || v.Approvals[0].By != "bob" || v.Approvals[0].Digest != p.Digest || !v.Proposal.Used {
+		t.Errorf("approvals = %+v, used = %v", v.Approvals, v.Proposal.Used)
+	}
+	for _, f := range h.dataFiles() {
+		if filepath.Base(f) == planFileName {
+			t.Errorf("plaintext plan after apply: %s", f)
+		}
+	}
+}
+
+// A requester cannot approve their own apply.
+func TestSelfApprovalRefused(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "everything" {
+  templates        = ["data"]
+  require_approval = true
+}
+`)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	v := h.show("alice", "1")
+	_, errOut, code := h.ssh("alice", "approve", "1", "--digest", v.Proposal.Digest)
+	if code == 0 || !strings.Contains(errOut, "cannot approve it") {
+		t.Fatalf("self approval: exit %d %q", code, errOut)
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", v.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+}
+
+// A triggers_replace change on 3 resources under max_destroy = 0 is held
+// with destroy count 3, all of them replaces.
+func TestReplaceCountsAsDestroy(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "none" {
+  templates   = ["data"]
+  max_destroy = 0
+}
+`)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	out := h.mustSSH("alice", "launch", "data", "--var", "generation=2", "--wait")
+	if !strings.Contains(out, "awaiting_approval") {
+		t.Fatalf("not held:\n%s", out)
+	}
+	p := h.show("bob", "2").Proposal
+	if p.Destroy != 3 || p.Replace != 3 || p.Add != 0 || len(p.Addresses["replace"]) != 3 {
+		t.Fatalf("proposal = %+v", p)
+	}
+	h.mustSSH("bob", "reject", "2", "--reason", "not today")
+}
+
+// A held plan whose state another apply changed meanwhile ends stale with
+// the "submit again" message, and the state is what the other apply left.
+func TestStalePlanIsRefused(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "destroys" {
+  templates   = ["data"]
+  max_destroy = 0
+}
+`)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	h.mustSSH("alice", "launch", "data", "--var", "instances=1", "--wait")
+	p := h.show("bob", "2").Proposal
+	h.mustSSH("alice", "launch", "data-free", "--var", "instances=5", "--wait")
+	if n := h.stateCount(); n != 5 {
+		t.Fatalf("the other apply left %d servers", n)
+	}
+	h.mustSSH("bob", "approve", "2", "--digest", p.Digest)
+	h.waitStatus("2", StatusStale)
+	r, _ := h.srv.db.GetRun("2")
+	if !strings.Contains(r.Message, "submit the apply again") {
+		t.Errorf("message = %q", r.Message)
+	}
+	if n := h.stateCount(); n != 5 {
+		t.Fatalf("a stale plan changed the state: %d servers", n)
+	}
+}
+
+// An agent's apply is held before anything plans, then its plan is held
+// again: two approvals. An exempted agent's apply takes a person's path.
+func TestAgentApplyNeedsTwoApprovals(t *testing.T) {
+	h := newHarness(t, networkTemplate+dataTemplates+`
+rule "destroys" {
+  templates   = ["data"]
+  max_destroy = 0
+}
+exemption "helper" {
+  agents    = ["helper-bot"]
+  templates = ["data"]
+}
+`)
+	out := h.mustSSH("deploy-bot", "launch", "network", "--var", "region=x")
+	if !strings.Contains(out, "awaiting_approval") {
+		t.Fatalf("agent apply not held before planning:\n%s", out)
+	}
+	if log := h.mustSSH("bob", "log", "1"); strings.Contains(log, "$ tofu") {
+		t.Fatalf("something ran before the release:\n%s", log)
+	}
+	v := h.show("bob", "1")
+	if v.Proposal.Stage != "request" {
+		t.Fatalf("proposal = %+v", v.Proposal)
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", v.Proposal.Digest)
+	h.waitStatus("1", StatusAwaitingApproval, StatusFailed)
+	v = h.show("bob", "1")
+	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != "plan" {
+		t.Fatalf("after the first release: %s %s %+v", v.Status, v.Message, v.Proposal)
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", v.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+	if v = h.show("bob", "1"); len(v.Approvals) != 2 {
+		t.Fatalf("approvals = %+v", v.Approvals)
+	}
+
+	// Exempted: planned at once; the rule passes a plan that destroys nothing.
+	out = h.mustSSH("helper-bot", "launch", "data", "--wait")
+	if !strings.Contains(out, "run 2: succeeded") {
+		t.Fatalf("exempted agent's apply:\n%s", out)
+	}
+}
+
+// An apply whose submission asks for approval waits for a person with its
+// saved plan even when no rule covers it.
+func TestRequireApprovalWithoutRule(t *testing.T) {
+	h := newHarness(t, networkTemplate)
+	out := h.mustSSH("alice", "launch", "network", "--var", "region=x", "--require-approval", "--wait")
+	if !strings.Contains(out, "awaiting_approval") || !strings.Contains(out, "-out=") {
+		t.Fatalf("not planned and held:\n%s", out)
+	}
+	p := h.show("bob", "1").Proposal
+	h.mustSSH("bob", "approve", "1", "--digest", p.Digest)
+	h.waitStatus("1", StatusSucceeded)
+}
+
+// A plan_gate policy that does not compile holds (fails closed) with the
+// compile error shown; one that denies refuses.
+func TestPlanGatePolicies(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.rego")
+	deny := filepath.Join(dir, "deny.rego")
+	os.WriteFile(broken, []byte("package switchtender.plan\n\ndeny contains msg if {\n  msg := \n}\n"), 0o644)
+	os.WriteFile(deny, []byte(`package switchtender.plan
+
+deny contains msg if {
+	some rc in input.plan.resource_changes
+	rc.type == "terraform_data"
+	"create" in rc.change.actions
+	msg := sprintf("%s: creating terraform_data is not allowed here", [rc.address])
+}
+`), 0o644)
+	h := newHarness(t, networkTemplate+dataTemplates+`
+rule "broken" {
+  templates = ["network"]
+  plan_gate = "`+broken+`"
+}
+rule "deny" {
+  templates = ["data"]
+  plan_gate = "`+deny+`"
+}
+`)
+	out := h.mustSSH("alice", "launch", "network", "--var", "region=x", "--wait")
+	if !strings.Contains(out, "awaiting_approval") {
+		t.Fatalf("a broken policy did not hold:\n%s", out)
+	}
+	p := h.show("bob", "1").Proposal
+	if len(p.Holds) == 0 || !strings.Contains(p.Holds[0].Reason, "broken.rego") {
+		t.Fatalf("holds = %+v", p.Holds)
+	}
+	out, _, code := h.ssh("alice", "launch", "data", "--wait")
+	if code == 0 || !strings.Contains(out, "run 2: refused") || !strings.Contains(out, "creating terraform_data is not allowed here") {
+		t.Fatalf("deny policy: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
+		t.Fatalf("a refused apply wrote state")
+	}
+}

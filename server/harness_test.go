@@ -1,0 +1,224 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/switchtender/switchtender/exec/tofubin"
+	"github.com/switchtender/switchtender/server/config"
+)
+
+// testEnviron is the environment runs inherit in tests: the machine's, with
+// the pinned OpenTofu first on PATH.
+var testEnviron []string
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	tofu, err := tofubin.Ensure(ctx, os.Stderr)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "the server tests need OpenTofu: %v\n", err)
+		os.Exit(1)
+	}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "PATH=") {
+			testEnviron = append(testEnviron, e)
+		}
+	}
+	testEnviron = append(testEnviron, "PATH="+tofubin.PathWith(tofu, os.Getenv("PATH")))
+	os.Exit(m.Run())
+}
+
+// harness is a control node on loopback with a copy of testdata/project,
+// and SSH keys for the identities its configuration names.
+type harness struct {
+	t       *testing.T
+	dir     string
+	project string
+	cfgPath string
+	srv     *Server
+	addr    string
+	keys    map[string]gossh.Signer
+}
+
+// identities of the test configuration: people with roles and agents.
+var testPeople = map[string]string{
+	"alice": `["launch", "approve"]`,
+	"bob":   `["approve"]`,
+	"carol": `["launch"]`,
+}
+var testAgents = []string{"deploy-bot", "helper-bot"}
+
+// newHarness writes a configuration (server, project, users, agents, plus
+// extra blocks) and starts a server on a free loopback port.
+func newHarness(t *testing.T, extra string) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	h := &harness{t: t, dir: dir, project: filepath.Join(dir, "project"), keys: map[string]gossh.Signer{}}
+	if err := os.CopyFS(h.project, os.DirFS("testdata/project")); err != nil {
+		t.Fatal(err)
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "server {\n  ssh_listen = \"127.0.0.1:0\"\n  data_dir = %q\n  cancel_grace = \"5s\"\n}\n", filepath.Join(dir, "data"))
+	fmt.Fprintf(&cfg, "project \"infra\" {\n  path = %q\n}\n", h.project)
+	for name, roles := range testPeople {
+		fmt.Fprintf(&cfg, "user %q {\n  public_key = %q\n  roles = %s\n}\n", name, h.newKey(name), roles)
+	}
+	for _, name := range testAgents {
+		fmt.Fprintf(&cfg, "agent %q {\n  public_key = %q\n}\n", name, h.newKey(name))
+	}
+	cfg.WriteString(extra)
+	h.cfgPath = filepath.Join(dir, "switchtender.hcl")
+	if err := os.WriteFile(h.cfgPath, []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	return h
+}
+
+func (h *harness) newKey(name string) string {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.keys[name] = signer
+	return strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
+}
+
+// start loads the configuration and starts a server on it.
+func (h *harness) start() {
+	h.t.Helper()
+	cfg, err := config.Load(h.cfgPath)
+	if err != nil {
+		h.t.Fatalf("loading test configuration: %v", err)
+	}
+	srv, err := New(cfg, Options{Environ: testEnviron})
+	if err != nil {
+		h.t.Fatalf("starting server: %v", err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		h.t.Fatalf("starting server: %v", err)
+	}
+	h.srv = srv
+	h.addr = srv.SSHAddr()
+	h.t.Cleanup(func() { h.stop() })
+}
+
+func (h *harness) stop() {
+	if h.srv != nil {
+		h.srv.Close()
+		h.srv = nil
+	}
+}
+
+// restart stops the server and starts a new one on the same data directory.
+func (h *harness) restart() {
+	h.stop()
+	h.start()
+}
+
+// ssh runs one command over a real SSH connection as user and returns its
+// stdout, stderr and exit status.
+func (h *harness) ssh(user string, args ...string) (string, string, int) {
+	h.t.Helper()
+	client, err := dialAs(h, user)
+	if err != nil {
+		h.t.Fatalf("ssh %s: %v", user, err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		h.t.Fatalf("ssh session: %v", err)
+	}
+	defer sess.Close()
+	var out, errOut bytes.Buffer
+	sess.Stdout, sess.Stderr = &out, &errOut
+	code := 0
+	if err := sess.Run(shellJoin(args)); err != nil {
+		var ee *gossh.ExitError
+		if !errors.As(err, &ee) {
+			h.t.Fatalf("ssh %s %v: %v", user, args, err)
+		}
+		code = ee.ExitStatus()
+	}
+	return out.String(), errOut.String(), code
+}
+
+// dialAs opens an SSH connection to the harness's server with user's key.
+func dialAs(h *harness, user string) (*gossh.Client, error) {
+	signer, ok := h.keys[user]
+	if !ok {
+		return nil, fmt.Errorf("no key for %s", user)
+	}
+	return gossh.Dial("tcp", h.addr, &gossh.ClientConfig{
+		User:            user,
+		Auth:            []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
+		Timeout:         10 * time.Second,
+	})
+}
+
+// mustSSH is ssh that fails the test on a non-zero exit.
+func (h *harness) mustSSH(user string, args ...string) string {
+	h.t.Helper()
+	out, errOut, code := h.ssh(user, args...)
+	if code != 0 {
+		h.t.Fatalf("ssh %s %v: exit %d\nstdout:\n%s\nstderr:\n%s", user, args, code, out, errOut)
+	}
+	return out
+}
+
+func shellJoin(args []string) string {
+	var parts []string
+	for _, a := range args {
+		parts = append(parts, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(parts, " ")
+}
+
+// waitStatus polls the store until run id reaches one of statuses.
+func (h *harness) waitStatus(id string, statuses ...string) {
+	h.t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		r, err := h.srv.db.GetRun(id)
+		if err == nil {
+			for _, s := range statuses {
+				if r.Status == s {
+					return
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r, _ := h.srv.db.GetRun(id)
+	h.t.Fatalf("run %s is %s (%s), want one of %v", id, r.Status, r.Message, statuses)
+}
+
+// dataFiles lists every regular file under the data directory.
+func (h *harness) dataFiles() []string {
+	var files []string
+	filepath.WalkDir(filepath.Join(h.dir, "data"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
+}

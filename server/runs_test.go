@@ -1,0 +1,278 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+const networkTemplate = `
+template "network" {
+  project = "infra"
+  command = "infra/network"
+  survey "region" {
+    type = "string"
+  }
+}
+`
+
+// The spec's example end to end over SSH: a dry run shows the plan, a real
+// run applies it, and both survive a restart with their logs.
+func TestSpecExampleOverSSH(t *testing.T) {
+	h := newHarness(t, networkTemplate)
+
+	out := h.mustSSH("alice", "launch", "network", "--dry-run", "--var", "region=eu-west-1", "--wait")
+	for _, want := range []string{
+		"$ tofu init -input=false -no-color",
+		"-input=false -no-color -out=",
+		`vpc = "vpc-eu-west-1"`,
+		"run 1: succeeded",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "infra/network/terraform.tfstate")); err == nil {
+		t.Errorf("a dry run wrote state")
+	}
+
+	out = h.mustSSH("alice", "launch", "network", "--var", "region=eu-west-1", "--wait")
+	for _, want := range []string{"apply -auto-approve -input=false -no-color", "Apply complete!", `vpc = "vpc-eu-west-1"`, "run 2: succeeded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("apply output lacks %q:\n%s", want, out)
+		}
+	}
+	state, err := os.ReadFile(filepath.Join(h.project, "infra/network/terraform.tfstate"))
+	if err != nil || !strings.Contains(string(state), "vpc-eu-west-1") {
+		t.Fatalf("apply left no state with the output: %v", err)
+	}
+
+	// No plan file is left anywhere once the dry run ended.
+	for _, f := range h.dataFiles() {
+		if filepath.Base(f) == planFileName {
+			t.Errorf("plan file left behind: %s", f)
+		}
+	}
+
+	check := func() {
+		t.Helper()
+		var runs []runView
+		if err := json.Unmarshal([]byte(h.mustSSH("bob", "runs", "--json")), &runs); err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 2 || runs[0].ID != "2" || runs[1].ID != "1" {
+			t.Fatalf("runs = %+v", runs)
+		}
+		if runs[0].Status != StatusSucceeded || runs[1].Status != StatusSucceeded || runs[0].Kind != KindApply || runs[1].Kind != KindPlan {
+			t.Fatalf("runs = %+v", runs)
+		}
+		if runs[0].Vars["region"] != "eu-west-1" || runs[0].ExitCode != 0 || runs[0].FinishedAt.IsZero() {
+			t.Fatalf("run 2 = %+v", runs[0])
+		}
+		show := h.mustSSH("bob", "show", "2")
+		if !strings.Contains(show, "run 2: succeeded") || !strings.Contains(show, "var region = eu-west-1") {
+			t.Errorf("show 2:\n%s", show)
+		}
+		log := h.mustSSH("bob", "log", "1")
+		if !strings.Contains(log, `vpc = "vpc-eu-west-1"`) {
+			t.Errorf("log 1 lacks the plan:\n%s", log)
+		}
+	}
+	check()
+	h.restart()
+	check()
+}
+
+// Bad input is refused before anything is queued, with a sentence that
+// says what was wrong.
+func TestLaunchRefusals(t *testing.T) {
+	h := newHarness(t, networkTemplate+`
+template "sized" {
+  project = "infra"
+  command = "infra/data"
+  survey "instances" {
+    type = "number"
+    default = 1
+  }
+}
+template "escape" {
+  project = "infra"
+  command = "infra/link"
+}
+`)
+	if err := os.Symlink(os.TempDir(), filepath.Join(h.project, "infra/link")); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		user string
+		args []string
+		want string
+	}{
+		{"alice", []string{"launch", "nope"}, `no template "nope"`},
+		{"alice", []string{"launch", "network"}, `survey field "region" of template "network" needs an answer`},
+		{"alice", []string{"launch", "network", "--var", "region=x", "--var", "zone=y"}, `has no survey field zone`},
+		{"alice", []string{"launch", "sized", "--var", "instances=three"}, `wants a number, got "three"`},
+		{"alice", []string{"launch", "escape"}, `outside the project checkout`},
+		{"bob", []string{"launch", "network", "--var", "region=x"}, `launch role is missing`},
+		{"alice", []string{"show", "42"}, `no run "42"`},
+		{"alice", []string{"frobnicate"}, `unknown command "frobnicate"`},
+	}
+	for _, c := range cases {
+		out, errOut, code := h.ssh(c.user, c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s %v: exit %d, stderr %q, stdout %q; want refusal containing %q", c.user, c.args, code, errOut, out, c.want)
+		}
+	}
+	runs, err := h.srv.db.ListRuns()
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("refused launches queued runs: %v %+v", err, runs)
+	}
+}
+
+// An unknown key is refused at authentication.
+func TestUnknownKeyRefused(t *testing.T) {
+	h := newHarness(t, networkTemplate)
+	h.newKey("mallory") // a key the configuration does not name
+	c, err := dialAs(h, "mallory")
+	if err == nil {
+		c.Close()
+		t.Fatalf("handshake with an unknown key succeeded")
+	}
+}
+
+// Credentials arrive in the environment and never reach the log: env
+// credentials as given, a token as SWITCHTENDER_TOKEN, a command-source
+// credential by running its command for every run. CHECKPOINT_DISABLE is
+// set, and TF_CLI_ARGS from the server's environment is not passed on.
+func TestCredentialsArriveMasked(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "count")
+	h := newHarness(t, `
+credential "cloud" {
+  env = { CLOUD_KEY = "cloud-canary-7f3a9" }
+}
+credential "api" {
+  token = "token-canary-51be2"
+}
+credential "vault" {
+  command = ["sh", "-c", "echo x >> `+counter+`; echo vault-canary-$(wc -l < `+counter+` | tr -d ' ')x9"]
+  env_var = "VAULT_TOKEN"
+}
+template "creds" {
+  project = "infra"
+  command = "infra/creds"
+  credentials = ["cloud", "api", "vault"]
+  survey "note" {
+    type = "string"
+    default = "one"
+  }
+}
+`)
+	h.srv.env = append(h.srv.env, "TF_CLI_ARGS=-lock=false-canary")
+	out1 := h.mustSSH("alice", "launch", "creds", "--wait")
+	out2 := h.mustSSH("alice", "launch", "creds", "--var", "note=two", "--wait")
+	for i, out := range []string{out1, out2} {
+		if !strings.Contains(out, "cloud=*** token=*** vault=*** checkpoint=1 args=\n") && !strings.Contains(out, "cloud=*** token=*** vault=*** checkpoint=1 args=") {
+			t.Errorf("run %d: credentials not received masked:\n%s", i+1, out)
+		}
+	}
+	data, _ := os.ReadFile(counter)
+	if got := strings.Count(string(data), "x"); got != 2 {
+		t.Errorf("command-source credential ran %d times for two runs, want 2", got)
+	}
+	for _, canary := range []string{"cloud-canary-7f3a9", "token-canary-51be2", "vault-canary-1x9", "vault-canary-2x9", "lock=false-canary"} {
+		for _, out := range []string{out1, out2, h.mustSSH("bob", "log", "1"), h.mustSSH("bob", "log", "2")} {
+			if strings.Contains(out, canary) {
+				t.Errorf("canary %q reached a log:\n%s", canary, out)
+			}
+		}
+		db, _ := os.ReadFile(filepath.Join(h.dir, "data", "switchtender.db"))
+		if strings.Contains(string(db), canary) {
+			t.Errorf("canary %q reached the database file", canary)
+		}
+	}
+}
+
+// A failing command-source credential fails the run before any tool process.
+func TestFailingCredentialCommand(t *testing.T) {
+	h := newHarness(t, `
+credential "vault" {
+  command = ["false"]
+  env_var = "VAULT_TOKEN"
+}
+template "creds" {
+  project = "infra"
+  command = "infra/creds"
+  credentials = ["vault"]
+}
+`)
+	out, _, code := h.ssh("alice", "launch", "creds", "--wait")
+	if code == 0 || !strings.Contains(out, `credential "vault": its command "false" failed`) || strings.Contains(out, "$ tofu") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// Cancelling a running apply interrupts tofu, which stops its provisioner
+// and ends well before the command it runs would.
+func TestCancelRunningApply(t *testing.T) {
+	h := newHarness(t, `
+template "slow" {
+  project = "infra"
+  command = "infra/slow"
+}
+`)
+	h.mustSSH("alice", "launch", "slow")
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(h.mustSSH("alice", "log", "1"), "started-slow") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow apply never started:\n%s", h.mustSSH("alice", "log", "1"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	h.mustSSH("alice", "cancel", "1")
+	h.waitStatus("1", StatusCancelled)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	r, _ := h.srv.db.GetRun("1")
+	if !strings.Contains(r.Message, "interrupt") {
+		t.Errorf("message = %q", r.Message)
+	}
+}
+
+// A run that was executing when the server died is marked interrupted and
+// never re-run; queued runs still run after a restart.
+func TestRestartRecovery(t *testing.T) {
+	h := newHarness(t, networkTemplate)
+	h.mustSSH("alice", "launch", "network", "--var", "region=a", "--wait")
+	h.stop()
+	// What a crash leaves: one run marked running, one queued.
+	db, err := store.Open(filepath.Join(h.dir, "data", "switchtender.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := func(status string) string {
+		r := &store.Run{Template: "network", Project: "infra", Tool: "opentofu", Command: "infra/network",
+			Queue: "default", Kind: KindApply, Phase: phasePlan, Requester: "alice", RequesterKind: "user",
+			Vars: map[string]string{"region": "b"}, Status: status}
+		if err := db.CreateRun(r); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	running := crashed(StatusRunning)
+	queued := crashed(StatusQueued)
+	db.Close()
+	h.start()
+	h.waitStatus(running, StatusInterrupted)
+	h.waitStatus(queued, StatusSucceeded)
+	r, _ := h.srv.db.GetRun(running)
+	if !strings.Contains(r.Message, "not re-run") || len(r.Steps) != 0 {
+		t.Errorf("interrupted run: %+v", r)
+	}
+}

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"sync"
+)
+
+// job is one queued piece of work: a run's next phase in a working directory.
+type job struct {
+	runID   string
+	workdir string // absolute working directory: the unit of mutual exclusion
+}
+
+// scheduler runs queued jobs in arrival order with two limits: never two jobs
+// in the same working directory at once (local state and .terraform live
+// there, as for a person running tofu), and at most max jobs at once overall.
+// A job whose working directory is busy waits without blocking later jobs in
+// other directories.
+type scheduler struct {
+	mu      sync.Mutex
+	max     int
+	queue   []job
+	busy    map[string]bool
+	running int
+	cancels map[string]context.CancelFunc
+	exec    func(ctx context.Context, j job)
+	wg      sync.WaitGroup
+	ctx     context.Context
+	stopped bool
+}
+
+func newScheduler(max int, exec func(ctx context.Context, j job)) *scheduler {
+	if max < 1 {
+		max = 1
+	}
+	return &scheduler{max: max, busy: map[string]bool{}, cancels: map[string]context.CancelFunc{}, exec: exec}
+}
+
+// start begins dispatching; jobs run with contexts derived from ctx.
+func (s *scheduler) start(ctx context.Context) {
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
+	s.dispatch()
+}
+
+// enqueue adds a job at the back of the queue.
+func (s *scheduler) enqueue(j job) {
+	s.mu.Lock()
+	s.queue = append(s.queue, j)
+	s.mu.Unlock()
+	s.dispatch()
+}
+
+// cancel stops a run: a queued job is removed (reported true, false), a
+// running one has its context cancelled (false, true).
+func (s *scheduler) cancel(runID string) (dequeued, signalled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, j := range s.queue {
+		if j.runID == runID {
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			return true, false
+		}
+	}
+	if c, ok := s.cancels[runID]; ok {
+		c()
+		return false, true
+	}
+	return false, false
+}
+
+func (s *scheduler) dispatch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil || s.stopped {
+		return
+	}
+	for i := 0; i < len(s.queue) && s.running < s.max; {
+		j := s.queue[i]
+		if s.busy[j.workdir] {
+			i++
+			continue
+		}
+		s.queue = append(s.queue[:i], s.queue[i+1:]...)
+		s.busy[j.workdir] = true
+		s.running++
+		ctx, cancel := context.WithCancel(s.ctx)
+		s.cancels[j.runID] = cancel
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.exec(ctx, j)
+			cancel()
+			s.mu.Lock()
+			delete(s.cancels, j.runID)
+			delete(s.busy, j.workdir)
+			s.running--
+			s.mu.Unlock()
+			s.dispatch()
+		}()
+	}
+}
+
+// stop prevents new dispatches and waits for running jobs to return (their
+// contexts end when the context given to start ends).
+func (s *scheduler) stop() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.wg.Wait()
+}

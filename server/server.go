@@ -1,0 +1,310 @@
+// Package server is Switchtender's control node: it loads the configuration,
+// keeps the queue of runs and their state machine, executes OpenTofu and
+// Terraform through package exec, gates applies through package gate, seals
+// saved plans through package seal, persists everything through package store,
+// and serves SSH commands and the terminal UI (package tui) over wish.
+//
+// The behaviour it implements is specified in spec/opentofu-runs.txt ("OpenTofu
+// runs"); section names quoted in comments refer to that text.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
+)
+
+// Run statuses. A run is active while queued or running; awaiting_approval
+// waits for a person; every other status is final.
+const (
+	StatusLaunching        = "launching"
+	StatusQueued           = "queued"
+	StatusRunning          = "running"
+	StatusAwaitingApproval = "awaiting_approval"
+	StatusSucceeded        = "succeeded"
+	StatusFailed           = "failed"
+	StatusCancelled        = "cancelled"
+	StatusInterrupted      = "interrupted"
+	StatusRejected         = "rejected"
+	StatusRefused          = "refused"
+	StatusStale            = "stale"
+)
+
+// Run kinds, as the launch command names them.
+const (
+	KindApply = "apply" // a real run
+	KindPlan  = "plan"  // a dry run
+)
+
+// Phases of a run: the plan phase runs init and then either the one-step
+// apply, a dry run's plan, or a gated apply's plan; the apply phase carries
+// out an approved saved plan.
+const (
+	phasePlan  = "plan"
+	phaseApply = "apply"
+)
+
+// Options are what New needs besides the configuration.
+type Options struct {
+	// Environ is the environment runs inherit from (normally os.Environ());
+	// its PATH must reach the tool binaries (spec "Requirements").
+	Environ []string
+	// Logger receives operator detail; nil discards it.
+	Logger *slog.Logger
+	// PolicyTimeout bounds one Rego evaluation; 0 means 10 s.
+	PolicyTimeout time.Duration
+}
+
+// Server is a running control node. Create it with New, start it with Start,
+// stop it with Close.
+type Server struct {
+	cfg        *config.Config
+	env        []string
+	log        *slog.Logger
+	db         *store.DB
+	key        *seal.Key
+	broker     *broker
+	sched      *scheduler
+	rules      []*gate.Rule
+	exemptions []*gate.Exemption
+	runsDir    string
+	policyTime time.Duration
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	closed bool
+	sshSrv sshServer
+}
+
+// New opens the data directory (created mode 0700), the store and the
+// sealing key, compiles the rules' policies (a policy that does not compile
+// makes its rule hold every run it covers: the gate fails closed), and
+// recovers what a previous process left: queued runs are queued again, a run
+// that was executing is marked interrupted and never re-run, and any
+// plaintext plan file is wiped (DESIGN invariants 2 and 6).
+func New(cfg *config.Config, opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.PolicyTimeout == 0 {
+		opts.PolicyTimeout = 10 * time.Second
+	}
+	if err := os.MkdirAll(cfg.Server.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	if err := os.Chmod(cfg.Server.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("restricting data directory: %w", err)
+	}
+	runsDir := filepath.Join(cfg.Server.DataDir, "runs")
+	if err := os.MkdirAll(runsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating runs directory: %w", err)
+	}
+	key, err := seal.LoadOrCreateKey(cfg.Server.SealKey)
+	if err != nil {
+		return nil, fmt.Errorf("loading the sealing key: %w", err)
+	}
+	db, err := store.Open(filepath.Join(cfg.Server.DataDir, "switchtender.db"))
+	if err != nil {
+		return nil, fmt.Errorf("opening the store: %w", err)
+	}
+	s := &Server{
+		cfg:        cfg,
+		env:        opts.Environ,
+		log:        opts.Logger,
+		db:         db,
+		key:        key,
+		broker:     newBroker(),
+		runsDir:    runsDir,
+		policyTime: opts.PolicyTimeout,
+	}
+	s.rules, s.exemptions = buildRules(context.Background(), cfg)
+	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
+	if err := s.recover(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildRules turns configured rules into gate rules, compiling plan_gate
+// policies once. A policy that cannot be read or compiled is kept as the
+// rule's PolicyErr, so the rule holds what it covers with the error shown.
+func buildRules(ctx context.Context, cfg *config.Config) ([]*gate.Rule, []*gate.Exemption) {
+	var rules []*gate.Rule
+	for _, r := range cfg.Rules {
+		gr := &gate.Rule{
+			Name:            r.Name,
+			Templates:       r.Templates,
+			Projects:        r.Projects,
+			Kinds:           r.Kinds,
+			Requesters:      r.Requesters,
+			MaxDestroy:      r.MaxDestroy,
+			RequireApproval: r.RequireApproval,
+			Approvers:       r.Approvers,
+			ExcludeDryRun:   r.ExcludeDryRun,
+		}
+		if r.PlanGate != "" {
+			src, err := os.ReadFile(r.PlanGate)
+			if err != nil {
+				gr.PolicyErr = fmt.Errorf("reading plan_gate policy: %w", err)
+			} else if p, err := gate.CompilePolicy(ctx, r.PlanGate, src); err != nil {
+				gr.PolicyErr = err
+			} else {
+				gr.Policy = p
+			}
+		}
+		rules = append(rules, gr)
+	}
+	var ex []*gate.Exemption
+	for _, e := range cfg.Exemptions {
+		ex = append(ex, &gate.Exemption{Name: e.Name, Agents: e.Agents, Templates: e.Templates, Kinds: e.Kinds})
+	}
+	return rules, ex
+}
+
+// recover brings the store in line after a start: see New.
+func (s *Server) recover() error {
+	if _, err := seal.WipeTree(s.runsDir, isPlaintextPlan); err != nil {
+		return fmt.Errorf("wiping plaintext plans left by a previous process: %w", err)
+	}
+	runs, err := s.db.ListRuns()
+	if err != nil {
+		return fmt.Errorf("listing runs to recover: %w", err)
+	}
+	// ListRuns is newest first; queue again oldest first.
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		switch r.Status {
+		case StatusRunning, StatusLaunching:
+			if _, err := s.db.UpdateRun(r.ID, func(r *store.Run) error {
+				r.Status = StatusInterrupted
+				r.Message = "The server stopped while this run was executing; it was not re-run. Check the state, then submit it again."
+				r.FinishedAt = time.Now()
+				return nil
+			}); err != nil {
+				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
+			}
+			if r.Phase == phaseApply {
+				s.dropSealedPlan(r.ID)
+			}
+		case StatusQueued:
+			wd, err := s.workdir(r)
+			if err != nil {
+				s.finish(r.ID, StatusFailed, err.Error(), -1)
+				continue
+			}
+			s.sched.enqueue(job{runID: r.ID, workdir: wd})
+		}
+	}
+	return nil
+}
+
+// isPlaintextPlan names the files of a run's private directory that hold a
+// plan in plaintext: the saved plan and anything derived from it.
+func isPlaintextPlan(name string) bool {
+	return name == planFileName || name == planJSONName
+}
+
+// Start begins executing queued runs and serving SSH on the configured
+// address. It returns once the listener is bound; Close stops both.
+func (s *Server) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	s.sched.start(ctx)
+	srv, err := s.newSSHServer()
+	if err != nil {
+		cancel()
+		return err
+	}
+	if err := srv.start(); err != nil {
+		cancel()
+		return err
+	}
+	s.mu.Lock()
+	s.sshSrv = srv
+	s.mu.Unlock()
+	return nil
+}
+
+// SSHAddr is the address the SSH listener is bound to (useful with port 0).
+func (s *Server) SSHAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sshSrv == nil {
+		return ""
+	}
+	return s.sshSrv.addr()
+}
+
+// Close stops SSH, cancels running runs (tofu gets an interrupt first) and
+// waits for them, then closes the store.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	srv := s.sshSrv
+	cancel := s.cancel
+	s.mu.Unlock()
+	if srv != nil {
+		srv.close()
+	}
+	if cancel != nil {
+		cancel()
+	}
+	s.sched.stop()
+	return s.db.Close()
+}
+
+// finish records a final (or held) status with a message for people.
+func (s *Server) finish(id, status, msg string, exit int) {
+	_, err := s.db.UpdateRun(id, func(r *store.Run) error {
+		r.Status = status
+		r.Message = msg
+		if exit >= 0 {
+			r.ExitCode = exit
+		}
+		if status != StatusAwaitingApproval && status != StatusQueued {
+			r.FinishedAt = time.Now()
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("recording run status", "run", id, "status", status, "err", err)
+	}
+	s.audit(id, "switchtender", status, msg)
+	s.broker.runChanged()
+}
+
+func (s *Server) audit(runID, actor, action, detail string) {
+	if err := s.db.Audit(store.AuditEvent{At: time.Now(), RunID: runID, Actor: actor, Action: action, Detail: detail}); err != nil {
+		s.log.Error("writing audit event", "run", runID, "err", err)
+	}
+}
+
+// isActive reports whether a run's log may still grow without a person
+// acting: queued, launching or running.
+func isActive(status string) bool {
+	return status == StatusQueued || status == StatusRunning || status == StatusLaunching
+}
+
+// isFinal reports whether a run ended for good.
+func isFinal(status string) bool {
+	return !isActive(status) && status != StatusAwaitingApproval
+}
+
+var errNotFound = errors.New("not found")
