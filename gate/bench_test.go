@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,17 +78,13 @@ func opaCLI(b *testing.B) string {
 	if p := os.Getenv("SWITCHTENDER_OPA"); p != "" {
 		return p
 	}
-	version := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/open-policy-agent/opa" {
-				version = d.Version
-			}
-		}
+	// Test binaries carry no module list, so ask the go command which OPA
+	// version this module requires.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/open-policy-agent/opa").Output()
+	if err != nil {
+		b.Fatalf("go list -m github.com/open-policy-agent/opa: %v", err)
 	}
-	if version == "" {
-		b.Fatal("cannot tell which OPA version this test binary links")
-	}
+	version := strings.TrimSpace(string(out))
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		b.Fatal(err)
@@ -98,7 +94,7 @@ func opaCLI(b *testing.B) string {
 		return bin
 	}
 	b.Logf("building opa %s into %s (once)", version, bin)
-	out, err := exec.Command("go", "mod", "download", "-json", "github.com/open-policy-agent/opa@"+version).Output()
+	out, err = exec.Command("go", "mod", "download", "-json", "github.com/open-policy-agent/opa@"+version).Output()
 	if err != nil {
 		b.Fatalf("go mod download opa: %v", err)
 	}
@@ -166,12 +162,24 @@ func BenchmarkGate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			file := filepath.Join(b.TempDir(), "plan.json")
-			if err := os.WriteFile(file, plan, 0o600); err != nil {
-				b.Fatal(err)
-			}
 			rules := []*Rule{{Name: "few", MaxDestroy: intp(100)}, {Name: "policy", Policy: policy}}
 			req := Request{Template: "network", Kind: KindApply, Requester: "alice"}
+			// opa eval gets the input document the gate builds: the plan
+			// under "plan", with the summary and the run.
+			sum, err := AnalyzePlan(plan)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rest, err := json.Marshal(map[string]any{"summary": sum.inputMap(), "run": map[string]any{
+				"template": req.Template, "kind": req.Kind, "requester": req.Requester, "requester_kind": "person"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			file := filepath.Join(b.TempDir(), "input.json")
+			input := slices.Concat([]byte(`{"plan":`), plan, []byte(","), rest[1:])
+			if err := os.WriteFile(file, input, 0o600); err != nil {
+				b.Fatal(err)
+			}
 			b.ReportMetric(float64(len(plan))/(1<<20), "MiB")
 
 			// One untimed run each: both must decide the same.

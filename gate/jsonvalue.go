@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
@@ -106,8 +107,16 @@ func (p *valueParser) value(depth int) (*ast.Term, error) {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (p *valueParser) number() (*ast.Term, error) {
+	text, err := p.numberText()
+	if err != nil {
+		return nil, err
+	}
+	return ast.NumberTerm(json.Number(text)), nil
+}
+
+// numberText reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *valueParser) numberText() ([]byte, error) {
 	start := p.pos
 	b := p.buf
 	if p.pos < len(b) && b[p.pos] == '-' {
@@ -144,7 +153,7 @@ func (p *valueParser) number() (*ast.Term, error) {
 			p.pos++
 		}
 	}
-	return ast.NumberTerm(json.Number(b[start:p.pos])), nil
+	return b[start:p.pos], nil
 }
 
 func (p *valueParser) object(depth int) (*ast.Term, error) {
@@ -182,7 +191,7 @@ func (p *valueParser) object(depth int) (*ast.Term, error) {
 		switch p.buf[p.pos] {
 		case '}':
 			p.pos++
-			t := ast.ObjectTerm(p.pairs[base:]...)
+			t := objectTerm(p.pairs[base:])
 			clear(p.pairs[base:])
 			p.pairs = p.pairs[:base]
 			return t, nil
@@ -192,6 +201,40 @@ func (p *valueParser) object(depth int) (*ast.Term, error) {
 			return nil, p.errorf("want ',' or '}' in an object")
 		}
 	}
+}
+
+// objectTerm builds an object from pairs; a repeated key keeps its last
+// value, as encoding/json does (ast.NewObject assumes distinct keys).
+func objectTerm(pairs [][2]*ast.Term) *ast.Term {
+	dup := false
+	if len(pairs) <= 16 {
+		for i := 1; i < len(pairs) && !dup; i++ {
+			for j := range i {
+				if pairs[i][0] == pairs[j][0] || pairs[i][0].Value.Compare(pairs[j][0].Value) == 0 {
+					dup = true
+					break
+				}
+			}
+		}
+	} else {
+		seen := make(map[ast.String]bool, len(pairs))
+		for _, kv := range pairs {
+			k := kv[0].Value.(ast.String)
+			if seen[k] {
+				dup = true
+				break
+			}
+			seen[k] = true
+		}
+	}
+	if !dup {
+		return ast.ObjectTerm(pairs...)
+	}
+	obj := ast.NewObjectWithCapacity(len(pairs))
+	for _, kv := range pairs {
+		obj.Insert(kv[0], kv[1])
+	}
+	return ast.NewTerm(obj)
 }
 
 func (p *valueParser) array(depth int) (*ast.Term, error) {
@@ -281,12 +324,13 @@ func (p *valueParser) unescape(start int) (*ast.Term, error) {
 }
 
 // scanString moves past the string starting at p.pos (its opening quote)
-// and returns its content between the quotes and whether it has escapes.
+// and returns its content between the quotes and whether it needs decoding
+// (escapes, or invalid UTF-8).
 // It refuses control characters and malformed escapes.
 func (p *valueParser) scanString() ([]byte, bool, error) {
 	p.pos++ // "
 	start := p.pos
-	escaped := false
+	escaped, nonASCII := false, false
 	b := p.buf
 	for p.pos < len(b) {
 		c := b[p.pos]
@@ -294,7 +338,15 @@ func (p *valueParser) scanString() ([]byte, bool, error) {
 		case c == '"':
 			raw := b[start:p.pos]
 			p.pos++
+			if nonASCII && !escaped && !utf8.Valid(raw) {
+				// encoding/json replaces invalid UTF-8 with U+FFFD;
+				// decoding through it does the same here.
+				escaped = true
+			}
 			return raw, escaped, nil
+		case c >= 0x80:
+			nonASCII = true
+			p.pos++
 		case c == '\\':
 			escaped = true
 			if p.pos+1 >= len(b) {
@@ -323,4 +375,140 @@ func (p *valueParser) scanString() ([]byte, bool, error) {
 		}
 	}
 	return nil, false, p.errorf("unterminated string")
+}
+
+// skip moves past one JSON value, checking it as value does but building
+// nothing.
+func (p *valueParser) skip(depth int) error {
+	if p.pos >= len(p.buf) {
+		return p.errorf("unexpected end of input")
+	}
+	if depth > maxDepth {
+		return p.errorf("nested deeper than %d", maxDepth)
+	}
+	switch p.buf[p.pos] {
+	case '{':
+		return p.members(depth, func(string) error { return p.skip(depth + 1) })
+	case '[':
+		return p.elements(func() error { return p.skip(depth + 1) })
+	case '"':
+		_, _, err := p.scanString()
+		return err
+	case 't':
+		_, err := p.literal("true", nil)
+		return err
+	case 'f':
+		_, err := p.literal("false", nil)
+		return err
+	case 'n':
+		_, err := p.literal("null", nil)
+		return err
+	default:
+		_, err := p.numberText()
+		return err
+	}
+}
+
+// members reads the object at p.pos, calling f with each key once p.pos is
+// at the key's value; f must consume the value.
+func (p *valueParser) members(depth int, f func(key string) error) error {
+	if p.pos >= len(p.buf) || p.buf[p.pos] != '{' {
+		return p.errorf("want an object")
+	}
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.buf) && p.buf[p.pos] == '}' {
+		p.pos++
+		return nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
+			return p.errorf("want an object key")
+		}
+		start := p.pos
+		raw, escaped, err := p.scanString()
+		if err != nil {
+			return err
+		}
+		key := string(raw)
+		if escaped {
+			t, err := p.unescape(start)
+			if err != nil {
+				return err
+			}
+			key = string(t.Value.(ast.String))
+		}
+		p.skipSpace()
+		if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
+			return p.errorf("want ':' after an object key")
+		}
+		p.pos++
+		p.skipSpace()
+		if err := f(key); err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.buf) {
+			return p.errorf("unexpected end of input in an object")
+		}
+		switch p.buf[p.pos] {
+		case '}':
+			p.pos++
+			return nil
+		case ',':
+			p.pos++
+		default:
+			return p.errorf("want ',' or '}' in an object")
+		}
+	}
+}
+
+// elements reads the array at p.pos, calling f at each element; f must
+// consume it.
+func (p *valueParser) elements(f func() error) error {
+	if p.pos >= len(p.buf) || p.buf[p.pos] != '[' {
+		return p.errorf("want an array")
+	}
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.buf) && p.buf[p.pos] == ']' {
+		p.pos++
+		return nil
+	}
+	for {
+		p.skipSpace()
+		if err := f(); err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.buf) {
+			return p.errorf("unexpected end of input in an array")
+		}
+		switch p.buf[p.pos] {
+		case ']':
+			p.pos++
+			return nil
+		case ',':
+			p.pos++
+		default:
+			return p.errorf("want ',' or ']' in an array")
+		}
+	}
+}
+
+// stringOrNull reads a string (or null, as "").
+func (p *valueParser) stringOrNull() (string, error) {
+	if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+		_, err := p.literal("null", nil)
+		return "", err
+	}
+	if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
+		return "", p.errorf("want a string")
+	}
+	t, err := p.stringValue()
+	if err != nil {
+		return "", err
+	}
+	return string(t.Value.(ast.String)), nil
 }

@@ -1,13 +1,13 @@
 package gate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 // The actions a Change can carry, one per OpenTofu action list. The set is
@@ -132,34 +132,124 @@ func AnalyzePlan(planJSON []byte) (*Summary, error) {
 
 // planDoc is the part of a `tofu show -json` document the summary reads, in
 // terraform-json's types. Decoding the whole tfjson.Plan (every before and
-// after value, prior state, planned values) takes several times as long on a
-// large plan for fields the summary never reads.
+// after value, the prior state, the planned values) takes about five times
+// as long on a large plan, for fields the summary never reads; parsePlan
+// checks the whole document is JSON and reads only these.
 type planDoc struct {
-	FormatVersion   string            `json:"format_version"`
-	ResourceChanges []*resourceChange `json:"resource_changes"`
+	FormatVersion   string
+	ResourceChanges []*resourceChange
 }
 
 type resourceChange struct {
-	Address    string              `json:"address"`
-	Mode       tfjson.ResourceMode `json:"mode"`
-	Type       string              `json:"type"`
-	DeposedKey string              `json:"deposed"`
-	Change     *struct {
-		Actions   tfjson.Actions    `json:"actions"`
-		Importing *tfjson.Importing `json:"importing"`
-	} `json:"change"`
+	Address    string
+	Mode       tfjson.ResourceMode
+	Type       string
+	DeposedKey string
+	Change     *changeDoc
+}
+
+type changeDoc struct {
+	Actions   tfjson.Actions
+	Importing *tfjson.Importing
 }
 
 func parsePlan(planJSON []byte) (*planDoc, error) {
-	var plan planDoc
-	if err := json.Unmarshal(planJSON, &plan); err != nil {
+	plan, err := scanPlan(planJSON)
+	if err != nil {
 		return nil, fmt.Errorf("%w: parsing tofu show -json output: %v", ErrUnreadablePlan, err)
 	}
 	if !slices.Contains(supportedFormatVersions, plan.FormatVersion) {
 		return nil, fmt.Errorf("%w: plan format_version %q is not one the gate reads (%s); check the gate against this OpenTofu version",
 			ErrUnreadablePlan, plan.FormatVersion, strings.Join(supportedFormatVersions, ", "))
 	}
-	return &plan, nil
+	return plan, nil
+}
+
+// scanPlan reads format_version and the resource changes' address, mode,
+// type, deposed, change.actions and change.importing, checking that the
+// rest is well-formed JSON.
+func scanPlan(doc []byte) (*planDoc, error) {
+	p := valueParser{buf: doc, strs: map[string]*ast.Term{}}
+	plan := &planDoc{}
+	p.skipSpace()
+	err := p.members(0, func(key string) error {
+		switch key {
+		case "format_version":
+			v, err := p.stringOrNull()
+			plan.FormatVersion = v
+			return err
+		case "resource_changes":
+			if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+				return p.skip(1)
+			}
+			plan.ResourceChanges = plan.ResourceChanges[:0]
+			return p.elements(func() error {
+				rc, err := p.scanResourceChange()
+				plan.ResourceChanges = append(plan.ResourceChanges, rc)
+				return err
+			})
+		}
+		return p.skip(1)
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.pos != len(p.buf) {
+		return nil, p.errorf("data after the JSON value")
+	}
+	return plan, nil
+}
+
+// scanResourceChange reads one resource_changes element; null gives nil.
+func (p *valueParser) scanResourceChange() (*resourceChange, error) {
+	if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+		return nil, p.skip(2)
+	}
+	rc := &resourceChange{}
+	err := p.members(2, func(key string) error {
+		var err error
+		switch key {
+		case "address":
+			rc.Address, err = p.stringOrNull()
+		case "mode":
+			var m string
+			m, err = p.stringOrNull()
+			rc.Mode = tfjson.ResourceMode(m)
+		case "type":
+			rc.Type, err = p.stringOrNull()
+		case "deposed":
+			rc.DeposedKey, err = p.stringOrNull()
+		case "change":
+			if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+				return p.skip(3)
+			}
+			rc.Change = &changeDoc{}
+			err = p.members(3, func(key string) error {
+				switch key {
+				case "actions":
+					if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+						return p.skip(4)
+					}
+					rc.Change.Actions = rc.Change.Actions[:0]
+					return p.elements(func() error {
+						a, err := p.stringOrNull()
+						rc.Change.Actions = append(rc.Change.Actions, tfjson.Action(a))
+						return err
+					})
+				case "importing":
+					if p.pos < len(p.buf) && p.buf[p.pos] != 'n' {
+						rc.Change.Importing = &tfjson.Importing{}
+					}
+				}
+				return p.skip(4)
+			})
+		default:
+			err = p.skip(3)
+		}
+		return err
+	})
+	return rc, err
 }
 
 func summarize(plan *planDoc) (*Summary, error) {

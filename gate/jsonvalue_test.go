@@ -1,0 +1,99 @@
+package gate
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+var jsonSamples = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `12`, `-1.5e+10`, `3E-2`, `1.0`,
+	`""`, `"plain"`, `"esc \"q\" \\ \/ \b\f\n\r\t \u00e9 \ud83d\ude00"`, `"utf-8 é 😀"`,
+	`{"a":1,"b":[1,2,{"c":null}],"d":{"e":"f"}}`,
+	` { "sp" : [ 1 , 2 ] , "x\u0041" : "k" } `,
+	`{"a":1,"a":2}`,
+	`[[[[[]]]]]`,
+	`{"format_version":"1.2","resource_changes":[{"address":"a.b","change":{"actions":["delete","create"],"before":{"n":1e3}}}]}`,
+}
+
+var badJSON = []string{
+	``, ` `, `{`, `}`, `[`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `{a:1}`, `{"a":1}x`, `01`, `1.`, `.5`, `-`, `1e`, `+1`,
+	`tru`, `nul`, `"unterminated`, `"bad \x escape"`, "\"ctl \x01\"", `"\u12"`, `[1 2]`, `{"a":1 "b":2}`, `[}`, `NaN`,
+}
+
+func TestJSONToValueMatchesOPA(t *testing.T) {
+	for _, doc := range jsonSamples {
+		got, err := jsonToValue([]byte(doc))
+		if err != nil {
+			t.Errorf("%s: %v", doc, err)
+			continue
+		}
+		want, err := ast.ValueFromReader(bytes.NewReader([]byte(doc)))
+		if err != nil {
+			t.Fatalf("%s: OPA: %v", doc, err)
+		}
+		if got.Compare(want) != 0 {
+			t.Errorf("%s:\n got %v\nwant %v", doc, got, want)
+		}
+	}
+}
+
+func TestJSONToValueMatchesOPAOnRealPlans(t *testing.T) {
+	pl := plans(t)
+	for i, doc := range [][]byte{pl.shrink, pl.replace, pl.forget} {
+		got, err := jsonToValue(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ast.ValueFromReader(bytes.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Compare(want) != 0 {
+			t.Errorf("plan %d converts differently from OPA's own conversion", i)
+		}
+	}
+}
+
+func TestJSONToValueRefusesMalformed(t *testing.T) {
+	for _, doc := range badJSON {
+		if json.Valid([]byte(doc)) {
+			t.Fatalf("sample %q is valid JSON", doc)
+		}
+		if v, err := jsonToValue([]byte(doc)); err == nil {
+			t.Errorf("%q: accepted as %v", doc, v)
+		}
+		p := valueParser{buf: []byte(doc)}
+		p.skipSpace()
+		if err := p.skip(0); err == nil {
+			p.skipSpace()
+			if p.pos == len(p.buf) {
+				t.Errorf("%q: skip accepted it", doc)
+			}
+		}
+	}
+}
+
+func FuzzJSONToValue(f *testing.F) {
+	for _, s := range append(append([]string{}, jsonSamples...), badJSON...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		v, err := jsonToValue(doc)
+		if valid := json.Valid(doc); valid != (err == nil) {
+			t.Fatalf("%q: json.Valid %v, jsonToValue error %v", doc, valid, err)
+		}
+		if err != nil {
+			return
+		}
+		want, err := ast.ValueFromReader(bytes.NewReader(doc))
+		if err != nil {
+			return // OPA refuses some valid JSON (e.g. huge numbers); nothing to compare
+		}
+		if v.Compare(want) != 0 {
+			t.Fatalf("%q: got %v, want %v", doc, v, want)
+		}
+	})
+}
