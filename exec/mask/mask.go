@@ -16,7 +16,10 @@
 // Matching uses the first MinLen bytes of every pattern as a 32-bit key: a
 // bitset filter rejects almost every position with one load, one multiply and
 // one bit test, and only positions whose key is registered are compared
-// against the patterns (longest first).
+// against the patterns (longest first). When every pattern is 8 bytes or
+// longer, a Wu-Manber skip table over 4-byte blocks first moves past
+// stretches of input in which no match can start, so most positions are
+// never looked at.
 package mask
 
 import (
@@ -56,9 +59,16 @@ type Masker struct {
 // table is an immutable snapshot of the patterns, replaced as a whole by Add.
 type table struct {
 	maxLen int
-	shift  uint32   // 32 - log2(len(filter)*64)
-	filter []uint64 // bit hash(key) set when some pattern starts with key
-	byKey  map[uint32][]string
+	minLen int
+	// Wu-Manber skip table, used when every pattern is at least wmMin bytes
+	// long: for the 4-byte block ending a window of wm bytes, how far the
+	// window may move without passing the start of a match.
+	wm      int
+	wmShift uint32
+	skip    []uint8
+	shift   uint32   // 32 - log2(len(filter)*64)
+	filter  []uint64 // bit hash(key) set when some pattern starts with key
+	byKey   map[uint32][]string
 	// prefixes shorter than MinLen, for deciding how much of a write's tail
 	// to hold back: first byte, first two bytes, first three bytes.
 	pre1 [4]uint64
@@ -174,7 +184,44 @@ func build(patterns map[string]struct{}) *table {
 	for _, ps := range t.byKey { // longest first: the longest match wins
 		slices.SortFunc(ps, func(a, b string) int { return len(b) - len(a) })
 	}
+	t.minLen = t.maxLen
+	for p := range patterns {
+		t.minLen = min(t.minLen, len(p))
+	}
+	if t.minLen >= wmMin {
+		t.buildSkip(patterns)
+	}
 	return t
+}
+
+// wmMin is the shortest pattern for which the skip table pays; wmMax caps
+// the window, so the table stays sparse and a skip fits a byte.
+const (
+	wmMin = 8
+	wmMax = 64
+)
+
+// buildSkip fills the Wu-Manber skip table over the first wm bytes of every
+// pattern: a block at offset j (ending at j+4) allows a skip of wm-(j+4);
+// a block in no pattern allows wm-3.
+func (t *table) buildSkip(patterns map[string]struct{}) {
+	t.wm = min(t.minLen, wmMax)
+	entries := len(patterns) * (t.wm - 3)
+	bits := uint32(16) // about 8 slots per entry, 64 Ki to 1 Mi
+	for bits < 20 && 1<<bits < entries*8 {
+		bits++
+	}
+	t.wmShift = 32 - bits
+	t.skip = make([]uint8, 1<<bits)
+	for i := range t.skip {
+		t.skip[i] = uint8(t.wm - 3)
+	}
+	for p := range patterns {
+		for j := 0; j+4 <= t.wm; j++ {
+			h := (key([]byte(p[j:])) * hashMul) >> t.wmShift
+			t.skip[h] = min(t.skip[h], uint8(t.wm-(j+4)))
+		}
+	}
 }
 
 // isPrefix reports whether tail (shorter than maxLen) is a proper prefix of
@@ -244,7 +291,24 @@ func (t *table) scan(out, work []byte, covered int, final bool) (_ []byte, hold,
 	}
 	runEnd := covered // end (exclusive) of the open masked run
 	emitted := covered
-	if len(t.byKey) > 0 {
+	switch {
+	case len(t.byKey) == 0:
+	case t.skip != nil:
+		// Wu-Manber: a window of wm bytes at p; the block ending it says how
+		// far the window can move before a match could start in it. Matches
+		// need wm bytes, so positions closer than that to the end hold none.
+		last := min(hold, n-t.wm+1)
+		skip, wmShift, wm := t.skip, t.wmShift, t.wm
+		for p := 0; p < last; {
+			h := (binary.LittleEndian.Uint32(work[p+wm-4:]) * hashMul) >> wmShift
+			if s := skip[h]; s > 0 {
+				p += int(s)
+				continue
+			}
+			out, runEnd, emitted = t.matchAt(out, work, p, runEnd, emitted)
+			p++
+		}
+	default:
 		last := min(hold, n-MinLen+1) // positions with a full key
 		filter, shift := t.filter, t.shift
 		fmask := uint32(len(filter) - 1)

@@ -151,14 +151,23 @@ func randString(r *rand.Rand, alphabet string, n int) string {
 // and write splits, that the streamed output equals the brute-force reference
 // and that a Writer never holds back more than the longest pattern minus one.
 func TestPropertyStreamingEqualsReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
+	t.Run("short secrets, filter scan", func(t *testing.T) { propertyStreaming(t, MinLen, 6, false) })
+	t.Run("long secrets, skip table", func(t *testing.T) { propertyStreaming(t, wmMin, 14, true) })
+}
+
+func propertyStreaming(t *testing.T, minLen, spread int, wantSkip bool) {
+	r := rand.New(rand.NewPCG(1, uint64(minLen)))
+	skipped := 0
 	for iter := range 3000 {
 		m := New()
 		var secrets []string
 		for range 1 + r.IntN(5) {
-			secrets = append(secrets, randString(r, "abc", MinLen+r.IntN(6)))
+			secrets = append(secrets, randString(r, "abc", minLen+r.IntN(spread)))
 		}
 		m.Add(secrets...)
+		if m.tab.Load().skip != nil {
+			skipped++
+		}
 		var patterns []string
 		for p := range m.seen {
 			patterns = append(patterns, p)
@@ -168,7 +177,7 @@ func TestPropertyStreamingEqualsReference(t *testing.T) {
 			longest = max(longest, len(p))
 		}
 		var sb strings.Builder
-		for sb.Len() < 60 {
+		for sb.Len() < 120 {
 			if r.IntN(3) == 0 {
 				sb.WriteString(secrets[r.IntN(len(secrets))])
 			} else {
@@ -188,6 +197,9 @@ func TestPropertyStreamingEqualsReference(t *testing.T) {
 		if held > longest-1 {
 			t.Fatalf("iter %d: held back %d bytes, longest pattern %d", iter, held, longest)
 		}
+	}
+	if wantSkip != (skipped == 3000) {
+		t.Fatalf("the skip table was used in %d of 3000 iterations", skipped)
 	}
 }
 
