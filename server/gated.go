@@ -57,6 +57,11 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 		s.finish(r.ID, StatusFailed, err.Error(), -1)
 		return
 	}
+	x.out.Flush()
+	if err := x.sink.Flush(); err != nil {
+		s.finish(r.ID, StatusFailed, err.Error(), -1)
+		return
+	}
 	from, err := s.db.LogSize(r.ID)
 	if err != nil {
 		s.finish(r.ID, StatusFailed, fmt.Sprintf("reading log size: %v", err), -1)

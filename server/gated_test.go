@@ -100,7 +100,7 @@ rule "destroys" {
 	if got := strings.Join(p.Addresses["delete"], ","); got != "terraform_data.server[1],terraform_data.server[2]" {
 		t.Errorf("delete addresses = %q", got)
 	}
-	if !strings.Contains(p.PlanText, "2 to destroy") {
+	if !strings.Contains(p.PlanText, "2 to destroy") || strings.Contains(p.PlanText, "tofu init") {
 		t.Errorf("plan text lacks the plan: %q", p.PlanText)
 	}
 	// The sealed plan waits; no plaintext plan exists.
