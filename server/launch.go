@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -77,8 +78,19 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 		return store.Run{}, err
 	}
 	proj := s.cfg.Projects[t.Project]
-	if _, err := exec.ResolveWorkingDir(proj.Path, t.Command); err != nil {
+	wd, err := exec.ResolveWorkingDir(proj.Path, t.Command)
+	if err != nil {
 		return store.Run{}, errorf(ErrInvalid, "template %q: %v", t.Name, err)
+	}
+	// An answer for a variable the configuration declares sensitive is a
+	// secret too. A configuration the server cannot read for that makes
+	// every answer a secret (fails closed).
+	sensitive, serr := gate.SensitiveVariables(wd)
+	for name, v := range vars {
+		if serr != nil || slices.Contains(sensitive, name) {
+			secrets[name] = v
+			delete(vars, name)
+		}
 	}
 	r := &store.Run{
 		Template:        t.Name,

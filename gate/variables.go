@@ -1,0 +1,101 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// variableSchema reads only what SensitiveVariables needs from a
+// configuration file: variable blocks and their sensitive argument.
+var (
+	fileSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "variable", LabelNames: []string{"name"}}}}
+	varSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sensitive"}}}
+)
+
+// SensitiveVariables returns the sorted names of the variables that the root
+// module in dir declares with sensitive = true. It reads the files OpenTofu
+// reads for a root module: *.tf, *.tf.json, *.tofu and *.tofu.json, where
+// x.tofu shadows x.tf (and x.tofu.json shadows x.tf.json). A file that does
+// not parse, or a sensitive argument that is not a literal bool, is an
+// error: the caller then treats every answer as a secret (it fails closed).
+func SensitiveVariables(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the working directory: %w", err)
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		present[e.Name()] = true
+	}
+	p := hclparse.NewParser()
+	names := map[string]bool{}
+	var errs []error
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() {
+			continue
+		}
+		var f *hcl.File
+		var diags hcl.Diagnostics
+		path := filepath.Join(dir, n)
+		switch {
+		case strings.HasSuffix(n, ".tf.json"):
+			if present[strings.TrimSuffix(n, ".tf.json")+".tofu.json"] {
+				continue
+			}
+			f, diags = p.ParseJSONFile(path)
+		case strings.HasSuffix(n, ".tofu.json"):
+			f, diags = p.ParseJSONFile(path)
+		case strings.HasSuffix(n, ".tf"):
+			if present[strings.TrimSuffix(n, ".tf")+".tofu"] {
+				continue
+			}
+			f, diags = p.ParseHCLFile(path)
+		case strings.HasSuffix(n, ".tofu"):
+			f, diags = p.ParseHCLFile(path)
+		default:
+			continue
+		}
+		if diags.HasErrors() {
+			errs = append(errs, fmt.Errorf("reading %s: %s", n, diags.Error()))
+			continue
+		}
+		content, _, diags := f.Body.PartialContent(fileSchema)
+		if diags.HasErrors() {
+			errs = append(errs, fmt.Errorf("reading %s: %s", n, diags.Error()))
+			continue
+		}
+		for _, b := range content.Blocks {
+			vc, _, diags := b.Body.PartialContent(varSchema)
+			if diags.HasErrors() {
+				errs = append(errs, fmt.Errorf("reading variable %q in %s: %s", b.Labels[0], n, diags.Error()))
+				continue
+			}
+			a, ok := vc.Attributes["sensitive"]
+			if !ok {
+				continue
+			}
+			v, diags := a.Expr.Value(nil)
+			if diags.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type().FriendlyName() != "bool" {
+				errs = append(errs, fmt.Errorf("variable %q in %s: sensitive is not a literal true or false", b.Labels[0], n))
+				continue
+			}
+			if v.True() {
+				names[b.Labels[0]] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(names))
+	for n := range names {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, errors.Join(errs...)
+}
