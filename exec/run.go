@@ -20,7 +20,7 @@ const DefaultGrace = 10 * time.Second
 type Invocation struct {
 	Binary string   // absolute path of tofu or terraform (Engine.Find)
 	Dir    string   // working directory (ResolveWorkingDir)
-	Env    []string // complete environment (BuildEnv)
+	Env    []string // complete environment (BuildEnv); nil means empty, never the server's
 	Args   []string // arguments after the binary (InitArgs, PlanArgs, ...)
 	// Output receives stdout and stderr combined, as they arrive, one Write
 	// at a time. The caller wraps it in a masker. Nil discards the output.
