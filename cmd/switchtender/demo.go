@@ -56,34 +56,57 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "listen" {
+			cfg.Server.SSHListen = *listen
+		}
+	})
 	environ := withPath(os.Environ(), tofubin.PathWith(tofu, os.Getenv("PATH")))
 	return serve(ctx, cfg, environ, stderr, func(addr string) {
-		host, port := splitHostPort(addr)
-		launcher := filepath.Join(dir, "keys", "launcher")
-		approver := filepath.Join(dir, "keys", "approver")
-		ssh := fmt.Sprintf("ssh -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=%s -p %s", filepath.Join(dir, "known_hosts"), port)
-		fmt.Fprintf(stdout, `Switchtender demo is serving SSH on %s (OpenTofu %s, data in %s).
+		sshConfig, err := writeSSHConfig(dir, addr)
+		if err != nil {
+			fmt.Fprintf(stderr, "switchtender: %v\n", err)
+			return
+		}
+		ssh := "ssh -F " + sshConfig
+		fmt.Fprintf(stdout, `Switchtender demo is serving SSH on %[1]s (OpenTofu %[2]s, data in %[3]s).
+%[4]s has two hosts: "launcher" (your own key works there too) and "approver".
 
-Run the spec's example as the launcher:
-  %s -i %s %s launch network --dry-run --var region=eu-west-1 --wait
-  %s -i %s %s launch network --var region=eu-west-1 --wait
-  %s -i %s %s runs
-  %s -i %s %s show 1
-  %s -i %s %s log 1
+The spec's example, a dry run and then a real run:
+  %[5]s launcher launch network --dry-run --var region=eu-west-1 --wait
+  %[5]s launcher launch network --var region=eu-west-1 --wait
+  %[5]s launcher runs
+  %[5]s launcher show 2
+  %[5]s launcher log 1
 
-Make a plan that destroys, held for the approver (rule no-surprise-destroys):
-  %s -i %s %s launch data --wait
-  %s -i %s %s launch data --var instances=1 --wait
-  %s -i %s %s show RUN                       (the digest to release)
-  %s -i %s %s approve RUN --digest sha256:...
+A plan that destroys is held for the approver (rule no-surprise-destroys):
+  %[5]s launcher launch data --wait
+  %[5]s launcher launch data --var instances=1 --wait
+  %[5]s approver show 4                         (the plan, what it destroys, its digest)
+  %[5]s approver approve 4 --digest sha256:...  (releases exactly that plan)
 
-Open the console with a terminal: %s -t -i %s %s
-Stop with Ctrl+C; run the same command again and everything is still there.
-`, addr, tofubin.Version, dir,
-			ssh, launcher, host, ssh, launcher, host, ssh, launcher, host, ssh, launcher, host, ssh, launcher, host,
-			ssh, launcher, host, ssh, launcher, host, ssh, approver, host, ssh, approver, host,
-			ssh, approver, host)
+The console, with a terminal:
+  %[5]s -t approver
+
+Stop with Ctrl+C; run the same command again and the runs, logs and state are still there.
+`, addr, tofubin.Version, dir, sshConfig, ssh)
 	})
+}
+
+// writeSSHConfig writes an OpenSSH client configuration with a host for each
+// demo identity, so the printed commands stay short.
+func writeSSHConfig(dir, addr string) (string, error) {
+	host, port := splitHostPort(addr)
+	var b strings.Builder
+	for _, name := range []string{"launcher", "approver"} {
+		fmt.Fprintf(&b, "Host %s\n  HostName %s\n  Port %s\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile %s\n  LogLevel ERROR\n\n",
+			name, host, port, name, filepath.Join(dir, "keys", name), filepath.Join(dir, "known_hosts"))
+	}
+	path := filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return "", fmt.Errorf("writing the demo's ssh_config: %w", err)
+	}
+	return path, nil
 }
 
 func splitHostPort(addr string) (string, string) {
