@@ -309,3 +309,47 @@ rule "deny" {
 		t.Fatalf("a refused apply wrote state")
 	}
 }
+
+// A dry run an approval rule covers is held before anything plans; a rule
+// with exclude_dry_run cannot exempt it without the configuration scan, so
+// it is held too (fails closed), and a plan-content rule alone holds no
+// dry run.
+func TestDryRunHeldByApprovalRules(t *testing.T) {
+	h := newHarness(t, networkTemplate+dataTemplates+`
+rule "approve-network" {
+  templates        = ["network"]
+  require_approval = true
+}
+rule "approve-data" {
+  templates        = ["data"]
+  require_approval = true
+  exclude_dry_run  = true
+}
+rule "destroys" {
+  templates   = ["data-free"]
+  max_destroy = 0
+}
+`)
+	out := h.mustSSH("alice", "launch", "network", "--dry-run", "--var", "region=x", "--wait")
+	if !strings.Contains(out, "run 1: awaiting_approval") || strings.Contains(out, "$ tofu") {
+		t.Fatalf("dry run under an approval rule:\n%s", out)
+	}
+	v := h.show("bob", "1")
+	if v.Proposal.Stage != "request" || v.Proposal.Holds[0].Rule != "approve-network" {
+		t.Fatalf("proposal = %+v", v.Proposal)
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", v.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+	if log := h.mustSSH("bob", "log", "1"); !strings.Contains(log, `vpc = "vpc-x"`) {
+		t.Fatalf("released dry run did not plan:\n%s", log)
+	}
+
+	out = h.mustSSH("alice", "launch", "data", "--dry-run", "--wait")
+	if !strings.Contains(out, "awaiting_approval") || !strings.Contains(out, "configuration scan") {
+		t.Fatalf("exclude_dry_run without a scan:\n%s", out)
+	}
+	out = h.mustSSH("alice", "launch", "data-free", "--dry-run", "--wait")
+	if !strings.Contains(out, "succeeded") {
+		t.Fatalf("a max_destroy rule held a dry run:\n%s", out)
+	}
+}

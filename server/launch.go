@@ -117,7 +117,8 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 	}
 	sort.Strings(r.SecretVars)
 	greq := s.gateRequest(*r)
-	heldFirst := greq.Agent && !greq.Exempted
+	before := s.holdsBeforePlanning(greq)
+	heldFirst := len(before) > 0
 	err = s.db.CreateRunFunc(r, func(r *store.Run) error {
 		if len(secrets) > 0 {
 			plain, err := json.Marshal(secrets)
@@ -130,12 +131,12 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 		}
 		if heldFirst {
 			r.Status = StatusAwaitingApproval
-			r.Message = "Held before anything plans: an agent asked for it, and planning runs provider code with the server's credentials. A person must release it; then it plans."
+			r.Message = "Held before anything plans: " + reasons(before) + ". Planning runs provider code with the run's credentials, so a person must release it first; approve it with the digest `show " + r.ID + "` gives."
 			r.Proposal = &store.Proposal{
 				Stage:     "request",
 				Digest:    requestDigest(*r),
 				Requested: requestedHow(*r),
-				Holds:     []store.Hold{{Rule: "agent", Reason: "an agent asked for this run; it is held before anything plans"}},
+				Holds:     before,
 				CreatedAt: time.Now(),
 			}
 		}
@@ -156,6 +157,37 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 	}
 	s.broker.runChanged()
 	return run, nil
+}
+
+// holdsBeforePlanning returns why a run must wait for a person before
+// anything plans, or nothing. An agent's run is held unless an exemption
+// covers it (spec "An apply an AI agent asks for is the exception"; "An
+// agent's plan waits for a person ... unless an exemption covers it"). A dry
+// run that an approval rule covers is held too. A rule with exclude_dry_run
+// may exempt a dry run only after the configuration scan has read it (spec
+// "What a plan runs, and what the gate reads"); this version has no scan, so
+// such a dry run is held as the real run it may be (the gate fails closed).
+func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
+	var holds []store.Hold
+	if req.Agent && !req.Exempted {
+		holds = append(holds, store.Hold{Rule: "agent", Reason: req.Requester + " is an agent and no exemption covers this run"})
+	}
+	if req.Kind != KindPlan {
+		return holds
+	}
+	for _, r := range s.rules {
+		full := *r
+		full.ExcludeDryRun = false
+		if !full.WouldHold(req) {
+			continue
+		}
+		h := store.Hold{Rule: r.Name, Reason: "the rule requires approval for this dry run", Approvers: r.Approvers}
+		if r.ExcludeDryRun {
+			h.Reason = "exclude_dry_run exempts a plan only after the configuration scan reads it, and this version has no scan; held as the real run it may be"
+		}
+		holds = append(holds, h)
+	}
+	return holds
 }
 
 // resolveVars builds the run's variables from the template vars, survey
