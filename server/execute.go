@@ -72,6 +72,7 @@ func (s *Server) execute(ctx context.Context, j job) {
 			x.say("%v", err)
 			x.close()
 		}
+		s.dropSealedPlan(run.ID)
 		s.finish(run.ID, StatusFailed, err.Error(), -1)
 		return
 	}

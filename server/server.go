@@ -194,9 +194,7 @@ func (s *Server) recover() error {
 			}); err != nil {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
 			}
-			if r.Phase == phaseApply {
-				s.dropSealedPlan(r.ID)
-			}
+			s.dropSealedPlan(r.ID)
 		case StatusQueued:
 			wd, err := s.workdir(r)
 			if err != nil {
