@@ -232,6 +232,10 @@ func (x *execution) recordStep(name string, code int, started time.Time) {
 // or failed with its exit code. It reports whether the run is over.
 func (x *execution) stopped(step string, res exec.Result, err error) bool {
 	switch {
+	case err != nil && errors.Is(err, context.Canceled) && x.s.closing.Load():
+		x.say("%s was interrupted because the server is stopping", step)
+		x.s.finish(x.run.ID, StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then submit it again.", step), res.ExitCode)
+		return true
 	case err != nil && errors.Is(err, context.Canceled):
 		x.say("%s was interrupted; the run is cancelled", step)
 		x.s.finish(x.run.ID, StatusCancelled, fmt.Sprintf("Cancelled during %s; the tool was sent an interrupt so it could release its state lock.", step), res.ExitCode)

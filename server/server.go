@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchtender/switchtender/gate"
@@ -79,6 +80,8 @@ type Server struct {
 	exemptions []*gate.Exemption
 	runsDir    string
 	policyTime time.Duration
+
+	closing atomic.Bool // set by Close: a cancelled run is interrupted, not cancelled
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -255,6 +258,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closing.Store(true)
 	srv := s.sshSrv
 	cancel := s.cancel
 	s.mu.Unlock()
