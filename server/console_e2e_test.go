@@ -295,4 +295,12 @@ rule "no-destroys" {
 	}
 	// The launcher's console followed the same run to its end.
 	carol.waitFor(30*time.Second, "status: succeeded")
+	// The run's log holds the apply of the released plan: back to the list
+	// (the cursor stays on run 2), open it again, switch to the log.
+	bob.keys("\x1b")
+	bob.waitFor(10*time.Second, "Switchtender · runs")
+	bob.keys("\r")
+	bob.waitFor(10*time.Second, "Run 2 · data · apply", "[Proposal]")
+	bob.keys("\t")
+	bob.waitFor(10*time.Second, "Apply complete! Resources: 0 added, 0 changed, 2 destroyed.", "end of log")
 }
