@@ -15,6 +15,9 @@ import (
 // conversion does. Malformed JSON returns an error naming the byte offset.
 func jsonToValue(doc []byte) (ast.Value, error) {
 	p := valueParser{buf: doc, keys: map[string]*ast.Term{}, strs: map[string]*ast.Term{}}
+	// Strings and numbers are cut from one copy of the document rather than
+	// copied one by one: a plan has hundreds of thousands of them.
+	p.text = string(doc)
 	p.skipSpace()
 	t, err := p.value(0)
 	if err != nil {
@@ -25,6 +28,34 @@ func jsonToValue(doc []byte) (ast.Value, error) {
 		return nil, p.errorf("data after the JSON value")
 	}
 	return t.Value, nil
+}
+
+// jsonObjectToValue converts a JSON object as jsonToValue does, keeping
+// only the top-level keys keep accepts; the values of the others are checked
+// to be JSON but not converted.
+func jsonObjectToValue(doc []byte, keep func(key string) bool) (ast.Object, error) {
+	p := valueParser{buf: doc, keys: map[string]*ast.Term{}, strs: map[string]*ast.Term{}, text: string(doc)}
+	p.skipSpace()
+	var pairs [][2]*ast.Term
+	err := p.members(func(key []byte) error {
+		if !keep(string(key)) {
+			return p.skip(1)
+		}
+		v, err := p.value(1)
+		if err != nil {
+			return err
+		}
+		pairs = append(pairs, [2]*ast.Term{ast.StringTerm(string(key)), v})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.pos != len(p.buf) {
+		return nil, p.errorf("data after the JSON value")
+	}
+	return objectValue(pairs), nil
 }
 
 // maxDepth bounds nesting, as encoding/json does.
@@ -55,6 +86,29 @@ type valueParser struct {
 	// copies what it keeps.
 	elems []*ast.Term
 	pairs [][2]*ast.Term
+	// text is doc as a string, when substrings of it may be kept; slab is
+	// where terms are allocated from, a block at a time.
+	text string
+	slab []ast.Term
+}
+
+// term returns a new term holding v, from the slab.
+func (p *valueParser) term(v ast.Value) *ast.Term {
+	if len(p.slab) == 0 {
+		p.slab = make([]ast.Term, 1024)
+	}
+	t := &p.slab[0]
+	p.slab = p.slab[1:]
+	t.Value = v
+	return t
+}
+
+// sub returns buf[start:end] as a string, cut from text when there is one.
+func (p *valueParser) sub(start, end int) string {
+	if p.text != "" {
+		return p.text[start:end]
+	}
+	return string(p.buf[start:end])
 }
 
 func (p *valueParser) errorf(format string, args ...any) error {
@@ -108,11 +162,11 @@ func (p *valueParser) value(depth int) (*ast.Term, error) {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func (p *valueParser) number() (*ast.Term, error) {
-	text, err := p.numberText()
-	if err != nil {
+	start := p.pos
+	if _, err := p.numberText(); err != nil {
 		return nil, err
 	}
-	return ast.NumberTerm(json.Number(text)), nil
+	return p.term(ast.Number(p.sub(start, p.pos))), nil
 }
 
 // numberText reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -191,7 +245,7 @@ func (p *valueParser) object(depth int) (*ast.Term, error) {
 		switch p.buf[p.pos] {
 		case '}':
 			p.pos++
-			t := objectTerm(p.pairs[base:])
+			t := p.term(objectValue(p.pairs[base:]))
 			clear(p.pairs[base:])
 			p.pairs = p.pairs[:base]
 			return t, nil
@@ -205,7 +259,7 @@ func (p *valueParser) object(depth int) (*ast.Term, error) {
 
 // objectTerm builds an object from pairs; a repeated key keeps its last
 // value, as encoding/json does (ast.NewObject assumes distinct keys).
-func objectTerm(pairs [][2]*ast.Term) *ast.Term {
+func objectValue(pairs [][2]*ast.Term) ast.Object {
 	dup := false
 	if len(pairs) <= 16 {
 		for i := 1; i < len(pairs) && !dup; i++ {
@@ -228,13 +282,13 @@ func objectTerm(pairs [][2]*ast.Term) *ast.Term {
 		}
 	}
 	if !dup {
-		return ast.ObjectTerm(pairs...)
+		return ast.NewObject(pairs...)
 	}
 	obj := ast.NewObjectWithCapacity(len(pairs))
 	for _, kv := range pairs {
 		obj.Insert(kv[0], kv[1])
 	}
-	return ast.NewTerm(obj)
+	return obj
 }
 
 func (p *valueParser) array(depth int) (*ast.Term, error) {
@@ -263,7 +317,7 @@ func (p *valueParser) array(depth int) (*ast.Term, error) {
 			copy(elems, p.elems[base:])
 			clear(p.elems[base:])
 			p.elems = p.elems[:base]
-			return ast.ArrayTerm(elems...), nil
+			return p.term(ast.NewArray(elems...)), nil
 		case ',':
 			p.pos++
 		default:
@@ -285,7 +339,7 @@ func (p *valueParser) key() (*ast.Term, error) {
 	if t, ok := p.keys[string(raw)]; ok {
 		return t, nil
 	}
-	t := ast.StringTerm(string(raw))
+	t := ast.StringTerm(p.sub(start+1, p.pos-1))
 	p.keys[string(raw)] = t
 	return t, nil
 }
@@ -301,12 +355,12 @@ func (p *valueParser) stringValue() (*ast.Term, error) {
 		return p.unescape(start)
 	}
 	if len(raw) > internMax {
-		return ast.StringTerm(string(raw)), nil
+		return p.term(ast.String(p.sub(start+1, p.pos-1))), nil
 	}
 	if t, ok := p.strs[string(raw)]; ok {
 		return t, nil
 	}
-	t := ast.StringTerm(string(raw))
+	t := ast.StringTerm(p.sub(start+1, p.pos-1))
 	if len(p.strs) < internCap {
 		p.strs[string(raw)] = t
 	}
@@ -323,16 +377,31 @@ func (p *valueParser) unescape(start int) (*ast.Term, error) {
 	return ast.StringTerm(s), nil
 }
 
+// plainByte marks the bytes a string can hold without a closer look: not a
+// quote, backslash, control character or non-ASCII byte.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // scanString moves past the string starting at p.pos (its opening quote)
 // and returns its content between the quotes and whether it needs decoding
-// (escapes, or invalid UTF-8).
-// It refuses control characters and malformed escapes.
+// (escapes, or invalid UTF-8). It refuses control characters and malformed
+// escapes.
 func (p *valueParser) scanString() ([]byte, bool, error) {
 	p.pos++ // "
 	start := p.pos
 	escaped, nonASCII := false, false
 	b := p.buf
-	for p.pos < len(b) {
+	for {
+		for p.pos < len(b) && plainByte[b[p.pos]] {
+			p.pos++
+		}
+		if p.pos >= len(b) {
+			return nil, false, p.errorf("unterminated string")
+		}
 		c := b[p.pos]
 		switch {
 		case c == '"':
@@ -368,13 +437,10 @@ func (p *valueParser) scanString() ([]byte, bool, error) {
 			default:
 				return nil, false, p.errorf("bad escape \\%c", b[p.pos+1])
 			}
-		case c < 0x20:
+		default: // c < 0x20
 			return nil, false, p.errorf("control character in a string")
-		default:
-			p.pos++
 		}
 	}
-	return nil, false, p.errorf("unterminated string")
 }
 
 // skip moves past one JSON value, checking it as value does but building
@@ -388,9 +454,69 @@ func (p *valueParser) skip(depth int) error {
 	}
 	switch p.buf[p.pos] {
 	case '{':
-		return p.members(depth, func(string) error { return p.skip(depth + 1) })
+		p.pos++
+		p.skipSpace()
+		if p.pos < len(p.buf) && p.buf[p.pos] == '}' {
+			p.pos++
+			return nil
+		}
+		for {
+			p.skipSpace()
+			if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
+				return p.errorf("want an object key")
+			}
+			if _, _, err := p.scanString(); err != nil {
+				return err
+			}
+			p.skipSpace()
+			if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
+				return p.errorf("want ':' after an object key")
+			}
+			p.pos++
+			p.skipSpace()
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			p.skipSpace()
+			if p.pos >= len(p.buf) {
+				return p.errorf("unexpected end of input in an object")
+			}
+			switch p.buf[p.pos] {
+			case '}':
+				p.pos++
+				return nil
+			case ',':
+				p.pos++
+			default:
+				return p.errorf("want ',' or '}' in an object")
+			}
+		}
 	case '[':
-		return p.elements(func() error { return p.skip(depth + 1) })
+		p.pos++
+		p.skipSpace()
+		if p.pos < len(p.buf) && p.buf[p.pos] == ']' {
+			p.pos++
+			return nil
+		}
+		for {
+			p.skipSpace()
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			p.skipSpace()
+			if p.pos >= len(p.buf) {
+				return p.errorf("unexpected end of input in an array")
+			}
+			switch p.buf[p.pos] {
+			case ']':
+				p.pos++
+				return nil
+			case ',':
+				p.pos++
+			default:
+				return p.errorf("want ',' or ']' in an array")
+			}
+		}
 	case '"':
 		_, _, err := p.scanString()
 		return err
@@ -410,8 +536,9 @@ func (p *valueParser) skip(depth int) error {
 }
 
 // members reads the object at p.pos, calling f with each key once p.pos is
-// at the key's value; f must consume the value.
-func (p *valueParser) members(depth int, f func(key string) error) error {
+// at the key's value; f must consume the value. The key is only valid during
+// the call.
+func (p *valueParser) members(f func(key []byte) error) error {
 	if p.pos >= len(p.buf) || p.buf[p.pos] != '{' {
 		return p.errorf("want an object")
 	}
@@ -427,17 +554,16 @@ func (p *valueParser) members(depth int, f func(key string) error) error {
 			return p.errorf("want an object key")
 		}
 		start := p.pos
-		raw, escaped, err := p.scanString()
+		key, escaped, err := p.scanString()
 		if err != nil {
 			return err
 		}
-		key := string(raw)
 		if escaped {
 			t, err := p.unescape(start)
 			if err != nil {
 				return err
 			}
-			key = string(t.Value.(ast.String))
+			key = []byte(t.Value.(ast.String))
 		}
 		p.skipSpace()
 		if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {

@@ -82,8 +82,20 @@ func FuzzJSONToValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		v, err := jsonToValue(doc)
-		if valid := json.Valid(doc); valid != (err == nil) {
+		valid := json.Valid(doc)
+		if valid != (err == nil) {
 			t.Fatalf("%q: json.Valid %v, jsonToValue error %v", doc, valid, err)
+		}
+		// The skipping scanner (AnalyzePlan, pruned policy input) agrees.
+		sp := valueParser{buf: doc}
+		sp.skipSpace()
+		serr := sp.skip(0)
+		sp.skipSpace()
+		if skipOK := serr == nil && sp.pos == len(doc); skipOK != valid {
+			t.Fatalf("%q: json.Valid %v, skip error %v at %d", doc, valid, serr, sp.pos)
+		}
+		if _, oerr := jsonObjectToValue(doc, func(string) bool { return false }); oerr == nil && !valid {
+			t.Fatalf("%q: jsonObjectToValue accepted invalid JSON", doc)
 		}
 		if err != nil {
 			return

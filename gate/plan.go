@@ -172,8 +172,8 @@ func scanPlan(doc []byte) (*planDoc, error) {
 	p := valueParser{buf: doc, strs: map[string]*ast.Term{}}
 	plan := &planDoc{}
 	p.skipSpace()
-	err := p.members(0, func(key string) error {
-		switch key {
+	err := p.members(func(key []byte) error {
+		switch string(key) {
 		case "format_version":
 			v, err := p.stringOrNull()
 			plan.FormatVersion = v
@@ -207,9 +207,9 @@ func (p *valueParser) scanResourceChange() (*resourceChange, error) {
 		return nil, p.skip(2)
 	}
 	rc := &resourceChange{}
-	err := p.members(2, func(key string) error {
+	err := p.members(func(key []byte) error {
 		var err error
-		switch key {
+		switch string(key) {
 		case "address":
 			rc.Address, err = p.stringOrNull()
 		case "mode":
@@ -225,8 +225,8 @@ func (p *valueParser) scanResourceChange() (*resourceChange, error) {
 				return p.skip(3)
 			}
 			rc.Change = &changeDoc{}
-			err = p.members(3, func(key string) error {
-				switch key {
+			err = p.members(func(key []byte) error {
+				switch string(key) {
 				case "actions":
 					if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
 						return p.skip(4)

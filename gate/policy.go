@@ -35,6 +35,77 @@ var RefusedBuiltins = []string{
 type Policy struct {
 	name  string
 	query rego.PreparedEvalQuery
+	// reads says which top-level keys of input.plan the policy can reach;
+	// Decide converts only those parts of the plan.
+	reads planReads
+}
+
+// planReads is what a policy reads of input.plan: every key (all), or the
+// keys named.
+type planReads struct {
+	all  bool
+	keys map[string]bool
+}
+
+func (r *planReads) merge(o planReads) {
+	r.all = r.all || o.all
+	for k := range o.keys {
+		if r.keys == nil {
+			r.keys = map[string]bool{}
+		}
+		r.keys[k] = true
+	}
+}
+
+func (r planReads) reads(key string) bool { return r.all || r.keys[key] }
+
+// analyzeReads finds the top-level keys of input.plan the compiled modules
+// can reach. The only way a policy reaches the input document is a
+// reference rooted at input, so a policy that refers to input.plan.K only by
+// constant keys K cannot observe any other key; any other use of input or
+// input.plan (input alone, input.plan alone, input.plan[x] with a variable,
+// input[x]) counts as reading everything.
+func analyzeReads(modules map[string]*ast.Module) planReads {
+	r := planReads{keys: map[string]bool{}}
+	var visit func(t *ast.Term) bool
+	visit = func(t *ast.Term) bool {
+		switch v := t.Value.(type) {
+		case ast.Var:
+			if v.Equal(ast.InputRootDocument.Value) {
+				r.all = true
+			}
+		case ast.Ref:
+			if len(v) == 0 || v[0].Value.Compare(ast.InputRootDocument.Value) != 0 {
+				return false
+			}
+			switch {
+			case len(v) == 1:
+				r.all = true
+			default:
+				if s, ok := v[1].Value.(ast.String); !ok {
+					r.all = true
+				} else if s == "plan" {
+					if len(v) == 2 {
+						r.all = true
+					} else if k, ok := v[2].Value.(ast.String); ok {
+						r.keys[string(k)] = true
+					} else {
+						r.all = true
+					}
+				}
+			}
+			// The head is handled; walk the rest for nested references.
+			for _, part := range v[1:] {
+				ast.WalkTerms(part, visit)
+			}
+			return true
+		}
+		return false
+	}
+	for _, m := range modules {
+		ast.WalkTerms(m, visit)
+	}
+	return r
 }
 
 // Name returns the name the policy was compiled under (its file name).
@@ -92,7 +163,7 @@ func CompilePolicy(ctx context.Context, name string, module []byte) (*Policy, er
 	if err != nil {
 		return nil, fmt.Errorf("compiling plan_gate %s: %w", name, err)
 	}
-	return &Policy{name: name, query: pq}, nil
+	return &Policy{name: name, query: pq, reads: analyzeReads(compiler.Modules)}, nil
 }
 
 // checkRefusedBuiltins names the first call of a RefusedBuiltins function
@@ -219,14 +290,17 @@ type RunInfo struct {
 // NewPolicyInput builds a plan_gate input value from the plan JSON (the
 // output of `tofu show -json PLANFILE`), its summary and the run, without an
 // intermediate map for the plan document. It returns an error wrapping
-// ErrUnreadablePlan when planJSON is not a JSON object.
+// ErrUnreadablePlan when planJSON is not a well-formed JSON object.
 func NewPolicyInput(planJSON []byte, sum *Summary, run RunInfo) (ast.Value, error) {
-	plan, err := jsonToValue(planJSON)
+	return newPolicyInput(planJSON, sum, run, planReads{all: true})
+}
+
+// newPolicyInput is NewPolicyInput converting only the top-level plan keys
+// reads names; the rest of the document is still checked to be JSON.
+func newPolicyInput(planJSON []byte, sum *Summary, run RunInfo, reads planReads) (ast.Value, error) {
+	plan, err := jsonObjectToValue(planJSON, reads.reads)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading plan JSON for plan_gate: %v", ErrUnreadablePlan, err)
-	}
-	if _, ok := plan.(ast.Object); !ok {
-		return nil, fmt.Errorf("%w: plan JSON is not an object", ErrUnreadablePlan)
 	}
 	rest, err := ast.InterfaceToValue(map[string]any{
 		"summary": sum.inputMap(),

@@ -218,6 +218,13 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 	var input ast.Value
 	var inputErr error
 	inputBuilt := false
+	// The parts of the plan the covering policies read, converted once.
+	var reads planReads
+	for _, r := range rules {
+		if r.Policy != nil && r.Covers(req) {
+			reads.merge(r.Policy.reads)
+		}
+	}
 	for _, r := range rules {
 		if !r.Covers(req) {
 			continue
@@ -237,10 +244,10 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 		case r.Policy != nil:
 			if !inputBuilt {
 				inputBuilt = true
-				input, inputErr = NewPolicyInput(planJSON, sum, RunInfo{
+				input, inputErr = newPolicyInput(planJSON, sum, RunInfo{
 					Template: req.Template, Project: req.Project, Kind: req.Kind,
 					Requester: req.Requester, RequesterKind: req.requesterKind(),
-				})
+				}, reads)
 			}
 			if inputErr != nil {
 				hold(r.Name, fmt.Sprintf("plan_gate %s cannot run: %v", r.Policy.Name(), inputErr), r.Approvers)
