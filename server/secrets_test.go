@@ -340,9 +340,29 @@ rule "secret" {
 		if filepath.Base(f) == planFileName || filepath.Base(f) == planJSONName {
 			t.Errorf("plaintext plan left behind: %s", f)
 		}
+		if fi, err := os.Stat(f); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v: readable or writable by others than the owner", f, fi.Mode().Perm())
+		}
 	}
 	if !sawDB {
 		t.Errorf("no switchtender.db among the data files %v", files)
+	}
+
+	// The data directory and each run's private directory are the owner's
+	// alone.
+	dirs, _ := filepath.Glob(filepath.Join(h.dir, "data", "runs", "*"))
+	dirs = append(dirs, filepath.Join(h.dir, "data"), filepath.Join(h.dir, "data", "runs"))
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.IsDir() && fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s has mode %v, want 0700", d, fi.Mode().Perm())
+		}
+	}
+	if len(dirs) < 4 {
+		t.Errorf("no private run directories under %s: %v", filepath.Join(h.dir, "data", "runs"), dirs)
 	}
 }
 
