@@ -90,6 +90,8 @@ type valueParser struct {
 	// where terms are allocated from, a block at a time.
 	text string
 	slab []ast.Term
+	// small maps the text of small containers to their terms.
+	small map[string]*ast.Term
 }
 
 // term returns a new term holding v, from the slab.
@@ -142,10 +144,8 @@ func (p *valueParser) value(depth int) (*ast.Term, error) {
 		return nil, p.errorf("nested deeper than %d", maxDepth)
 	}
 	switch c := p.buf[p.pos]; c {
-	case '{':
-		return p.object(depth)
-	case '[':
-		return p.array(depth)
+	case '{', '[':
+		return p.container(depth)
 	case '"':
 		return p.stringValue()
 	case 't':
@@ -157,6 +157,66 @@ func (p *valueParser) value(depth int) (*ast.Term, error) {
 	default:
 		return p.number()
 	}
+}
+
+// container reads an object or array. A small one whose exact text was
+// seen before gets the term built then: a plan repeats small values
+// (action lists, sensitivity and unknown-value marks, empty objects) for
+// every resource. Identical text parses to an identical value, and
+// evaluation never modifies input terms, so sharing them is safe.
+func (p *valueParser) container(depth int) (*ast.Term, error) {
+	start := p.pos
+	end := p.smallEnd()
+	if end > 0 {
+		if t, ok := p.small[string(p.buf[start:end])]; ok {
+			p.pos = end
+			return t, nil
+		}
+	}
+	var t *ast.Term
+	var err error
+	if p.buf[p.pos] == '{' {
+		t, err = p.object(depth)
+	} else {
+		t, err = p.array(depth)
+	}
+	if err == nil && end > 0 && p.pos == end && len(p.small) < internCap {
+		if p.small == nil {
+			p.small = map[string]*ast.Term{}
+		}
+		p.small[p.sub(start, end)] = t
+	}
+	return t, err
+}
+
+// smallMax is the longest container text smallEnd looks for.
+const smallMax = 96
+
+// smallEnd returns where the container at p.pos ends if it is at most
+// smallMax bytes long, else -1. It only matches brackets outside strings;
+// the caller parses what it has not seen before.
+func (p *valueParser) smallEnd() int {
+	b := p.buf
+	limit := min(len(b), p.pos+smallMax)
+	depth := 0
+	for i := p.pos; i < limit; i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case '"':
+			for i++; i < limit && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return -1
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
