@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	osexec "os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -98,7 +99,7 @@ func run(ctx context.Context, inv Invocation, stdout, stderr io.Writer, out *out
 	}
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	// After the process exits, wait at most grace for descendants that
 	// still hold its output pipe open.
 	cmd.WaitDelay = grace
@@ -107,7 +108,12 @@ func run(ctx context.Context, inv Invocation, stdout, stderr io.Writer, out *out
 		return Result{ExitCode: -1}, fmt.Errorf("running %s %s: not started: %w", inv.Binary, firstArg(inv.Args), err)
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	// The parent-death signal is tied to the thread that starts the child:
+	// keep this goroutine on one thread while it does.
+	runtime.LockOSThread()
+	err := cmd.Start()
+	runtime.UnlockOSThread()
+	if err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("starting %s %s: %w", inv.Binary, firstArg(inv.Args), err)
 	}
 	pgid := cmd.Process.Pid
