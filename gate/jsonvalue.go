@@ -698,3 +698,22 @@ func (p *valueParser) stringOrNull() (string, error) {
 	}
 	return string(t.Value.(ast.String)), nil
 }
+
+// raw moves past one value and stores its text in *dst.
+func (p *valueParser) raw(dst *[]byte) error {
+	start := p.pos
+	if err := p.skip(1); err != nil {
+		return err
+	}
+	*dst = p.buf[start:p.pos]
+	return nil
+}
+
+// nullOr skips a null, or else calls f to read the value.
+func (p *valueParser) nullOr(f func() error) error {
+	if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+		_, err := p.literal("null", nil)
+		return err
+	}
+	return f()
+}

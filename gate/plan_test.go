@@ -191,6 +191,23 @@ func TestSensitiveValuesShapes(t *testing.T) {
 	if !slices.Equal(vals, want) {
 		t.Errorf("SensitiveValues = %q\nwant %q", vals, want)
 	}
+	// planned_values / prior_state: outputs marked sensitive, resources at
+	// their sensitive_values, child modules; nulls where tofu may write them.
+	doc = `{"format_version":"1.2","resource_changes":null,"output_changes":{"n":null},
+	  "planned_values":{"outputs":{"pw":{"sensitive":true,"value":"out-secret"},"pub":{"sensitive":false,"value":"out-public"}},
+	    "root_module":{"resources":[{"address":"a.b","values":{"k":"res-public","s":"res-secret"},"sensitive_values":{"s":true}}],
+	      "child_modules":[{"resources":[{"values":{"deep":["kid-secret"]},"sensitive_values":{"deep":[true]}}]}]}},
+	  "prior_state":{"format_version":"1.0","values":{"outputs":{"old":{"sensitive":true,"value":{"x":1}}},"root_module":null}},
+	  "configuration":{"root_module":{"variables":{"v":{"sensitive":true},"w":{}}}},
+	  "variables":{"v":{"value":["var-secret"]},"w":{"value":"var-public"}}}`
+	vals, err = SensitiveValues([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"1", `["var-secret"]`, "kid-secret", "out-secret", "res-secret", "var-secret", `{"x":1}`}
+	if !slices.Equal(vals, want) {
+		t.Errorf("SensitiveValues = %q\nwant %q", vals, want)
+	}
 	if _, err := SensitiveValues([]byte(`{"format_version":`)); !errors.Is(err, ErrUnreadablePlan) {
 		t.Errorf("unparsable JSON: error %v, want ErrUnreadablePlan", err)
 	}

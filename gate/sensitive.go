@@ -30,64 +30,221 @@ import (
 // are left out. The result is sorted and free of duplicates. JSON that does
 // not parse returns an error wrapping ErrUnreadablePlan.
 func SensitiveValues(planJSON []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(planJSON))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: parsing tofu show -json output for sensitive values: %v", ErrUnreadablePlan, err)
-	}
 	c := collector{seen: map[string]bool{}}
-
-	// Root module variables declared sensitive.
-	vars, _ := dig(doc, "configuration", "root_module", "variables").(map[string]any)
-	planVars, _ := doc["variables"].(map[string]any)
-	for name, decl := range vars {
-		if d, _ := decl.(map[string]any); d != nil && d["sensitive"] == true {
-			if v, _ := planVars[name].(map[string]any); v != nil {
-				c.addAll(v["value"])
-			}
-		}
+	if err := c.scan(planJSON); err != nil {
+		return nil, fmt.Errorf("%w: reading sensitive values from tofu show -json output: %v", ErrUnreadablePlan, err)
 	}
-
-	// Resource changes and drift.
-	for _, key := range []string{"resource_changes", "resource_drift"} {
-		list, _ := doc[key].([]any)
-		for _, rc := range list {
-			change, _ := dig(rc, "change").(map[string]any)
-			if change == nil {
-				continue
-			}
-			c.marked(change["before"], change["before_sensitive"])
-			c.marked(change["after"], change["after_sensitive"])
-		}
-	}
-
-	// Output changes.
-	if outs, _ := doc["output_changes"].(map[string]any); outs != nil {
-		for _, oc := range outs {
-			change, _ := oc.(map[string]any)
-			if change == nil {
-				continue
-			}
-			c.marked(change["before"], change["before_sensitive"])
-			c.marked(change["after"], change["after_sensitive"])
-		}
-	}
-
-	// Planned values and prior state: outputs and resources in every module.
-	for _, vals := range []any{doc["planned_values"], dig(doc, "prior_state", "values")} {
-		if outs, _ := dig(vals, "outputs").(map[string]any); outs != nil {
-			for _, o := range outs {
-				if om, _ := o.(map[string]any); om != nil && om["sensitive"] == true {
-					c.addAll(om["value"])
-				}
-			}
-		}
-		c.module(dig(vals, "root_module"))
-	}
-
 	slices.Sort(c.out)
 	return c.out, nil
+}
+
+// scan walks the plan document, decoding a value only where its marks say
+// part of it is sensitive: on a large plan most values are not, and are
+// only checked to be JSON.
+func (c *collector) scan(doc []byte) error {
+	p := valueParser{buf: doc}
+	var variables, configuration []byte
+	p.skipSpace()
+	err := p.members(func(key []byte) error {
+		switch string(key) {
+		case "variables":
+			return p.raw(&variables)
+		case "configuration":
+			return p.raw(&configuration)
+		case "resource_changes", "resource_drift":
+			return p.nullOr(func() error {
+				return p.elements(func() error { return p.nullOr(func() error { return c.scanChangeHolder(&p) }) })
+			})
+		case "output_changes":
+			return p.nullOr(func() error {
+				return p.members(func([]byte) error { return p.nullOr(func() error { return c.scanChange(&p) }) })
+			})
+		case "planned_values":
+			return p.nullOr(func() error { return c.scanValues(&p) })
+		case "prior_state":
+			return p.nullOr(func() error {
+				return p.members(func(key []byte) error {
+					if string(key) == "values" {
+						return p.nullOr(func() error { return c.scanValues(&p) })
+					}
+					return p.skip(2)
+				})
+			})
+		}
+		return p.skip(1)
+	})
+	if err != nil {
+		return err
+	}
+	p.skipSpace()
+	if p.pos != len(p.buf) {
+		return p.errorf("data after the JSON value")
+	}
+
+	// Root module variables declared sensitive.
+	if len(configuration) > 0 && len(variables) > 0 {
+		var conf struct {
+			RootModule struct {
+				Variables map[string]struct {
+					Sensitive bool `json:"sensitive"`
+				} `json:"variables"`
+			} `json:"root_module"`
+		}
+		if err := json.Unmarshal(configuration, &conf); err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+		var vals map[string]struct {
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal(variables, &vals); err != nil {
+			return fmt.Errorf("variables: %w", err)
+		}
+		for name, decl := range conf.RootModule.Variables {
+			if v, ok := vals[name]; ok && decl.Sensitive {
+				val, err := decodeNumbers(v.Value)
+				if err != nil {
+					return fmt.Errorf("variable %s: %w", name, err)
+				}
+				c.addAll(val)
+			}
+		}
+	}
+	return nil
+}
+
+// scanChangeHolder reads a resource_changes element: its "change".
+func (c *collector) scanChangeHolder(p *valueParser) error {
+	return p.members(func(key []byte) error {
+		if string(key) == "change" {
+			return p.nullOr(func() error { return c.scanChange(p) })
+		}
+		return p.skip(3)
+	})
+}
+
+// scanChange reads a change object: before/after at their marks.
+func (c *collector) scanChange(p *valueParser) error {
+	var before, after, beforeMark, afterMark []byte
+	err := p.members(func(key []byte) error {
+		switch string(key) {
+		case "before":
+			return p.raw(&before)
+		case "after":
+			return p.raw(&after)
+		case "before_sensitive":
+			return p.raw(&beforeMark)
+		case "after_sensitive":
+			return p.raw(&afterMark)
+		}
+		return p.skip(4)
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.markedRaw(before, beforeMark); err != nil {
+		return err
+	}
+	return c.markedRaw(after, afterMark)
+}
+
+// scanValues reads planned_values or prior_state.values: sensitive outputs
+// and the resources of every module.
+func (c *collector) scanValues(p *valueParser) error {
+	return p.members(func(key []byte) error {
+		switch string(key) {
+		case "outputs":
+			return p.nullOr(func() error {
+				return p.members(func([]byte) error {
+					return p.nullOr(func() error {
+						var value []byte
+						sensitive := false
+						err := p.members(func(key []byte) error {
+							switch string(key) {
+							case "value":
+								return p.raw(&value)
+							case "sensitive":
+								sensitive = p.pos < len(p.buf) && p.buf[p.pos] == 't'
+							}
+							return p.skip(5)
+						})
+						if err != nil || !sensitive || len(value) == 0 {
+							return err
+						}
+						v, err := decodeNumbers(value)
+						c.addAll(v)
+						return err
+					})
+				})
+			})
+		case "root_module":
+			return p.nullOr(func() error { return c.scanModule(p) })
+		}
+		return p.skip(3)
+	})
+}
+
+// scanModule reads a module of planned_values/prior_state: its resources'
+// values at their sensitive_values marks, then its child modules.
+func (c *collector) scanModule(p *valueParser) error {
+	return p.members(func(key []byte) error {
+		switch string(key) {
+		case "resources":
+			return p.nullOr(func() error {
+				return p.elements(func() error {
+					var values, marks []byte
+					err := p.members(func(key []byte) error {
+						switch string(key) {
+						case "values":
+							return p.raw(&values)
+						case "sensitive_values":
+							return p.raw(&marks)
+						}
+						return p.skip(6)
+					})
+					if err != nil {
+						return err
+					}
+					return c.markedRaw(values, marks)
+				})
+			})
+		case "child_modules":
+			return p.nullOr(func() error {
+				return p.elements(func() error { return c.scanModule(p) })
+			})
+		}
+		return p.skip(5)
+	})
+}
+
+// markedRaw decodes value and mark (JSON text) and adds the parts the mark
+// flags, when the mark flags anything.
+func (c *collector) markedRaw(value, mark []byte) error {
+	if len(mark) == 0 || !bytes.Contains(mark, []byte("true")) {
+		return nil
+	}
+	m, err := decodeNumbers(mark)
+	if err != nil {
+		return err
+	}
+	v, err := decodeNumbers(value)
+	if err != nil {
+		return err
+	}
+	c.marked(v, m)
+	return nil
+}
+
+// decodeNumbers decodes JSON text keeping numbers as written; empty text is
+// nil.
+func decodeNumbers(text []byte) (any, error) {
+	if len(text) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }
 
 type collector struct {
@@ -182,16 +339,4 @@ func (c *collector) module(mod any) {
 			c.module(k)
 		}
 	}
-}
-
-// dig follows object keys from v, returning nil when any step is missing.
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, _ := v.(map[string]any)
-		if m == nil {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }
