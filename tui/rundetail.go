@@ -99,6 +99,9 @@ type runDetail struct {
 	next      int64    // offset of the first log byte not yet applied
 	following bool
 	logEnded  bool
+	// endedAt is the run's status when its log ended; a later status
+	// (an approval released a held run) follows the log again.
+	endedAt string
 	logErr    error
 
 	propVP viewport.Model
@@ -143,13 +146,18 @@ func (d *runDetail) SetSize(w, h int) {
 }
 
 func (d *runDetail) Init() tea.Cmd {
-	b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
+	b, ctx, gen := d.b, d.ctx, d.gen
 	watch := func() tea.Msg { return detailWatchMsg{gen: gen, ch: b.WatchRuns(ctx)} }
-	follow := func() tea.Msg {
-		ch, err := b.FollowLog(ctx, id, 0)
+	return tea.Batch(watch, d.followFrom(0))
+}
+
+// followFrom follows the run's log from byte offset from.
+func (d *runDetail) followFrom(from int64) tea.Cmd {
+	b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
+	return func() tea.Msg {
+		ch, err := b.FollowLog(ctx, id, from)
 		return logStartMsg{gen: gen, ch: ch, err: err}
 	}
-	return tea.Batch(watch, follow)
 }
 
 func (d *runDetail) fetch() tea.Cmd {
@@ -281,6 +289,10 @@ func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 			r := msg.d
 			d.run = &r
 			d.onProposalChange()
+			if d.logEnded && r.Status != d.endedAt {
+				d.logEnded = false
+				return d.followFrom(d.next)
+			}
 		}
 		return nil
 	case logStartMsg:
@@ -302,7 +314,11 @@ func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 		d.setLogContent()
 		if msg.ended {
 			d.logEnded = true
-			return nil
+			d.endedAt = ""
+			if d.run != nil {
+				d.endedAt = d.run.Status
+			}
+			return d.fetch()
 		}
 		return d.readLog(msg.ch)
 	case approveDoneMsg:

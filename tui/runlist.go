@@ -176,10 +176,10 @@ func (l *runList) keys() bindings {
 }
 
 // columns returns the widths of ID, template, requester for the width; the
-// other columns are fixed: mark 5, status 10, kind 9, age 4.
+// other columns are fixed: mark 5, status 17, kind 9, age 4.
 func (l *runList) columns() (id, tmpl, req int) {
-	// "> " + mark(5) + " " + id + " " + status(10) + " " + tmpl + " " + kind(9) + " " + req + " " + age(4)
-	rest := l.width - (2 + 5 + 1 + 1 + 10 + 1 + 1 + 9 + 1 + 1 + 4)
+	// "> " + mark(5) + " " + id + " " + status(17) + " " + tmpl + " " + kind(9) + " " + req + " " + age(4)
+	rest := l.width - (2 + 5 + 1 + 1 + 17 + 1 + 1 + 9 + 1 + 1 + 4)
 	id = max(6, rest/6)
 	rest -= id
 	tmpl = max(8, rest*45/100)
@@ -223,7 +223,7 @@ func (l *runList) View() string {
 	}
 
 	idw, tw, rw := l.columns()
-	hdr := "  " + pad("WAIT", 5) + " " + pad("ID", idw) + " " + pad("STATUS", 10) + " " + pad("TEMPLATE", tw) + " " +
+	hdr := "  " + pad("WAIT", 5) + " " + pad("ID", idw) + " " + pad("STATUS", 17) + " " + pad("TEMPLATE", tw) + " " +
 		pad("KIND", 9) + " " + pad("REQUESTER", rw) + " " + pad("AGE", 4)
 	b.WriteString(st.header.Render(strings.TrimRight(hdr, " ")) + "\n")
 
@@ -248,7 +248,7 @@ func (l *runList) View() string {
 		if r.WaitingForMe {
 			mark = "▶ YOU"
 		}
-		row := pad(mark, 5) + " " + pad(cleanLine(r.ID), idw) + " " + pad(cleanLine(r.Status), 10) + " " +
+		row := pad(mark, 5) + " " + pad(cleanLine(r.ID), idw) + " " + pad(cleanLine(r.Status), 17) + " " +
 			pad(cleanLine(r.Template), tw) + " " + pad(cleanLine(r.Kind), 9) + " " +
 			pad(requester(r.Requester, r.Agent), rw) + " " + pad(age(now.Sub(r.CreatedAt)), 4)
 		row = strings.TrimRight(row, " ")
