@@ -8,6 +8,31 @@
 // a policy that does not compile, times out or errors, all hold the apply;
 // none lets it through.
 //
+// # What the summary counts
+//
+// AnalyzePlan maps each resource change's action list, as OpenTofu writes it
+// (internal/command/jsonplan), to one action: create ["create"], update
+// ["update"], delete ["delete"], replace ["delete","create"] or
+// ["create","delete"], forget ["forget"], forget+create ["forget","create"]
+// (a replace under lifecycle { destroy = false }), and import for a no-op
+// that imports. ["no-op"] and ["read"] are left out; any other list is an
+// error. Destroy counts deletes and replaces; Replace counts replaces; a
+// forget is not a destroy and is counted in Forget.
+//
+// # Decisions
+//
+// NeedsSavedPlan says when an apply runs in two steps (plan -out, then the
+// saved plan): a rule with max_destroy or a plan_gate covers it, an approval
+// rule would hold it, its submission asks for approval, or an agent without
+// an exemption asks for it. Decide then decides on the planned proposal:
+// max_destroy exceeded holds, a plan_gate deny refuses and its hold holds, a
+// plan_gate that fails to compile, errors or times out holds with its error,
+// an approval rule holds, a submission asking for approval holds whatever the
+// rules say, and an agent's proposal holds unless an exemption covers it. A
+// rule with approvers and a plan-content condition holds only when the
+// condition does; its approvers are who may release it. A rule with
+// approvers alone, or require_approval, holds everything it covers.
+//
 // # plan_gate policies
 //
 // A plan_gate is a Rego v1 module declaring package switchtender.plan. The
@@ -33,6 +58,11 @@
 // where by_action's keys are the Action* constants (create, update, delete,
 // replace, forget, forget+create, import), run.kind is one of the Kind*
 // constants, and run.requester_kind is "person" or "agent".
+//
+// Decide converts only the top-level keys of the plan document its policies
+// can reach (a policy that refers to input.plan.resource_changes alone is
+// given only that key; one that uses input.plan or input as a whole, or a
+// variable key, is given everything). The rest is still checked to be JSON.
 //
 // The built-ins in RefusedBuiltins (http.send, net.lookup_ip_addr,
 // opa.runtime) reach outside the server process or read its environment; a

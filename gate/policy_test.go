@@ -201,3 +201,33 @@ func TestNewPolicyInputRejectsNonObject(t *testing.T) {
 		}
 	}
 }
+
+// The example policy in the package documentation compiles and decides as
+// its text says.
+func TestDocExamplePolicy(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	in := false
+	for _, l := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(l, "//\tpackage switchtender.plan") {
+			in = true
+		}
+		if in {
+			if !strings.HasPrefix(l, "//\t") && l != "//" {
+				break
+			}
+			lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(l, "//"), "\t"))
+		}
+	}
+	p, err := CompilePolicy(context.Background(), "doc.go", []byte(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatalf("example policy: %v\n%s", err, strings.Join(lines, "\n"))
+	}
+	res := evalOn(t, p, plans(t).protect, personRun)
+	if !slices.Equal(res.Hold, []string{"plan destroys terraform_data.protected[0]"}) || len(res.Deny) != 0 {
+		t.Errorf("example policy on a plan deleting protected[0]: %+v", res)
+	}
+}
