@@ -395,3 +395,30 @@ func TestOutcomeString(t *testing.T) {
 		t.Error("Outcome.String wrong")
 	}
 }
+
+// One compiled policy serves concurrent decisions (the server decides
+// proposals of several runs at once); run with -race.
+func TestDecideConcurrent(t *testing.T) {
+	pl := plans(t)
+	rules := []*Rule{{Name: "policy", Policy: compileFile(t, "limit_destroys.rego")}}
+	want := map[int]Outcome{0: Refuse, 1: Hold, 2: Pass}
+	docs := [][]byte{pl.replace, pl.protect, pl.shrink}
+	errs := make(chan string, 12)
+	done := make(chan struct{})
+	for g := range 12 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			i := g % 3
+			if d := Decide(context.Background(), alice, docs[i], nil, rules, 10*time.Second); d.Outcome != want[i] {
+				errs <- fmt.Sprintf("plan %d: %s, want %s", i, d.Outcome, want[i])
+			}
+		}()
+	}
+	for range 12 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
