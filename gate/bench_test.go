@@ -106,10 +106,13 @@ func opaCLI(b *testing.B) string {
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
 		b.Fatalf("go mod download opa: no module directory in %s", out)
 	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	tmp := bin + ".tmp"
 	build := exec.Command("go", "build", "-o", tmp, ".")
 	build.Dir = mod.Dir
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building opa: %v\n%s", err, out)
 	}
