@@ -355,8 +355,17 @@ func TestCoversAndWouldHold(t *testing.T) {
 	}
 	chk := alice
 	chk.Kind = KindCheck
-	if (&Rule{ExcludeDryRun: true}).Covers(chk) {
-		t.Error("exclude_dry_run rule covers a drift check")
+	excl := &Rule{Templates: []string{"network"}, ExcludeDryRun: true}
+	if excl.Covers(chk) || !excl.ExemptsDryRun(chk) {
+		t.Error("exclude_dry_run rule covers a drift check, or does not say it exempts it")
+	}
+	if excl.ExemptsDryRun(alice) || (&Rule{}).ExemptsDryRun(chk) {
+		t.Error("ExemptsDryRun true for an apply, or for a rule without exclude_dry_run")
+	}
+	other := chk
+	other.Template = "dns"
+	if excl.ExemptsDryRun(other) {
+		t.Error("ExemptsDryRun true for a check the rule would not cover anyway")
 	}
 }
 

@@ -105,6 +105,19 @@ func (r *Rule) Covers(req Request) bool {
 		matches(r.Kinds, req.Kind) && matches(r.Requesters, req.Requester)
 }
 
+// ExemptsDryRun reports whether the rule would cover req but for
+// exclude_dry_run: req is a dry run or drift check the rule lets through.
+// The spec has the configuration scanned for data sources that act before
+// such an exemption is relied on ("What a plan runs, and what the gate
+// reads"); the caller runs that scan when this is true.
+func (r *Rule) ExemptsDryRun(req Request) bool {
+	if !r.ExcludeDryRun || (req.Kind != KindDryRun && req.Kind != KindCheck) {
+		return false
+	}
+	return matches(r.Templates, req.Template) && matches(r.Projects, req.Project) &&
+		matches(r.Kinds, req.Kind) && matches(r.Requesters, req.Requester)
+}
+
 // PlanContent reports whether the rule decides on what the plan contains:
 // it has max_destroy or a plan_gate (compiled or failed to compile).
 func (r *Rule) PlanContent() bool {
@@ -205,7 +218,11 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 		hold("", "an AI proposed this apply: it waits for a person whatever the rules say", nil)
 	}
 	if req.Agent && !req.Exempted {
-		hold("", fmt.Sprintf("agent %s asked for this apply: an agent's apply waits for a person unless an exemption covers it", req.Requester), nil)
+		what := req.Kind
+		if what == "" {
+			what = "run"
+		}
+		hold("", fmt.Sprintf("agent %s asked for this %s: an agent's proposal waits for a person unless an exemption covers it", req.Requester, what), nil)
 	}
 
 	if sum == nil {
