@@ -198,6 +198,16 @@ func (x *execution) say(format string, args ...any) {
 	fmt.Fprintf(x.out, "switchtender: "+format+"\n", args...)
 }
 
+// finish records the run's status once everything it printed is stored,
+// so a follower that stops at the status change has the whole log.
+func (x *execution) finish(status, msg string, exit int) {
+	x.out.Flush()
+	if err := x.sink.Flush(); err != nil {
+		x.s.log.Error("storing the end of a run's log", "run", x.run.ID, "err", err)
+	}
+	x.s.finish(x.run.ID, status, msg, exit)
+}
+
 // close flushes the masker and the sink and tells followers the log
 // stopped growing for now.
 func (x *execution) close() {
@@ -234,18 +244,18 @@ func (x *execution) stopped(step string, res exec.Result, err error) bool {
 	switch {
 	case err != nil && errors.Is(err, context.Canceled) && x.s.closing.Load():
 		x.say("%s was interrupted because the server is stopping", step)
-		x.s.finish(x.run.ID, StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then submit it again.", step), res.ExitCode)
+		x.finish(StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then submit it again.", step), res.ExitCode)
 		return true
 	case err != nil && errors.Is(err, context.Canceled):
 		x.say("%s was interrupted; the run is cancelled", step)
-		x.s.finish(x.run.ID, StatusCancelled, fmt.Sprintf("Cancelled during %s; the tool was sent an interrupt so it could release its state lock.", step), res.ExitCode)
+		x.finish(StatusCancelled, fmt.Sprintf("Cancelled during %s; the tool was sent an interrupt so it could release its state lock.", step), res.ExitCode)
 		return true
 	case err != nil:
 		x.say("%s could not run: %v", step, err)
-		x.s.finish(x.run.ID, StatusFailed, fmt.Sprintf("%s could not run: %v", step, err), -1)
+		x.finish(StatusFailed, fmt.Sprintf("%s could not run: %v", step, err), -1)
 		return true
 	case res.ExitCode != 0:
-		x.s.finish(x.run.ID, StatusFailed, fmt.Sprintf("%s failed with exit code %d; see the log.", step, res.ExitCode), res.ExitCode)
+		x.finish(StatusFailed, fmt.Sprintf("%s failed with exit code %d; see the log.", step, res.ExitCode), res.ExitCode)
 		return true
 	}
 	return false
@@ -268,13 +278,13 @@ func (s *Server) planPhase(ctx context.Context, x *execution) {
 		if x.stopped("plan", res, err) {
 			return
 		}
-		s.finish(r.ID, StatusSucceeded, "Dry run complete: the plan above previews the change; nothing was applied.", res.ExitCode)
+		x.finish(StatusSucceeded, "Dry run complete: the plan above previews the change; nothing was applied.", res.ExitCode)
 	case !gate.NeedsSavedPlan(s.rules, s.gateRequest(r)):
 		res, err := x.step(ctx, "apply", exec.ApplyAutoArgs())
 		if x.stopped("apply", res, err) {
 			return
 		}
-		s.finish(r.ID, StatusSucceeded, "Applied.", res.ExitCode)
+		x.finish(StatusSucceeded, "Applied.", res.ExitCode)
 	default:
 		s.gatedPlan(ctx, x)
 	}

@@ -54,17 +54,17 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 	basis, err := readStateBasis(x.dir)
 	if err != nil {
 		x.say("%v", err)
-		s.finish(r.ID, StatusFailed, err.Error(), -1)
+		x.finish(StatusFailed, err.Error(), -1)
 		return
 	}
 	x.out.Flush()
 	if err := x.sink.Flush(); err != nil {
-		s.finish(r.ID, StatusFailed, err.Error(), -1)
+		x.finish(StatusFailed, err.Error(), -1)
 		return
 	}
 	from, err := s.db.LogSize(r.ID)
 	if err != nil {
-		s.finish(r.ID, StatusFailed, fmt.Sprintf("reading log size: %v", err), -1)
+		x.finish(StatusFailed, fmt.Sprintf("reading log size: %v", err), -1)
 		return
 	}
 	res, err := x.step(ctx, "plan", exec.PlanArgs(planPath))
@@ -85,18 +85,18 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 	}
 	planBytes, err := os.ReadFile(planPath)
 	if err != nil {
-		s.finish(r.ID, StatusFailed, fmt.Sprintf("reading the saved plan: %v", err), -1)
+		x.finish(StatusFailed, fmt.Sprintf("reading the saved plan: %v", err), -1)
 		return
 	}
 	digest := seal.Digest(planBytes)
 	sealed, err := seal.Seal(s.key, r.ID, planBytes)
 	clear(planBytes)
 	if err != nil {
-		s.finish(r.ID, StatusFailed, fmt.Sprintf("sealing the saved plan: %v", err), -1)
+		x.finish(StatusFailed, fmt.Sprintf("sealing the saved plan: %v", err), -1)
 		return
 	}
 	if err := s.db.PutBlob(blobPlan, r.ID, sealed); err != nil {
-		s.finish(r.ID, StatusFailed, fmt.Sprintf("storing the sealed plan: %v", err), -1)
+		x.finish(StatusFailed, fmt.Sprintf("storing the sealed plan: %v", err), -1)
 		return
 	}
 	wipe(s, planPath)
@@ -137,12 +137,12 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 		s.dropSealedPlan(r.ID)
 		msg := "The rules refuse this apply: " + reasons(p.Refusals) + ". Nothing was applied."
 		x.say("%s", msg)
-		s.finish(r.ID, StatusRefused, msg, -1)
+		x.finish(StatusRefused, msg, -1)
 	case gate.Hold:
 		s.setProposal(r.ID, p)
 		msg := fmt.Sprintf("Held for approval: %s. An approver releases exactly this plan with: approve %s --digest %s", reasons(p.Holds), r.ID, digest)
 		x.say("%s", msg)
-		s.finish(r.ID, StatusAwaitingApproval, msg, -1)
+		x.finish(StatusAwaitingApproval, msg, -1)
 	default:
 		s.setProposal(r.ID, p)
 		x.say("no rule holds this proposal; applying the saved plan")
@@ -152,7 +152,7 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 			return nil
 		})
 		if err != nil {
-			s.finish(r.ID, StatusFailed, fmt.Sprintf("recording the rules' decision: %v", err), -1)
+			x.finish(StatusFailed, fmt.Sprintf("recording the rules' decision: %v", err), -1)
 			return
 		}
 		x.run = run
@@ -226,7 +226,7 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 	})
 	if err != nil {
 		x.say("refusing to apply: %v", err)
-		s.finish(id, StatusFailed, "Refused to apply: "+err.Error(), -1)
+		x.finish(StatusFailed, "Refused to apply: "+err.Error(), -1)
 		return
 	}
 	p := run.Proposal
@@ -234,14 +234,14 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 	if approved == "" || approved != p.Digest {
 		msg := fmt.Sprintf("Refused to apply: the approval released %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", approved, p.Digest)
 		x.say("%s", msg)
-		s.finish(id, StatusFailed, msg, -1)
+		x.finish(StatusFailed, msg, -1)
 		return
 	}
 	blob, err := s.db.GetBlob(blobPlan, id)
 	if err != nil {
 		msg := fmt.Sprintf("Refused to apply: the sealed plan is missing (%v); nothing was applied. Submit the apply again.", err)
 		x.say("%s", msg)
-		s.finish(id, StatusFailed, msg, -1)
+		x.finish(StatusFailed, msg, -1)
 		return
 	}
 	plain, digest, err := seal.Open(s.key, id, blob)
@@ -251,24 +251,24 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 		}
 		msg := fmt.Sprintf("Refused to apply: the sealed plan does not open as this run's approved plan (%v); nothing was applied.", err)
 		x.say("%s", msg)
-		s.finish(id, StatusFailed, msg, -1)
+		x.finish(StatusFailed, msg, -1)
 		return
 	}
 	basis, err := readStateBasis(x.dir)
 	if err != nil {
-		s.finish(id, StatusFailed, err.Error(), -1)
+		x.finish(StatusFailed, err.Error(), -1)
 		return
 	}
 	if basis != (stateBasis{Lineage: p.Lineage, Serial: p.Serial}) {
 		msg := staleMessage(run)
 		x.say("the state changed after the plan was made (lineage %q serial %d, now lineage %q serial %d); refusing the saved plan", p.Lineage, p.Serial, basis.Lineage, basis.Serial)
-		s.finish(id, StatusStale, msg, -1)
+		x.finish(StatusStale, msg, -1)
 		return
 	}
 	planPath, err := seal.WriteFile(x.private, planFileName, plain)
 	clear(plain)
 	if err != nil {
-		s.finish(id, StatusFailed, fmt.Sprintf("writing the saved plan into the run's private directory: %v", err), -1)
+		x.finish(StatusFailed, fmt.Sprintf("writing the saved plan into the run's private directory: %v", err), -1)
 		return
 	}
 	defer wipe(s, planPath)
@@ -287,7 +287,7 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 	if err != nil {
 		msg := fmt.Sprintf("Refused to apply: the saved plan's sensitive values could not be read (%v), so they could not be masked; nothing was applied.", err)
 		x.say("%s", msg)
-		s.finish(id, StatusFailed, msg, -1)
+		x.finish(StatusFailed, msg, -1)
 		return
 	}
 	x.masker.Add(sens...)
@@ -296,7 +296,7 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 	if d, err := seal.FileDigest(planPath); err != nil || d != approved {
 		msg := fmt.Sprintf("Refused to apply: the plan file in the private directory is not the approved %s; nothing was applied.", approved)
 		x.say("%s", msg)
-		s.finish(id, StatusFailed, msg, -1)
+		x.finish(StatusFailed, msg, -1)
 		return
 	}
 	if _, err := s.db.UpdateRun(id, func(r *store.Run) error { r.Message = "Applying the approved plan " + approved; return nil }); err == nil {
@@ -306,13 +306,13 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 	if err == nil && res.Stale {
 		msg := staleMessage(run)
 		x.say("%s", msg)
-		s.finish(id, StatusStale, msg, res.ExitCode)
+		x.finish(StatusStale, msg, res.ExitCode)
 		return
 	}
 	if x.stopped("apply", res, err) {
 		return
 	}
-	s.finish(id, StatusSucceeded, "Applied the approved plan "+approved+".", res.ExitCode)
+	x.finish(StatusSucceeded, "Applied the approved plan "+approved+".", res.ExitCode)
 }
 
 func staleMessage(r store.Run) string {

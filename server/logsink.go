@@ -23,13 +23,17 @@ type logAppender interface {
 // logSink receives a run's masked output (it sits behind the masker), stores
 // it in chunks and publishes each stored chunk to the run's followers. Stored
 // first, published second: a follower that reads the store after subscribing
-// can de-duplicate by offset and misses nothing.
+// can de-duplicate by offset and misses nothing. The store commit happens
+// outside the lock Write takes, so the tool's output is never held up by an
+// fsync; flushMu keeps the chunks in order.
 type logSink struct {
 	runID  string
 	store  logAppender
 	broker *broker
 
-	mu      sync.Mutex
+	flushMu sync.Mutex // held while a chunk is stored and published
+
+	mu      sync.Mutex // guards the fields below
 	pending []byte
 	timer   *time.Timer
 	err     error
@@ -39,7 +43,8 @@ func newLogSink(runID string, st logAppender, b *broker) *logSink {
 	return &logSink{runID: runID, store: st, broker: b}
 }
 
-// Write buffers p and schedules a flush; it never blocks on followers.
+// Write buffers p and schedules a flush (at once when logFlushBytes are
+// pending); it never blocks on the store or on followers.
 func (l *logSink) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -47,42 +52,42 @@ func (l *logSink) Write(p []byte) (int, error) {
 		return 0, l.err
 	}
 	l.pending = append(l.pending, p...)
-	if len(l.pending) >= logFlushBytes {
-		l.flushLocked()
-	} else if l.timer == nil {
-		l.timer = time.AfterFunc(logFlushInterval, func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.flushLocked()
-		})
+	if l.timer == nil {
+		d := logFlushInterval
+		if len(l.pending) >= logFlushBytes {
+			d = 0
+		}
+		l.timer = time.AfterFunc(d, func() { l.Flush() })
 	}
-	return len(p), l.err
+	return len(p), nil
 }
 
-func (l *logSink) flushLocked() {
+// Flush stores and publishes whatever is pending, and returns the first
+// storage error the sink met.
+func (l *logSink) Flush() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
 	if l.timer != nil {
 		l.timer.Stop()
 		l.timer = nil
 	}
-	if len(l.pending) == 0 || l.err != nil {
-		return
-	}
-	data := l.pending
+	data, err := l.pending, l.err
 	l.pending = nil
+	l.mu.Unlock()
+	if err != nil || len(data) == 0 {
+		return err
+	}
 	off, err := l.store.AppendLog(l.runID, data)
 	if err != nil {
+		l.mu.Lock()
 		l.err = fmt.Errorf("storing log of run %s: %w", l.runID, err)
-		return
+		err = l.err
+		l.mu.Unlock()
+		return err
 	}
 	l.broker.publishLog(l.runID, logEvent{Offset: off, Data: data})
-}
-
-// Flush stores and publishes whatever is pending.
-func (l *logSink) Flush() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.flushLocked()
-	return l.err
+	return nil
 }
 
 // Close flushes and tells followers the log stopped growing for now.
