@@ -353,3 +353,29 @@ rule "destroys" {
 		t.Fatalf("a max_destroy rule held a dry run:\n%s", out)
 	}
 }
+
+// OpenTofu compares less for a plan made from empty state, so the server
+// checks the state's lineage and serial itself: a plan made before any
+// state existed is refused once another apply created state.
+func TestStalePlanFromEmptyState(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "everything" {
+  templates        = ["data"]
+  require_approval = true
+}
+`)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	p := h.show("bob", "1").Proposal
+	if p.Lineage != "" || p.Serial != 0 {
+		t.Fatalf("a plan from no state recorded lineage %q serial %d", p.Lineage, p.Serial)
+	}
+	h.mustSSH("alice", "launch", "data-free", "--var", "instances=2", "--wait")
+	h.mustSSH("bob", "approve", "1", "--digest", p.Digest)
+	h.waitStatus("1", StatusStale)
+	if n := h.stateCount(); n != 2 {
+		t.Fatalf("the stale plan changed the state: %d servers, want the other apply's 2", n)
+	}
+	if log := h.mustSSH("bob", "log", "1"); strings.Contains(log, "apply -input=false -no-color /") {
+		t.Fatalf("the stale plan reached tofu apply:\n%s", log)
+	}
+}
