@@ -94,6 +94,14 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		}
 		return pos[0], true
 	}
+	// runArg parses the flags declared so far and the one RUN argument.
+	runArg := func() (string, bool) {
+		pos, err := parse(fs, rest)
+		if err != nil {
+			return "", false
+		}
+		return one(pos, "RUN")
+	}
 	switch name {
 	case "help", "--help", "-h":
 		fmt.Fprint(out, commandHelp)
@@ -173,11 +181,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		tw.Flush()
 		return exitOK
 	case "show":
-		pos, err := parse(fs, rest)
-		if err != nil {
-			return exitUsage
-		}
-		rid, ok := one(pos, "RUN")
+		rid, ok := runArg()
 		if !ok {
 			return exitUsage
 		}
@@ -188,11 +192,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		return s.printRun(out, run, *asJSON, true)
 	case "log":
 		follow := fs.Bool("follow", false, "keep streaming until the run stops")
-		pos, err := parse(fs, rest)
-		if err != nil {
-			return exitUsage
-		}
-		rid, ok := one(pos, "RUN")
+		rid, ok := runArg()
 		if !ok {
 			return exitUsage
 		}
@@ -216,11 +216,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		return exitOK
 	case "approve":
 		digest := fs.String("digest", "", "the plan digest being released, sha256:HEX (from `show RUN`)")
-		pos, err := parse(fs, rest)
-		if err != nil {
-			return exitUsage
-		}
-		rid, ok := one(pos, "RUN")
+		rid, ok := runArg()
 		if !ok {
 			return exitUsage
 		}
@@ -235,11 +231,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		return s.printRun(out, run, *asJSON, false)
 	case "reject":
 		reason := fs.String("reason", "", "why (shown to the requester)")
-		pos, err := parse(fs, rest)
-		if err != nil {
-			return exitUsage
-		}
-		rid, ok := one(pos, "RUN")
+		rid, ok := runArg()
 		if !ok {
 			return exitUsage
 		}
@@ -252,11 +244,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		}
 		return s.printRun(out, run, *asJSON, false)
 	case "cancel":
-		pos, err := parse(fs, rest)
-		if err != nil {
-			return exitUsage
-		}
-		rid, ok := one(pos, "RUN")
+		rid, ok := runArg()
 		if !ok {
 			return exitUsage
 		}
