@@ -80,6 +80,7 @@ template "bench" {
 //   - finish-ms: plan end to FinishedAt (step record, last log chunk);
 //   - tail-ms: FinishedAt to the client seeing the exit status (status and
 //     audit commits, plan wipe, log end, summary, channel close);
+//   - paired-ratio: the median of each round's server wall / direct wall;
 //   - overhead-ms: server wall minus the direct wall of the same round;
 //   - parts-ms: ssh-ms through tail-ms summed per run (the server's own
 //     time); steps-extra-ms: init-ms + plan-ms minus the direct wall of the
@@ -325,12 +326,14 @@ func benchDryRun(b *testing.B, c dryRunCase) {
 	b.ReportMetric(float64(medianDuration(chunks)), "chunks")
 	// Paired figures: each server run against the direct run of its own
 	// round, which cancels slow drift in the machine's load.
-	var over, parts, steps []time.Duration
+	var over, parts, steps, ratios []time.Duration
 	for i, s := range server {
+		ratios = append(ratios, time.Duration(float64(s.wall)/float64(dWall[i])*1e6))
 		over = append(over, s.wall-dWall[i])
 		parts = append(parts, s.ssh+s.accept+s.dispatch+s.prepare+s.between+s.finish+s.tail)
 		steps = append(steps, s.init+s.plan-dWall[i])
 	}
+	b.ReportMetric(float64(medianDuration(ratios))/1e6, "paired-ratio")
 	b.ReportMetric(ms(medianDuration(over)), "overhead-ms")
 	b.ReportMetric(ms(medianDuration(parts)), "parts-ms")
 	b.ReportMetric(ms(medianDuration(steps)), "steps-extra-ms")
