@@ -205,7 +205,9 @@ func (x *execution) finish(status, msg string, exit int) {
 	if err := x.sink.Flush(); err != nil {
 		x.s.log.Error("storing the end of a run's log", "run", x.run.ID, "err", err)
 	}
-	x.s.finish(x.run.ID, status, msg, exit)
+	x.s.setStatus(x.run.ID, status, msg, exit)
+	x.sink.Close() // followers stop here; what follows is bookkeeping
+	x.s.audit(x.run.ID, "switchtender", status, msg)
 }
 
 // close flushes the masker and the sink and tells followers the log

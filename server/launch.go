@@ -146,7 +146,6 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 		return store.Run{}, fmt.Errorf("storing run: %w", err)
 	}
 	run := *r
-	s.audit(run.ID, who.Name, "launch", fmt.Sprintf("%s of template %s", run.Kind, run.Template))
 	if !heldFirst {
 		wd, err := s.workdir(run)
 		if err != nil {
@@ -156,6 +155,7 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 		s.sched.enqueue(job{runID: run.ID, workdir: wd})
 	}
 	s.broker.runChanged()
+	s.audit(run.ID, who.Name, "launch", fmt.Sprintf("%s of template %s", run.Kind, run.Template))
 	return run, nil
 }
 

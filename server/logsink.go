@@ -37,6 +37,7 @@ type logSink struct {
 	pending []byte
 	timer   *time.Timer
 	err     error
+	ended   bool // the end event was published
 }
 
 func newLogSink(runID string, st logAppender, b *broker) *logSink {
@@ -90,9 +91,16 @@ func (l *logSink) Flush() error {
 	return nil
 }
 
-// Close flushes and tells followers the log stopped growing for now.
+// Close flushes and tells followers the log stopped growing for now; the
+// end is told once however often Close is called.
 func (l *logSink) Close() error {
 	err := l.Flush()
-	l.broker.publishLog(l.runID, logEvent{End: true})
+	l.mu.Lock()
+	ended := l.ended
+	l.ended = true
+	l.mu.Unlock()
+	if !ended {
+		l.broker.publishLog(l.runID, logEvent{End: true})
+	}
 	return err
 }

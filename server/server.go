@@ -272,8 +272,15 @@ func (s *Server) Close() error {
 	return s.db.Close()
 }
 
-// finish records a final (or held) status with a message for people.
+// finish records a final (or held) status with a message for people, and
+// audits it.
 func (s *Server) finish(id, status, msg string, exit int) {
+	s.setStatus(id, status, msg, exit)
+	s.audit(id, "switchtender", status, msg)
+}
+
+// setStatus records a status and tells watchers.
+func (s *Server) setStatus(id, status, msg string, exit int) {
 	_, err := s.db.UpdateRun(id, func(r *store.Run) error {
 		r.Status = status
 		r.Message = msg
@@ -288,7 +295,6 @@ func (s *Server) finish(id, status, msg string, exit int) {
 	if err != nil {
 		s.log.Error("recording run status", "run", id, "status", status, "err", err)
 	}
-	s.audit(id, "switchtender", status, msg)
 	s.broker.runChanged()
 }
 
