@@ -66,6 +66,9 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 	if req.Kind == "" {
 		req.Kind = KindApply
 	}
+	if req.Kind == "check" {
+		return store.Run{}, errorf(ErrInvalid, "drift checks are not available in this version; a dry run previews the same plan")
+	}
 	if req.Kind != KindApply && req.Kind != KindPlan {
 		return store.Run{}, errorf(ErrInvalid, "unknown run kind %q: use a real run (apply) or --dry-run (plan)", req.Kind)
 	}

@@ -276,3 +276,51 @@ func TestRestartRecovery(t *testing.T) {
 		t.Errorf("interrupted run: %+v", r)
 	}
 }
+
+// Selecting terraform routes the same steps to the terraform binary, found
+// on the PATH of the process executing runs; a missing binary fails the run
+// with a sentence naming the tool and the binary, before anything runs.
+func TestTerraformToolRouting(t *testing.T) {
+	h := newHarness(t, `
+template "tf" {
+  project = "infra"
+  tool    = "terraform"
+  command = "infra/network"
+  survey "region" {
+    type = "string"
+    default = "x"
+  }
+}
+`)
+	// A stand-in terraform that records how it was called: the real one is
+	// not part of this machine's set-up, and routing is what is tested.
+	bin := t.TempDir()
+	calls := filepath.Join(t.TempDir(), "calls")
+	script := "#!/bin/sh\necho \"$@\" >> " + calls + "\necho terraform-stand-in \"$1\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := h.srv.env
+	var path string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path = v
+		}
+	}
+	h.srv.env = append(append([]string{}, env...), "PATH="+bin+":"+path)
+	out := h.mustSSH("alice", "launch", "tf", "--dry-run", "--wait")
+	if !strings.Contains(out, "$ terraform init -input=false -no-color") || !strings.Contains(out, "terraform-stand-in plan") {
+		t.Fatalf("terraform run:\n%s", out)
+	}
+	got, _ := os.ReadFile(calls)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 2 || lines[0] != "init -input=false -no-color" || !strings.HasPrefix(lines[1], "plan -input=false -no-color -out=") {
+		t.Fatalf("terraform was called with %q", lines)
+	}
+
+	h.srv.env = append(append([]string{}, env...), "PATH="+t.TempDir())
+	out, _, code := h.ssh("alice", "launch", "tf", "--dry-run", "--wait")
+	if code == 0 || !strings.Contains(out, "terraform") || !strings.Contains(out, "PATH") || strings.Contains(out, "$ terraform") {
+		t.Fatalf("missing terraform: exit %d\n%s", code, out)
+	}
+}
