@@ -175,9 +175,10 @@ func Exempt(ex []*Exemption, req Request) (*Exemption, bool) {
 	return nil, false
 }
 
-// Reason says why a proposal is held or refused. Rule is the rule's name, or
-// "" for a reason that comes from the request itself (an agent, a
-// submission asking for approval) or from an unreadable plan.
+// Reason says why a proposal is held or refused. Rule is the rule's name,
+// or for a reason that is not a configured rule's: "require_approval" or
+// "ai_proposal" (the submission asks for approval), "agent" (an agent asked
+// and no exemption covers it), "gate" (the plan could not be read).
 type Reason struct {
 	Rule, Reason string
 	// Approvers may release this hold; empty means anyone with the approve
@@ -212,23 +213,23 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 	}
 
 	if req.RequireApproval {
-		hold("", "the submission asks for approval (require_approval): the apply waits for a person whatever the rules say", nil)
+		hold("require_approval", "the submission asks for approval (require_approval): the apply waits for a person whatever the rules say", nil)
 	}
 	if req.AIProposal {
-		hold("", "an AI proposed this apply: it waits for a person whatever the rules say", nil)
+		hold("ai_proposal", "an AI proposed this apply: it waits for a person whatever the rules say", nil)
 	}
 	if req.Agent && !req.Exempted {
 		what := req.Kind
 		if what == "" {
 			what = "run"
 		}
-		hold("", fmt.Sprintf("agent %s asked for this %s: an agent's proposal waits for a person unless an exemption covers it", req.Requester, what), nil)
+		hold("agent", fmt.Sprintf("agent %s asked for this %s: an agent's proposal waits for a person unless an exemption covers it", req.Requester, what), nil)
 	}
 
 	if sum == nil {
 		var err error
 		if sum, err = AnalyzePlan(planJSON); err != nil {
-			hold("", fmt.Sprintf("the gate cannot read the plan, so it holds the apply: %v", err), nil)
+			hold("gate", fmt.Sprintf("the gate cannot read the plan, so it holds the apply: %v", err), nil)
 		}
 	}
 
