@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,12 +53,13 @@ func (v varsFlag) Set(s string) error {
 	return nil
 }
 
-// parse parses flags that may stand before or after positional arguments.
+// parse parses flags that may stand before or after positional arguments;
+// a malformed flag is reported as one sentence on the flag set's command.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %v; see `help`", fs.Name(), err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -76,10 +78,17 @@ func (s *Server) runCommand(sess ssh.Session, id Identity, args []string) int {
 
 // command is runCommand without the session, for tests and reuse.
 func (s *Server) command(ctx context.Context, id Identity, args []string, out, errOut io.Writer) int {
+	// Everything printed passes through printable: run text must not drive
+	// the reader's terminal.
+	out, errOut = safeWriter{out}, safeWriter{errOut}
 	name, rest := args[0], args[1:]
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(errOut)
+	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print JSON")
+	usage := func(err error) int {
+		fmt.Fprintf(errOut, "switchtender: %v\n", err)
+		return exitUsage
+	}
 	refuse := func(err error) int {
 		fmt.Fprintf(errOut, "switchtender: %s\n", UserMessage(err))
 		if ErrorCode(err) == "internal" {
@@ -98,6 +107,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 	runArg := func() (string, bool) {
 		pos, err := parse(fs, rest)
 		if err != nil {
+			usage(err)
 			return "", false
 		}
 		return one(pos, "RUN")
@@ -108,7 +118,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		return exitOK
 	case "templates":
 		if _, err := parse(fs, rest); err != nil {
-			return exitUsage
+			return usage(err)
 		}
 		return s.cmdTemplates(out, *asJSON)
 	case "launch":
@@ -120,7 +130,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		wait := fs.Bool("wait", false, "stream the log and wait until the run ends or is held")
 		pos, err := parse(fs, rest)
 		if err != nil {
-			return exitUsage
+			return usage(err)
 		}
 		tmpl, ok := one(pos, "TEMPLATE")
 		if !ok {
@@ -129,6 +139,9 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		kind := KindApply
 		if *dry {
 			kind = KindPlan
+			if *reqApproval || *ai {
+				return usage(errors.New("launch: --require-approval and --ai-proposal ask that an apply wait for a person; a dry run applies nothing, so drop one or the other"))
+			}
 		}
 		run, err := s.Launch(ctx, id, LaunchRequest{Template: tmpl, Kind: kind, Answers: vars, RequireApproval: *reqApproval, AIProposal: *ai})
 		if err != nil {
@@ -156,7 +169,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		return code
 	case "runs":
 		if _, err := parse(fs, rest); err != nil {
-			return exitUsage
+			return usage(err)
 		}
 		runs, err := s.db.ListRuns()
 		if err != nil {
@@ -297,7 +310,7 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 	fmt.Fprintf(out, "run %s: %s\n", r.ID, r.Status)
 	fmt.Fprintf(out, "  template %s (%s in %s, %s), %s by %s\n", r.Template, r.Command, r.Project, r.Tool, r.Kind, requestedHow(r))
 	if r.Message != "" {
-		fmt.Fprintf(out, "  %s\n", r.Message)
+		fmt.Fprintf(out, "  %s\n", oneLine(r.Message))
 	}
 	if !detail {
 		return exitOK
@@ -308,7 +321,7 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		fmt.Fprintf(out, "  var %s = %s\n", k, r.Vars[k])
+		fmt.Fprintf(out, "  var %s = %s\n", k, oneLine(r.Vars[k]))
 	}
 	for _, k := range r.SecretVars {
 		fmt.Fprintf(out, "  var %s = (sensitive)\n", k)
@@ -317,12 +330,12 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 	if !r.FinishedAt.IsZero() {
 		fmt.Fprintf(out, ", finished %s", r.FinishedAt.Format(time.RFC3339))
 	}
-	if r.ExitCode >= 0 {
+	if r.ExitCode >= 0 && isFinal(r.Status) {
 		fmt.Fprintf(out, ", exit code %d", r.ExitCode)
 	}
 	fmt.Fprintln(out)
 	for _, a := range r.Approvals {
-		fmt.Fprintf(out, "  %s (%s stage) by %s at %s %s %s\n", a.Decision, a.Stage, a.By, a.At.Format(time.RFC3339), a.Digest, a.Reason)
+		fmt.Fprintf(out, "  %s (%s stage) by %s at %s %s %s\n", a.Decision, a.Stage, a.By, a.At.Format(time.RFC3339), a.Digest, oneLine(a.Reason))
 	}
 	if p := r.Proposal; p != nil {
 		fmt.Fprintf(out, "proposal (%s stage), requested by %s\n", p.Stage, p.Requested)
@@ -396,10 +409,16 @@ func (s *Server) cmdTemplates(out io.Writer, asJSON bool) int {
 		for _, f := range t.Survey {
 			d := "required"
 			if !f.Required {
-				d = fmt.Sprintf("default %v", f.Default)
+				d = "default " + oneLine(answerText(f.Default))
 				if f.Sensitive {
 					d = "default (sensitive)"
 				}
+			}
+			if len(f.Choices) > 0 {
+				d += "; one of " + strings.Join(f.Choices, ", ")
+			}
+			if f.Sensitive {
+				d += "; sensitive"
 			}
 			fmt.Fprintf(out, "  --var %s=<%s>  %s\n", f.Name, f.Type, d)
 		}

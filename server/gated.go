@@ -148,7 +148,7 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 		x.say("no rule holds this proposal; applying the saved plan")
 		run, err := s.db.UpdateRun(r.ID, func(r *store.Run) error {
 			r.Phase = phaseApply
-			r.Approvals = append(r.Approvals, store.Approval{By: "rules", Digest: digest, Stage: "plan", Decision: "approve", At: time.Now()})
+			r.Approvals = append(r.Approvals, store.Approval{By: "rules", Digest: digest, Stage: "plan", Decision: "pass", At: time.Now()})
 			return nil
 		})
 		if err != nil {
@@ -197,7 +197,7 @@ func (s *Server) logText(id string, from int64) string {
 func approvedDigest(r store.Run) string {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
 		a := r.Approvals[i]
-		if a.Stage == "plan" && a.Decision == "approve" {
+		if a.Stage == "plan" && (a.Decision == "approve" || a.Decision == "pass") {
 			return a.Digest
 		}
 	}
@@ -312,7 +312,11 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 	if x.stopped("apply", res, err) {
 		return
 	}
-	x.finish(StatusSucceeded, "Applied the approved plan "+approved+".", res.ExitCode)
+	msg := "Applied the approved plan " + approved + "."
+	if run.Approvals[len(run.Approvals)-1].Decision == "pass" {
+		msg = "Applied the saved plan " + approved + "; no rule held it."
+	}
+	x.finish(StatusSucceeded, msg, res.ExitCode)
 }
 
 func staleMessage(r store.Run) string {
@@ -332,17 +336,17 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 	if !who.Has("approve") {
 		return store.Run{}, errorf(ErrForbidden, "%s may not approve: the approve role is missing from user %q in the configuration", who.Name, who.Name)
 	}
+	if err := seal.CheckDigest(digest); err != nil {
+		return store.Run{}, errorf(ErrInvalid, "%v", err)
+	}
 	var stage string
 	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
 		if r.Status != StatusAwaitingApproval || r.Proposal == nil {
-			if r.Proposal != nil && r.Proposal.Used {
-				return errorf(ErrConflict, "run %s's plan %s was already released and used; an approval cannot be given twice", r.ID, r.Proposal.Digest)
-			}
-			return errorf(ErrConflict, "run %s is %s, not awaiting approval", r.ID, r.Status)
+			return notHeld(*r)
 		}
 		p := r.Proposal
 		if digest != p.Digest {
-			return errorf(ErrConflict, "digest %s does not match run %s's held proposal (%s); it may have been superseded. `show %s` gives the plan and its digest", digest, r.ID, p.Digest, r.ID)
+			return errorf(ErrConflict, "digest %s is not the digest of run %s's held proposal (it may be another run's, or a superseded plan's); read the plan with `show %s`, then approve the digest shown there", digest, r.ID, r.ID)
 		}
 		if p.Used {
 			return errorf(ErrConflict, "run %s's plan was already used", r.ID)
@@ -380,6 +384,24 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 	return run, nil
 }
 
+// notHeld is the refusal for approving or rejecting a run that does not
+// wait for approval, saying what became of it.
+func notHeld(r store.Run) error {
+	var last *store.Approval
+	if n := len(r.Approvals); n > 0 {
+		last = &r.Approvals[n-1]
+	}
+	switch {
+	case r.Proposal != nil && r.Proposal.Used:
+		return errorf(ErrConflict, "run %s's plan %s was already applied once; an approval cannot be given twice", r.ID, r.Proposal.Digest)
+	case last != nil && last.Decision == "approve" && last.By != "rules" && !isFinal(r.Status):
+		return errorf(ErrConflict, "run %s was already released by %s and is %s", r.ID, last.By, r.Status)
+	case last != nil && last.Decision == "reject":
+		return errorf(ErrConflict, "run %s was rejected by %s; submit it again for a new proposal", r.ID, last.By)
+	}
+	return errorf(ErrConflict, "run %s is %s, not awaiting approval", r.ID, r.Status)
+}
+
 func namedApprovers(hs []store.Hold) []string {
 	var names []string
 	for _, h := range hs {
@@ -398,8 +420,8 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 		return store.Run{}, errorf(ErrForbidden, "%s may not reject: only people with the approve role can", who.Name)
 	}
 	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
-		if r.Status != StatusAwaitingApproval {
-			return errorf(ErrConflict, "run %s is %s, not awaiting approval", r.ID, r.Status)
+		if r.Status != StatusAwaitingApproval || r.Proposal == nil {
+			return notHeld(*r)
 		}
 		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: "reject", Reason: reason, At: time.Now()})
 		r.Status = StatusRejected
@@ -424,11 +446,9 @@ func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run
 	if err != nil {
 		return store.Run{}, s.notFound(id, err)
 	}
-	if !who.Agent && !who.Has("launch") && !who.Has("approve") {
-		return store.Run{}, errorf(ErrForbidden, "%s may not cancel runs", who.Name)
-	}
-	if who.Agent && r.Requester != who.Name {
-		return store.Run{}, errorf(ErrForbidden, "an agent may cancel only its own runs")
+	own := r.Requester == who.Name
+	if !own && (who.Agent || !who.Has("approve")) {
+		return store.Run{}, errorf(ErrForbidden, "%s may cancel only runs they asked for; run %s is %s's (people with the approve role may cancel any run)", who.Name, id, r.Requester)
 	}
 	if isFinal(r.Status) {
 		return store.Run{}, errorf(ErrConflict, "run %s already ended (%s)", id, r.Status)

@@ -112,7 +112,8 @@ rule "destroys" {
 
 	wrong := "sha256:" + strings.Repeat("0", 64)
 	for _, c := range []struct{ user, digest, want string }{
-		{"bob", wrong, "does not match"},
+		{"bob", wrong, "is not the digest of run 2's held proposal"},
+		{"bob", "sha256:a55b", "want 64"},
 		{"carol", p.Digest, "approve role is missing"},
 		{"alice", p.Digest, "not among the approvers"},
 		{"deploy-bot", p.Digest, "agents cannot approve"},

@@ -233,6 +233,9 @@ template "slow" {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if _, errOut, code := h.ssh("carol", "cancel", "1"); code == 0 || !strings.Contains(errOut, "may cancel only runs they asked for") {
+		t.Fatalf("carol cancelled alice's run: exit %d %q", code, errOut)
+	}
 	start := time.Now()
 	h.mustSSH("alice", "cancel", "1")
 	h.waitStatus("1", StatusCancelled)
@@ -322,5 +325,29 @@ template "tf" {
 	out, _, code := h.ssh("alice", "launch", "tf", "--dry-run", "--wait")
 	if code == 0 || !strings.Contains(out, "terraform") || !strings.Contains(out, "PATH") || strings.Contains(out, "$ terraform") {
 		t.Fatalf("missing terraform: exit %d\n%s", code, out)
+	}
+}
+
+// Malformed commands get one sentence, and run text cannot drive the
+// reader's terminal.
+func TestCommandOutputIsOneSentenceAndPrintable(t *testing.T) {
+	h := newHarness(t, networkTemplate)
+	_, errOut, code := h.ssh("alice", "launch", "network", "--bogus")
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "flag provided but not defined: -bogus") {
+		t.Errorf("bad flag: exit %d %q", code, errOut)
+	}
+	_, errOut, code = h.ssh("alice", "launch", "network", "--dry-run", "--require-approval", "--var", "region=x")
+	if code != 2 || !strings.Contains(errOut, "a dry run applies nothing") {
+		t.Errorf("--dry-run --require-approval: exit %d %q", code, errOut)
+	}
+	h.mustSSH("alice", "launch", "network", "--dry-run", "--var", "region=\x1b[2J\x1b[Hall clear\nfake line", "--wait")
+	for _, args := range [][]string{{"show", "1"}, {"log", "1"}, {"runs"}} {
+		out := h.mustSSH("bob", args...)
+		if strings.ContainsRune(out, 0x1b) || strings.Contains(out, "\nfake line") {
+			t.Errorf("%v printed raw control characters or a forged line:\n%q", args, out)
+		}
+	}
+	if out := h.mustSSH("bob", "show", "1"); !strings.Contains(out, `var region = "\x1b[2J\x1b[Hall clear\nfake line"`) {
+		t.Errorf("show 1 does not quote the value:\n%s", out)
 	}
 }
