@@ -568,7 +568,7 @@ func (d *runDetail) summary(p *Proposal) string {
 		}
 		held := "held by: " + strings.Join(rules, ", ")
 		if len(rules) == 0 {
-			held = "held by: (no rule named)"
+			held = "no rule held it"
 		}
 		lines = append(lines, held)
 	}
@@ -654,16 +654,16 @@ func (d *runDetail) renderProposal(keep bool) {
 	if b.Len() > 0 {
 		b.WriteString("\n")
 	}
-	b.WriteString(st.label.Render("Why it is held") + "\n")
-	if len(p.Holds) == 0 {
-		b.WriteString("  (no rule named)\n")
+	if len(p.Holds) > 0 {
+		b.WriteString(st.label.Render("Why it is held") + "\n")
 	}
 	for _, h := range p.Holds {
 		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanLine(h.Reason) + "\n")
 	}
-	b.WriteString("\n" + st.label.Render(fmt.Sprintf("Scan findings (%d)", len(p.Findings))) + "\n")
-	if len(p.Findings) == 0 {
-		b.WriteString("  none\n")
+	// Findings come from the configuration scan; a proposal without any
+	// shows no section, rather than claiming a scan found nothing.
+	if len(p.Findings) > 0 {
+		b.WriteString("\n" + st.label.Render(fmt.Sprintf("Scan findings (%d)", len(p.Findings))) + "\n")
 	}
 	for _, f := range p.Findings {
 		b.WriteString("  ! " + cleanLine(f.Address) + "\n      " + cleanLine(f.Reason) + "\n")
