@@ -351,3 +351,30 @@ func TestCommandOutputIsOneSentenceAndPrintable(t *testing.T) {
 		t.Errorf("show 1 does not quote the value:\n%s", out)
 	}
 }
+
+// What will make runs fail or hold is reported at start, before anything runs.
+func TestProblemsAtStart(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "broken.rego")
+	os.WriteFile(policy, []byte("package switchtender.plan\ndeny contains msg if {\n"), 0o644)
+	h := newHarness(t, networkTemplate+`
+template "gone" {
+  project = "infra"
+  command = "infra/missing"
+}
+template "tf" {
+  project = "infra"
+  tool    = "terraform"
+  command = "infra/network"
+}
+rule "broken" {
+  plan_gate = "`+policy+`"
+}
+`)
+	h.srv.env = append(append([]string{}, h.srv.env...), "PATH="+t.TempDir())
+	got := strings.Join(h.srv.Problems(), "\n")
+	for _, want := range []string{"template gone", "infra/missing", "template tf", "terraform", "template network", "tofu", "rule broken", "does not compile"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
@@ -208,6 +209,31 @@ func (s *Server) recover() error {
 		}
 	}
 	return nil
+}
+
+// Problems lists what in the configuration will make runs fail or hold,
+// found without running anything: a template whose working directory cannot
+// be resolved inside its checkout, a tool binary missing from the PATH runs
+// get, a plan_gate that does not compile (its rule holds everything it
+// covers). Each is a sentence for the operator; serve prints them at start.
+func (s *Server) Problems() []string {
+	var out []string
+	for _, t := range sortedTemplates(s.cfg) {
+		if _, err := s.workdir(store.Run{Project: t.Project, Command: t.Command}); err != nil {
+			out = append(out, fmt.Sprintf("template %s (%s): %v; its runs will fail", t.Name, t.Line, err))
+		}
+		if e, err := exec.EngineFor(t.Tool); err == nil {
+			if _, err := e.Find(envValue(s.env, "PATH")); err != nil {
+				out = append(out, fmt.Sprintf("template %s: %v", t.Name, err))
+			}
+		}
+	}
+	for i, r := range s.rules {
+		if r.PolicyErr != nil {
+			out = append(out, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, s.cfg.Rules[i].Line, r.PolicyErr))
+		}
+	}
+	return out
 }
 
 // isPlaintextPlan names the files of a run's private directory that hold a

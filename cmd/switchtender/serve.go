@@ -39,7 +39,11 @@ func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.
 		srv.Close()
 		return err
 	}
+	for _, p := range srv.Problems() {
+		fmt.Fprintf(logOut, "switchtender: warning: %s\n", p)
+	}
 	ready(srv.SSHAddr())
 	<-ctx.Done()
+	fmt.Fprintln(logOut, "switchtender: stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
 	return srv.Close()
 }
