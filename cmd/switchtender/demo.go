@@ -70,7 +70,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		ssh := "ssh -F " + sshConfig
 		fmt.Fprintf(stdout, `Switchtender demo is serving SSH on %[1]s (OpenTofu %[2]s, data in %[3]s).
-%[4]s has two hosts: "launcher" (your own key works there too) and "approver".
+%[4]s has two hosts: "launcher" (user "you", who launches; your own ~/.ssh key is
+that user's too) and "approver" (user "approver", who approves).
 
 The spec's example, a dry run and then a real run:
   %[5]s launcher launch network --dry-run --var region=eu-west-1 --wait
@@ -98,9 +99,11 @@ Stop with Ctrl+C; run the same command again and the runs, logs and state are st
 func writeSSHConfig(dir, addr string) (string, error) {
 	host, port := splitHostPort(addr)
 	var b strings.Builder
-	for _, name := range []string{"launcher", "approver"} {
+	// The SSH user name is not what identifies anyone (the key is); the
+	// configured user's name is given so that it reads right.
+	for _, h := range []struct{ host, user string }{{"launcher", "you"}, {"approver", "approver"}} {
 		fmt.Fprintf(&b, "Host %s\n  HostName %s\n  Port %s\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  StrictHostKeyChecking accept-new\n  UserKnownHostsFile %s\n  LogLevel ERROR\n\n",
-			name, host, port, name, filepath.Join(dir, "keys", name), filepath.Join(dir, "known_hosts"))
+			h.host, host, port, h.user, filepath.Join(dir, "keys", h.host), filepath.Join(dir, "known_hosts"))
 	}
 	path := filepath.Join(dir, "ssh_config")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
