@@ -275,8 +275,8 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 // plan text only where asked for.
 type runView struct {
 	store.Run
-	SealedVars []byte `json:"SealedVars,omitempty"`
-	Waiting    string `json:"Waiting,omitempty"`
+	SealedVars []byte `json:"sealed_vars,omitempty"`
+	Waiting    string `json:"waiting,omitempty"`
 }
 
 func viewOf(r store.Run, withPlan bool) runView {
@@ -378,15 +378,20 @@ func (s *Server) cmdTemplates(out io.Writer, asJSON bool) int {
 	}
 	sort.Strings(names)
 	type field struct {
-		Name, Type string
-		Default    any      `json:",omitempty"`
-		Required   bool     `json:",omitempty"`
-		Choices    []string `json:",omitempty"`
-		Sensitive  bool     `json:",omitempty"`
+		Name      string   `json:"name"`
+		Type      string   `json:"type"`
+		Default   any      `json:"default,omitempty"`
+		Required  bool     `json:"required,omitempty"`
+		Choices   []string `json:"choices,omitempty"`
+		Sensitive bool     `json:"sensitive,omitempty"`
 	}
 	type tv struct {
-		Name, Project, Tool, Command, Queue string
-		Survey                              []field
+		Name    string  `json:"name"`
+		Project string  `json:"project"`
+		Tool    string  `json:"tool"`
+		Command string  `json:"command"`
+		Queue   string  `json:"queue"`
+		Survey  []field `json:"survey"`
 	}
 	var list []tv
 	for _, n := range names {

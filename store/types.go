@@ -7,98 +7,98 @@ import "time"
 // keeps it JSON-encoded. No secret may be put in it except sealed (SealedVars):
 // the database file is not a place for secrets (DESIGN invariant 3).
 type Run struct {
-	ID              string            // decimal sequence "1","2",... assigned by CreateRun
-	Template        string            // template name
-	Project         string            // project name
-	Tool            string            // "opentofu" | "terraform"
-	Command         string            // working directory relative to the checkout
-	Queue           string            // queue name
-	Kind            string            // "apply" | "plan" (dry run) | "check" (drift check) | "reconcile"
-	Requester       string            // user or agent name
-	Phase           string            // "plan" (init, then plan or one-step apply) | "apply" (carry out the approved saved plan)
-	RequesterKind   string            // "user" | "agent"
-	RequireApproval bool              // the submission asked for approval (require_approval)
-	AIProposal      bool              // the submission is an AI proposal
-	ReconcileOf     string            // check run ID for a reconcile
-	Vars            map[string]string // non-secret variables, as encoded for TF_VAR_
-	SecretVars      []string          // names of secret answers (values only in SealedVars)
-	SealedVars      []byte            // sealed JSON of the secret answers
-	Status          string            // state machine status; the server defines the values
-	Message         string            // a sentence for people: why it failed/is held, what to do
-	ExitCode        int               // -1 until a process exited
-	CreatedAt       time.Time
-	StartedAt       time.Time
-	FinishedAt      time.Time
-	Proposal        *Proposal  // nil until the run proposes (or is held at request)
-	Approvals       []Approval // in the order they were given
-	Steps           []Step     // which tofu steps ran, exit codes
+	ID              string            `json:"id"`               // decimal sequence "1","2",... assigned by CreateRun
+	Template        string            `json:"template"`         // template name
+	Project         string            `json:"project"`          // project name
+	Tool            string            `json:"tool"`             // "opentofu" | "terraform"
+	Command         string            `json:"command"`          // working directory relative to the checkout
+	Queue           string            `json:"queue"`            // queue name
+	Kind            string            `json:"kind"`             // "apply" | "plan" (dry run) | "check" (drift check) | "reconcile"
+	Requester       string            `json:"requester"`        // user or agent name
+	Phase           string            `json:"phase"`            // "plan" (init, then plan or one-step apply) | "apply" (carry out the approved saved plan)
+	RequesterKind   string            `json:"requester_kind"`   // "user" | "agent"
+	RequireApproval bool              `json:"require_approval"` // the submission asked for approval (require_approval)
+	AIProposal      bool              `json:"ai_proposal"`      // the submission is an AI proposal
+	ReconcileOf     string            `json:"reconcile_of"`     // check run ID for a reconcile
+	Vars            map[string]string `json:"vars"`             // non-secret variables, as encoded for TF_VAR_
+	SecretVars      []string          `json:"secret_vars"`      // names of secret answers (values only in SealedVars)
+	SealedVars      []byte            `json:"sealed_vars"`      // sealed JSON of the secret answers
+	Status          string            `json:"status"`           // state machine status; the server defines the values
+	Message         string            `json:"message"`          // a sentence for people: why it failed/is held, what to do
+	ExitCode        int               `json:"exit_code"`        // -1 until a process exited
+	CreatedAt       time.Time         `json:"created_at"`
+	StartedAt       time.Time         `json:"started_at"`
+	FinishedAt      time.Time         `json:"finished_at"`
+	Proposal        *Proposal         `json:"proposal"`  // nil until the run proposes (or is held at request)
+	Approvals       []Approval        `json:"approvals"` // in the order they were given
+	Steps           []Step            `json:"steps"`     // which tofu steps ran, exit codes
 }
 
 // Proposal is what a gated run proposes to apply: the saved plan's digest,
 // its change counts and the rules' decision on it.
 type Proposal struct {
-	Digest    string              // "sha256:<hex>" of the saved plan file
-	Add       int                 // resources the plan creates
-	Change    int                 // resources updated in place
-	Destroy   int                 // resources destroyed (replacements included)
-	Replace   int                 // resources replaced
-	Forget    int                 // resources removed from state without destroying
-	Addresses map[string][]string // action -> addresses
-	Holds     []Hold              // rules that hold it and why
-	Refusals  []Hold              // rules that refuse it and why
-	Findings  []Finding           // configuration scan findings
-	PlanText  string              // tofu's own rendering of the plan, masked
-	Requested string              // who asked and how, a sentence
-	Lineage   string              // state lineage the plan was made against
-	Serial    int64               // state serial the plan was made against
-	Stage     string              // "request" (held before planning) | "plan"
-	CreatedAt time.Time
-	Used      bool // applied once; a second use is refused
+	Digest    string              `json:"digest"`    // "sha256:<hex>" of the saved plan file
+	Add       int                 `json:"add"`       // resources the plan creates
+	Change    int                 `json:"change"`    // resources updated in place
+	Destroy   int                 `json:"destroy"`   // resources destroyed (replacements included)
+	Replace   int                 `json:"replace"`   // resources replaced
+	Forget    int                 `json:"forget"`    // resources removed from state without destroying
+	Addresses map[string][]string `json:"addresses"` // action -> addresses
+	Holds     []Hold              `json:"holds"`     // rules that hold it and why
+	Refusals  []Hold              `json:"refusals"`  // rules that refuse it and why
+	Findings  []Finding           `json:"findings"`  // configuration scan findings
+	PlanText  string              `json:"plan_text"` // tofu's own rendering of the plan, masked
+	Requested string              `json:"requested"` // who asked and how, a sentence
+	Lineage   string              `json:"lineage"`   // state lineage the plan was made against
+	Serial    int64               `json:"serial"`    // state serial the plan was made against
+	Stage     string              `json:"stage"`     // "request" (held before planning) | "plan"
+	CreatedAt time.Time           `json:"created_at"`
+	Used      bool                `json:"used"` // applied once; a second use is refused
 }
 
 // Hold is a rule's decision on a proposal: which rule, why, who may release.
 type Hold struct {
-	Rule      string
-	Reason    string
-	Approvers []string
+	Rule      string   `json:"rule"`
+	Reason    string   `json:"reason"`
+	Approvers []string `json:"approvers"`
 }
 
 // Finding is a configuration scan finding: an address and why it matters.
 type Finding struct {
-	Address string
-	Reason  string
+	Address string `json:"address"`
+	Reason  string `json:"reason"`
 }
 
 // Approval is one person's decision on a proposal, bound to its digest and stage.
 type Approval struct {
-	By       string
-	Digest   string
-	Stage    string
-	Decision string // "approve" | "reject"
-	Reason   string
-	At       time.Time
+	By       string    `json:"by"`
+	Digest   string    `json:"digest"`
+	Stage    string    `json:"stage"`
+	Decision string    `json:"decision"` // "approve" | "reject"
+	Reason   string    `json:"reason"`
+	At       time.Time `json:"at"`
 }
 
 // Step is one tool process a run started (init, plan, show, apply).
 type Step struct {
-	Name     string
-	ExitCode int
-	Started  time.Time
-	Finished time.Time
+	Name     string    `json:"name"`
+	ExitCode int       `json:"exit_code"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 }
 
 // Chunk is a piece of a run's log: Data starting at byte Offset of the log.
 type Chunk struct {
-	Offset int64
-	Data   []byte
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data"`
 }
 
 // AuditEvent is one entry of the audit trail: who did what to which run.
 // RunID is empty for events that concern no run.
 type AuditEvent struct {
-	At     time.Time
-	RunID  string
-	Actor  string
-	Action string
-	Detail string
+	At     time.Time `json:"at"`
+	RunID  string    `json:"run_id"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"`
+	Detail string    `json:"detail"`
 }
