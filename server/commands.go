@@ -360,7 +360,9 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 		for _, f := range p.Findings {
 			fmt.Fprintf(out, "  finding %s: %s\n", f.Address, f.Reason)
 		}
-		if r.Status == StatusAwaitingApproval {
+		if r.Status == StatusAwaitingApproval && p.Stage == "request" {
+			fmt.Fprintf(out, "  nothing has planned yet; release the request (then it plans) with: approve %s --digest %s\n", r.ID, p.Digest)
+		} else if r.Status == StatusAwaitingApproval {
 			fmt.Fprintf(out, "  release exactly this plan with: approve %s --digest %s\n", r.ID, p.Digest)
 		}
 		if p.PlanText != "" {
