@@ -138,6 +138,7 @@ func (s *Server) prepare(ctx context.Context, r store.Run) (*execution, error) {
 			vars[k] = v
 		}
 	}
+	creds[runMarkerVar] = s.runMarker(r.ID)
 	x.env = exec.BuildEnv(exec.EnvSpec{Base: s.env, Vars: vars, Env: creds})
 	return x, nil
 }

@@ -185,6 +185,15 @@ func (s *Server) recover() error {
 	if err != nil {
 		return fmt.Errorf("listing runs to recover: %w", err)
 	}
+	var interrupted []string
+	for _, r := range runs {
+		if r.Status == StatusRunning || r.Status == StatusLaunching {
+			interrupted = append(interrupted, r.ID)
+		}
+	}
+	if n := s.stopLeftovers(interrupted, s.cfg.Server.CancelGrace); n > 0 {
+		s.log.Warn("stopped processes a previous server left running", "count", n, "runs", interrupted)
+	}
 	// ListRuns is newest first; queue again oldest first.
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
@@ -192,7 +201,7 @@ func (s *Server) recover() error {
 		case StatusRunning, StatusLaunching:
 			if _, err := s.db.UpdateRun(r.ID, func(r *store.Run) error {
 				r.Status = StatusInterrupted
-				r.Message = "The server stopped while this run was executing; it was not re-run. Check the state, then submit it again."
+				r.Message = "The server stopped while this run was executing; what it left running was stopped, and it was not re-run. Check the state, then submit it again."
 				r.FinishedAt = time.Now()
 				return nil
 			}); err != nil {
