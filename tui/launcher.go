@@ -34,11 +34,11 @@ const (
 	stepBusy
 )
 
-// runKinds are the launch choices, the safe one first.
+// runKinds are the launch choices, the safe one first. (Drift checks join
+// them when the server runs them.)
 var runKinds = []struct{ kind, label string }{
 	{"plan", "dry run (plan only)"},
 	{"apply", "real run (apply)"},
-	{"check", "drift check"},
 }
 
 type formField struct {
