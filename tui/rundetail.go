@@ -102,7 +102,7 @@ type runDetail struct {
 	// endedAt is the run's status when its log ended; a later status
 	// (an approval released a held run) follows the log again.
 	endedAt string
-	logErr    error
+	logErr  error
 
 	propVP viewport.Model
 	pane   int
