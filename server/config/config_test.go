@@ -430,3 +430,14 @@ server { data_dir = "state" }
 		t.Errorf("server = %+v", cfg.Server)
 	}
 }
+
+// A sensitive field's answer is never repeated in an error.
+func TestSensitiveAnswerNotInError(t *testing.T) {
+	for _, typ := range []string{TypeNumber, TypeBool, TypeList, TypeMap, TypeChoice} {
+		f := &SurveyField{Name: "secret", Type: typ, Sensitive: true, Choices: []string{"a"}}
+		_, err := f.ParseAnswer(`[{hunter2-canary`)
+		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "sensitive") {
+			t.Errorf("%s: %v", typ, err)
+		}
+	}
+}

@@ -77,7 +77,18 @@ func toGo(v cty.Value, path string) (any, error) {
 //
 // Errors name the field and the answer, e.g.
 // `survey field "count" wants a number, got "three"`.
+//
+// For a sensitive field the errors never repeat the answer: it is a secret
+// (it would reach a terminal and an SSH client's stderr).
 func (f *SurveyField) ParseAnswer(s string) (any, error) {
+	v, err := f.parseAnswer(s)
+	if err != nil && f.Sensitive {
+		return nil, fmt.Errorf("survey field %q is sensitive and its answer is not a valid %s; the answer is not repeated here", f.Name, f.Type)
+	}
+	return v, err
+}
+
+func (f *SurveyField) parseAnswer(s string) (any, error) {
 	switch f.Type {
 	case TypeString, "":
 		return s, nil
