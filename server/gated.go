@@ -101,16 +101,18 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 	}
 	wipe(s, planPath)
 
-	req := s.gateRequest(r)
-	var dec gate.Decision
-	sum, aerr := gate.AnalyzePlan(planJSON)
-	if aerr != nil {
-		// Fails closed: a plan the gate cannot read is held, never passed.
-		dec = gate.Decision{Outcome: gate.Hold, Holds: []gate.Reason{{Rule: "gate", Reason: fmt.Sprintf("the gate could not read the saved plan: %v", aerr)}}}
-	} else {
-		dec = gate.Decide(ctx, req, planJSON, sum, s.rules, s.policyTime)
-	}
+	// Decide fails closed: a plan it cannot read is held (rule "gate"),
+	// alongside every covering rule's own hold with its approvers.
+	sum, _ := gate.AnalyzePlan(planJSON)
+	dec := gate.Decide(ctx, s.gateRequest(r), planJSON, sum, s.rules, s.policyTime)
 	clear(planJSON)
+	if ctx.Err() != nil {
+		// Cancelled while the rules decided: a policy that failed on the
+		// cancelled context must not leave the run held.
+		s.dropSealedPlan(r.ID)
+		x.finish(StatusCancelled, "Cancelled while the rules decided on the proposal; nothing was applied.", -1)
+		return
+	}
 	p := &store.Proposal{
 		Digest:    digest,
 		PlanText:  planText,
@@ -303,7 +305,7 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 		s.broker.runChanged()
 	}
 	res, err = x.step(ctx, "apply", exec.ApplyPlanArgs(planPath))
-	if err == nil && res.Stale {
+	if err == nil && res.Stale && res.ExitCode != 0 {
 		msg := staleMessage(run)
 		x.say("%s", msg)
 		x.finish(StatusStale, msg, res.ExitCode)
@@ -354,8 +356,10 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 		if r.Requester == who.Name && r.RequesterKind == "user" && !s.cfg.Server.AllowSelfApproval {
 			return errorf(ErrForbidden, "%s asked for run %s and cannot approve it; another approver must (allow_self_approval is off)", who.Name, r.ID)
 		}
-		if names := namedApprovers(p.Holds); len(names) > 0 && !slices.Contains(names, who.Name) {
-			return errorf(ErrForbidden, "%s is not among the approvers the holding rules name: %s", who.Name, strings.Join(names, ", "))
+		for _, h := range p.Holds {
+			if len(h.Approvers) > 0 && !slices.Contains(h.Approvers, who.Name) {
+				return errorf(ErrForbidden, "%s is not among the approvers rule %s names (%s); every rule that holds this run must be released by one of its own approvers", who.Name, h.Rule, strings.Join(h.Approvers, ", "))
+			}
 		}
 		stage = p.Stage
 		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Digest: digest, Stage: p.Stage, Decision: "approve", At: time.Now()})
@@ -453,15 +457,37 @@ func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run
 	if isFinal(r.Status) {
 		return store.Run{}, errorf(ErrConflict, "run %s already ended (%s)", id, r.Status)
 	}
-	dequeued, signalled := s.sched.cancel(id)
-	switch {
-	case signalled:
-		s.audit(id, who.Name, "cancel", "interrupt sent")
-	case dequeued || r.Status == StatusAwaitingApproval || r.Status == StatusQueued:
-		s.dropSealedPlan(id)
-		s.finish(id, StatusCancelled, "Cancelled by "+who.Name+" before it ran further.", -1)
+	for attempt := 0; attempt < 3; attempt++ {
+		if _, signalled := s.sched.cancel(id); signalled {
+			s.audit(id, who.Name, "cancel", "interrupt sent")
+			return s.db.GetRun(id)
+		}
+		// Not executing: end it only from a state where nothing runs, in one
+		// transaction, so an approval or the scheduler cannot slip between.
+		msg := "Cancelled by " + who.Name + " before it ran further."
+		_, err := s.db.TransitionRun(id, []string{StatusAwaitingApproval, StatusQueued}, func(r *store.Run) error {
+			r.Status, r.Message, r.FinishedAt = StatusCancelled, msg, time.Now()
+			return nil
+		})
+		if err == nil {
+			s.dropSealedPlan(id)
+			s.audit(id, who.Name, StatusCancelled, msg)
+			s.broker.runChanged()
+			return s.db.GetRun(id)
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return store.Run{}, err
+		}
+		// It started meanwhile: interrupt it on the next pass.
 	}
-	return s.db.GetRun(id)
+	r, err = s.db.GetRun(id)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if isFinal(r.Status) {
+		return r, nil
+	}
+	return store.Run{}, errorf(ErrConflict, "run %s is %s and could not be cancelled right now; try again", id, r.Status)
 }
 
 func (s *Server) notFound(id string, err error) error {

@@ -111,7 +111,9 @@ rule "destroys" {
 	}
 
 	wrong := "sha256:" + strings.Repeat("0", 64)
+	first := h.show("bob", "1").Proposal.Digest // a real digest, of another run's plan
 	for _, c := range []struct{ user, digest, want string }{
+		{"bob", first, "is not the digest of run 2's held proposal"},
 		{"bob", wrong, "is not the digest of run 2's held proposal"},
 		{"bob", "sha256:a55b", "want 64"},
 		{"carol", p.Digest, "approve role is missing"},
@@ -378,5 +380,75 @@ rule "everything" {
 	}
 	if log := h.mustSSH("bob", "log", "1"); strings.Contains(log, "apply -input=false -no-color /") {
 		t.Fatalf("the stale plan reached tofu apply:\n%s", log)
+	}
+}
+
+// When several rules hold a run, each must be released by one of its own
+// approvers: one rule's approver does not release another rule's hold.
+func TestEveryHoldingRuleNeedsItsApprover(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "alice-reviews" {
+  templates        = ["data"]
+  require_approval = true
+  approvers        = ["alice"]
+}
+rule "bob-reviews" {
+  templates        = ["data"]
+  require_approval = true
+  approvers        = ["bob"]
+}
+`)
+	h.mustSSH("carol", "launch", "data", "--wait")
+	p := h.show("bob", "1").Proposal
+	for _, who := range []string{"bob", "alice"} {
+		_, errOut, code := h.ssh(who, "approve", "1", "--digest", p.Digest)
+		if code == 0 || !strings.Contains(errOut, "every rule that holds this run") {
+			t.Errorf("%s alone released two rules' holds: exit %d %q", who, code, errOut)
+		}
+	}
+}
+
+// An AI proposal is planned first, and its apply waits for a person with
+// the saved plan even when no rule covers it.
+func TestAIProposalWaitsForAPerson(t *testing.T) {
+	h := newHarness(t, networkTemplate)
+	out := h.mustSSH("alice", "launch", "network", "--var", "region=x", "--ai-proposal", "--wait")
+	if !strings.Contains(out, "-out=") || !strings.Contains(out, "run 1: awaiting_approval") {
+		t.Fatalf("AI proposal not planned and held:\n%s", out)
+	}
+	v := h.show("bob", "1")
+	if v.Proposal.Stage != "plan" || v.Proposal.Holds[0].Rule != "ai_proposal" {
+		t.Fatalf("proposal = %+v", v.Proposal)
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", v.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+}
+
+// An exempted agent takes a person's path: no hold before planning, and a
+// rule that holds its plan needs exactly one approval.
+func TestExemptedAgentNeedsOneApproval(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "destroys" {
+  templates   = ["data"]
+  max_destroy = 0
+}
+exemption "helper" {
+  agents    = ["helper-bot"]
+  templates = ["data"]
+}
+`)
+	h.mustSSH("helper-bot", "launch", "data", "--wait")
+	out := h.mustSSH("helper-bot", "launch", "data", "--var", "instances=1", "--wait")
+	if !strings.Contains(out, "run 2: awaiting_approval") || !strings.Contains(out, "$ tofu plan") {
+		t.Fatalf("exempted agent's destroying apply:\n%s", out)
+	}
+	v := h.show("bob", "2")
+	if v.Proposal.Stage != "plan" {
+		t.Fatalf("held at stage %q", v.Proposal.Stage)
+	}
+	h.mustSSH("bob", "approve", "2", "--digest", v.Proposal.Digest)
+	h.waitStatus("2", StatusSucceeded)
+	if v = h.show("bob", "2"); len(v.Approvals) != 1 {
+		t.Fatalf("approvals = %+v", v.Approvals)
 	}
 }

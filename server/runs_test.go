@@ -378,3 +378,21 @@ rule "broken" {
 		}
 	}
 }
+
+// If init fails, the run stops there with init's result.
+func TestInitFailureStopsTheRun(t *testing.T) {
+	h := newHarness(t, `
+template "broken" {
+  project = "infra"
+  command = "infra/broken"
+}
+`)
+	out, _, code := h.ssh("alice", "launch", "broken", "--wait")
+	if code == 0 || !strings.Contains(out, "run 1: failed") || strings.Contains(out, "$ tofu apply") || strings.Contains(out, "$ tofu plan") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	r, _ := h.srv.db.GetRun("1")
+	if len(r.Steps) != 1 || r.Steps[0].Name != "init" || r.ExitCode == 0 || r.ExitCode != r.Steps[0].ExitCode || !strings.Contains(r.Message, "init failed") {
+		t.Fatalf("run = %+v", r)
+	}
+}
