@@ -1,10 +1,13 @@
 package server
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,27 +20,69 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// stateBasis is the prior state a plan was made from, read from the local
-// state file of the working directory (terraform.tfstate). Lineage is empty
-// when there was no state.
+// stateBasis is a state's lineage and serial: for a saved plan, those of
+// the prior state it was made from (Lineage is empty when there was none).
 type stateBasis struct {
 	Lineage string `json:"lineage"`
 	Serial  int64  `json:"serial"`
 }
 
-// readStateBasis reads the local state's lineage and serial. A missing file
-// is the empty basis; a state file that does not parse is an error.
-func readStateBasis(dir string) (stateBasis, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
-	if errors.Is(err, os.ErrNotExist) {
-		return stateBasis{}, nil
-	}
-	if err != nil {
-		return stateBasis{}, fmt.Errorf("reading local state: %w", err)
-	}
+// parseBasis reads lineage and serial from a state document; empty input
+// (no state yet) is the empty basis.
+func parseBasis(state []byte) (stateBasis, error) {
 	var sb stateBasis
-	if err := json.Unmarshal(b, &sb); err != nil {
-		return stateBasis{}, fmt.Errorf("reading local state: %w", err)
+	if len(bytes.TrimSpace(state)) == 0 {
+		return sb, nil
+	}
+	if err := json.Unmarshal(state, &sb); err != nil {
+		return stateBasis{}, err
+	}
+	return sb, nil
+}
+
+// planBasis reads the prior state a saved plan was made from: OpenTofu's
+// plan file is a zip archive whose "tfstate" entry is that state, so this
+// works for every backend, not only local state.
+func planBasis(plan []byte) (stateBasis, error) {
+	zr, err := zip.NewReader(bytes.NewReader(plan), int64(len(plan)))
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	f, err := zr.Open("tfstate")
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	defer f.Close()
+	state, err := io.ReadAll(f)
+	defer clear(state)
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	sb, err := parseBasis(state)
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	return sb, nil
+}
+
+// currentBasis reads the working directory's current state through the
+// tool (`state pull`, so any backend), never logging it: state holds
+// sensitive values in clear text.
+func (x *execution) currentBasis(ctx context.Context) (stateBasis, error) {
+	state, res, err := exec.Capture(ctx, exec.Invocation{
+		Binary: x.binary, Dir: x.dir, Env: x.env, Args: []string{"state", "pull"},
+		Output: x.out, Grace: x.s.cfg.Server.CancelGrace,
+	})
+	defer clear(state)
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the current state: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return stateBasis{}, fmt.Errorf("reading the current state: state pull exited %d", res.ExitCode)
+	}
+	sb, err := parseBasis(state)
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the current state: %w", err)
 	}
 	return sb, nil
 }
@@ -51,12 +96,6 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 	r := x.run
 	planPath := filepath.Join(x.private, planFileName)
 	defer wipe(s, planPath)
-	basis, err := readStateBasis(x.dir)
-	if err != nil {
-		x.say("%v", err)
-		x.finish(StatusFailed, err.Error(), -1)
-		return
-	}
 	x.out.Flush()
 	if err := x.sink.Flush(); err != nil {
 		x.finish(StatusFailed, err.Error(), -1)
@@ -86,6 +125,13 @@ func (s *Server) gatedPlan(ctx context.Context, x *execution) {
 	planBytes, err := os.ReadFile(planPath)
 	if err != nil {
 		x.finish(StatusFailed, fmt.Sprintf("reading the saved plan: %v", err), -1)
+		return
+	}
+	basis, err := planBasis(planBytes)
+	if err != nil {
+		clear(planBytes)
+		x.say("%v", err)
+		x.finish(StatusFailed, err.Error()+"; nothing was applied", -1)
 		return
 	}
 	digest := seal.Digest(planBytes)
@@ -256,12 +302,16 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 		x.finish(StatusFailed, msg, -1)
 		return
 	}
-	basis, err := readStateBasis(x.dir)
+	basis, err := x.currentBasis(ctx)
 	if err != nil {
-		x.finish(StatusFailed, err.Error(), -1)
+		clear(plain)
+		msg := fmt.Sprintf("Refused to apply: %v, so the plan's basis could not be checked; nothing was applied.", err)
+		x.say("%s", msg)
+		x.finish(StatusFailed, msg, -1)
 		return
 	}
 	if basis != (stateBasis{Lineage: p.Lineage, Serial: p.Serial}) {
+		clear(plain)
 		msg := staleMessage(run)
 		x.say("the state changed after the plan was made (lineage %q serial %d, now lineage %q serial %d); refusing the saved plan", p.Lineage, p.Serial, basis.Lineage, basis.Serial)
 		x.finish(StatusStale, msg, -1)
