@@ -396,3 +396,55 @@ template "broken" {
 		t.Fatalf("run = %+v", r)
 	}
 }
+
+// A vanished SSH session never stops a run (DESIGN invariant 7): the
+// follower's connection is dropped mid-run and the run finishes anyway.
+func TestVanishedSessionDoesNotStopTheRun(t *testing.T) {
+	h := newHarness(t, `
+template "pause" {
+  project = "infra"
+  command = "infra/pause"
+}
+`)
+	client, err := dialAs(h, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := sess.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Start("launch pause --wait"); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		var got strings.Builder
+		for {
+			n, err := stdout.Read(buf)
+			got.Write(buf[:n])
+			if strings.Contains(got.String(), "before-pause") {
+				close(seen)
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-seen:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run never printed before-pause")
+	}
+	client.Close() // the session vanishes mid-run
+	h.waitStatus("1", StatusSucceeded)
+	if log := h.mustSSH("bob", "log", "1"); !strings.Contains(log, "after-pause") || !strings.Contains(log, "Apply complete!") {
+		t.Fatalf("the run's log after its follower vanished:\n%s", log)
+	}
+}
