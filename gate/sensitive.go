@@ -25,7 +25,8 @@ import (
 //     planned_values/prior_state outputs with "sensitive": true.
 //
 // A scalar is rendered as tofu prints it: a string raw, a number as written
-// in the JSON, a bool as true/false. A list or object contributes its compact
+// in the JSON; a bool is left out (one bit, and masking it would blank every
+// "true" and "false" in the log). A list or object contributes its compact
 // JSON form and, recursively, each of its elements. Empty strings and nulls
 // are left out. The result is sorted and free of duplicates. JSON that does
 // not parse returns an error wrapping ErrUnreadablePlan.
@@ -269,11 +270,8 @@ func (c *collector) addAll(v any) {
 	case json.Number:
 		c.add(x.String())
 	case bool:
-		if x {
-			c.add("true")
-		} else {
-			c.add("false")
-		}
+		// A sensitive bool is left out: it is one bit, and masking it would
+		// blank every "true" and "false" in the log.
 	case []any:
 		c.addJSON(x)
 		for _, e := range x {
