@@ -36,8 +36,9 @@ type Result struct {
 	// ExitCode is the process's exit status, or -1 when a signal ended it
 	// (a SIGKILL after Grace, for example).
 	ExitCode int
-	// Stale is true when the output said "Saved plan is stale" or "Saved
-	// plan does not match the given state": the apply of a saved plan was
+	// Stale is true when the output had OpenTofu's error line "Error: Saved
+	// plan is stale" or "Error: Saved plan does not match the given state"
+	// (at the start of a line): the apply of a saved plan was
 	// refused because the state changed after the plan was made (spec "A
 	// gated apply carries out the approved plan"), and the proposal has to
 	// be made again.
@@ -45,10 +46,12 @@ type Result struct {
 	Duration time.Duration // from start to exit
 }
 
-// Known output of a saved plan that no longer applies.
+// Known output of a saved plan that no longer applies: OpenTofu's own error
+// lines, at the start of a line. What a provisioner prints reaches the
+// output prefixed with its resource's address, so it cannot pass for them.
 var stalePhrases = [][]byte{
-	[]byte("Saved plan is stale"),
-	[]byte("Saved plan does not match the given state"),
+	[]byte("\nError: Saved plan is stale"),
+	[]byte("\nError: Saved plan does not match the given state"),
 }
 
 // stalePhraseMax is the length of the longest of stalePhrases.
@@ -200,7 +203,8 @@ func newOutput(dst io.Writer) *output {
 	if dst == nil {
 		dst = io.Discard
 	}
-	return &output{dst: dst}
+	// The start of the output counts as the start of a line.
+	return &output{dst: dst, tail: []byte("\n")}
 }
 
 func (o *output) Write(p []byte) (int, error) {

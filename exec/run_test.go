@@ -210,6 +210,13 @@ func TestStaleDetectionEveryBoundary(t *testing.T) {
 	if o.stale() {
 		t.Fatal("detected a stale plan in output that does not say so")
 	}
+	// A provisioner's line carries its resource's address before it, so it
+	// cannot pass for OpenTofu's own refusal.
+	o = newOutput(nil)
+	o.Write([]byte("terraform_data.x (local-exec): Error: Saved plan is stale\n"))
+	if o.stale() {
+		t.Fatal("a provisioner's output passed for OpenTofu's stale-plan error")
+	}
 }
 
 func TestCaptureKeepsStdoutOutOfOutput(t *testing.T) {
