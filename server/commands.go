@@ -80,7 +80,10 @@ func (s *Server) runCommand(sess ssh.Session, id Identity, args []string) int {
 func (s *Server) command(ctx context.Context, id Identity, args []string, out, errOut io.Writer) int {
 	// Everything printed passes through printable: run text must not drive
 	// the reader's terminal.
-	out, errOut = safeWriter{out}, safeWriter{errOut}
+	sout, serr := newSafeWriter(out), newSafeWriter(errOut)
+	defer sout.Flush()
+	defer serr.Flush()
+	out, errOut = sout, serr
 	name, rest := args[0], args[1:]
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -293,10 +296,19 @@ func viewOf(r store.Run, withPlan bool) runView {
 	return v
 }
 
+// writeJSON prints v as indented JSON. encoding/json escapes C0 controls;
+// jsonSafe escapes what else a terminal would act on, so the output stays
+// valid JSON (it bypasses the text escaping of printable).
 func writeJSON(out io.Writer, v any) int {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	if sw, ok := out.(*safeWriter); ok {
+		sw.Flush()
+		out = sw.w
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return exitRefused
+	}
+	if _, err := out.Write(append(jsonSafe(b), '\n')); err != nil {
 		return exitRefused
 	}
 	return exitOK
@@ -330,7 +342,7 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 	if !r.FinishedAt.IsZero() {
 		fmt.Fprintf(out, ", finished %s", r.FinishedAt.Format(time.RFC3339))
 	}
-	if r.ExitCode >= 0 && isFinal(r.Status) {
+	if r.ExitCode >= 0 && (r.Status == StatusSucceeded || r.Status == StatusFailed) {
 		fmt.Fprintf(out, ", exit code %d", r.ExitCode)
 	}
 	fmt.Fprintln(out)

@@ -303,6 +303,11 @@ func (s *Server) applyPhase(ctx context.Context, x *execution) {
 		return
 	}
 	basis, err := x.currentBasis(ctx)
+	if err != nil && ctx.Err() != nil {
+		clear(plain)
+		x.stopped("state pull", exec.Result{ExitCode: -1}, ctx.Err())
+		return
+	}
 	if err != nil {
 		clear(plain)
 		msg := fmt.Sprintf("Refused to apply: %v, so the plan's basis could not be checked; nothing was applied.", err)
@@ -446,12 +451,12 @@ func notHeld(r store.Run) error {
 		last = &r.Approvals[n-1]
 	}
 	switch {
-	case r.Proposal != nil && r.Proposal.Used:
-		return errorf(ErrConflict, "run %s's plan %s was already applied once; an approval cannot be given twice", r.ID, r.Proposal.Digest)
-	case last != nil && last.Decision == "approve" && last.By != "rules" && !isFinal(r.Status):
+	case r.Status == StatusSucceeded && r.Proposal != nil && r.Proposal.Used:
+		return errorf(ErrConflict, "run %s already applied its plan; an approval cannot be given twice", r.ID)
+	case isFinal(r.Status):
+		return errorf(ErrConflict, "run %s is %s, not awaiting approval; submit it again for a new proposal", r.ID, r.Status)
+	case last != nil && last.Decision == "approve" && last.By != "rules":
 		return errorf(ErrConflict, "run %s was already released by %s and is %s", r.ID, last.By, r.Status)
-	case last != nil && last.Decision == "reject":
-		return errorf(ErrConflict, "run %s was rejected by %s; submit it again for a new proposal", r.ID, last.By)
 	}
 	return errorf(ErrConflict, "run %s is %s, not awaiting approval", r.ID, r.Status)
 }
@@ -502,7 +507,7 @@ func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run
 	}
 	own := r.Requester == who.Name
 	if !own && (who.Agent || !who.Has("approve")) {
-		return store.Run{}, errorf(ErrForbidden, "%s may cancel only runs they asked for; run %s is %s's (people with the approve role may cancel any run)", who.Name, id, r.Requester)
+		return store.Run{}, errorf(ErrForbidden, "%s may cancel only runs they asked for; run %s was asked for by %s (people with the approve role may cancel any run)", who.Name, id, r.Requester)
 	}
 	if isFinal(r.Status) {
 		return store.Run{}, errorf(ErrConflict, "run %s already ended (%s)", id, r.Status)

@@ -76,10 +76,6 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 	if q != nil && q.Pool != "" {
 		return store.Run{}, errorf(ErrInvalid, "template %q runs on queue %q, which relay workers of pool %q execute; relay workers are not available in this version, so point the template at a queue the control node executes", t.Name, q.Name, q.Pool)
 	}
-	vars, secrets, err := resolveVars(t, req.Answers)
-	if err != nil {
-		return store.Run{}, err
-	}
 	proj := s.cfg.Projects[t.Project]
 	wd, err := exec.ResolveWorkingDir(proj.Path, t.Command)
 	if err != nil {
@@ -89,11 +85,10 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 	// secret too. A configuration the server cannot read for that makes
 	// every answer a secret (fails closed).
 	sensitive, serr := gate.SensitiveVariables(wd)
-	for name, v := range vars {
-		if serr != nil || slices.Contains(sensitive, name) {
-			secrets[name] = v
-			delete(vars, name)
-		}
+	isSecret := func(name string) bool { return serr != nil || slices.Contains(sensitive, name) }
+	vars, secrets, err := resolveVars(t, req.Answers, isSecret)
+	if err != nil {
+		return store.Run{}, err
 	}
 	r := &store.Run{
 		Template:        t.Name,
@@ -196,7 +191,7 @@ func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
 // resolveVars builds the run's variables from the template vars, survey
 // defaults and answers: plain ones encoded as they reach TF_VAR_ (spec "How
 // values reach the configuration"), sensitive answers apart.
-func resolveVars(t *config.Template, answers map[string]string) (map[string]string, map[string]string, error) {
+func resolveVars(t *config.Template, answers map[string]string, isSecret func(name string) bool) (map[string]string, map[string]string, error) {
 	fields := map[string]*config.SurveyField{}
 	for _, f := range t.Survey {
 		fields[f.Name] = f
@@ -213,6 +208,9 @@ func resolveVars(t *config.Template, answers map[string]string) (map[string]stri
 		for _, f := range t.Survey {
 			known = append(known, f.Name)
 		}
+		if len(known) == 0 {
+			return nil, nil, errorf(ErrInvalid, "template %q has no survey fields, so it takes no --var (got %s)", t.Name, strings.Join(unknown, ", "))
+		}
 		return nil, nil, errorf(ErrInvalid, "template %q has no survey field %s; its fields are: %s", t.Name, strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
 	vars := map[string]string{}
@@ -222,9 +220,18 @@ func resolveVars(t *config.Template, answers map[string]string) (map[string]stri
 		if err != nil {
 			return nil, nil, errorf(ErrInvalid, "template %q var %q: %v", t.Name, name, err)
 		}
-		vars[name] = enc
+		if isSecret(name) {
+			secrets[name] = enc
+		} else {
+			vars[name] = enc
+		}
 	}
 	for _, f := range t.Survey {
+		if isSecret(f.Name) && !f.Sensitive {
+			sf := *f
+			sf.Sensitive = true
+			f = &sf
+		}
 		var val any
 		if a, ok := answers[f.Name]; ok {
 			v, err := f.ParseAnswer(a)

@@ -448,3 +448,21 @@ template "pause" {
 		t.Fatalf("the run's log after its follower vanished:\n%s", log)
 	}
 }
+
+// An answer for a variable the configuration declares sensitive is a
+// secret: a wrong one is refused without repeating it.
+func TestConfigSensitiveAnswerNotRepeated(t *testing.T) {
+	h := newHarness(t, `
+template "secret" {
+  project = "infra"
+  command = "infra/secret"
+  survey "db_password" {
+    type = "number"
+  }
+}
+`)
+	_, errOut, code := h.ssh("alice", "launch", "secret", "--dry-run", "--var", "db_password=canary-7731")
+	if code == 0 || strings.Contains(errOut, "canary-7731") || !strings.Contains(errOut, "sensitive") {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+}

@@ -1,6 +1,11 @@
 package server
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
 
 func TestPrintable(t *testing.T) {
 	cases := map[string]string{
@@ -8,13 +13,24 @@ func TestPrintable(t *testing.T) {
 		"\x1b[2J\x1b[HAll clear":   `\x1b[2J\x1b[HAll clear`,
 		"over\rwrite":              `over\x0dwrite`,
 		"del\x7f, bell\a, ünïcode": `del\x7f, bell\x07, ünïcode`,
+		"c1 \u009b2J":              `c1 \x9b2J`,
+		"bidi \u202etxt.exe":       `bidi \u{202e}txt.exe`,
+		"bad \xff byte":            `bad \xff byte`,
 	}
 	for in, want := range cases {
 		if got := string(printable([]byte(in))); got != want {
 			t.Errorf("printable(%q) = %q, want %q", in, got, want)
 		}
-		if got := printableString(in); got != want {
-			t.Errorf("printableString(%q) = %q, want %q", in, got, want)
+		// Every split of the stream gives the same as the whole.
+		for cut := 0; cut <= len(in); cut++ {
+			var b bytes.Buffer
+			w := newSafeWriter(&b)
+			w.Write([]byte(in[:cut]))
+			w.Write([]byte(in[cut:]))
+			w.Flush()
+			if b.String() != want {
+				t.Errorf("split %q at %d = %q, want %q", in, cut, b.String(), want)
+			}
 		}
 	}
 	if got := oneLine("line1\nline2"); got != `"line1\nline2"` {
@@ -22,5 +38,18 @@ func TestPrintable(t *testing.T) {
 	}
 	if got := oneLine("eu-west-1 a"); got != "eu-west-1 a" {
 		t.Errorf("oneLine = %s", got)
+	}
+}
+
+func TestJSONSafe(t *testing.T) {
+	v := map[string]string{"region": "A\u009b2J\rB\u202eC\aD\x7fE"}
+	b, _ := json.Marshal(v)
+	out := jsonSafe(b)
+	var back map[string]string
+	if err := json.Unmarshal(out, &back); err != nil || back["region"] != v["region"] {
+		t.Fatalf("jsonSafe broke the JSON: %s %v %q", out, err, back)
+	}
+	if strings.ContainsAny(string(out), "\u009b\u202e\x7f\r\a") {
+		t.Fatalf("jsonSafe left raw controls: %q", out)
 	}
 }
