@@ -452,3 +452,57 @@ exemption "helper" {
 		t.Fatalf("approvals = %+v", v.Approvals)
 	}
 }
+
+// OpenTofu's own refusal of a stale saved plan ends the run stale with
+// "submit the apply again". The server's basis check catches every stale
+// plan these tests can make before tofu sees it, so this failure path is
+// produced by a wrapper that answers the apply of a saved plan the way
+// OpenTofu refuses a stale one, and hands everything else to the real tofu.
+func TestOpenTofusStaleRefusal(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "everything" {
+  templates        = ["data"]
+  require_approval = true
+}
+`)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	p := h.show("bob", "1").Proposal
+
+	var path, real string
+	for _, e := range h.srv.env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if _, err := os.Stat(filepath.Join(dir, "tofu")); err == nil {
+			real = filepath.Join(dir, "tofu")
+			break
+		}
+	}
+	bin := t.TempDir()
+	wrapper := `#!/bin/sh
+if [ "$1" = apply ]; then
+  for last in "$@"; do :; done
+  case "$last" in *.tfplan)
+    printf '\nError: Saved plan is stale\n\nThe given plan file can no longer be applied because the state was changed by\nanother operation after the plan was created.\n' >&2
+    exit 1 ;;
+  esac
+fi
+exec ` + real + ` "$@"
+`
+	if err := os.WriteFile(filepath.Join(bin, "tofu"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.env = append(append([]string{}, h.srv.env...), "PATH="+bin+":"+path)
+
+	h.mustSSH("bob", "approve", "1", "--digest", p.Digest)
+	h.waitStatus("1", StatusStale)
+	r, _ := h.srv.db.GetRun("1")
+	if !strings.Contains(r.Message, "submit the apply again") || r.Steps[len(r.Steps)-1].Name != "apply" {
+		t.Fatalf("run = %s %q, steps %+v", r.Status, r.Message, r.Steps)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
+		t.Fatalf("a refused stale plan left state")
+	}
+}
