@@ -238,3 +238,10 @@ func (c *console) Reject(ctx context.Context, id, reason string) error {
 	}
 	return nil
 }
+
+func (c *console) Cancel(ctx context.Context, id string) error {
+	if _, err := c.s.Cancel(ctx, c.id, id); err != nil {
+		return fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+	}
+	return nil
+}

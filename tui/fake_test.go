@@ -53,6 +53,8 @@ type fakeBackend struct {
 
 	approveErr error
 	approved   []approval
+	cancelErr  error
+	cancelled  []string
 	rejected   []rejection
 	launched   []LaunchRequest
 	checked    []string
@@ -218,6 +220,16 @@ func (f *fakeBackend) Reject(ctx context.Context, id, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rejected = append(f.rejected, rejection{id, reason})
+	return nil
+}
+
+func (f *fakeBackend) Cancel(ctx context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cancelErr != nil {
+		return f.cancelErr
+	}
+	f.cancelled = append(f.cancelled, id)
 	return nil
 }
 

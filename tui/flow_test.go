@@ -119,7 +119,7 @@ func TestFollowLogAcrossChunks(t *testing.T) {
 	send(32, "\xa9 \x1b[31mred") // an escape sequence split too
 	send(42, "\x1b[0m done\n")   // ...and finished here
 	d.waitText("line 4 café red done")
-	got := strings.Join(d.root().detail.lines, "\n")
+	got := strings.Join(d.root().detail.log.lines, "\n")
 	if want := "line 1\nline 2\nline 3\nline 4 café red done\n"; got != want {
 		t.Fatalf("log = %q, want %q", got, want)
 	}
@@ -416,5 +416,102 @@ func TestResizeReachesEveryScreen(t *testing.T) {
 	}
 	if lines := strings.Count(d.view(), "\n") + 1; lines != 40 {
 		t.Fatalf("view has %d lines at height 40", lines)
+	}
+}
+
+func TestCancelConfirmedCallsCancel(t *testing.T) {
+	f := newFake()
+	d := newDriver(t, f, Options{Width: 80, Height: 24})
+	d.openRun("r-5") // running
+	d.waitText("c cancel run")
+	d.press("c")
+	d.waitText("Cancel run r-5? a running tool gets an interrupt first")
+	if len(f.cancelled) != 0 {
+		t.Fatal("Cancel called before confirmation")
+	}
+	f.mu.Lock()
+	r := f.details["r-5"]
+	r.Status = "cancelled"
+	f.details["r-5"] = r
+	f.mu.Unlock()
+	d.press("y")
+	d.waitText("cancel sent: run r-5 stops")
+	if want := []string{"r-5"}; !reflect.DeepEqual(f.cancelled, want) {
+		t.Fatalf("cancelled %v, want %v", f.cancelled, want)
+	}
+	// The refreshed run has ended: the key is no longer offered.
+	d.waitText("status: cancelled")
+	if strings.Contains(d.view(), "c cancel run") {
+		t.Fatalf("cancel still offered for an ended run:\n%s", d.view())
+	}
+}
+
+func TestCancelKeptDoesNothing(t *testing.T) {
+	f := newFake()
+	d := newDriver(t, f, Options{Width: 80, Height: 24})
+	d.openRun("r-5")
+	d.waitText("c cancel run")
+	d.press("c")
+	d.waitText("Cancel run r-5?")
+	d.press("n")
+	d.waitText("run r-5 kept")
+	d.press("c")
+	d.waitText("Cancel run r-5?")
+	d.press("esc")
+	d.waitText("run r-5 kept")
+	d.settle()
+	if len(f.cancelled) != 0 {
+		t.Fatalf("cancelled %v after keeping the run", f.cancelled)
+	}
+	if d.root().active != screenDetail {
+		t.Fatal("esc in the confirmation left the run detail")
+	}
+}
+
+func TestCancelRefusedShowsError(t *testing.T) {
+	f := newFake()
+	f.cancelErr = errors.New("bob may cancel only runs they asked for; run r-5 was asked for by schedule")
+	d := newDriver(t, f, Options{Width: 80, Height: 24})
+	d.openRun("r-5")
+	d.waitText("c cancel run")
+	d.press("c", "y")
+	d.waitText("! cancel refused: bob may cancel only runs they asked for")
+}
+
+func TestCancelOnlyForUnfinishedRuns(t *testing.T) {
+	f := newFake()
+	d := newDriver(t, f, Options{Width: 80, Height: 24})
+	d.openRun("r-6") // succeeded
+	d.waitText("status: succeeded")
+	if strings.Contains(d.view(), "cancel run") {
+		t.Fatalf("cancel offered for a finished run:\n%s", d.view())
+	}
+	d.press("c")
+	d.waitText("! run r-6 is succeeded: only a queued, running or held run can be cancelled")
+	d.press("y")
+	d.settle()
+	if len(f.cancelled) != 0 {
+		t.Fatalf("cancelled %v", f.cancelled)
+	}
+}
+
+func TestCancelConfirmationDroppedWhenRunEnds(t *testing.T) {
+	f := newFake()
+	d := newDriver(t, f, Options{Width: 80, Height: 24})
+	d.openRun("r-5")
+	d.waitText("c cancel run")
+	d.press("c")
+	d.waitText("Cancel run r-5?")
+	f.mu.Lock()
+	r := f.details["r-5"]
+	r.Status = "succeeded"
+	f.details["r-5"] = r
+	f.mu.Unlock()
+	f.tick()
+	d.waitText("! run r-5 ended while you were confirming (succeeded)")
+	d.press("y")
+	d.settle()
+	if len(f.cancelled) != 0 {
+		t.Fatalf("cancelled %v after the run ended", f.cancelled)
 	}
 }

@@ -45,6 +45,10 @@ func TestGoldenRunLog(t *testing.T) {
 	d.waitText("line 30")
 	d.waitText("command:")
 	golden(t, "rundetail_log", d.view())
+
+	d.press("c")
+	d.waitText("Cancel run r-5?")
+	golden(t, "rundetail_cancel_confirm", d.view())
 }
 
 func TestGoldenHeldApply(t *testing.T) {

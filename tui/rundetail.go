@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -51,6 +50,10 @@ type (
 		gen int
 		err error
 	}
+	cancelDoneMsg struct {
+		gen int
+		err error
+	}
 )
 
 func (detailWatchMsg) target() screenID { return screenDetail }
@@ -60,6 +63,7 @@ func (logStartMsg) target() screenID    { return screenDetail }
 func (logChunksMsg) target() screenID   { return screenDetail }
 func (approveDoneMsg) target() screenID { return screenDetail }
 func (rejectDoneMsg) target() screenID  { return screenDetail }
+func (cancelDoneMsg) target() screenID  { return screenDetail }
 
 const (
 	paneLog = iota
@@ -71,6 +75,7 @@ const (
 	modeConfirm
 	modeReason
 	modeBusy
+	modeConfirmCancel
 )
 
 // maxDrain is how many already-waiting log chunks one message carries.
@@ -93,10 +98,9 @@ type runDetail struct {
 	propSeen string // digest of the proposal last rendered
 
 	// log
-	logVP     viewport.Model
+	log       logView
 	san       sanitizer
-	lines     []string // the last one may be partial
-	next      int64    // offset of the first log byte not yet applied
+	next      int64 // offset of the first log byte not yet applied
 	following bool
 	logEnded  bool
 	// endedAt is the run's status when its log ended; a later status
@@ -118,8 +122,7 @@ type runDetail struct {
 func newRunDetail(e env, id string, gen int) *runDetail {
 	ctx, cancel := context.WithCancel(e.ctx)
 	d := &runDetail{env: e, runID: id, gen: gen, ctx: ctx, cancel: cancel, following: true, help: newHelp(e.st)}
-	d.logVP = viewport.New()
-	d.logVP.SoftWrap = true
+	d.log = newLogView()
 	d.propVP = viewport.New()
 	d.propVP.SoftWrap = true
 	d.reason = textinput.New()
@@ -227,31 +230,22 @@ func (d *runDetail) applyChunk(c LogChunk) {
 		data = data[d.next-c.Offset:]
 	case c.Offset > d.next:
 		d.san = sanitizer{}
-		d.appendText(fmt.Sprintf("\n[log bytes %d to %d were not received]\n", d.next, c.Offset))
+		d.log.appendText(fmt.Sprintf("\n[log bytes %d to %d were not received]\n", d.next, c.Offset))
 	}
-	d.appendText(d.san.write(data))
+	d.log.appendText(d.san.write(data))
 	d.next = end
 }
 
-// setLogContent shows the log without the empty line after its last newline.
-func (d *runDetail) setLogContent() {
-	lines := d.lines
-	if n := len(lines); n > 0 && lines[n-1] == "" {
-		lines = lines[:n-1]
+// cancellable reports whether the run is in a state a cancel can stop.
+func (d *runDetail) cancellable() bool {
+	if d.run == nil {
+		return false
 	}
-	d.logVP.SetContentLines(slices.Clip(lines))
-}
-
-func (d *runDetail) appendText(s string) {
-	if s == "" {
-		return
+	switch d.run.Status {
+	case "queued", "running", "awaiting_approval":
+		return true
 	}
-	parts := strings.Split(s, "\n")
-	if len(d.lines) == 0 {
-		d.lines = append(d.lines, "")
-	}
-	d.lines[len(d.lines)-1] += parts[0]
-	d.lines = append(d.lines, parts[1:]...)
+	return false
 }
 
 func (d *runDetail) canAct() bool {
@@ -308,10 +302,11 @@ func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 		if msg.gen != d.gen {
 			return nil
 		}
+		// The cost is the new text's: the sanitizer and the log view work
+		// on what arrived only, however long the log already is.
 		for _, c := range msg.chunks {
 			d.applyChunk(c)
 		}
-		d.setLogContent()
 		if msg.ended {
 			d.logEnded = true
 			d.endedAt = ""
@@ -343,6 +338,17 @@ func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 			d.setNotice("proposal rejected", false)
 		}
 		return d.fetch()
+	case cancelDoneMsg:
+		if msg.gen != d.gen {
+			return nil
+		}
+		d.mode = modeNormal
+		if msg.err != nil {
+			d.setNotice("cancel refused: "+msg.err.Error(), true)
+		} else {
+			d.setNotice("cancel sent: run "+d.runID+" stops (a running tool is interrupted first)", false)
+		}
+		return d.fetch()
 	case tea.KeyPressMsg:
 		return d.key(msg)
 	}
@@ -368,6 +374,10 @@ func (d *runDetail) onProposalChange() {
 	if d.mode == modeConfirm && digest != d.confirmDigest {
 		d.mode = modeNormal
 		d.setNotice("the proposal changed while you were confirming: review it again", true)
+	}
+	if d.mode == modeConfirmCancel && !d.cancellable() {
+		d.mode = modeNormal
+		d.setNotice("run "+d.runID+" ended while you were confirming ("+d.run.Status+"): nothing to cancel", true)
 	}
 	if d.mode == modeReason && digest == "" {
 		d.mode = modeNormal
@@ -405,6 +415,17 @@ func (d *runDetail) key(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, keyNo):
 			d.mode = modeNormal
 			d.setNotice("approval cancelled", false)
+		}
+		return nil
+	case modeConfirmCancel:
+		switch {
+		case key.Matches(msg, keyCancelYes):
+			d.mode = modeBusy
+			b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
+			return func() tea.Msg { return cancelDoneMsg{gen: gen, err: b.Cancel(ctx, id)} }
+		case key.Matches(msg, keyCancelNo):
+			d.mode = modeNormal
+			d.setNotice("run "+d.runID+" kept", false)
 		}
 		return nil
 	case modeReason:
@@ -451,6 +472,18 @@ func (d *runDetail) key(msg tea.KeyPressMsg) tea.Cmd {
 		d.notice = ""
 		d.reason.Reset()
 		return d.reason.Focus()
+	case key.Matches(msg, keyCancelRun):
+		if !d.cancellable() {
+			status := "loading"
+			if d.run != nil {
+				status = d.run.Status
+			}
+			d.setNotice("run "+d.runID+" is "+status+": only a queued, running or held run can be cancelled", true)
+			return nil
+		}
+		d.mode = modeConfirmCancel
+		d.notice = ""
+		return nil
 	}
 
 	if d.pane == paneProposal && d.run != nil && d.run.Proposal != nil {
@@ -466,18 +499,18 @@ func (d *runDetail) key(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, keyFollow):
 		d.following = true
-		d.logVP.GotoBottom()
+		d.log.gotoBottom()
 		return nil
 	case key.Matches(msg, keyTop):
 		d.following = false
-		d.logVP.GotoTop()
+		d.log.gotoTop()
 		return nil
 	}
-	km := d.logVP.KeyMap
+	km := d.log.keys
 	if key.Matches(msg, km.Up, km.PageUp, km.HalfPageUp) {
 		d.following = false
 	}
-	d.logVP, _ = d.logVP.Update(msg)
+	d.log.update(msg)
 	return nil
 }
 
@@ -700,6 +733,9 @@ func (d *runDetail) bottom() string {
 		}
 		body.WriteString("y release this digest · n/esc cancel")
 		b.WriteString(st.box.Render(body.String()) + "\n")
+	case modeConfirmCancel:
+		b.WriteString(st.box.Render(st.label.Render("Cancel run "+cleanLine(d.runID)+"?")+
+			" a running tool gets an interrupt first\ny cancel · n/esc keep") + "\n")
 	case modeReason:
 		b.WriteString(st.label.Render("Reject the proposal of run "+cleanLine(d.runID)) + "\n")
 		b.WriteString(d.reason.View() + "\n")
@@ -716,7 +752,8 @@ func (d *runDetail) bottom() string {
 			case d.following:
 				status = "following the log"
 			default:
-				status = "paused at line " + fmt.Sprint(d.logVP.YOffset()+1) + " — G to follow"
+				line, _ := d.log.lineAt(d.log.top)
+				status = "paused at line " + fmt.Sprint(line+1) + " — G to follow"
 				if d.logEnded {
 					status += " (log ended)"
 				}
@@ -741,6 +778,8 @@ func (d *runDetail) keys() bindings {
 	switch d.mode {
 	case modeConfirm:
 		return bindings{keyYes, keyNo}
+	case modeConfirmCancel:
+		return bindings{keyCancelYes, keyCancelNo}
 	case modeReason:
 		return bindings{keySubmit, keyCancel, keyCtrlC}
 	case modeBusy:
@@ -753,6 +792,9 @@ func (d *runDetail) keys() bindings {
 			b = append(b, keyApprove, keyReject)
 		}
 	}
+	if d.cancellable() {
+		b = append(b, keyCancelRun)
+	}
 	if d.pane == paneLog || d.run == nil || d.run.Proposal == nil {
 		b = append(b, keyFollow)
 	}
@@ -763,20 +805,19 @@ func (d *runDetail) keys() bindings {
 func (d *runDetail) layout() {
 	h := d.h - lipgloss.Height(d.top()) - lipgloss.Height(d.bottom())
 	h = max(1, h)
-	for _, vp := range []*viewport.Model{&d.logVP, &d.propVP} {
-		vp.SetWidth(d.width)
-		vp.SetHeight(h)
-	}
+	d.propVP.SetWidth(d.width)
+	d.propVP.SetHeight(h)
+	d.log.setSize(d.width, h)
 	if d.following {
-		d.logVP.GotoBottom()
+		d.log.gotoBottom()
 	}
 }
 
 func (d *runDetail) View() string {
-	vp := d.logVP
+	body := d.log.view()
 	if d.pane == paneProposal && d.run != nil && d.run.Proposal != nil {
-		vp = d.propVP
+		body = d.propVP.View()
 	}
 	top := strings.TrimSuffix(d.top(), "\n")
-	return top + "\n" + vp.View() + "\n" + d.bottom()
+	return top + "\n" + body + "\n" + d.bottom()
 }

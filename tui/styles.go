@@ -69,10 +69,27 @@ type sanitizer struct {
 }
 
 func (z *sanitizer) write(p []byte) string {
-	data := append(z.pending, p...)
+	data := p
+	if len(z.pending) > 0 {
+		data = append(z.pending, p...)
+	}
 	z.pending = nil
 	var b strings.Builder
+	b.Grow(len(data))
 	for len(data) > 0 {
+		if z.state == 0 {
+			// A run of printable ASCII and newlines, the bulk of a log,
+			// passes as is.
+			i := 0
+			for i < len(data) && (data[i] == '\n' || (data[i] >= 0x20 && data[i] < 0x7f)) {
+				i++
+			}
+			if i > 0 {
+				b.Write(data[:i])
+				data = data[i:]
+				continue
+			}
+		}
 		if !utf8.FullRune(data) {
 			z.pending = append([]byte(nil), data...)
 			break

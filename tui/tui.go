@@ -122,6 +122,11 @@ type Backend interface {
 	Approve(ctx context.Context, id, digest string) error
 	// Reject turns the held proposal down with an optional reason.
 	Reject(ctx context.Context, id, reason string) error
+	// Cancel stops a run that has not ended: a queued one never starts, a
+	// running one's tool gets an interrupt first (a kill only after the grace
+	// period), a held one is ended and its saved plan dropped. It is refused
+	// for a run that already ended or one the identity may not cancel.
+	Cancel(ctx context.Context, id string) error
 }
 
 // Options configure a console session.

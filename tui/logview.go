@@ -1,0 +1,179 @@
+package tui
+
+import (
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// logView is the log pane: a soft-wrapping, scrolling view of a log that
+// only grows. bubbles' viewport measures every line of its content on each
+// SetContent, scroll and draw, which made replaying a long log quadratic;
+// logView measures each line once, as it arrives, and keeps a running count
+// of screen rows, so appending costs O(appended text) and drawing O(screen),
+// whatever the log's length. Only a width change re-counts the rows (from
+// the kept widths, without measuring text again).
+type logView struct {
+	lines  []string // the log's cleaned lines; the last may be partial ("" after a final newline)
+	widths []int    // widths[i] is the cell width of lines[i]
+	rows   []int    // rows[i] is the screen rows lines[:i] take; len(rows) == len(lines)+1
+	width  int
+	height int
+	top    int // first screen row shown
+	keys   viewport.KeyMap
+}
+
+func newLogView() logView {
+	return logView{rows: []int{0}, keys: viewport.DefaultKeyMap()}
+}
+
+// rowsOf is the screen rows a line w cells wide takes when soft-wrapped.
+func (v *logView) rowsOf(w int) int {
+	if v.width <= 0 || w <= v.width {
+		return 1
+	}
+	return (w + v.width - 1) / v.width
+}
+
+// appendText adds cleaned text (no control characters but newlines) to the log.
+func (v *logView) appendText(s string) {
+	if s == "" {
+		return
+	}
+	parts := strings.Split(s, "\n")
+	if len(v.lines) == 0 {
+		v.lines, v.widths, v.rows = append(v.lines, ""), append(v.widths, 0), append(v.rows, 1)
+	}
+	last := len(v.lines) - 1
+	if parts[0] != "" {
+		v.lines[last] += parts[0]
+		if len(v.lines[last]) <= 4096 {
+			v.widths[last] = cellWidth(v.lines[last])
+		} else {
+			// A line that long is measured piecewise, so a line that never
+			// ends costs no more than its text; a grapheme split between
+			// pieces may be counted a cell too wide.
+			v.widths[last] += cellWidth(parts[0])
+		}
+		v.rows[last+1] = v.rows[last] + v.rowsOf(v.widths[last])
+	}
+	for _, p := range parts[1:] {
+		w := cellWidth(p)
+		v.lines = append(v.lines, p)
+		v.widths = append(v.widths, w)
+		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(w))
+	}
+}
+
+// shown is how many lines are on show: all but an empty partial last line.
+func (v *logView) shown() int {
+	n := len(v.lines)
+	if n > 0 && v.lines[n-1] == "" {
+		n--
+	}
+	return n
+}
+
+// totalRows is the screen rows the whole log takes.
+func (v *logView) totalRows() int { return v.rows[v.shown()] }
+
+func (v *logView) maxTop() int { return max(0, v.totalRows()-v.height) }
+
+// setSize resizes the view; a new width re-counts the rows and keeps the
+// line at the top of the screen there.
+func (v *logView) setSize(w, h int) {
+	v.height = h
+	if w == v.width {
+		v.setTop(v.top)
+		return
+	}
+	line, _ := v.lineAt(v.top)
+	v.width = w
+	for i, lw := range v.widths {
+		v.rows[i+1] = v.rows[i] + v.rowsOf(lw)
+	}
+	v.setTop(v.rows[min(line, len(v.lines))])
+}
+
+func (v *logView) setTop(n int) { v.top = max(0, min(n, v.maxTop())) }
+
+func (v *logView) gotoTop()       { v.top = 0 }
+func (v *logView) gotoBottom()    { v.top = v.maxTop() }
+func (v *logView) scroll(n int)   { v.setTop(v.top + n) }
+func (v *logView) atBottom() bool { return v.top >= v.maxTop() }
+
+// lineAt is the index of the line shown on screen row row, and which of
+// its wrapped rows that is.
+func (v *logView) lineAt(row int) (line, sub int) {
+	n := v.shown()
+	i := sort.Search(n, func(i int) bool { return v.rows[i+1] > row })
+	if i >= n {
+		return n, 0
+	}
+	return i, row - v.rows[i]
+}
+
+// update scrolls on the viewport's keys (↑↓ j k, pgup pgdown b f space,
+// u d ctrl+u ctrl+d) and the mouse wheel.
+func (v *logView) update(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, v.keys.PageDown):
+			v.scroll(v.height)
+		case key.Matches(msg, v.keys.PageUp):
+			v.scroll(-v.height)
+		case key.Matches(msg, v.keys.HalfPageDown):
+			v.scroll(v.height / 2)
+		case key.Matches(msg, v.keys.HalfPageUp):
+			v.scroll(-v.height / 2)
+		case key.Matches(msg, v.keys.Down):
+			v.scroll(1)
+		case key.Matches(msg, v.keys.Up):
+			v.scroll(-1)
+		}
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelDown:
+			v.scroll(3)
+		case tea.MouseWheelUp:
+			v.scroll(-3)
+		}
+	}
+}
+
+// view draws the rows on screen, padded to exactly width × height cells.
+func (v *logView) view() string {
+	if v.width <= 0 || v.height <= 0 {
+		return ""
+	}
+	out := make([]string, 0, v.height)
+	line, sub := v.lineAt(v.top)
+	for n := v.shown(); line < n && len(out) < v.height; line, sub = line+1, 0 {
+		l := v.lines[line]
+		if v.widths[line] <= v.width {
+			out = append(out, l)
+			continue
+		}
+		for r := sub; r < v.rowsOf(v.widths[line]) && len(out) < v.height; r++ {
+			out = append(out, ansi.Cut(l, r*v.width, (r+1)*v.width))
+		}
+	}
+	return lipgloss.NewStyle().Width(v.width).Height(v.height).Render(strings.Join(out, "\n"))
+}
+
+// cellWidth is the cells s takes on screen; s is cleaned text (no control
+// characters), so printable ASCII is one cell a byte.
+func cellWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
