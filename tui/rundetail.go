@@ -364,8 +364,9 @@ func (d *runDetail) setNotice(s string, isErr bool) {
 	d.notice, d.noticeIsErr = cleanLine(s), isErr
 }
 
-// onProposalChange re-renders the proposal and drops a confirmation whose
-// digest is no longer the one held.
+// onProposalChange re-renders the proposal after a refresh of the run, drops
+// an approval confirmation whose digest is no longer the one held, and a
+// cancel confirmation of a run that ended meanwhile.
 func (d *runDetail) onProposalChange() {
 	digest := ""
 	if d.run.Proposal != nil {
