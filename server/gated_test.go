@@ -506,3 +506,44 @@ exec ` + real + ` "$@"
 		t.Fatalf("a refused stale plan left state")
 	}
 }
+
+// An approval survives a restart (DESIGN invariant 6): an approved apply
+// still waiting in the queue when the server stops applies after the next
+// start, exactly once; the run that was executing is interrupted, not re-run.
+func TestApprovalSurvivesRestart(t *testing.T) {
+	h := newHarnessWith(t, "  max_parallel = 1\n", dataTemplates+`
+template "pause" {
+  project = "infra"
+  command = "infra/pause"
+}
+rule "everything" {
+  templates        = ["data"]
+  require_approval = true
+}
+`)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	p := h.show("bob", "1").Proposal
+	// The only slot is taken, so the approved apply waits in the queue.
+	h.mustSSH("alice", "launch", "pause")
+	h.waitStatus("2", StatusRunning)
+	h.mustSSH("bob", "approve", "1", "--digest", p.Digest)
+	if r, _ := h.srv.db.GetRun("1"); r.Status != StatusQueued || r.Phase != phaseApply {
+		t.Fatalf("approved run 1 is %s in phase %s, want queued to apply", r.Status, r.Phase)
+	}
+	h.restart()
+	h.waitStatus("1", StatusSucceeded)
+	h.waitStatus("2", StatusInterrupted)
+	if n := h.stateCount(); n != 3 {
+		t.Fatalf("state holds %d servers, want the approved plan's 3", n)
+	}
+	r, _ := h.srv.db.GetRun("1")
+	applies := 0
+	for _, st := range r.Steps {
+		if st.Name == "apply" {
+			applies++
+		}
+	}
+	if applies != 1 || len(r.Approvals) != 1 || r.Approvals[0].Digest != p.Digest {
+		t.Fatalf("run 1: %d applies, approvals %+v", applies, r.Approvals)
+	}
+}

@@ -65,13 +65,19 @@ var testAgents = []string{"deploy-bot", "helper-bot"}
 // extra blocks) and starts a server on a free loopback port.
 func newHarness(t *testing.T, extra string) *harness {
 	t.Helper()
+	return newHarnessWith(t, "", extra)
+}
+
+// newHarnessWith is newHarness with more lines for the server block.
+func newHarnessWith(t *testing.T, serverExtra, extra string) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	h := &harness{t: t, dir: dir, project: filepath.Join(dir, "project"), keys: map[string]gossh.Signer{}}
 	if err := os.CopyFS(h.project, os.DirFS("testdata/project")); err != nil {
 		t.Fatal(err)
 	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "server {\n  ssh_listen = \"127.0.0.1:0\"\n  data_dir = %q\n  cancel_grace = \"5s\"\n}\n", filepath.Join(dir, "data"))
+	fmt.Fprintf(&cfg, "server {\n  ssh_listen = \"127.0.0.1:0\"\n  data_dir = %q\n  cancel_grace = \"5s\"\n%s}\n", filepath.Join(dir, "data"), serverExtra)
 	fmt.Fprintf(&cfg, "project \"infra\" {\n  path = %q\n}\n", h.project)
 	for name, roles := range testPeople {
 		fmt.Fprintf(&cfg, "user %q {\n  public_key = %q\n  roles = %s\n}\n", name, h.newKey(name), roles)
