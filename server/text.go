@@ -56,9 +56,6 @@ func printable(b []byte) []byte {
 	return out
 }
 
-// printableString is printable for strings.
-func printableString(s string) string { return string(printable([]byte(s))) }
-
 // oneLine renders a value on one line: quoted (with Go escapes) when it
 // holds anything but printable characters and spaces.
 func oneLine(s string) string {

@@ -16,7 +16,6 @@ const benchLogSize = 100 << 20 // 100 MiB
 var (
 	benchOnce sync.Once
 	benchLog  string
-	benchKeys []string
 )
 
 // benchSecrets returns n random secrets shaped like access keys and tokens.
