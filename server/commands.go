@@ -386,11 +386,6 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 
 // cmdTemplates lists templates with their survey fields.
 func (s *Server) cmdTemplates(out io.Writer, asJSON bool) int {
-	var names []string
-	for n := range s.cfg.Templates {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	type field struct {
 		Name      string   `json:"name"`
 		Type      string   `json:"type"`
@@ -408,8 +403,7 @@ func (s *Server) cmdTemplates(out io.Writer, asJSON bool) int {
 		Survey  []field `json:"survey"`
 	}
 	var list []tv
-	for _, n := range names {
-		t := s.cfg.Templates[n]
+	for _, t := range sortedTemplates(s.cfg) {
 		v := tv{Name: t.Name, Project: t.Project, Tool: t.Tool, Command: t.Command, Queue: t.Queue}
 		for _, f := range t.Survey {
 			fv := field{Name: f.Name, Type: f.Type, Required: f.Required, Choices: f.Choices, Sensitive: f.Sensitive}

@@ -6,7 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/exec"
 )
+
+// approveAllData is a rule that holds every run of template "data".
+const approveAllData = `
+rule "everything" {
+  templates        = ["data"]
+  require_approval = true
+}
+`
 
 const dataTemplates = `
 template "data" {
@@ -150,12 +160,7 @@ rule "destroys" {
 
 // A requester cannot approve their own apply.
 func TestSelfApprovalRefused(t *testing.T) {
-	h := newHarness(t, dataTemplates+`
-rule "everything" {
-  templates        = ["data"]
-  require_approval = true
-}
-`)
+	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data", "--wait")
 	v := h.show("alice", "1")
 	_, errOut, code := h.ssh("alice", "approve", "1", "--digest", v.Proposal.Digest)
@@ -361,12 +366,7 @@ rule "destroys" {
 // checks the state's lineage and serial itself: a plan made before any
 // state existed is refused once another apply created state.
 func TestStalePlanFromEmptyState(t *testing.T) {
-	h := newHarness(t, dataTemplates+`
-rule "everything" {
-  templates        = ["data"]
-  require_approval = true
-}
-`)
+	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data", "--wait")
 	p := h.show("bob", "1").Proposal
 	if p.Lineage != "" || p.Serial != 0 {
@@ -459,26 +459,14 @@ exemption "helper" {
 // produced by a wrapper that answers the apply of a saved plan the way
 // OpenTofu refuses a stale one, and hands everything else to the real tofu.
 func TestOpenTofusStaleRefusal(t *testing.T) {
-	h := newHarness(t, dataTemplates+`
-rule "everything" {
-  templates        = ["data"]
-  require_approval = true
-}
-`)
+	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data", "--wait")
 	p := h.show("bob", "1").Proposal
 
-	var path, real string
-	for _, e := range h.srv.env {
-		if v, ok := strings.CutPrefix(e, "PATH="); ok {
-			path = v
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if _, err := os.Stat(filepath.Join(dir, "tofu")); err == nil {
-			real = filepath.Join(dir, "tofu")
-			break
-		}
+	path := h.runPath()
+	real, err := exec.OpenTofu.Find(path)
+	if err != nil {
+		t.Fatal(err)
 	}
 	bin := t.TempDir()
 	wrapper := `#!/bin/sh
@@ -494,7 +482,7 @@ exec ` + real + ` "$@"
 	if err := os.WriteFile(filepath.Join(bin, "tofu"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h.srv.env = append(append([]string{}, h.srv.env...), "PATH="+bin+":"+path)
+	h.setRunPath(bin + ":" + path)
 
 	h.mustSSH("bob", "approve", "1", "--digest", p.Digest)
 	h.waitStatus("1", StatusStale)

@@ -217,6 +217,15 @@ func (h *harness) waitStatus(id string, statuses ...string) {
 	h.t.Fatalf("run %s is %s (%s), want one of %v", id, r.Status, r.Message, statuses)
 }
 
+// runPath is the PATH the harness's runs get.
+func (h *harness) runPath() string { return envValue(h.srv.env, "PATH") }
+
+// setRunPath gives the harness's runs path as their PATH (for stand-in
+// binaries that produce what a real one cannot).
+func (h *harness) setRunPath(path string) {
+	h.srv.env = append(append([]string{}, h.srv.env...), "PATH="+path)
+}
+
 // dataFiles lists every regular file under the data directory.
 func (h *harness) dataFiles() []string {
 	var files []string

@@ -303,14 +303,8 @@ template "tf" {
 	if err := os.WriteFile(filepath.Join(bin, "terraform"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := h.srv.env
-	var path string
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "PATH="); ok {
-			path = v
-		}
-	}
-	h.srv.env = append(append([]string{}, env...), "PATH="+bin+":"+path)
+	path := h.runPath()
+	h.setRunPath(bin + ":" + path)
 	out := h.mustSSH("alice", "launch", "tf", "--dry-run", "--wait")
 	if !strings.Contains(out, "$ terraform init -input=false -no-color") || !strings.Contains(out, "terraform-stand-in plan") {
 		t.Fatalf("terraform run:\n%s", out)
@@ -321,7 +315,7 @@ template "tf" {
 		t.Fatalf("terraform was called with %q", lines)
 	}
 
-	h.srv.env = append(append([]string{}, env...), "PATH="+t.TempDir())
+	h.setRunPath(t.TempDir())
 	out, _, code := h.ssh("alice", "launch", "tf", "--dry-run", "--wait")
 	if code == 0 || !strings.Contains(out, "terraform") || !strings.Contains(out, "PATH") || strings.Contains(out, "$ terraform") {
 		t.Fatalf("missing terraform: exit %d\n%s", code, out)
