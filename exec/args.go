@@ -38,5 +38,5 @@ func ApplyPlanArgs(planFile string) []string {
 // JSON for the gate. Its output holds sensitive values in clear text: run it
 // with Capture, never with its stdout logged.
 func ShowJSONArgs(planFile string) []string {
-	return []string{"show", "-json", planFile}
+	return []string{"show", "-json", "-no-color", planFile}
 }

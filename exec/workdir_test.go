@@ -162,7 +162,7 @@ func TestArgs(t *testing.T) {
 		{PlanArgs("/d/plan"), []string{"plan", "-input=false", "-no-color", "-out=/d/plan"}},
 		{ApplyAutoArgs(), []string{"apply", "-auto-approve", "-input=false", "-no-color"}},
 		{ApplyPlanArgs("/d/plan"), []string{"apply", "-input=false", "-no-color", "/d/plan"}},
-		{ShowJSONArgs("/d/plan"), []string{"show", "-json", "/d/plan"}},
+		{ShowJSONArgs("/d/plan"), []string{"show", "-json", "-no-color", "/d/plan"}},
 	}
 	for _, c := range cases {
 		if strings.Join(c.got, " ") != strings.Join(c.want, " ") {

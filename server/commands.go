@@ -166,7 +166,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 			return refuse(err)
 		}
 		code := s.printRun(out, run, *asJSON, false)
-		if run.Status != StatusSucceeded && run.Status != StatusAwaitingApproval {
+		if statusOf(run) != StatusSucceeded && statusOf(run) != StatusAwaitingApproval {
 			code = exitRefused
 		}
 		return code
@@ -201,9 +201,9 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		if !ok {
 			return exitUsage
 		}
-		run, err := s.db.GetRun(rid)
+		run, err := s.getRun(rid)
 		if err != nil {
-			return refuse(s.notFound(rid, err))
+			return refuse(err)
 		}
 		return s.printRun(out, run, *asJSON, true)
 	case "log":
@@ -212,8 +212,8 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		if !ok {
 			return exitUsage
 		}
-		if _, err := s.db.GetRun(rid); err != nil {
-			return refuse(s.notFound(rid, err))
+		if _, err := s.getRun(rid); err != nil {
+			return refuse(err)
 		}
 		write := func(c store.Chunk) error { _, err := out.Write(c.Data); return err }
 		if *follow {
@@ -242,7 +242,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		}
 		run, err := s.Approve(ctx, id, rid, *digest)
 		if err != nil {
-			return refuse(s.notFound(rid, err))
+			return refuse(err)
 		}
 		return s.printRun(out, run, *asJSON, false)
 	case "reject":
@@ -256,7 +256,7 @@ func (s *Server) command(ctx context.Context, id Identity, args []string, out, e
 		}
 		run, err := s.Reject(ctx, id, rid, *reason)
 		if err != nil {
-			return refuse(s.notFound(rid, err))
+			return refuse(err)
 		}
 		return s.printRun(out, run, *asJSON, false)
 	case "cancel":
@@ -290,7 +290,7 @@ func viewOf(r store.Run, withPlan bool) runView {
 		r.Proposal = &p
 	}
 	v := runView{Run: r}
-	if r.Status == StatusAwaitingApproval && r.Proposal != nil {
+	if statusOf(r) == StatusAwaitingApproval && r.Proposal != nil {
 		v.Waiting = fmt.Sprintf("approve %s --digest %s", r.ID, r.Proposal.Digest)
 	}
 	return v
@@ -342,7 +342,7 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 	if !r.FinishedAt.IsZero() {
 		fmt.Fprintf(out, ", finished %s", r.FinishedAt.Format(time.RFC3339))
 	}
-	if r.ExitCode >= 0 && (r.Status == StatusSucceeded || r.Status == StatusFailed) {
+	if r.ExitCode >= 0 && (statusOf(r) == StatusSucceeded || statusOf(r) == StatusFailed) {
 		fmt.Fprintf(out, ", exit code %d", r.ExitCode)
 	}
 	fmt.Fprintln(out)
@@ -372,9 +372,9 @@ func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
 		for _, f := range p.Findings {
 			fmt.Fprintf(out, "  finding %s: %s\n", f.Address, f.Reason)
 		}
-		if r.Status == StatusAwaitingApproval && p.Stage == "request" {
+		if statusOf(r) == StatusAwaitingApproval && p.Stage == "request" {
 			fmt.Fprintf(out, "  nothing has planned yet; release the request (then it plans) with: approve %s --digest %s\n", r.ID, p.Digest)
-		} else if r.Status == StatusAwaitingApproval {
+		} else if statusOf(r) == StatusAwaitingApproval {
 			fmt.Fprintf(out, "  release exactly this plan with: approve %s --digest %s\n", r.ID, p.Digest)
 		}
 		if p.PlanText != "" {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,23 +47,20 @@ func (c *console) Identity() tui.Identity {
 	}
 }
 
-// waitingFor reports whether a held run waits for this identity's approval.
-func (c *console) waitingFor(r store.Run) bool {
-	if r.Status != StatusAwaitingApproval || r.Proposal == nil || c.id.Agent || !c.id.Has("approve") {
-		return false
+// userErr is what the console shows for err: its sentence. An internal
+// error's detail goes to the operator log, which the sentence points to.
+func (c *console) userErr(op string, err error) error {
+	if ErrorCode(err) == "internal" {
+		c.s.log.Error("console action failed", "action", op, "identity", c.id.Name, "err", err)
 	}
-	if r.Requester == c.id.Name && r.RequesterKind == "user" && !c.s.cfg.Server.AllowSelfApproval {
-		return false
-	}
-	names := namedApprovers(r.Proposal.Holds)
-	return len(names) == 0 || slices.Contains(names, c.id.Name)
+	return errors.New(UserMessage(err))
 }
 
 func (c *console) summary(r store.Run) tui.RunSummary {
 	return tui.RunSummary{
 		ID: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
 		Requester: r.Requester, Agent: r.RequesterKind == "agent",
-		CreatedAt: r.CreatedAt, WaitingForMe: c.waitingFor(r), Message: r.Message,
+		CreatedAt: r.CreatedAt, WaitingForMe: c.s.waitingFor(r, c.id), Message: r.Message,
 	}
 }
 
@@ -108,7 +106,7 @@ var tuiActions = map[string]string{"create": "add", "update": "change", "delete"
 func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 	r, err := c.s.db.GetRun(id)
 	if err != nil {
-		return tui.RunDetail{}, fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+		return tui.RunDetail{}, c.userErr("run", c.s.coded(id, err))
 	}
 	d := tui.RunDetail{
 		RunSummary: c.summary(r), Project: r.Project, Command: r.Command, Tool: r.Tool,
@@ -145,7 +143,7 @@ func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 
 func (c *console) FollowLog(ctx context.Context, id string, from int64) (<-chan tui.LogChunk, error) {
 	if _, err := c.s.db.GetRun(id); err != nil {
-		return nil, fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+		return nil, c.userErr("run", c.s.coded(id, err))
 	}
 	ch := make(chan tui.LogChunk, 64)
 	go func() {
@@ -215,16 +213,16 @@ func (c *console) CheckAnswer(template, field, value string) error {
 }
 
 func (c *console) Launch(ctx context.Context, req tui.LaunchRequest) (string, error) {
-	run, err := c.s.Launch(ctx, c.id, LaunchRequest{Template: req.Template, Kind: req.Kind, Answers: req.Answers})
+	run, err := c.s.Launch(ctx, c.id, LaunchRequest{Template: req.Template, Kind: Kind(req.Kind), Answers: req.Answers})
 	if err != nil {
-		return "", fmt.Errorf("%s", UserMessage(err))
+		return "", c.userErr("launch", err)
 	}
 	return run.ID, nil
 }
 
 func (c *console) Approve(ctx context.Context, id, digest string) error {
 	if _, err := c.s.Approve(ctx, c.id, id, digest); err != nil {
-		return fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+		return c.userErr("run", c.s.coded(id, err))
 	}
 	return nil
 }
@@ -234,14 +232,14 @@ func (c *console) Reject(ctx context.Context, id, reason string) error {
 		reason = "no reason given"
 	}
 	if _, err := c.s.Reject(ctx, c.id, id, reason); err != nil {
-		return fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+		return c.userErr("run", c.s.coded(id, err))
 	}
 	return nil
 }
 
 func (c *console) Cancel(ctx context.Context, id string) error {
 	if _, err := c.s.Cancel(ctx, c.id, id); err != nil {
-		return fmt.Errorf("%s", UserMessage(c.s.notFound(id, err)))
+		return c.userErr("run", c.s.coded(id, err))
 	}
 	return nil
 }

@@ -285,7 +285,7 @@ func (n *benchNode) launch() (string, string) {
 		if bytes.Contains(log.Bytes(), []byte("(local-exec): Executing")) {
 			break
 		}
-		if r, _ := n.srv.db.GetRun(run.ID); !isActive(r.Status) || time.Now().After(deadline) {
+		if r, _ := n.srv.db.GetRun(run.ID); !Status(r.Status).Active() || time.Now().After(deadline) {
 			n.b.Fatalf("run %s never reached its provisioner (%s: %s):\n%s", run.ID, r.Status, r.Message, log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -307,8 +307,8 @@ func (n *benchNode) release(id, goFile string) time.Duration {
 		if err != nil {
 			n.b.Fatal(err)
 		}
-		if !isActive(r.Status) {
-			if r.Status != StatusSucceeded {
+		if !Status(r.Status).Active() {
+			if Status(r.Status) != StatusSucceeded {
 				n.b.Fatalf("run %s is %s: %s", id, r.Status, r.Message)
 			}
 			return r.FinishedAt.Sub(start)

@@ -250,7 +250,7 @@ rule "no-destroys" {
 	carol.waitFor(10*time.Second, "2 to destroy", "end of log")
 
 	v := h.show("bob", "2")
-	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
+	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
 		t.Fatalf("run 2 = %s, proposal %+v", v.Status, v.Proposal)
 	}
 	if got := v.Vars["instances"]; got != "1" {
@@ -287,7 +287,7 @@ rule "no-destroys" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != StatusSucceeded {
+	if Status(r.Status) != StatusSucceeded {
 		t.Fatalf("run 2 is %s (%s)", r.Status, r.Message)
 	}
 	if n := h.stateCount(); n != 1 {

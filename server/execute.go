@@ -1,13 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,7 +13,6 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
-	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -26,17 +22,63 @@ const (
 	planJSONName = "plan.json"   // never written; listed so a stray copy is wiped at start
 )
 
-// blobPlan is the store's kind for a sealed saved plan, keyed by run ID.
-const blobPlan = "plan"
+// toolRunner starts tool processes. The server uses package exec; tests of
+// failure paths give it a fake (the server declares what it needs).
+type toolRunner interface {
+	// Run runs inv to its end, its output in inv.Output.
+	Run(ctx context.Context, inv exec.Invocation) (exec.Result, error)
+	// Capture runs inv and returns its stdout; stderr goes to inv.Output.
+	Capture(ctx context.Context, inv exec.Invocation) ([]byte, exec.Result, error)
+}
 
-// credentialCommandTimeout bounds a command-source credential.
-const credentialCommandTimeout = 60 * time.Second
+type execRunner struct{}
 
-// execution is one phase of one run being carried out.
+func (execRunner) Run(ctx context.Context, inv exec.Invocation) (exec.Result, error) {
+	return exec.Run(ctx, inv)
+}
+
+func (execRunner) Capture(ctx context.Context, inv exec.Invocation) ([]byte, exec.Result, error) {
+	return exec.Capture(ctx, inv)
+}
+
+var _ toolRunner = execRunner{}
+
+// step is one thing a run does. It returns nil to go on, an *outcome to end
+// the run with that status, or any other error to fail it.
+type step struct {
+	name string
+	do   func(ctx context.Context, x *execution) error
+}
+
+// outcome ends a run's steps with a status and a sentence for people.
+type outcome struct {
+	status Status
+	msg    string
+	exit   int // the tool's exit code, or -1
+}
+
+func (o *outcome) Error() string { return o.msg }
+
+func end(status Status, exit int, format string, args ...any) error {
+	return &outcome{status: status, msg: fmt.Sprintf(format, args...), exit: exit}
+}
+
+// stepFailed is a tool process that exited non-zero.
+type stepFailed struct {
+	step string
+	exit int
+}
+
+func (e *stepFailed) Error() string {
+	return fmt.Sprintf("%s failed with exit code %d; see the log.", e.step, e.exit)
+}
+
+// execution is one phase of one run being carried out: what its steps
+// share.
 type execution struct {
 	s       *Server
 	run     store.Run
-	dir     string // working directory inside the checkout
+	dir     string // working directory inside the checkout, as resolved at launch
 	private string // the run's private directory
 	binary  string
 	engine  exec.Engine
@@ -44,154 +86,201 @@ type execution struct {
 	masker  *mask.Masker
 	sink    *logSink
 	out     *mask.Writer
+	current string // the step executing, for messages
+
+	planPath string        // the saved plan's plaintext path while a tool reads it
+	planText string        // tofu's own rendering of the plan, as logged (masked)
+	planJSON []byte        // tofu show -json of the saved plan; cleared after the decision
+	summary  *gate.Summary // what the plan does, as the gate measured it
+	digest   string        // the saved plan's digest
+	basis    stateBasis    // the state the plan was made from
+	approved string        // the digest the apply carries out
 }
 
-// execute is the scheduler's job function: it claims a queued run and
-// carries out its current phase.
+// execute is the scheduler's job function: it claims a queued run, prepares
+// it and runs the steps of its current phase, then ends it in one place.
 func (s *Server) execute(ctx context.Context, j job) {
-	run, err := s.db.UpdateRun(j.runID, func(r *store.Run) error {
-		if r.Status != StatusQueued {
-			return store.ErrConflict
-		}
-		r.Status = StatusRunning
+	run, err := s.transition(j.runID, StatusRunning, func(r *store.Run) error {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
 		return nil
 	})
 	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
+		if ErrorCode(err) != ErrConflict {
 			s.log.Error("claiming run", "run", j.runID, "err", err)
 		}
 		return
 	}
-	s.broker.runChanged()
-	x, err := s.prepare(ctx, run)
-	if err != nil {
-		if x != nil {
-			x.say("%v", err)
-			x.close()
-		}
-		s.dropSealedPlan(run.ID)
-		s.finish(run.ID, StatusFailed, err.Error(), -1)
+	x := s.newExecution(run)
+	defer x.sink.Close()
+	defer wipe(s, filepath.Join(x.private, planFileName))
+	defer s.recordWorkdirState(context.WithoutCancel(ctx), x)
+	if err := x.prepare(ctx); err != nil {
+		x.end(ctx, err)
 		return
 	}
-	defer x.close()
-	if run.Phase == phaseApply {
-		s.applyPhase(ctx, x)
-	} else {
-		s.planPhase(ctx, x)
+	for _, st := range s.stepsFor(run) {
+		x.current = st.name
+		if err := x.checkBefore(ctx); err != nil {
+			x.end(ctx, err)
+			return
+		}
+		if err := st.do(ctx, x); err != nil {
+			x.end(ctx, err)
+			return
+		}
 	}
+	x.end(ctx, errors.New("the run's steps ended without an outcome"))
+}
+
+// stepsFor lists what a run does in its current phase (spec "What runs", "A
+// gated apply carries out the approved plan").
+func (s *Server) stepsFor(r store.Run) []step {
+	apply := []step{{"verify", verifyStep}, {"mask", maskStep}, {"apply", applyPlanStep}}
+	switch {
+	case Phase(r.Phase) == phaseApply:
+		return apply
+	case Kind(r.Kind) == KindPlan:
+		return []step{{"init", initStep}, {"plan", dryRunStep}}
+	case !gate.NeedsSavedPlan(s.rules, s.gateRequest(r)):
+		return []step{{"init", initStep}, {"apply", applyAutoStep}}
+	}
+	gated := []step{{"init", initStep}, {"plan", planStep}, {"show", showStep}, {"measure", measureStep},
+		{"seal", sealStep}, {"decide", decideStep}}
+	return append(gated, apply...)
+}
+
+// checkBefore stops a run whose context ended, and checks its working
+// directory again before each step: it must still resolve, inside the
+// checkout, to the directory resolved at launch.
+func (x *execution) checkBefore(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	wd, err := x.s.workdir(x.run)
+	if err != nil {
+		return fmt.Errorf("before %s: %v; nothing more ran", x.current, err)
+	}
+	if wd != x.dir {
+		return fmt.Errorf("before %s: the working directory now resolves to %s, not %s as at launch (a directory or symlink in the checkout changed); nothing more ran. Check the checkout, then submit the run again", x.current, wd, x.dir)
+	}
+	return nil
+}
+
+// end records how the run ended, in one place: an *outcome as it says, a
+// failed tool step as failed with its exit code, a context ended by a cancel
+// as cancelled and by the server stopping as interrupted, anything else as
+// failed with its message. The log gets the sentence first, so a follower
+// that stops at the status change has the whole log.
+func (x *execution) end(ctx context.Context, err error) {
+	o := x.outcomeOf(ctx, err)
+	if o.status != StatusSucceeded {
+		x.say("%s", o.msg)
+	}
+	x.out.Flush()
+	if err := x.sink.Flush(); err != nil {
+		x.s.log.Error("storing the end of a run's log", "run", x.run.ID, "err", err)
+	}
+	if o.status != StatusAwaitingApproval {
+		x.s.dropSealedPlan(x.run.ID)
+	}
+	_, terr := x.s.transition(x.run.ID, o.status, func(r *store.Run) error {
+		if o.status == StatusAwaitingApproval && r.CancelRequested != "" {
+			return errCancelledWhileHeld
+		}
+		r.Message = o.msg
+		if o.exit >= 0 {
+			r.ExitCode = o.exit
+		}
+		return nil
+	})
+	if errors.Is(terr, errCancelledWhileHeld) {
+		x.s.dropSealedPlan(x.run.ID)
+		o = &outcome{status: StatusCancelled, msg: "Cancelled before its proposal was held; nothing was applied.", exit: -1}
+		_, terr = x.s.transition(x.run.ID, StatusCancelled, func(r *store.Run) error { r.Message = o.msg; return nil })
+	}
+	if terr != nil {
+		x.s.log.Error("recording how a run ended", "run", x.run.ID, "status", o.status, "err", terr)
+	}
+	x.s.audit(x.run.ID, "switchtender", string(o.status), o.msg)
+}
+
+var errCancelledWhileHeld = errors.New("cancelled while it was being held")
+
+// outcomeOf maps what stopped the steps to a status and a sentence.
+func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
+	var o *outcome
+	var sf *stepFailed
+	var cc cancelCause
+	switch {
+	case errors.As(err, &o):
+		return o
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errShutdown):
+		return &outcome{StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then submit it again.", x.current), -1}
+	case ctx.Err() != nil && errors.As(context.Cause(ctx), &cc):
+		return &outcome{StatusCancelled, fmt.Sprintf("Cancelled by %s during %s; the tool was sent an interrupt so it could release its state lock.", cc.by, x.current), -1}
+	case ctx.Err() != nil:
+		return &outcome{StatusCancelled, fmt.Sprintf("Cancelled during %s; the tool was sent an interrupt so it could release its state lock.", x.current), -1}
+	case errors.As(err, &sf):
+		return &outcome{StatusFailed, sf.Error(), sf.exit}
+	}
+	return &outcome{StatusFailed, err.Error(), -1}
+}
+
+// newExecution opens the run's log; prepare does the rest.
+func (s *Server) newExecution(r store.Run) *execution {
+	m := mask.New()
+	sink := newLogSink(r.ID, s.db, s.broker)
+	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(sink),
+		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }
 
 // prepare resolves everything a run's processes need before any starts: the
-// working directory (refusing escapes), the tool binary on the run's PATH,
-// credentials (command-source ones run now), sealed answers, the masker and
-// the environment. The returned execution is non-nil once its log is open.
-func (s *Server) prepare(ctx context.Context, r store.Run) (*execution, error) {
-	m := mask.New()
-	sink := newLogSink(r.ID, s.db, s.broker)
-	x := &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(sink)}
+// template, the working directory (as at launch, refusing escapes), the
+// private directory, the tool binary on the run's PATH, credentials
+// (command-source ones run now), sealed answers, the masker and the
+// environment.
+func (x *execution) prepare(ctx context.Context) error {
+	s, r := x.s, x.run
 	t := s.cfg.Templates[r.Template]
 	if t == nil {
-		return x, fmt.Errorf("template %q is no longer configured; nothing ran", r.Template)
+		return fmt.Errorf("template %q is no longer configured; nothing ran", r.Template)
 	}
-	wd, err := s.workdir(r)
-	if err != nil {
-		return x, fmt.Errorf("%v; nothing ran", err)
+	if x.dir == "" { // a run stored before launch recorded its directory
+		wd, err := s.workdir(r)
+		if err != nil {
+			return fmt.Errorf("%v; nothing ran", err)
+		}
+		x.dir = wd
 	}
-	x.dir = wd
-	x.private = filepath.Join(s.runsDir, r.ID)
+	if err := x.checkBefore(ctx); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(x.private, 0o700); err != nil {
-		return x, fmt.Errorf("creating the run's private directory: %w", err)
+		return fmt.Errorf("creating the run's private directory: %w", err)
 	}
 	if err := os.Chmod(x.private, 0o700); err != nil {
-		return x, fmt.Errorf("restricting the run's private directory: %w", err)
+		return fmt.Errorf("restricting the run's private directory: %w", err)
 	}
-	x.engine, err = exec.EngineFor(r.Tool)
+	var err error
+	if x.engine, err = exec.EngineFor(r.Tool); err != nil {
+		return err
+	}
+	if x.binary, err = x.engine.Find(envValue(s.env, "PATH")); err != nil {
+		return err
+	}
+	creds, err := s.credentials(ctx, t, x.masker)
 	if err != nil {
-		return x, err
+		return err
 	}
-	x.binary, err = x.engine.Find(envValue(s.env, "PATH"))
+	vars, err := s.runVars(r, x.masker)
 	if err != nil {
-		return x, err
-	}
-	creds, err := s.credentials(ctx, t, m)
-	if err != nil {
-		return x, err
-	}
-	vars := map[string]string{}
-	for k, v := range r.Vars {
-		vars[k] = v
-	}
-	if len(r.SealedVars) > 0 {
-		plain, _, err := seal.Open(s.key, r.ID, r.SealedVars)
-		if err != nil {
-			return x, fmt.Errorf("opening the run's sealed answers: %w", err)
-		}
-		var secret map[string]string
-		if err := json.Unmarshal(plain, &secret); err != nil {
-			return x, fmt.Errorf("reading the run's sealed answers: %w", err)
-		}
-		for k, v := range secret {
-			m.Add(v)
-			vars[k] = v
-		}
+		return err
 	}
 	creds[runMarkerVar] = s.runMarker(r.ID)
 	x.env = exec.BuildEnv(exec.EnvSpec{Base: s.env, Vars: vars, Env: creds})
-	return x, nil
-}
-
-// credentials resolves a template's credentials into environment entries
-// (spec "How values reach the configuration"): env credentials as given, a
-// token credential as SWITCHTENDER_TOKEN, a command-source credential by
-// running its command now, for this run. Every value is added to the masker
-// before any process prints. A failing command fails the run before any tool
-// process starts; its error names the credential, never the output.
-func (s *Server) credentials(ctx context.Context, t *config.Template, m *mask.Masker) (map[string]string, error) {
-	env := map[string]string{}
-	for _, name := range t.Credentials {
-		c := s.cfg.Credentials[name]
-		if c == nil {
-			return nil, fmt.Errorf("credential %q of template %q is not configured", name, t.Name)
-		}
-		for k, v := range c.Env {
-			m.Add(v)
-			env[k] = v
-		}
-		if c.Token != "" {
-			m.Add(c.Token)
-			env["SWITCHTENDER_TOKEN"] = c.Token
-		}
-		if len(c.Command) > 0 {
-			v, err := runCredentialCommand(ctx, s.env, c)
-			if err != nil {
-				return nil, err
-			}
-			m.Add(v)
-			env[c.EnvVar] = v
-		}
-	}
-	return env, nil
-}
-
-func runCredentialCommand(ctx context.Context, environ []string, c *config.Credential) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, credentialCommandTimeout)
-	defer cancel()
-	cmd := osexec.CommandContext(ctx, c.Command[0], c.Command[1:]...)
-	cmd.Env = environ
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("credential %q: its command %q failed (%v); fix the command or its access, then launch again. Nothing ran", c.Name, c.Command[0], err)
-	}
-	v := strings.TrimRight(stdout.String(), "\r\n")
-	if v == "" {
-		return "", fmt.Errorf("credential %q: its command %q printed nothing; nothing ran", c.Name, c.Command[0])
-	}
-	return v, nil
+	return nil
 }
 
 // say writes a line of Switchtender's own into the run's log, masked.
@@ -199,36 +288,48 @@ func (x *execution) say(format string, args ...any) {
 	fmt.Fprintf(x.out, "switchtender: "+format+"\n", args...)
 }
 
-// finish records the run's status once everything it printed is stored,
-// so a follower that stops at the status change has the whole log.
-func (x *execution) finish(status, msg string, exit int) {
-	x.out.Flush()
-	if err := x.sink.Flush(); err != nil {
-		x.s.log.Error("storing the end of a run's log", "run", x.run.ID, "err", err)
-	}
-	x.s.setStatus(x.run.ID, status, msg, exit)
-	x.sink.Close() // followers stop here; what follows is bookkeeping
-	x.s.audit(x.run.ID, "switchtender", status, msg)
+// invocation is a tool process of this run with args.
+func (x *execution) invocation(args []string) exec.Invocation {
+	return exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: args, Output: x.out, Grace: x.s.cfg.Server.CancelGrace}
 }
 
-// close flushes the masker and the sink and tells followers the log
-// stopped growing for now.
-func (x *execution) close() {
-	x.out.Flush()
-	x.sink.Close()
-}
-
-// step runs one tool process, its output masked into the log.
-func (x *execution) step(ctx context.Context, name string, args []string) (exec.Result, error) {
+// tool runs one tool process, its output masked into the log, and records
+// it as a step. A process that could not run or exited non-zero is an error.
+func (x *execution) tool(ctx context.Context, name string, args []string) (exec.Result, error) {
 	fmt.Fprintf(x.out, "$ %s %s\n", x.engine.Binary, strings.Join(args, " "))
 	started := time.Now()
-	res, err := exec.Run(ctx, exec.Invocation{
-		Binary: x.binary, Dir: x.dir, Env: x.env, Args: args,
-		Output: x.out, Grace: x.s.cfg.Server.CancelGrace,
-	})
+	res, err := x.s.runner.Run(ctx, x.invocation(args))
 	x.out.Flush()
 	x.recordStep(name, res.ExitCode, started)
-	return res, err
+	return res, x.toolErr(name, res, err)
+}
+
+// capture runs one tool process whose stdout is returned, never logged.
+func (x *execution) capture(ctx context.Context, name string, args []string) ([]byte, error) {
+	out, res, err := x.s.runner.Capture(ctx, x.invocation(args))
+	x.out.Flush()
+	if err := x.toolErr(name, res, err); err != nil {
+		clear(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+func (x *execution) toolErr(name string, res exec.Result, err error) error {
+	switch {
+	case err != nil && ctx0(err):
+		return err
+	case err != nil:
+		return fmt.Errorf("%s could not run: %w", name, err)
+	case res.ExitCode != 0:
+		return &stepFailed{step: name, exit: res.ExitCode}
+	}
+	return nil
+}
+
+// ctx0 reports whether err is a context's end.
+func ctx0(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (x *execution) recordStep(name string, code int, started time.Time) {
@@ -241,56 +342,31 @@ func (x *execution) recordStep(name string, code int, started time.Time) {
 	}
 }
 
-// stopped records how a step that did not run to success ended: cancelled,
-// or failed with its exit code. It reports whether the run is over.
-func (x *execution) stopped(step string, res exec.Result, err error) bool {
-	switch {
-	case err != nil && errors.Is(err, context.Canceled) && x.s.closing.Load():
-		x.say("%s was interrupted because the server is stopping", step)
-		x.finish(StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then submit it again.", step), res.ExitCode)
-		return true
-	case err != nil && errors.Is(err, context.Canceled):
-		x.say("%s was interrupted; the run is cancelled", step)
-		x.finish(StatusCancelled, fmt.Sprintf("Cancelled during %s; the tool was sent an interrupt so it could release its state lock.", step), res.ExitCode)
-		return true
-	case err != nil:
-		x.say("%s could not run: %v", step, err)
-		x.finish(StatusFailed, fmt.Sprintf("%s could not run: %v", step, err), -1)
-		return true
-	case res.ExitCode != 0:
-		x.finish(StatusFailed, fmt.Sprintf("%s failed with exit code %d; see the log.", step, res.ExitCode), res.ExitCode)
-		return true
-	}
-	return false
+// initStep runs tofu init; if it fails the run stops there with init's
+// result (spec "What runs").
+func initStep(ctx context.Context, x *execution) error {
+	_, err := x.tool(ctx, "init", exec.InitArgs(true))
+	return err
 }
 
-// planPhase runs init, then the ungated apply, the dry run's plan, or the
-// gated apply's plan (spec "What runs", "A gated apply carries out the
-// approved plan").
-func (s *Server) planPhase(ctx context.Context, x *execution) {
-	r := x.run
-	res, err := x.step(ctx, "init", exec.InitArgs(true))
-	if x.stopped("init", res, err) {
-		return
+// dryRunStep runs a dry run's plan, saving the plan file into the private
+// directory (wiped when the run ends).
+func dryRunStep(ctx context.Context, x *execution) error {
+	res, err := x.tool(ctx, "plan", exec.PlanArgs(filepath.Join(x.private, planFileName)))
+	if err != nil {
+		return err
 	}
-	switch {
-	case r.Kind == KindPlan:
-		planPath := filepath.Join(x.private, planFileName)
-		defer wipe(s, planPath)
-		res, err := x.step(ctx, "plan", exec.PlanArgs(planPath))
-		if x.stopped("plan", res, err) {
-			return
-		}
-		x.finish(StatusSucceeded, "Dry run complete: the plan above previews the change; nothing was applied.", res.ExitCode)
-	case !gate.NeedsSavedPlan(s.rules, s.gateRequest(r)):
-		res, err := x.step(ctx, "apply", exec.ApplyAutoArgs())
-		if x.stopped("apply", res, err) {
-			return
-		}
-		x.finish(StatusSucceeded, "Applied.", res.ExitCode)
-	default:
-		s.gatedPlan(ctx, x)
+	return end(StatusSucceeded, res.ExitCode, "Dry run complete: the plan above previews the change; nothing was applied.")
+}
+
+// applyAutoStep is the apply no rule covers: apply -auto-approve, planning
+// and applying in one step with nothing saved in between.
+func applyAutoStep(ctx context.Context, x *execution) error {
+	res, err := x.tool(ctx, "apply", exec.ApplyAutoArgs())
+	if err != nil {
+		return err
 	}
+	return end(StatusSucceeded, res.ExitCode, "Applied.")
 }
 
 // wipe removes a plaintext plan file, logging (not failing) on error.

@@ -54,9 +54,9 @@ func (s *Server) FollowLog(ctx context.Context, id string, from int64, fn func(s
 		run, err := s.db.GetRun(id)
 		if err != nil {
 			cancel()
-			return s.notFound(id, err)
+			return s.coded(id, err)
 		}
-		if !isActive(run.Status) {
+		if !Status(run.Status).Active() {
 			cancel()
 			return catchUp()
 		}
@@ -89,7 +89,7 @@ func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, 
 				if err != nil {
 					return false, err
 				}
-				return isActive(run.Status), nil
+				return Status(run.Status).Active(), nil
 			}
 			if ev.Offset > *from {
 				return true, nil // a gap: read the store again
@@ -102,7 +102,7 @@ func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, 
 			if err != nil {
 				return false, err
 			}
-			if !isActive(run.Status) {
+			if !Status(run.Status).Active() {
 				return false, catchUp()
 			}
 		}

@@ -199,14 +199,14 @@ func shellJoin(args []string) string {
 }
 
 // waitStatus polls the store until run id reaches one of statuses.
-func (h *harness) waitStatus(id string, statuses ...string) {
+func (h *harness) waitStatus(id string, statuses ...Status) {
 	h.t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		r, err := h.srv.db.GetRun(id)
 		if err == nil {
 			for _, s := range statuses {
-				if r.Status == s {
+				if Status(r.Status) == s {
 					return
 				}
 			}

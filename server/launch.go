@@ -39,8 +39,8 @@ func (id Identity) Has(role string) bool {
 // LaunchRequest is a run as a person or an agent asks for it.
 type LaunchRequest struct {
 	Template string
-	Kind     string            // KindApply or KindPlan
-	Answers  map[string]string // survey answers as typed: NAME -> VALUE
+	Kind     Kind              // KindApply or KindPlan; empty means KindApply
+	Answers  map[string]string // survey answers as typed: NAME -> VALUE; a field left out takes its default
 	// RequireApproval asks that the apply its plan proposes wait for a
 	// person whatever the rules say (spec "A gated apply ...").
 	RequireApproval bool
@@ -49,94 +49,111 @@ type LaunchRequest struct {
 	AIProposal bool
 }
 
-// Launch validates req for who, and queues the run: the survey answers are
-// checked against their types, unknown variables and missing required
-// answers are refused before anything is queued. An apply or plan an agent
-// asks for is held before anything plans unless an exemption covers it (spec
-// "An apply an AI agent asks for is the exception"). It returns the stored
-// run; its errors are *Error for refusals.
-func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (store.Run, error) {
+// launchPlan is a checked launch: everything Launch stores.
+type launchPlan struct {
+	t       *config.Template
+	kind    Kind
+	workdir string
+	vals    surveyValues
+}
+
+// CheckLaunch is the one validation of a launch, used by the launch command
+// and the console's launcher before anything is queued: the identity may
+// launch, the template exists and its working directory resolves inside
+// its checkout, and every survey answer fits its field (an unknown field, a
+// missing or empty required answer, a wrong type). A refusal about one
+// field is an *Error whose Field names it.
+func (s *Server) CheckLaunch(who Identity, req LaunchRequest) error {
+	_, err := s.checkLaunch(who, req)
+	return err
+}
+
+func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, error) {
 	if !who.Agent && !who.Has("launch") {
-		return store.Run{}, errorf(ErrForbidden, "%s may not launch runs: the launch role is missing from user %q in the configuration", who.Name, who.Name)
+		return nil, errorf(ErrForbidden, "%s may not launch runs: the launch role is missing from user %q in the configuration", who.Name, who.Name)
 	}
 	t, ok := s.cfg.Templates[req.Template]
 	if !ok {
-		return store.Run{}, errorf(ErrNotFound, "no template %q; `templates` lists them", req.Template)
+		return nil, errorf(ErrNotFound, "no template %q; `templates` lists them", req.Template)
 	}
-	if req.Kind == "" {
-		req.Kind = KindApply
+	kind := req.Kind
+	if kind == "" {
+		kind = KindApply
 	}
-	if req.Kind == "check" {
-		return store.Run{}, errorf(ErrInvalid, "drift checks are not available in this version; a dry run previews the same plan")
+	if kind == "check" {
+		return nil, errorf(ErrInvalid, "drift checks are not available in this version; a dry run previews the same plan")
 	}
-	if req.Kind != KindApply && req.Kind != KindPlan {
-		return store.Run{}, errorf(ErrInvalid, "unknown run kind %q: use a real run (apply) or --dry-run (plan)", req.Kind)
+	if kind != KindApply && kind != KindPlan {
+		return nil, errorf(ErrInvalid, "unknown run kind %q: use a real run (apply) or --dry-run (plan)", kind)
 	}
-	q := s.cfg.Queues[t.Queue]
-	if q != nil && q.Pool != "" {
-		return store.Run{}, errorf(ErrInvalid, "template %q runs on queue %q, which relay workers of pool %q execute; relay workers are not available in this version, so point the template at a queue the control node executes", t.Name, q.Name, q.Pool)
+	if q := s.cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
+		return nil, errorf(ErrInvalid, "template %q runs on queue %q, which relay workers of pool %q execute; relay workers are not available in this version, so point the template at a queue the control node executes", t.Name, q.Name, q.Pool)
 	}
-	proj := s.cfg.Projects[t.Project]
-	wd, err := exec.ResolveWorkingDir(proj.Path, t.Command)
+	wd, err := s.workdir(store.Run{Project: t.Project, Command: t.Command})
 	if err != nil {
-		return store.Run{}, errorf(ErrInvalid, "template %q: %v", t.Name, err)
+		return nil, errorf(ErrInvalid, "template %q: %v", t.Name, err)
 	}
 	// An answer for a variable the configuration declares sensitive is a
 	// secret too. A configuration the server cannot read for that makes
 	// every answer a secret (fails closed).
 	sensitive, serr := gate.SensitiveVariables(wd)
 	isSecret := func(name string) bool { return serr != nil || slices.Contains(sensitive, name) }
-	vars, secrets, err := resolveVars(t, req.Answers, isSecret)
+	vals, err := resolveVars(t, req.Answers, isSecret)
+	if err != nil {
+		return nil, err
+	}
+	return &launchPlan{t: t, kind: kind, workdir: wd, vals: vals}, nil
+}
+
+// Launch validates req for who (CheckLaunch) and queues the run. An apply or
+// plan an agent asks for is held before anything plans unless an exemption
+// covers it (spec "An apply an AI agent asks for is the exception"). It
+// returns the stored run; its refusals are *Error.
+func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (store.Run, error) {
+	return s.launch(who, req, "")
+}
+
+// launch is Launch recording which run it repeats (rerunOf, or "").
+func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.Run, error) {
+	lp, err := s.checkLaunch(who, req)
 	if err != nil {
 		return store.Run{}, err
 	}
+	t := lp.t
 	r := &store.Run{
 		Template:        t.Name,
 		Project:         t.Project,
 		Tool:            t.Tool,
 		Command:         t.Command,
+		Workdir:         lp.workdir,
 		Queue:           t.Queue,
-		Kind:            req.Kind,
+		Kind:            string(lp.kind),
 		Requester:       who.Name,
 		RequesterKind:   "user",
 		RequireApproval: req.RequireApproval,
 		AIProposal:      req.AIProposal,
-		Vars:            vars,
-		Status:          StatusQueued,
-		Phase:           phasePlan,
+		Vars:            lp.vals.vars,
+		Answers:         lp.vals.answers,
+		RerunOf:         rerunOf,
+		Status:          string(StatusQueued),
+		Phase:           string(phasePlan),
 		ExitCode:        -1,
 		CreatedAt:       time.Now(),
 	}
 	if who.Agent {
 		r.RequesterKind = "agent"
 	}
-	for name := range secrets {
+	for name := range lp.vals.secrets {
 		r.SecretVars = append(r.SecretVars, name)
 	}
 	sort.Strings(r.SecretVars)
-	greq := s.gateRequest(*r)
-	before := s.holdsBeforePlanning(greq)
-	heldFirst := len(before) > 0
+	before := s.holdsBeforePlanning(s.gateRequest(*r))
 	err = s.db.CreateRunFunc(r, func(r *store.Run) error {
-		if len(secrets) > 0 {
-			plain, err := json.Marshal(secrets)
-			if err != nil {
-				return fmt.Errorf("encoding secret answers: %w", err)
-			}
-			if r.SealedVars, err = seal.Seal(s.key, r.ID, plain); err != nil {
-				return fmt.Errorf("sealing secret answers: %w", err)
-			}
+		if err := lp.vals.seal(s.key, r); err != nil {
+			return err
 		}
-		if heldFirst {
-			r.Status = StatusAwaitingApproval
-			r.Message = "Held before anything plans: " + reasons(before) + ". Planning runs provider code with the run's credentials, so a person must release it first; approve it with the digest `show " + r.ID + "` gives."
-			r.Proposal = &store.Proposal{
-				Stage:     "request",
-				Digest:    requestDigest(*r),
-				Requested: requestedHow(*r),
-				Holds:     before,
-				CreatedAt: time.Now(),
-			}
+		if len(before) > 0 {
+			holdRequest(r, before)
 		}
 		return nil
 	})
@@ -144,17 +161,30 @@ func (s *Server) Launch(ctx context.Context, who Identity, req LaunchRequest) (s
 		return store.Run{}, fmt.Errorf("storing run: %w", err)
 	}
 	run := *r
-	if !heldFirst {
-		wd, err := s.workdir(run)
-		if err != nil {
-			s.finish(run.ID, StatusFailed, err.Error(), -1)
-			return s.db.GetRun(run.ID)
-		}
-		s.sched.enqueue(job{runID: run.ID, workdir: wd})
+	if len(before) == 0 {
+		s.enqueue(run)
 	}
 	s.broker.runChanged()
-	s.audit(run.ID, who.Name, "launch", fmt.Sprintf("%s of template %s", run.Kind, run.Template))
+	what := fmt.Sprintf("%s of template %s", run.Kind, run.Template)
+	if rerunOf != "" {
+		what += ", a rerun of run " + rerunOf
+	}
+	s.audit(run.ID, who.Name, "launch", what)
 	return run, nil
+}
+
+// holdRequest holds a new run before anything plans, with a request-stage
+// proposal its approvers release.
+func holdRequest(r *store.Run, holds []store.Hold) {
+	r.Status = string(StatusAwaitingApproval)
+	r.Message = "Held before anything plans: " + reasons(holds) + ". Planning runs provider code with the run's credentials, so a person must release it first; approve it with the digest `show " + r.ID + "` gives."
+	r.Proposal = &store.Proposal{
+		Stage:     string(StageRequest),
+		Digest:    requestDigest(*r),
+		Requested: requestedHow(*r),
+		Holds:     holds,
+		CreatedAt: time.Now(),
+	}
 }
 
 // holdsBeforePlanning returns why a run must wait for a person before
@@ -170,7 +200,7 @@ func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
 	if req.Agent && !req.Exempted {
 		holds = append(holds, store.Hold{Rule: "agent", Reason: req.Requester + " is an agent and no exemption covers this run"})
 	}
-	if req.Kind != KindPlan {
+	if Kind(req.Kind) != KindPlan {
 		return holds
 	}
 	for _, r := range s.rules {
@@ -188,74 +218,112 @@ func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
 	return holds
 }
 
+// surveyValues are a launch's values: vars and secrets as they reach
+// TF_VAR_, and the answers as typed (secret ones apart), kept for rerun.
+type surveyValues struct {
+	vars, secrets          map[string]string // encoded for TF_VAR_
+	answers, secretAnswers map[string]string // every survey field's answer as typed, or its default
+}
+
+// seal seals the secret values into r, bound to its ID.
+func (v surveyValues) seal(key *seal.Key, r *store.Run) error {
+	var err error
+	if len(v.secrets) > 0 {
+		if r.SealedVars, err = sealMap(key, r.ID, v.secrets); err != nil {
+			return fmt.Errorf("sealing secret answers: %w", err)
+		}
+	}
+	if len(v.secretAnswers) > 0 {
+		if r.SealedAnswers, err = sealMap(key, r.ID, v.secretAnswers); err != nil {
+			return fmt.Errorf("sealing secret answers: %w", err)
+		}
+	}
+	return nil
+}
+
 // resolveVars builds the run's variables from the template vars, survey
 // defaults and answers: plain ones encoded as they reach TF_VAR_ (spec "How
-// values reach the configuration"), sensitive answers apart.
-func resolveVars(t *config.Template, answers map[string]string, isSecret func(name string) bool) (map[string]string, map[string]string, error) {
-	fields := map[string]*config.SurveyField{}
-	for _, f := range t.Survey {
-		fields[f.Name] = f
+// values reach the configuration"), sensitive answers apart. A refusal
+// about one field is an *Error naming it in Field.
+func resolveVars(t *config.Template, answers map[string]string, isSecret func(name string) bool) (surveyValues, error) {
+	v := surveyValues{vars: map[string]string{}, secrets: map[string]string{}, answers: map[string]string{}, secretAnswers: map[string]string{}}
+	if err := unknownFields(t, answers); err != nil {
+		return v, err
 	}
-	var unknown []string
+	for name, val := range t.Vars {
+		enc, err := exec.EncodeVar(val)
+		if err != nil {
+			return v, errorf(ErrInvalid, "template %q var %q: %v", t.Name, name, err)
+		}
+		if isSecret(name) {
+			v.secrets[name] = enc
+		} else {
+			v.vars[name] = enc
+		}
+	}
+	for _, f := range t.Survey {
+		if err := v.answer(t, f, answers, isSecret(f.Name) || f.Sensitive); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// answer resolves one survey field into v.
+func (v surveyValues) answer(t *config.Template, f *config.SurveyField, answers map[string]string, secret bool) error {
+	if secret && !f.Sensitive {
+		sf := *f
+		sf.Sensitive = true
+		f = &sf
+	}
+	a, given := answers[f.Name]
+	var val any
+	switch {
+	case given && f.Required && f.Type == config.TypeString && a == "":
+		return fieldErrorf(f.Name, "survey field %q of template %q needs an answer: it has no default, and an empty answer is not one", f.Name, t.Name)
+	case given:
+		p, err := f.ParseAnswer(a)
+		if err != nil {
+			return fieldErrorf(f.Name, "%v", err)
+		}
+		val = p
+	case f.Default != nil:
+		val, a = f.Default, answerText(f.Default)
+	default:
+		return fieldErrorf(f.Name, "survey field %q of template %q needs an answer: add --var %s=VALUE (type %s)", f.Name, t.Name, f.Name, f.Type)
+	}
+	enc, err := exec.EncodeVar(val)
+	if err != nil {
+		return fieldErrorf(f.Name, "survey field %q: %v", f.Name, err)
+	}
+	if f.Sensitive {
+		v.secrets[f.Name], v.secretAnswers[f.Name] = enc, a
+		delete(v.vars, f.Name)
+	} else {
+		v.vars[f.Name], v.answers[f.Name] = enc, a
+	}
+	return nil
+}
+
+// unknownFields refuses answers for fields the template's survey lacks.
+func unknownFields(t *config.Template, answers map[string]string) error {
+	var unknown, known []string
 	for name := range answers {
-		if fields[name] == nil {
+		if !slices.ContainsFunc(t.Survey, func(f *config.SurveyField) bool { return f.Name == name }) {
 			unknown = append(unknown, name)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		var known []string
-		for _, f := range t.Survey {
-			known = append(known, f.Name)
-		}
-		if len(known) == 0 {
-			return nil, nil, errorf(ErrInvalid, "template %q has no survey fields, so it takes no --var (got %s)", t.Name, strings.Join(unknown, ", "))
-		}
-		return nil, nil, errorf(ErrInvalid, "template %q has no survey field %s; its fields are: %s", t.Name, strings.Join(unknown, ", "), strings.Join(known, ", "))
+	if len(unknown) == 0 {
+		return nil
 	}
-	vars := map[string]string{}
-	secrets := map[string]string{}
-	for name, v := range t.Vars {
-		enc, err := exec.EncodeVar(v)
-		if err != nil {
-			return nil, nil, errorf(ErrInvalid, "template %q var %q: %v", t.Name, name, err)
-		}
-		if isSecret(name) {
-			secrets[name] = enc
-		} else {
-			vars[name] = enc
-		}
-	}
+	sort.Strings(unknown)
 	for _, f := range t.Survey {
-		if isSecret(f.Name) && !f.Sensitive {
-			sf := *f
-			sf.Sensitive = true
-			f = &sf
-		}
-		var val any
-		if a, ok := answers[f.Name]; ok {
-			v, err := f.ParseAnswer(a)
-			if err != nil {
-				return nil, nil, errorf(ErrInvalid, "%v", err)
-			}
-			val = v
-		} else if f.Default != nil {
-			val = f.Default
-		} else {
-			return nil, nil, errorf(ErrInvalid, "survey field %q of template %q needs an answer: add --var %s=VALUE (type %s)", f.Name, t.Name, f.Name, f.Type)
-		}
-		enc, err := exec.EncodeVar(val)
-		if err != nil {
-			return nil, nil, errorf(ErrInvalid, "survey field %q: %v", f.Name, err)
-		}
-		if f.Sensitive {
-			secrets[f.Name] = enc
-			delete(vars, f.Name)
-		} else {
-			vars[f.Name] = enc
-		}
+		known = append(known, f.Name)
 	}
-	return vars, secrets, nil
+	if len(known) == 0 {
+		return fieldErrorf(unknown[0], "template %q has no survey fields, so it takes no --var (got %s)", t.Name, strings.Join(unknown, ", "))
+	}
+	return fieldErrorf(unknown[0], "template %q has no survey field %s; its fields are: %s", t.Name, strings.Join(unknown, ", "), strings.Join(known, ", "))
 }
 
 // requestDigest binds a request-stage approval to what was asked: the

@@ -22,7 +22,7 @@ type scheduler struct {
 	queue   []job
 	busy    map[string]bool
 	running int
-	cancels map[string]context.CancelFunc
+	cancels map[string]context.CancelCauseFunc
 	exec    func(ctx context.Context, j job)
 	wg      sync.WaitGroup
 	ctx     context.Context
@@ -33,7 +33,7 @@ func newScheduler(max int, exec func(ctx context.Context, j job)) *scheduler {
 	if max < 1 {
 		max = 1
 	}
-	return &scheduler{max: max, busy: map[string]bool{}, cancels: map[string]context.CancelFunc{}, exec: exec}
+	return &scheduler{max: max, busy: map[string]bool{}, cancels: map[string]context.CancelCauseFunc{}, exec: exec}
 }
 
 // start begins dispatching; jobs run with contexts derived from ctx.
@@ -53,8 +53,8 @@ func (s *scheduler) enqueue(j job) {
 }
 
 // cancel stops a run: a queued job is removed (reported true, false), a
-// running one has its context cancelled (false, true).
-func (s *scheduler) cancel(runID string) (dequeued, signalled bool) {
+// running one has its context cancelled with cause (false, true).
+func (s *scheduler) cancel(runID string, cause error) (dequeued, signalled bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, j := range s.queue {
@@ -64,7 +64,7 @@ func (s *scheduler) cancel(runID string) (dequeued, signalled bool) {
 		}
 	}
 	if c, ok := s.cancels[runID]; ok {
-		c()
+		c(cause)
 		return false, true
 	}
 	return false, false
@@ -85,13 +85,13 @@ func (s *scheduler) dispatch() {
 		s.queue = append(s.queue[:i], s.queue[i+1:]...)
 		s.busy[j.workdir] = true
 		s.running++
-		ctx, cancel := context.WithCancel(s.ctx)
+		ctx, cancel := context.WithCancelCause(s.ctx)
 		s.cancels[j.runID] = cancel
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.exec(ctx, j)
-			cancel()
+			cancel(nil)
 			s.mu.Lock()
 			delete(s.cancels, j.runID)
 			delete(s.busy, j.workdir)

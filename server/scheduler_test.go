@@ -333,17 +333,17 @@ func TestSchedulerCancel(t *testing.T) {
 	s.enqueue(job{runID: "waits", workdir: "/w/b"})
 	s.enqueue(job{runID: "after", workdir: "/w/c"})
 
-	if dq, sig := s.cancel("waits"); !dq || sig {
+	if dq, sig := s.cancel("waits", errShutdown); !dq || sig {
 		t.Fatalf("cancel of a queued job = (dequeued %v, signalled %v), want (true, false)", dq, sig)
 	}
 	if q := queued(s); !slices.Equal(q, []string{"after"}) {
 		t.Fatalf("queue after cancelling waits = %v, want [after]", q)
 	}
-	if dq, sig := s.cancel("nope"); dq || sig {
+	if dq, sig := s.cancel("nope", errShutdown); dq || sig {
 		t.Fatalf("cancel of an unknown run = (%v, %v), want (false, false)", dq, sig)
 	}
 
-	if dq, sig := s.cancel("run"); dq || !sig {
+	if dq, sig := s.cancel("run", errShutdown); dq || !sig {
 		t.Fatalf("cancel of a running job = (dequeued %v, signalled %v), want (false, true)", dq, sig)
 	}
 	// The running job returns on its cancelled context (it is never
@@ -359,7 +359,7 @@ func TestSchedulerCancel(t *testing.T) {
 	// Wait until "after" has returned and been cleared, then cancel it.
 	s.enqueue(job{runID: "last", workdir: "/w/c"})
 	g.expect("last")
-	if dq, sig := s.cancel("after"); dq || sig {
+	if dq, sig := s.cancel("after", errShutdown); dq || sig {
 		t.Fatalf("cancel of a finished run = (%v, %v), want (false, false)", dq, sig)
 	}
 	g.free("last")

@@ -452,7 +452,7 @@ rule "destroys" {
 		h.mustSSH("bob", "approve", id, "--digest", digests[id])
 		h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
 		r, _ := h.srv.db.GetRun(id)
-		if r.Status != StatusFailed || !strings.Contains(r.Message, "Refused to apply") || !strings.Contains(r.Message, "sealed plan") || !strings.Contains(r.Message, "nothing was applied") {
+		if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "Refused to apply") || !strings.Contains(r.Message, "sealed plan") || !strings.Contains(r.Message, "nothing was applied") {
 			t.Errorf("run %s after approval: %s: %q", id, r.Status, r.Message)
 		}
 		t.Logf("run %s: %s", id, r.Message)

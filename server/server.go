@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
@@ -23,35 +22,6 @@ import (
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
-)
-
-// Run statuses. A run is active while queued or running; awaiting_approval
-// waits for a person; every other status is final.
-const (
-	StatusQueued           = "queued"
-	StatusRunning          = "running"
-	StatusAwaitingApproval = "awaiting_approval"
-	StatusSucceeded        = "succeeded"
-	StatusFailed           = "failed"
-	StatusCancelled        = "cancelled"
-	StatusInterrupted      = "interrupted"
-	StatusRejected         = "rejected"
-	StatusRefused          = "refused"
-	StatusStale            = "stale"
-)
-
-// Run kinds, as the launch command names them.
-const (
-	KindApply = "apply" // a real run
-	KindPlan  = "plan"  // a dry run
-)
-
-// Phases of a run: the plan phase runs init and then either the one-step
-// apply, a dry run's plan, or a gated apply's plan; the apply phase carries
-// out an approved saved plan.
-const (
-	phasePlan  = "plan"
-	phaseApply = "apply"
 )
 
 // Options are what New needs besides the configuration.
@@ -79,11 +49,10 @@ type Server struct {
 	exemptions []*gate.Exemption
 	runsDir    string
 	policyTime time.Duration
-
-	closing atomic.Bool // set by Close: a cancelled run is interrupted, not cancelled
+	runner     toolRunner // starts tool processes; package exec
 
 	mu     sync.Mutex
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	closed bool
 	sshSrv sshServer
 }
@@ -128,6 +97,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		broker:     newBroker(),
 		runsDir:    runsDir,
 		policyTime: opts.PolicyTimeout,
+		runner:     execRunner{},
 	}
 	s.rules, s.exemptions = buildRules(context.Background(), cfg)
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
@@ -185,7 +155,7 @@ func (s *Server) recover() error {
 	}
 	var interrupted []string
 	for _, r := range runs {
-		if r.Status == StatusRunning {
+		if statusOf(r) == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
 	}
@@ -195,27 +165,41 @@ func (s *Server) recover() error {
 	// ListRuns is newest first; queue again oldest first.
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
-		switch r.Status {
+		switch statusOf(r) {
 		case StatusRunning:
-			if _, err := s.db.UpdateRun(r.ID, func(r *store.Run) error {
-				r.Status = StatusInterrupted
+			if _, err := s.transition(r.ID, StatusInterrupted, func(r *store.Run) error {
 				r.Message = "The server stopped while this run was executing; what it left running was stopped, and it was not re-run. Check the state, then submit it again."
-				r.FinishedAt = time.Now()
 				return nil
 			}); err != nil {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
 			}
 			s.dropSealedPlan(r.ID)
 		case StatusQueued:
-			wd, err := s.workdir(r)
-			if err != nil {
-				s.finish(r.ID, StatusFailed, err.Error(), -1)
-				continue
-			}
-			s.sched.enqueue(job{runID: r.ID, workdir: wd})
+			s.enqueue(r)
 		}
 	}
 	return nil
+}
+
+// enqueue queues a run's next phase for its working directory, as resolved
+// at launch. A run that cannot be queued fails with the reason.
+func (s *Server) enqueue(r store.Run) {
+	wd := s.runDir(r)
+	if wd == "" {
+		_, err := s.workdir(r)
+		s.fail(r.ID, fmt.Sprintf("%v; nothing ran", err))
+		return
+	}
+	s.sched.enqueue(job{runID: r.ID, workdir: wd})
+}
+
+// fail ends a queued or held run that cannot go on, with a sentence.
+func (s *Server) fail(id, msg string) {
+	if _, err := s.transition(id, StatusFailed, func(r *store.Run) error { r.Message = msg; return nil }); err != nil {
+		s.log.Error("failing run", "run", id, "err", err)
+		return
+	}
+	s.audit(id, "switchtender", string(StatusFailed), msg)
 }
 
 // Problems lists what in the configuration will make runs fail or hold,
@@ -252,18 +236,18 @@ func isPlaintextPlan(name string) bool {
 // Start begins executing queued runs and serving SSH on the configured
 // address. It returns once the listener is bound; Close stops both.
 func (s *Server) Start(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	s.cancel = cancel
 	s.mu.Unlock()
 	s.sched.start(ctx)
 	srv, err := s.newSSHServer()
 	if err != nil {
-		cancel()
+		cancel(err)
 		return err
 	}
 	if err := srv.start(); err != nil {
-		cancel()
+		cancel(err)
 		return err
 	}
 	s.mu.Lock()
@@ -291,7 +275,6 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.closing.Store(true)
 	srv := s.sshSrv
 	cancel := s.cancel
 	s.mu.Unlock()
@@ -299,36 +282,10 @@ func (s *Server) Close() error {
 		srv.close()
 	}
 	if cancel != nil {
-		cancel()
+		cancel(errShutdown)
 	}
 	s.sched.stop()
 	return s.db.Close()
-}
-
-// finish records a final (or held) status with a message for people, and
-// audits it.
-func (s *Server) finish(id, status, msg string, exit int) {
-	s.setStatus(id, status, msg, exit)
-	s.audit(id, "switchtender", status, msg)
-}
-
-// setStatus records a status and tells watchers.
-func (s *Server) setStatus(id, status, msg string, exit int) {
-	_, err := s.db.UpdateRun(id, func(r *store.Run) error {
-		r.Status = status
-		r.Message = msg
-		if exit >= 0 {
-			r.ExitCode = exit
-		}
-		if status != StatusAwaitingApproval && status != StatusQueued {
-			r.FinishedAt = time.Now()
-		}
-		return nil
-	})
-	if err != nil {
-		s.log.Error("recording run status", "run", id, "status", status, "err", err)
-	}
-	s.broker.runChanged()
 }
 
 func (s *Server) audit(runID, actor, action, detail string) {
@@ -337,13 +294,3 @@ func (s *Server) audit(runID, actor, action, detail string) {
 	}
 }
 
-// isActive reports whether a run's log may still grow without a person
-// acting: queued or running.
-func isActive(status string) bool {
-	return status == StatusQueued || status == StatusRunning
-}
-
-// isFinal reports whether a run ended for good.
-func isFinal(status string) bool {
-	return !isActive(status) && status != StatusAwaitingApproval
-}

@@ -43,10 +43,11 @@ var (
 const OpenTimeout = time.Second
 
 var (
-	bucketRuns  = []byte("runs")  // be64(id) -> JSON Run
-	bucketLogs  = []byte("logs")  // be64(id) -> sub-bucket: be64(offset) -> bytes
-	bucketBlobs = []byte("blobs") // kind 0x00 key -> blob
-	bucketAudit = []byte("audit") // runID 0x00 be64(seq) -> JSON AuditEvent
+	bucketRuns  = []byte("runs")     // be64(id) -> JSON Run
+	bucketLogs  = []byte("logs")     // be64(id) -> sub-bucket: be64(offset) -> bytes
+	bucketBlobs = []byte("blobs")    // kind 0x00 key -> blob
+	bucketAudit = []byte("audit")    // runID 0x00 be64(seq) -> JSON AuditEvent
+	bucketDirs  = []byte("workdirs") // working directory -> JSON WorkdirState
 )
 
 // DB is an open Switchtender database. It is safe for concurrent use.
@@ -73,7 +74,7 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketRuns, bucketLogs, bucketBlobs, bucketAudit} {
+		for _, name := range [][]byte{bucketRuns, bucketLogs, bucketBlobs, bucketAudit, bucketDirs} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("creating bucket %s: %w", name, err)
 			}
@@ -527,4 +528,35 @@ func (db *DB) AuditLog(runID string) ([]AuditEvent, error) {
 		return nil, fmt.Errorf("reading audit log of run %s: %w", runID, err)
 	}
 	return events, nil
+}
+
+// PutWorkdirState records what is known of a working directory's state,
+// keyed by its absolute path, replacing the earlier record.
+func (db *DB) PutWorkdirState(dir string, st WorkdirState) error {
+	if dir == "" {
+		return errors.New("recording working directory state: no directory given")
+	}
+	v, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encoding working directory state: %w", err)
+	}
+	err = db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketDirs).Put([]byte(dir), v) })
+	if err != nil {
+		return fmt.Errorf("recording working directory state of %s: %w", dir, err)
+	}
+	return nil
+}
+
+// GetWorkdirState returns the last record PutWorkdirState made for dir, or
+// an error wrapping ErrNotFound when there is none.
+func (db *DB) GetWorkdirState(dir string) (WorkdirState, error) {
+	var st WorkdirState
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketDirs).Get([]byte(dir))
+		if v == nil {
+			return fmt.Errorf("working directory %s: %w", dir, ErrNotFound)
+		}
+		return json.Unmarshal(v, &st)
+	})
+	return st, err
 }

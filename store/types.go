@@ -12,6 +12,7 @@ type Run struct {
 	Project         string            `json:"project"`          // project name
 	Tool            string            `json:"tool"`             // "opentofu" | "terraform"
 	Command         string            `json:"command"`          // working directory relative to the checkout
+	Workdir         string            `json:"workdir"`          // the working directory as resolved at launch: absolute, symlink-free
 	Queue           string            `json:"queue"`            // queue name
 	Kind            string            `json:"kind"`             // "apply" | "plan" (dry run) | "check" (drift check) | "reconcile"
 	Requester       string            `json:"requester"`        // user or agent name
@@ -23,6 +24,10 @@ type Run struct {
 	Vars            map[string]string `json:"vars"`             // non-secret variables, as encoded for TF_VAR_
 	SecretVars      []string          `json:"secret_vars"`      // names of secret answers (values only in SealedVars)
 	SealedVars      []byte            `json:"sealed_vars"`      // sealed JSON of the secret answers
+	Answers         map[string]string `json:"answers"`          // every survey field's non-secret answer as typed (or its default), for rerun
+	SealedAnswers   []byte            `json:"sealed_answers"`   // sealed JSON of the secret survey answers as typed, for rerun
+	RerunOf         string            `json:"rerun_of"`         // the run this one repeats (rerun), or ""
+	CancelRequested string            `json:"cancel_requested"` // who cancelled the run while it executed; the executor ends it cancelled
 	Status          string            `json:"status"`           // state machine status; the server defines the values
 	Message         string            `json:"message"`          // a sentence for people: why it failed/is held, what to do
 	ExitCode        int               `json:"exit_code"`        // -1 until a process exited
@@ -54,6 +59,10 @@ type Proposal struct {
 	Stage     string              `json:"stage"`     // "request" (held before planning) | "plan"
 	CreatedAt time.Time           `json:"created_at"`
 	Used      bool                `json:"used"` // applied once; a second use is refused
+	// Stale is set when the state the plan was made from no longer matches
+	// the working directory's state: the proposal can never apply.
+	Stale       bool   `json:"stale"`
+	StaleReason string `json:"stale_reason"` // a sentence: what changed and what to do
 }
 
 // Hold is a rule's decision on a proposal: which rule, why, who may release.
@@ -74,7 +83,8 @@ type Approval struct {
 	By       string    `json:"by"`
 	Digest   string    `json:"digest"`
 	Stage    string    `json:"stage"`
-	Decision string    `json:"decision"` // "approve" | "reject"
+	Decision string    `json:"decision"` // "approve" | "reject" | "pass" (no rule held it)
+	Rules    []string  `json:"rules"`    // the holding rules this approval released
 	Reason   string    `json:"reason"`
 	At       time.Time `json:"at"`
 }
@@ -101,4 +111,15 @@ type AuditEvent struct {
 	Actor  string    `json:"actor"`
 	Action string    `json:"action"`
 	Detail string    `json:"detail"`
+}
+
+// WorkdirState is what the server last learnt of a working directory's
+// state: its lineage and serial (read with `tofu state pull` after a run in
+// the directory ended), which run it learnt it from and when. Lineage is
+// empty for a directory with no state yet.
+type WorkdirState struct {
+	Lineage string    `json:"lineage"`
+	Serial  int64     `json:"serial"`
+	RunID   string    `json:"run_id"`
+	At      time.Time `json:"at"`
 }

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/store"
+)
+
+// The steps that carry out a saved plan (spec "A gated apply carries out the
+// approved plan"): verify that the plan is the released one and still fits
+// the state, add its sensitive values to the masker, apply exactly that
+// file. The plaintext is wiped however the apply ends (execute defers it).
+
+// verifyStep marks the proposal used (a plan file is applied at most once),
+// unseals the plan into the private directory, checks its digest against
+// the proposal and the release, and refuses a plan whose state basis
+// changed: the run ends stale and is never planned again by itself.
+func verifyStep(ctx context.Context, x *execution) error {
+	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
+		if r.Proposal == nil || Stage(r.Proposal.Stage) != StagePlan {
+			return fmt.Errorf("there is no saved plan to apply")
+		}
+		if r.Proposal.Used {
+			return fmt.Errorf("this saved plan was already applied once; submit the apply again")
+		}
+		r.Proposal.Used = true
+		return nil
+	})
+	if err != nil {
+		return end(StatusFailed, -1, "Refused to apply: %v.", err)
+	}
+	x.run = run
+	p := run.Proposal
+	x.approved = releasedDigest(run)
+	if x.approved == "" || x.approved != p.Digest {
+		return end(StatusFailed, -1, "Refused to apply: the release covers %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", x.approved, p.Digest)
+	}
+	plain, err := x.s.openSealedPlan(run.ID, x.approved)
+	if err != nil {
+		return err
+	}
+	defer clear(plain)
+	basis, err := x.currentBasis(ctx)
+	if err != nil {
+		return err
+	}
+	if basis != (stateBasis{Lineage: p.Lineage, Serial: p.Serial}) {
+		x.say("the state changed after the plan was made (lineage %q serial %d, now lineage %q serial %d); refusing the saved plan", p.Lineage, p.Serial, basis.Lineage, basis.Serial)
+		return end(StatusStale, -1, "%s", staleMessage)
+	}
+	x.planPath, err = seal.WriteFile(x.private, planFileName, plain)
+	if err != nil {
+		return fmt.Errorf("writing the saved plan into the run's private directory: %w", err)
+	}
+	return nil
+}
+
+// openSealedPlan unseals run id's plan and checks it is the released one.
+func (s *Server) openSealedPlan(id, approved string) ([]byte, error) {
+	blob, err := s.db.GetBlob(blobPlan, id)
+	if err != nil {
+		return nil, end(StatusFailed, -1, "Refused to apply: the sealed plan is missing (%v); nothing was applied. Submit the apply again.", err)
+	}
+	plain, digest, err := seal.Open(s.key, id, blob)
+	if err == nil && digest != approved {
+		clear(plain)
+		err = fmt.Errorf("its digest %s is not the released %s", digest, approved)
+	}
+	if err != nil {
+		return nil, end(StatusFailed, -1, "Refused to apply: the sealed plan does not open as this run's released plan (%v); nothing was applied.", err)
+	}
+	return plain, nil
+}
+
+// maskStep adds the values the plan marks sensitive to the masker before
+// the tool prints anything.
+func maskStep(ctx context.Context, x *execution) error {
+	planJSON, err := x.capture(ctx, "show -json", exec.ShowJSONArgs(x.planPath))
+	if err != nil {
+		return err
+	}
+	sens, err := gate.SensitiveValues(planJSON)
+	clear(planJSON)
+	if err != nil {
+		return end(StatusFailed, -1, "Refused to apply: the saved plan's sensitive values could not be read (%v), so they could not be masked; nothing was applied.", err)
+	}
+	x.masker.Add(sens...)
+	return nil
+}
+
+// applyPlanStep checks the file once more just before the tool starts, then
+// runs apply PLANFILE. OpenTofu's own stale refusal ends the run stale.
+func applyPlanStep(ctx context.Context, x *execution) error {
+	if d, err := seal.FileDigest(x.planPath); err != nil || d != x.approved {
+		return end(StatusFailed, -1, "Refused to apply: the plan file in the private directory is not the released %s; nothing was applied.", x.approved)
+	}
+	what := "the saved plan " + x.approved + ", which no rule held"
+	if approvedByPerson(x.run) {
+		what = "the approved plan " + x.approved
+	}
+	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Message = "Applying " + what + "."; return nil }); err == nil {
+		x.s.broker.runChanged()
+	}
+	res, err := x.tool(ctx, "apply", exec.ApplyPlanArgs(x.planPath))
+	if err != nil && res.Stale && ctx.Err() == nil {
+		return end(StatusStale, res.ExitCode, "%s", staleMessage)
+	}
+	if err != nil {
+		return err
+	}
+	return end(StatusSucceeded, res.ExitCode, "Applied %s.", what)
+}
+
+// staleMessage is what a stale run says.
+const staleMessage = "The saved plan is stale: the state changed after the plan was made, so it was refused and nothing was applied. The proposal has to be made again: `rerun` it (same answers), or submit the apply again, and it is planned afresh."
+
+// releasedDigest is the digest the last plan-stage release covered: a
+// person's approval or the rules' pass.
+func releasedDigest(r store.Run) string {
+	for i := len(r.Approvals) - 1; i >= 0; i-- {
+		a := r.Approvals[i]
+		d := Decision(a.Decision)
+		if Stage(a.Stage) == StagePlan && (d == DecisionApprove || d == DecisionPass) {
+			return a.Digest
+		}
+	}
+	return ""
+}
+
+// approvedByPerson reports whether a person approved r's current plan, as
+// opposed to no rule holding it.
+func approvedByPerson(r store.Run) bool {
+	for _, a := range r.Approvals {
+		if Stage(a.Stage) == StagePlan && Decision(a.Decision) == DecisionApprove && r.Proposal != nil && a.Digest == r.Proposal.Digest {
+			return true
+		}
+	}
+	return false
+}

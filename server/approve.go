@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/store"
+)
+
+// Approve releases, for who, every rule that holds run id's proposal and
+// names who (or names nobody), binding the approval to digest: the held
+// proposal's plan digest, or for a run held before planning its request
+// digest. When no rule still holds the proposal the run is queued: to apply
+// exactly that saved plan, or (request stage) to plan. It refuses a
+// malformed, wrong or superseded digest, a stale or used proposal, agents,
+// people without the approve role or whom no pending rule names, and
+// (unless allow_self_approval) the requester. The right digest is never
+// echoed in a refusal.
+func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (store.Run, error) {
+	if err := seal.CheckDigest(digest); err != nil {
+		return store.Run{}, errorf(ErrInvalid, "%v", err)
+	}
+	if r, err := s.getRun(id); err != nil {
+		return store.Run{}, err
+	} else if err := s.checkStale(r); err != nil {
+		s.log.Error("checking whether a held plan is stale", "run", id, "err", err)
+	}
+	var released []string
+	var done bool
+	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
+		if err := s.mayApprove(*r, who); err != nil {
+			return err
+		}
+		p := r.Proposal
+		if digest != p.Digest {
+			return errorf(ErrConflict, "digest %s is not the digest of run %s's held proposal (it may be another run's, or a superseded plan's); read the plan with `show %s`, then approve the digest shown there", digest, r.ID, r.ID)
+		}
+		released = releasable(*r, who)
+		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Digest: digest, Stage: p.Stage, Decision: string(DecisionApprove), Rules: released, At: time.Now()})
+		if pending := pendingHolds(*r); len(pending) > 0 {
+			var waits []string
+			for _, h := range pending {
+				waits = append(waits, fmt.Sprintf("rule %s (%s)", h.Rule, waitsFor(h)))
+			}
+			r.Message = fmt.Sprintf("%s released %s; still held by %s.", who.Name, rulesPhrase(released), strings.Join(waits, ", "))
+			return nil
+		}
+		if err := setStatus(r, StatusQueued); err != nil {
+			return err
+		}
+		done = true
+		if Stage(p.Stage) == StagePlan {
+			r.Phase = string(phaseApply)
+			r.Message = fmt.Sprintf("Approved by %s; the saved plan %s is queued to apply.", who.Name, digest)
+		} else {
+			r.Phase = string(phasePlan)
+			r.Proposal = nil
+			r.Message = fmt.Sprintf("Released by %s; queued to plan. The apply its plan proposes is held again.", who.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Run{}, s.coded(id, err)
+	}
+	s.audit(id, who.Name, "approve", fmt.Sprintf("%s %s %s", run.Approvals[len(run.Approvals)-1].Stage, digest, rulesPhrase(released)))
+	s.broker.runChanged()
+	if done {
+		s.enqueue(run)
+	}
+	return s.getRun(id)
+}
+
+// rulesPhrase is "rule a" or "rules a, b".
+func rulesPhrase(rules []string) string {
+	if len(rules) == 1 {
+		return "rule " + rules[0]
+	}
+	return "rules " + strings.Join(rules, ", ")
+}
+
+// notHeld is the refusal for approving or rejecting a run that does not
+// wait for approval, saying what became of it.
+func notHeld(r store.Run) error {
+	var last *store.Approval
+	if n := len(r.Approvals); n > 0 {
+		last = &r.Approvals[n-1]
+	}
+	st := statusOf(r)
+	switch {
+	case st == StatusSucceeded && r.Proposal != nil && r.Proposal.Used:
+		return errorf(ErrConflict, "run %s already applied its plan; an approval cannot be given twice", r.ID)
+	case st == StatusStale:
+		return errorf(ErrConflict, "run %s is stale: the state changed after its plan was made, so it can never apply; `rerun %s` plans it afresh with the same answers", r.ID, r.ID)
+	case st.Final():
+		return errorf(ErrConflict, "run %s is %s, not awaiting approval; `rerun %s` submits it again for a new proposal", r.ID, r.Status, r.ID)
+	case last != nil && Decision(last.Decision) == DecisionApprove:
+		return errorf(ErrConflict, "run %s was already released by %s and is %s", r.ID, last.By, r.Status)
+	}
+	return errorf(ErrConflict, "run %s is %s, not awaiting approval", r.ID, r.Status)
+}

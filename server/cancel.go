@@ -1,0 +1,53 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// errCancelled is the cause a run's context carries when someone cancelled
+// it; errShutdown when the server stopped under it. The executor tells the
+// two apart by the cause alone.
+type cancelCause struct{ by string }
+
+func (c cancelCause) Error() string { return "cancelled by " + c.by }
+
+var errShutdown = errors.New("the server is stopping")
+
+// Cancel stops a run: a queued one never starts; a held one is ended and its
+// sealed plan dropped; a running one is marked in the same transaction and
+// its tool gets an interrupt first, a kill only after cancel_grace, and the
+// executor ends it cancelled. See mayCancel for who may.
+func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run, error) {
+	msg := "Cancelled by " + who.Name + " before it ran further."
+	var running bool
+	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
+		if err := s.mayCancel(*r, who); err != nil {
+			return err
+		}
+		running = statusOf(*r) == StatusRunning
+		if running {
+			if r.CancelRequested == "" {
+				r.CancelRequested = who.Name
+			}
+			return nil
+		}
+		r.Message = msg
+		return setStatus(r, StatusCancelled)
+	})
+	if err != nil {
+		return store.Run{}, s.coded(id, err)
+	}
+	if running {
+		s.sched.cancel(id, cancelCause{by: who.Name})
+		s.audit(id, who.Name, "cancel", "interrupt sent")
+		return run, nil
+	}
+	s.sched.cancel(id, cancelCause{by: who.Name})
+	s.dropSealedPlan(id)
+	s.audit(id, who.Name, string(StatusCancelled), msg)
+	s.broker.runChanged()
+	return run, nil
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	osexec "os/exec"
+	"strings"
+	"time"
+
+	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
+)
+
+// credentialCommandTimeout bounds a command-source credential.
+const credentialCommandTimeout = 60 * time.Second
+
+// credentials resolves a template's credentials into environment entries
+// (spec "How values reach the configuration"): env credentials as given, a
+// token credential as SWITCHTENDER_TOKEN, a command-source credential by
+// running its command now, for this run. Every value is added to the masker
+// before any process prints. A failing command fails the run before any tool
+// process starts; its error names the credential, never the output.
+func (s *Server) credentials(ctx context.Context, t *config.Template, m *mask.Masker) (map[string]string, error) {
+	env := map[string]string{}
+	for _, name := range t.Credentials {
+		c := s.cfg.Credentials[name]
+		if c == nil {
+			return nil, fmt.Errorf("credential %q of template %q is not configured", name, t.Name)
+		}
+		for k, v := range c.Env {
+			m.Add(v)
+			env[k] = v
+		}
+		if c.Token != "" {
+			m.Add(c.Token)
+			env["SWITCHTENDER_TOKEN"] = c.Token
+		}
+		if len(c.Command) > 0 {
+			v, err := runCredentialCommand(ctx, s.env, c)
+			if err != nil {
+				return nil, err
+			}
+			m.Add(v)
+			env[c.EnvVar] = v
+		}
+	}
+	return env, nil
+}
+
+func runCredentialCommand(ctx context.Context, environ []string, c *config.Credential) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, credentialCommandTimeout)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, c.Command[0], c.Command[1:]...)
+	cmd.Env = environ
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("credential %q: its command %q failed (%v); fix the command or its access, then launch again. Nothing ran", c.Name, c.Command[0], err)
+	}
+	v := strings.TrimRight(stdout.String(), "\r\n")
+	if v == "" {
+		return "", fmt.Errorf("credential %q: its command %q printed nothing; nothing ran", c.Name, c.Command[0])
+	}
+	return v, nil
+}
+
+// runVars is a run's variables as they reach TF_VAR_: the plain ones and
+// the sealed secret answers, opened now and added to the masker.
+func (s *Server) runVars(r store.Run, m *mask.Masker) (map[string]string, error) {
+	vars := map[string]string{}
+	for k, v := range r.Vars {
+		vars[k] = v
+	}
+	if len(r.SealedVars) == 0 {
+		return vars, nil
+	}
+	secret, err := openSealedMap(s.key, r.ID, r.SealedVars)
+	if err != nil {
+		return nil, fmt.Errorf("opening the run's sealed answers: %w", err)
+	}
+	for k, v := range secret {
+		m.Add(v)
+		vars[k] = v
+	}
+	return vars, nil
+}
+
+// openSealedMap opens a sealed JSON object of strings bound to run id.
+func openSealedMap(key *seal.Key, id string, blob []byte) (map[string]string, error) {
+	plain, _, err := seal.Open(key, id, blob)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(plain)
+	var m map[string]string
+	if err := json.Unmarshal(plain, &m); err != nil {
+		return nil, fmt.Errorf("reading sealed values: %w", err)
+	}
+	return m, nil
+}
+
+// sealMap seals a JSON object of strings to run id.
+func sealMap(key *seal.Key, id string, m map[string]string) ([]byte, error) {
+	plain, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encoding sealed values: %w", err)
+	}
+	defer clear(plain)
+	return seal.Seal(key, id, plain)
+}

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/store"
+)
+
+// The steps of a gated apply's plan (spec "A gated apply carries out the
+// approved plan"): plan with -out into the run's private directory, render
+// the saved plan with show -json, measure it, seal it and wipe its
+// plaintext, and let the rules decide on the proposal.
+
+// planStep plans into the private directory and keeps tofu's own rendering
+// (masked, as logged) to show approvers.
+func planStep(ctx context.Context, x *execution) error {
+	x.planPath = filepath.Join(x.private, planFileName)
+	x.out.Flush()
+	if err := x.sink.Flush(); err != nil {
+		return fmt.Errorf("storing the log: %w", err)
+	}
+	from, err := x.s.db.LogSize(x.run.ID)
+	if err != nil {
+		return fmt.Errorf("reading the log's size: %w", err)
+	}
+	if _, err := x.tool(ctx, "plan", exec.PlanArgs(x.planPath)); err != nil {
+		return err
+	}
+	if err := x.sink.Flush(); err != nil {
+		return fmt.Errorf("storing the log: %w", err)
+	}
+	x.planText = x.s.logText(x.run.ID, from)
+	return nil
+}
+
+// showStep renders the saved plan as JSON for the gate: the gate reads the
+// saved plan, never the text the tool printed. The JSON is never logged.
+func showStep(ctx context.Context, x *execution) error {
+	out, err := x.capture(ctx, "show -json", exec.ShowJSONArgs(x.planPath))
+	x.planJSON = out
+	return err
+}
+
+// measureStep measures the plan. A plan the gate cannot read leaves the
+// summary nil; decide then holds it (the gate fails closed).
+func measureStep(ctx context.Context, x *execution) error {
+	x.summary, _ = gate.AnalyzePlan(x.planJSON)
+	return nil
+}
+
+// sealStep digests the saved plan, reads the state it was made from, seals
+// it into the store bound to the run, and wipes its plaintext.
+func sealStep(ctx context.Context, x *execution) error {
+	plan, err := os.ReadFile(x.planPath)
+	if err != nil {
+		return fmt.Errorf("reading the saved plan: %w", err)
+	}
+	defer clear(plan)
+	if x.basis, err = planBasis(plan); err != nil {
+		return fmt.Errorf("%v; nothing was applied", err)
+	}
+	x.digest = seal.Digest(plan)
+	sealed, err := seal.Seal(x.s.key, x.run.ID, plan)
+	if err != nil {
+		return fmt.Errorf("sealing the saved plan: %w", err)
+	}
+	if err := x.s.db.PutBlob(blobPlan, x.run.ID, sealed); err != nil {
+		return fmt.Errorf("storing the sealed plan: %w", err)
+	}
+	wipe(x.s, x.planPath)
+	return nil
+}
+
+// decideStep lets the rules decide on the proposal: refuse ends the run,
+// hold waits for approvers, pass goes on to apply the saved plan.
+func decideStep(ctx context.Context, x *execution) error {
+	r := x.run
+	dec := gate.Decide(ctx, x.s.gateRequest(r), x.planJSON, x.summary, x.s.rules, x.s.policyTime)
+	clear(x.planJSON)
+	x.planJSON = nil
+	if ctx.Err() != nil {
+		// A policy that failed on the cancelled context must not hold the run.
+		return ctx.Err()
+	}
+	p := x.newProposal(dec)
+	x.say("proposal: %s; plan digest %s", planCounts(p), p.Digest)
+	switch dec.Outcome {
+	case gate.Refuse:
+		x.s.setProposal(r.ID, p)
+		return end(StatusRefused, -1, "The rules refuse this apply: %s. Nothing was applied.", reasons(p.Refusals))
+	case gate.Hold:
+		x.s.setProposal(r.ID, p)
+		return end(StatusAwaitingApproval, -1, "Held for approval: %s. An approver releases exactly this plan with: approve %s --digest %s", reasons(p.Holds), r.ID, p.Digest)
+	}
+	x.say("no rule holds this proposal; applying the saved plan")
+	run, err := x.s.db.UpdateRun(r.ID, func(r *store.Run) error {
+		r.Proposal = p
+		r.Phase = string(phaseApply)
+		r.Approvals = append(r.Approvals, store.Approval{By: "rules", Digest: p.Digest, Stage: string(StagePlan), Decision: string(DecisionPass), At: time.Now()})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recording the rules' decision: %w", err)
+	}
+	x.run = run
+	return nil
+}
+
+// newProposal is the proposal the plan makes, with the rules' decision.
+func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
+	p := &store.Proposal{
+		Digest:    x.digest,
+		PlanText:  x.planText,
+		Requested: requestedHow(x.run),
+		Lineage:   x.basis.Lineage,
+		Serial:    x.basis.Serial,
+		Stage:     string(StagePlan),
+		CreatedAt: time.Now(),
+	}
+	if sum := x.summary; sum != nil {
+		p.Add, p.Change, p.Destroy, p.Replace, p.Forget = sum.Add, sum.Change, sum.Destroy, sum.Replace, sum.Forget
+		p.Addresses = sum.ByAction
+	}
+	for _, h := range dec.Holds {
+		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers})
+	}
+	for _, h := range dec.Refusals {
+		p.Refusals = append(p.Refusals, store.Hold{Rule: h.Rule, Reason: h.Reason})
+	}
+	return p
+}
+
+// planCounts says what a plan does in tofu's words and arithmetic: a
+// replacement counts once in add and once in destroy ("Plan: 2 to add, 0 to
+// change, 1 to destroy"), with replacements and forgets alongside. The
+// gate's Add counts pure creates and its Destroy every delete.
+func planCounts(p *store.Proposal) string {
+	s := fmt.Sprintf("%d to add, %d to change, %d to destroy", p.Add+p.Replace, p.Change, p.Destroy)
+	var extra []string
+	if p.Replace > 0 {
+		extra = append(extra, fmt.Sprintf("%d replaced", p.Replace))
+	}
+	if p.Forget > 0 {
+		extra = append(extra, fmt.Sprintf("%d to forget", p.Forget))
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+func reasons(hs []store.Hold) string {
+	var parts []string
+	for _, h := range hs {
+		parts = append(parts, fmt.Sprintf("%s (rule %s)", h.Reason, h.Rule))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,36 @@
+package server
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// blobPlan is the store's kind for a sealed saved plan, keyed by run ID.
+const blobPlan = "plan"
+
+func (s *Server) setProposal(id string, p *store.Proposal) {
+	if _, err := s.db.UpdateRun(id, func(r *store.Run) error { r.Proposal = p; return nil }); err != nil {
+		s.log.Error("storing proposal", "run", id, "err", err)
+	}
+}
+
+func (s *Server) dropSealedPlan(id string) {
+	if err := s.db.DeleteBlob(blobPlan, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("dropping sealed plan", "run", id, "err", err)
+	}
+}
+
+// logText reads a run's stored (masked) log from an offset as text.
+func (s *Server) logText(id string, from int64) string {
+	chunks, err := s.db.ReadLog(id, from)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range chunks {
+		b.Write(c.Data)
+	}
+	return b.String()
+}

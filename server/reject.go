@@ -1,0 +1,31 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// Reject ends a held run with a reason; its sealed plan is dropped. Only a
+// person whom one of the holding rules names (see mayReject) may.
+func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (store.Run, error) {
+	if reason == "" {
+		reason = "no reason given"
+	}
+	run, err := s.transition(id, StatusRejected, func(r *store.Run) error {
+		if err := s.mayReject(*r, who); err != nil {
+			return err
+		}
+		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: string(DecisionReject), Reason: reason, At: time.Now()})
+		r.Message = fmt.Sprintf("Rejected by %s: %s", who.Name, reason)
+		return nil
+	})
+	if err != nil {
+		return store.Run{}, err
+	}
+	s.dropSealedPlan(id)
+	s.audit(id, who.Name, "reject", reason)
+	return run, nil
+}

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// Rerun submits a new run that repeats run id: the same template, kind,
+// approval request and answers, the secret ones taken from the run's sealed
+// store and never shown or retyped. The new run records which run it
+// repeats and is checked like any launch against the template as it is
+// now, so a survey that changed incompatibly refuses it, naming the field.
+// Only a run that ended without applying (stale, failed, rejected,
+// cancelled, refused, interrupted) or that succeeded may be rerun; who must
+// be allowed to launch.
+func (s *Server) Rerun(ctx context.Context, who Identity, id string) (store.Run, error) {
+	old, err := s.getRun(id)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if !statusOf(old).Final() {
+		return store.Run{}, errorf(ErrConflict, "run %s is %s; rerun repeats a run that ended (cancel it first, or wait)", id, old.Status)
+	}
+	if old.Answers == nil && len(old.SecretVars) > 0 && len(old.SealedAnswers) == 0 {
+		return store.Run{}, errorf(ErrConflict, "run %s was stored before runs kept their answers for rerun; launch it again with its answers", id)
+	}
+	answers := map[string]string{}
+	for k, v := range old.Answers {
+		answers[k] = v
+	}
+	if len(old.SealedAnswers) > 0 {
+		secret, err := openSealedMap(s.key, old.ID, old.SealedAnswers)
+		if err != nil {
+			return store.Run{}, fmt.Errorf("opening run %s's sealed answers: %w", id, err)
+		}
+		for k, v := range secret {
+			answers[k] = v
+		}
+	}
+	req := LaunchRequest{Template: old.Template, Kind: Kind(old.Kind), Answers: answers,
+		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal}
+	run, err := s.launch(who, req, old.ID)
+	clear(answers)
+	if err != nil {
+		if e, ok := err.(*Error); ok && e.Field != "" {
+			return store.Run{}, fieldErrorf(e.Field, "run %s cannot be rerun as it was: the template %s changed: %s", id, old.Template, e.Msg)
+		}
+		return store.Run{}, err
+	}
+	return run, nil
+}

@@ -1,0 +1,227 @@
+package server
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// A held proposal goes stale when the state its plan was made from no
+// longer matches the working directory's state: no approval can make it
+// apply (OpenTofu would refuse it too). The server learns the directory's
+// state with `tofu state pull` whenever a run in it ends while another
+// proposal there is held, and compares when a proposal is displayed or
+// approved, so a stale plan is shown as stale before anyone approves it.
+
+// stateBasis is a state's lineage and serial: for a saved plan, those of
+// the prior state it was made from (Lineage is empty when there was none).
+type stateBasis struct {
+	Lineage string `json:"lineage"`
+	Serial  int64  `json:"serial"`
+}
+
+// parseBasis reads lineage and serial from a state document; empty input
+// (no state yet) is the empty basis.
+func parseBasis(state []byte) (stateBasis, error) {
+	var sb stateBasis
+	if len(bytes.TrimSpace(state)) == 0 {
+		return sb, nil
+	}
+	if err := json.Unmarshal(state, &sb); err != nil {
+		return stateBasis{}, err
+	}
+	return sb, nil
+}
+
+// planBasis reads the prior state a saved plan was made from: OpenTofu's
+// plan file is a zip archive whose "tfstate" entry is that state, so this
+// works for every backend, not only local state.
+func planBasis(plan []byte) (stateBasis, error) {
+	zr, err := zip.NewReader(bytes.NewReader(plan), int64(len(plan)))
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	f, err := zr.Open("tfstate")
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	defer f.Close()
+	state, err := io.ReadAll(f)
+	defer clear(state)
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	sb, err := parseBasis(state)
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the saved plan's prior state: %w", err)
+	}
+	return sb, nil
+}
+
+// currentBasis reads the working directory's current state through the
+// tool (`state pull`, so any backend), never logging it: state holds
+// sensitive values in clear text.
+func (x *execution) currentBasis(ctx context.Context) (stateBasis, error) {
+	state, err := x.capture(ctx, "state pull", []string{"state", "pull"})
+	defer clear(state)
+	if err != nil {
+		var sf *stepFailed
+		if errors.As(err, &sf) {
+			return stateBasis{}, end(StatusFailed, -1, "Refused to apply: reading the current state failed (state pull exited %d), so the plan's basis could not be checked; nothing was applied.", sf.exit)
+		}
+		return stateBasis{}, err
+	}
+	sb, err := parseBasis(state)
+	if err != nil {
+		return stateBasis{}, fmt.Errorf("reading the current state: %w", err)
+	}
+	return sb, nil
+}
+
+// heldInDir lists the runs other than except whose saved plan for working
+// directory dir awaits approval and is not yet known to be stale.
+func (s *Server) heldInDir(dir, except string) ([]store.Run, error) {
+	runs, err := s.db.ListRuns()
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Run
+	for _, r := range runs {
+		if r.ID != except && s.runDir(r) == dir && statusOf(r) == StatusAwaitingApproval &&
+			r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan && !r.Proposal.Stale {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// runDir is the working directory a run was launched in.
+func (s *Server) runDir(r store.Run) string {
+	if r.Workdir != "" {
+		return r.Workdir
+	}
+	wd, _ := s.workdir(r)
+	return wd
+}
+
+// recordWorkdirState runs after every execution, while the run still holds
+// its working directory: if another proposal there is held, it reads the
+// state (state pull, never logged), records it and marks the held proposals
+// whose basis no longer matches stale.
+func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
+	if x.binary == "" || x.dir == "" {
+		return // prepare did not get far enough to run the tool
+	}
+	held, err := s.heldInDir(x.dir, x.run.ID)
+	if err != nil || len(held) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	state, res, err := s.runner.Capture(ctx, x.invocation([]string{"state", "pull"}))
+	defer clear(state)
+	x.out.Flush()
+	if err != nil || res.ExitCode != 0 {
+		s.log.Warn("reading the state to check held proposals", "run", x.run.ID, "dir", x.dir, "exit", res.ExitCode, "err", err)
+		return
+	}
+	basis, err := parseBasis(state)
+	if err != nil {
+		s.log.Warn("reading the state to check held proposals", "run", x.run.ID, "err", err)
+		return
+	}
+	st := store.WorkdirState{Lineage: basis.Lineage, Serial: basis.Serial, RunID: x.run.ID, At: time.Now()}
+	if err := s.db.PutWorkdirState(x.dir, st); err != nil {
+		s.log.Error("recording working directory state", "dir", x.dir, "err", err)
+	}
+	for _, r := range held {
+		if err := s.checkStale(r); err != nil {
+			s.log.Error("marking a held plan stale", "run", r.ID, "err", err)
+		}
+	}
+}
+
+// checkStale marks r stale when it holds a saved plan whose basis differs
+// from the state last read in its working directory after the plan was
+// made. It does nothing for any other run.
+func (s *Server) checkStale(r store.Run) error {
+	p := r.Proposal
+	if statusOf(r) != StatusAwaitingApproval || p == nil || Stage(p.Stage) != StagePlan || p.Stale {
+		return nil
+	}
+	st, err := s.db.GetWorkdirState(s.runDir(r))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.At.After(p.CreatedAt) || (stateBasis{st.Lineage, st.Serial}) == (stateBasis{p.Lineage, p.Serial}) {
+		return nil
+	}
+	reason := fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; run %s left serial %d%s), so it can never apply and nothing was applied. `rerun %s` plans it afresh with the same answers.",
+		p.Serial, st.RunID, st.Serial, lineageNote(p.Lineage, st.Lineage), r.ID)
+	_, err = s.transition(r.ID, StatusStale, func(r *store.Run) error {
+		if r.Proposal == nil || r.Proposal.Digest != p.Digest {
+			return errorf(ErrConflict, "run %s's proposal changed", r.ID)
+		}
+		r.Proposal.Stale, r.Proposal.StaleReason = true, reason
+		r.Message = "Stale before approval: " + reason
+		return nil
+	})
+	if ErrorCode(err) == ErrConflict {
+		return nil // approved, rejected or cancelled meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	s.dropSealedPlan(r.ID)
+	s.audit(r.ID, "switchtender", string(StatusStale), reason)
+	return nil
+}
+
+func lineageNote(was, now string) string {
+	if was == now {
+		return ""
+	}
+	if was == "" {
+		return ", a state that did not exist when it planned"
+	}
+	return ", of another lineage"
+}
+
+// newerProposal returns the ID of the newest run, newer than r, whose saved
+// plan for r's working directory is held (and not stale) or was applied,
+// or "" when there is none (spec: approving an older proposal would apply
+// what a newer one superseded).
+func (s *Server) newerProposal(r store.Run) string {
+	if r.Proposal == nil {
+		return ""
+	}
+	runs, err := s.db.ListRuns()
+	if err != nil {
+		return ""
+	}
+	me, _ := strconv.ParseUint(r.ID, 10, 64)
+	dir := s.runDir(r)
+	for _, o := range runs { // newest first
+		n, _ := strconv.ParseUint(o.ID, 10, 64)
+		if n <= me || o.Proposal == nil || Stage(o.Proposal.Stage) != StagePlan || s.runDir(o) != dir {
+			continue
+		}
+		held := statusOf(o) == StatusAwaitingApproval && !o.Proposal.Stale
+		applied := statusOf(o) == StatusSucceeded && o.Proposal.Used
+		if held || applied {
+			return o.ID
+		}
+	}
+	return ""
+}
