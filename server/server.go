@@ -293,4 +293,3 @@ func (s *Server) audit(runID, actor, action, detail string) {
 		s.log.Error("writing audit event", "run", runID, "err", err)
 	}
 }
-
