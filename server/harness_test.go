@@ -58,6 +58,7 @@ var testPeople = map[string]string{
 	"alice": `["launch", "approve"]`,
 	"bob":   `["approve"]`,
 	"carol": `["launch"]`,
+	"dave":  `["approve"]`, // an approver whom rules that name approvers leave out
 }
 var testAgents = []string{"deploy-bot", "helper-bot"}
 

@@ -14,17 +14,18 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 	if reason == "" {
 		reason = "no reason given"
 	}
-	run, err := s.transition(id, StatusRejected, func(r *store.Run) error {
+	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
 		if err := s.mayReject(*r, who); err != nil {
 			return err
 		}
 		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: string(DecisionReject), Reason: reason, At: time.Now()})
 		r.Message = fmt.Sprintf("Rejected by %s: %s", who.Name, reason)
-		return nil
+		return setStatus(r, StatusRejected)
 	})
 	if err != nil {
-		return store.Run{}, err
+		return store.Run{}, s.coded(id, err)
 	}
+	s.broker.runChanged()
 	s.dropSealedPlan(id)
 	s.audit(id, who.Name, "reject", reason)
 	return run, nil
