@@ -26,21 +26,10 @@ import (
 // The check is made before any process starts; a checkout that an attacker
 // can rewrite between the check and the run is outside this guarantee.
 func ResolveWorkingDir(checkout, command string) (string, error) {
-	if command == "" {
-		return "", errors.New("resolving working directory: the command is empty; name a directory relative to the project checkout, such as infra/network")
-	}
-	if filepath.IsAbs(command) {
-		return "", fmt.Errorf("resolving working directory: command %q is an absolute path; name a directory relative to the project checkout", command)
-	}
-	if strings.ContainsRune(command, 0) {
-		return "", fmt.Errorf("resolving working directory: command %q contains a NUL byte", command)
+	if err := CheckCommand(command); err != nil {
+		return "", fmt.Errorf("resolving working directory: %w", err)
 	}
 	elems := strings.Split(filepath.ToSlash(command), "/")
-	for _, e := range elems {
-		if e == ".." {
-			return "", fmt.Errorf("resolving working directory: command %q contains \"..\"; a run's directory must stay inside its project checkout", command)
-		}
-	}
 	abs, err := filepath.Abs(checkout)
 	if err != nil {
 		return "", fmt.Errorf("resolving project checkout %q: %w", checkout, err)
@@ -66,6 +55,28 @@ func ResolveWorkingDir(checkout, command string) (string, error) {
 		return "", fmt.Errorf("resolving working directory: %q in the project checkout is not a directory", command)
 	}
 	return cur, nil
+}
+
+// CheckCommand is the lexical half of the containment check, which the
+// configuration applies when it loads and ResolveWorkingDir before every
+// run: command must be a non-empty path relative to the checkout, with no
+// ".." element (with / or \ as the separator), no NUL byte, and not absolute
+// (nor a drive or UNC path). The error says what was wrong and what to do.
+func CheckCommand(command string) error {
+	switch {
+	case strings.TrimSpace(command) == "":
+		return errors.New("the command is empty; name a directory relative to the project checkout, such as infra/network, or \".\" for the checkout itself")
+	case strings.ContainsRune(command, 0):
+		return fmt.Errorf("command %q contains a NUL byte", command)
+	case filepath.IsAbs(command) || strings.HasPrefix(command, "/") || strings.HasPrefix(command, `\`) || (len(command) > 1 && command[1] == ':'):
+		return fmt.Errorf("command %q is absolute; name a directory relative to the project checkout, such as infra/network", command)
+	}
+	for _, e := range strings.FieldsFunc(command, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if e == ".." {
+			return fmt.Errorf("command %q contains \"..\"; a run's directory must stay inside its project checkout", command)
+		}
+	}
+	return nil
 }
 
 // maxHops bounds the symlinks followed, as the kernel's ELOOP limit does.

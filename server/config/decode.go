@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/switchtender/switchtender/exec"
 )
 
 // nameRE is what a block label (a name) may look like: it is typed in SSH
@@ -631,21 +633,12 @@ func (p *parser) envMap(a *hcl.Attribute, v cty.Value) (map[string]string, bool)
 }
 
 // checkCommand is the lexical half of DESIGN.md invariant 4 and the spec's
-// "The command directory cannot escape the project with ..".
+// "The command directory cannot escape the project with ..": the same check
+// exec.ResolveWorkingDir makes before every run (exec.CheckCommand). It
+// returns the cleaned command, or a problem sentence.
 func checkCommand(cmd string) (string, string) {
-	if strings.TrimSpace(cmd) == "" {
-		return "", "command is empty; give the working directory relative to the project checkout, like \"infra/network\", or \".\" for the checkout itself"
-	}
-	if strings.ContainsRune(cmd, 0) {
-		return "", "command contains a NUL byte"
-	}
-	if filepath.IsAbs(cmd) || strings.HasPrefix(cmd, "/") || strings.HasPrefix(cmd, `\`) || (len(cmd) > 1 && cmd[1] == ':') {
-		return "", fmt.Sprintf("command %q is absolute; name the working directory relative to the project checkout, like \"infra/network\"", cmd)
-	}
-	for _, el := range strings.FieldsFunc(cmd, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if el == ".." {
-			return "", fmt.Sprintf("command %q contains \"..\"; a run stays inside its checkout, so name a directory inside the project", cmd)
-		}
+	if err := exec.CheckCommand(cmd); err != nil {
+		return "", err.Error()
 	}
 	return path.Clean(strings.ReplaceAll(cmd, `\`, "/")), ""
 }
