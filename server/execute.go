@@ -115,7 +115,6 @@ func (s *Server) execute(ctx context.Context, j job) {
 	x := s.newExecution(run)
 	defer x.sink.Close()
 	defer wipe(s, filepath.Join(x.private, planFileName))
-	defer s.recordWorkdirState(context.WithoutCancel(ctx), x)
 	if err := x.prepare(ctx); err != nil {
 		x.end(ctx, err)
 		return
@@ -184,6 +183,11 @@ func (x *execution) end(ctx context.Context, err error) {
 	}
 	if o.status != StatusAwaitingApproval {
 		x.s.dropSealedPlan(x.run.ID)
+	}
+	if o.status != StatusInterrupted {
+		// Before the run says it ended: whoever waits for it sees held
+		// proposals its state change made stale already marked.
+		x.s.recordWorkdirState(context.WithoutCancel(ctx), x)
 	}
 	_, terr := x.s.transition(x.run.ID, o.status, func(r *store.Run) error {
 		if o.status == StatusAwaitingApproval && r.CancelRequested != "" {

@@ -23,7 +23,7 @@ func (s *Server) Rerun(ctx context.Context, who Identity, id string) (store.Run,
 	if !statusOf(old).Final() {
 		return store.Run{}, errorf(ErrConflict, "run %s is %s; rerun repeats a run that ended (cancel it first, or wait)", id, old.Status)
 	}
-	if old.Answers == nil && len(old.SecretVars) > 0 && len(old.SealedAnswers) == 0 {
+	if old.Answers == nil {
 		return store.Run{}, errorf(ErrConflict, "run %s was stored before runs kept their answers for rerun; launch it again with its answers", id)
 	}
 	answers := map[string]string{}

@@ -112,8 +112,9 @@ func (s *Server) runDir(r store.Run) string {
 	return wd
 }
 
-// recordWorkdirState runs after every execution, while the run still holds
-// its working directory: if another proposal there is held, it reads the
+// recordWorkdirState runs as every execution ends (unless the server is
+// stopping), while the run still holds its working directory and before it
+// records its final status: if another proposal there is held, it reads the
 // state (state pull, never logged), records it and marks the held proposals
 // whose basis no longer matches stale.
 func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
@@ -124,11 +125,12 @@ func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
 	if err != nil || len(held) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	state, res, err := s.runner.Capture(ctx, x.invocation([]string{"state", "pull"}))
+	inv := x.invocation([]string{"state", "pull"})
+	inv.Output = nil // the run's log has ended; the exit code goes to the operator log
+	state, res, err := s.runner.Capture(ctx, inv)
 	defer clear(state)
-	x.out.Flush()
 	if err != nil || res.ExitCode != 0 {
 		s.log.Warn("reading the state to check held proposals", "run", x.run.ID, "dir", x.dir, "exit", res.ExitCode, "err", err)
 		return
