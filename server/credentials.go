@@ -70,24 +70,27 @@ func runCredentialCommand(ctx context.Context, environ []string, c *config.Crede
 }
 
 // runVars is a run's variables as they reach TF_VAR_: the plain ones and
-// the sealed secret answers, opened now and added to the masker.
-func (s *Server) runVars(r store.Run, m *mask.Masker) (map[string]string, error) {
-	vars := map[string]string{}
+// the sealed secret answers, opened now and added to the masker with every
+// element of a list or map (secretForms). It returns the secret forms too.
+func (s *Server) runVars(r store.Run, m *mask.Masker) (vars map[string]string, secrets []string, err error) {
+	vars = map[string]string{}
 	for k, v := range r.Vars {
 		vars[k] = v
 	}
 	if len(r.SealedVars) == 0 {
-		return vars, nil
+		return vars, nil, nil
 	}
 	secret, err := openSealedMap(s.key, r.ID, r.SealedVars)
 	if err != nil {
-		return nil, fmt.Errorf("opening the run's sealed answers: %w", err)
+		return nil, nil, fmt.Errorf("opening the run's sealed answers: %w", err)
 	}
 	for k, v := range secret {
-		m.Add(v)
+		forms := secretForms(v)
+		m.Add(forms...)
+		secrets = append(secrets, forms...)
 		vars[k] = v
 	}
-	return vars, nil
+	return vars, secrets, nil
 }
 
 // openSealedMap opens a sealed JSON object of strings bound to run id.

@@ -137,16 +137,17 @@ func (s *Server) execute(ctx context.Context, j job) {
 // gated apply carries out the approved plan").
 func (s *Server) stepsFor(r store.Run) []step {
 	apply := []step{{"verify", verifyStep}, {"mask", maskStep}, {"apply", applyPlanStep}}
+	init := []step{{"init", initStep}, {"state secrets", stateSecretsStep}}
 	switch {
 	case Phase(r.Phase) == phaseApply:
-		return apply
+		return append([]step{{"state secrets", stateSecretsStep}}, apply...)
 	case Kind(r.Kind) == KindPlan:
-		return []step{{"init", initStep}, {"plan", dryRunStep}}
+		return append(init, step{"plan", dryRunStep})
 	case !gate.NeedsSavedPlan(s.rules, s.gateRequest(r)):
-		return []step{{"init", initStep}, {"apply", applyAutoStep}}
+		return append(init, step{"apply", applyAutoStep})
 	}
-	gated := []step{{"init", initStep}, {"plan", planStep}, {"show", showStep}, {"measure", measureStep},
-		{"seal", sealStep}, {"decide", decideStep}}
+	gated := append(init, []step{{"plan", planStep}, {"show", showStep}, {"measure", measureStep},
+		{"seal", sealStep}, {"decide", decideStep}}...)
 	return append(gated, apply...)
 }
 
@@ -278,8 +279,11 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	vars, err := s.runVars(r, x.masker)
+	vars, secrets, err := s.runVars(r, x.masker)
 	if err != nil {
+		return err
+	}
+	if err := s.rememberSecrets(x.dir, secrets, x.masker); err != nil {
 		return err
 	}
 	creds[runMarkerVar] = s.runMarker(r.ID)

@@ -220,7 +220,7 @@ func TestWorkingDirectorySwappedBetweenSteps(t *testing.T) {
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusFailed)
 	r, _ := h.srv.db.GetRun("1")
-	if !strings.Contains(r.Message, "before plan") || !strings.Contains(r.Message, "nothing more ran") {
+	if !strings.Contains(r.Message, "before state secrets") || !strings.Contains(r.Message, "nothing more ran") {
 		t.Errorf("message = %q", r.Message)
 	}
 	if got := f.called(); got != "init" {
