@@ -1,0 +1,84 @@
+package server
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+const leaksTemplate = `
+template "leaks" {
+  project = "infra"
+  command = "infra/leaks"
+  survey "secret_list" {
+    type      = "list"
+    sensitive = true
+  }
+  survey "secret_map" {
+    type      = "map"
+    sensitive = true
+  }
+  survey "rotating" {
+    type      = "string"
+    sensitive = true
+  }
+  survey "generation" {
+    type    = "string"
+    default = "1"
+  }
+}
+rule "no-destroys" {
+  templates   = ["leaks"]
+  kinds       = ["apply"]
+  max_destroy = 0
+  approvers   = ["bob"]
+}
+`
+
+// Canaries of the leak classes the server closes (issue 9, classes 1-3).
+var leakCanaries = []string{
+	"list-canary-aaaa1111", "list-canary-bbbb2222", // elements of a sensitive list answer
+	"map-canary-cccc3333",     // an element of a sensitive map answer
+	"rot-canary-old-11112222", // a sensitive answer the next run rotates
+	"rot-canary-new-33334444", // its replacement
+	"state-canary-77aa1f3c",   // a value only the state marks sensitive
+}
+
+// A sensitive list and map answer, an answer rotated in the next run, and
+// a value only the prior state marks sensitive, through an ungated apply, a
+// dry run and a gated apply: none reaches a log, show --json or any file
+// under the data directory.
+func TestLeakClassesStayMasked(t *testing.T) {
+	h := newHarness(t, leaksTemplate)
+	list := `--var=secret_list=["list-canary-aaaa1111","list-canary-bbbb2222"]`
+	mapv := `--var=secret_map={"k":"map-canary-cccc3333"}`
+	h.mustSSH("alice", "launch", "leaks", list, mapv, "--var", "rotating=rot-canary-old-11112222", "--wait")
+	h.mustSSH("alice", "launch", "leaks", "--dry-run", list, mapv, "--var", "rotating=rot-canary-new-33334444", "--var", "generation=2", "--wait")
+	out := h.mustSSH("alice", "launch", "leaks", list, mapv, "--var", "rotating=rot-canary-new-33334444", "--var", "generation=2", "--wait")
+	if !strings.Contains(out, "awaiting_approval") {
+		t.Fatalf("the replacement was not held:\n%s", out)
+	}
+	r, _ := h.srv.db.GetRun("3")
+	h.mustSSH("bob", "approve", "3", "--digest", r.Proposal.Digest)
+	h.waitStatus("3", StatusSucceeded)
+
+	var found []string
+	for _, id := range []string{"1", "2", "3"} {
+		log := h.mustSSH("bob", "log", id)
+		if id == "2" && !strings.Contains(log, "***") {
+			t.Errorf("run 2's plan masked nothing; did it print the values?\n%s", log)
+		}
+		found = append(found, leaks("log of run "+id, []byte(log), leakCanaries)...)
+		found = append(found, leaks("show --json of run "+id, []byte(h.mustSSH("bob", "show", id, "--json")), leakCanaries)...)
+	}
+	for _, f := range h.dataFiles() {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = append(found, leaks(f, b, leakCanaries)...)
+	}
+	for _, f := range found {
+		t.Error(f)
+	}
+}
