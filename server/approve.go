@@ -66,7 +66,7 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 		return store.Run{}, s.coded(id, err)
 	}
 	s.audit(id, who.Name, "approve", fmt.Sprintf("%s %s %s", run.Approvals[len(run.Approvals)-1].Stage, digest, rulesPhrase(released)))
-	s.broker.runChanged()
+	s.changed(run)
 	if done {
 		s.enqueue(run)
 	}

@@ -48,6 +48,6 @@ func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run
 	s.sched.cancel(id, cancelCause{by: who.Name})
 	s.dropSealedPlan(id)
 	s.audit(id, who.Name, string(StatusCancelled), msg)
-	s.broker.runChanged()
+	s.changed(run)
 	return run, nil
 }

@@ -118,8 +118,15 @@ func (s *Server) transition(id string, to Status, fn func(r *store.Run) error) (
 	if err != nil {
 		return store.Run{}, s.coded(id, err)
 	}
-	s.broker.runChanged()
+	s.changed(run)
 	return run, nil
+}
+
+// changed tells watchers a run changed and keeps the held index current;
+// every write of a status calls it.
+func (s *Server) changed(r store.Run) {
+	s.held.note(s.runDir(r), r)
+	s.broker.runChanged()
 }
 
 // setStatus moves r to status to, guarded by [Status.To], inside a store

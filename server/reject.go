@@ -25,7 +25,7 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 	if err != nil {
 		return store.Run{}, s.coded(id, err)
 	}
-	s.broker.runChanged()
+	s.changed(run)
 	s.dropSealedPlan(id)
 	s.audit(id, who.Name, "reject", reason)
 	return run, nil

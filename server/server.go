@@ -50,6 +50,7 @@ type Server struct {
 	runsDir    string
 	policyTime time.Duration
 	runner     toolRunner // starts tool processes; package exec
+	held       heldIndex  // runs holding a saved plan, by working directory
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
@@ -165,6 +166,7 @@ func (s *Server) recover() error {
 	// ListRuns is newest first; queue again oldest first.
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
+		s.held.note(s.runDir(r), r)
 		switch statusOf(r) {
 		case StatusRunning:
 			if _, err := s.transition(r.ID, StatusInterrupted, func(r *store.Run) error {

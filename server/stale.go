@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/switchtender/switchtender/store"
@@ -86,16 +87,55 @@ func (x *execution) currentBasis(ctx context.Context) (stateBasis, error) {
 	return sb, nil
 }
 
+// heldIndex remembers which runs hold a saved plan awaiting approval, by
+// working directory, so a run that ends need not read every run to find
+// them. It is advisory: heldInDir re-reads each candidate from the store.
+type heldIndex struct {
+	mu    sync.Mutex
+	byDir map[string]map[string]bool // working directory -> run IDs
+}
+
+// note records r as it was just written: held with a plan, or not.
+func (h *heldIndex) note(dir string, r store.Run) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byDir == nil {
+		h.byDir = map[string]map[string]bool{}
+	}
+	held := statusOf(r) == StatusAwaitingApproval && r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan && !r.Proposal.Stale
+	if held {
+		if h.byDir[dir] == nil {
+			h.byDir[dir] = map[string]bool{}
+		}
+		h.byDir[dir][r.ID] = true
+	} else if h.byDir[dir] != nil {
+		delete(h.byDir[dir], r.ID)
+	}
+}
+
+func (h *heldIndex) ids(dir string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for id := range h.byDir[dir] {
+		out = append(out, id)
+	}
+	return out
+}
+
 // heldInDir lists the runs other than except whose saved plan for working
 // directory dir awaits approval and is not yet known to be stale.
 func (s *Server) heldInDir(dir, except string) ([]store.Run, error) {
-	runs, err := s.db.ListRuns()
-	if err != nil {
-		return nil, err
-	}
 	var out []store.Run
-	for _, r := range runs {
-		if r.ID != except && s.runDir(r) == dir && statusOf(r) == StatusAwaitingApproval &&
+	for _, id := range s.held.ids(dir) {
+		if id == except {
+			continue
+		}
+		r, err := s.db.GetRun(id)
+		if err != nil {
+			return nil, err
+		}
+		if s.runDir(r) == dir && statusOf(r) == StatusAwaitingApproval &&
 			r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan && !r.Proposal.Stale {
 			out = append(out, r)
 		}
