@@ -152,20 +152,12 @@ func (s *Server) stepsFor(r store.Run) []step {
 }
 
 // checkBefore stops a run whose context ended, and checks its working
-// directory again before each step: it must still resolve, inside the
-// checkout, to the directory resolved at launch.
+// directory again before each step (checkWorkdir).
 func (x *execution) checkBefore(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	wd, err := x.s.workdir(x.run)
-	if err != nil {
-		return fmt.Errorf("before %s: %v; nothing more ran", x.current, err)
-	}
-	if wd != x.dir {
-		return fmt.Errorf("before %s: the working directory now resolves to %s, not %s as at launch (a directory or symlink in the checkout changed); nothing more ran. Check the checkout, then submit the run again", x.current, wd, x.dir)
-	}
-	return nil
+	return x.checkWorkdir()
 }
 
 // end records how the run ended, in one place: an *outcome as it says, a
@@ -304,6 +296,9 @@ func (x *execution) invocation(args []string) exec.Invocation {
 // tool runs one tool process, its output masked into the log, and records
 // it as a step. A process that could not run or exited non-zero is an error.
 func (x *execution) tool(ctx context.Context, name string, args []string) (exec.Result, error) {
+	if err := x.checkWorkdir(); err != nil {
+		return exec.Result{ExitCode: -1}, err
+	}
 	fmt.Fprintf(x.out, "$ %s %s\n", x.engine.Binary, strings.Join(args, " "))
 	started := time.Now()
 	res, err := x.s.runner.Run(ctx, x.invocation(args))
@@ -314,6 +309,9 @@ func (x *execution) tool(ctx context.Context, name string, args []string) (exec.
 
 // capture runs one tool process whose stdout is returned, never logged.
 func (x *execution) capture(ctx context.Context, name string, args []string) ([]byte, error) {
+	if err := x.checkWorkdir(); err != nil {
+		return nil, err
+	}
 	out, res, err := x.s.runner.Capture(ctx, x.invocation(args))
 	x.out.Flush()
 	if err := x.toolErr(name, res, err); err != nil {

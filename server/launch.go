@@ -51,10 +51,11 @@ type LaunchRequest struct {
 
 // launchPlan is a checked launch: everything Launch stores.
 type launchPlan struct {
-	t       *config.Template
-	kind    Kind
-	workdir string
-	vals    surveyValues
+	t         *config.Template
+	kind      Kind
+	workdir   string
+	workdirID string
+	vals      surveyValues
 }
 
 // CheckLaunch is the one validation of a launch, used by the launch command
@@ -102,7 +103,11 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if err != nil {
 		return nil, err
 	}
-	return &launchPlan{t: t, kind: kind, workdir: wd, vals: vals}, nil
+	id, err := dirIdentity(wd)
+	if err != nil {
+		return nil, errorf(ErrInvalid, "template %q: reading its working directory: %v", t.Name, err)
+	}
+	return &launchPlan{t: t, kind: kind, workdir: wd, workdirID: id, vals: vals}, nil
 }
 
 // Launch validates req for who (CheckLaunch) and queues the run. An apply or
@@ -126,6 +131,7 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 		Tool:            t.Tool,
 		Command:         t.Command,
 		Workdir:         lp.workdir,
+		WorkdirID:       lp.workdirID,
 		Queue:           t.Queue,
 		Kind:            string(lp.kind),
 		Requester:       who.Name,
@@ -366,18 +372,4 @@ func (s *Server) gateRequest(r store.Run) gate.Request {
 	}
 	_, req.Exempted = gate.Exempt(s.exemptions, req)
 	return req
-}
-
-// workdir resolves a run's working directory inside its checkout (DESIGN
-// invariant 4), refusing escapes before any process starts.
-func (s *Server) workdir(r store.Run) (string, error) {
-	p, ok := s.cfg.Projects[r.Project]
-	if !ok {
-		return "", fmt.Errorf("project %q is no longer configured", r.Project)
-	}
-	wd, err := exec.ResolveWorkingDir(p.Path, r.Command)
-	if err != nil {
-		return "", fmt.Errorf("refusing working directory: %w", err)
-	}
-	return wd, nil
 }

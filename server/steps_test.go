@@ -227,3 +227,38 @@ func TestWorkingDirectorySwappedBetweenSteps(t *testing.T) {
 		t.Errorf("tool calls after the swap: %q", got)
 	}
 }
+
+// A held apply whose working directory is replaced while it waits — by a
+// copy at the same path, or by a symlink to outside the checkout — fails
+// after its approval, and no tool process runs.
+func TestWorkingDirectorySwappedWhileHeld(t *testing.T) {
+	for _, swap := range []string{"copy", "symlink"} {
+		t.Run(swap, func(t *testing.T) {
+			h := newHarness(t, dataTemplates+approveAllData)
+			h.mustSSH("alice", "launch", "data", "--wait")
+			r, _ := h.srv.db.GetRun("1")
+			wd := filepath.Join(h.project, "infra", "data")
+			if err := os.Rename(wd, wd+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if swap == "copy" {
+				if err := os.CopyFS(wd, os.DirFS(wd+".moved")); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.Symlink(t.TempDir(), wd); err != nil {
+				t.Fatal(err)
+			}
+			f := gatedFake(nil)
+			h.srv.runner = f
+			h.mustSSH("bob", "approve", "1", "--digest", r.Proposal.Digest)
+			h.waitStatus("1", StatusFailed)
+			r, _ = h.srv.db.GetRun("1")
+			if !strings.Contains(r.Message, "nothing more ran") {
+				t.Errorf("message = %q", r.Message)
+			}
+			if got := f.called(); got != "" {
+				t.Errorf("tool calls after the swap: %q", got)
+			}
+		})
+	}
+}

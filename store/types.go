@@ -13,6 +13,7 @@ type Run struct {
 	Tool            string            `json:"tool"`             // "opentofu" | "terraform"
 	Command         string            `json:"command"`          // working directory relative to the checkout
 	Workdir         string            `json:"workdir"`          // the working directory as resolved at launch: absolute, symlink-free
+	WorkdirID       string            `json:"workdir_id"`       // its identity at launch, "DEVICE:INODE", so a directory swapped in later is told apart
 	Queue           string            `json:"queue"`            // queue name
 	Kind            string            `json:"kind"`             // "apply" | "plan" (dry run) | "check" (drift check) | "reconcile"
 	Requester       string            `json:"requester"`        // user or agent name

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/store"
+)
+
+// workdir resolves a run's working directory inside its checkout (DESIGN
+// invariant 4), refusing escapes before any process starts.
+func (s *Server) workdir(r store.Run) (string, error) {
+	p, ok := s.cfg.Projects[r.Project]
+	if !ok {
+		return "", fmt.Errorf("project %q is no longer configured", r.Project)
+	}
+	wd, err := exec.ResolveWorkingDir(p.Path, r.Command)
+	if err != nil {
+		return "", fmt.Errorf("refusing working directory: %w", err)
+	}
+	return wd, nil
+}
+
+// dirIdentity is a directory's device and inode, "DEVICE:INODE", or "" where
+// the platform does not say.
+func dirIdentity(dir string) (string, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", nil
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
+}
+
+// checkWorkdir verifies, before a process of the run starts, that its
+// working directory still resolves inside the checkout to the path resolved
+// at launch and is the same directory (device and inode) as then: a
+// directory or symlink swapped in between two steps, or while a proposal
+// waited, stops the run.
+func (x *execution) checkWorkdir() error {
+	wd, err := x.s.workdir(x.run)
+	if err != nil {
+		return fmt.Errorf("before %s: %v; nothing more ran", x.current, err)
+	}
+	if wd != x.dir {
+		return fmt.Errorf("before %s: the working directory now resolves to %s, not %s as at launch (a directory or symlink in the checkout changed); nothing more ran. Check the checkout, then submit the run again", x.current, wd, x.dir)
+	}
+	if x.run.WorkdirID == "" {
+		return nil // a run stored before launches recorded the identity
+	}
+	id, err := dirIdentity(wd)
+	if err != nil {
+		return fmt.Errorf("before %s: reading the working directory %s: %v; nothing more ran", x.current, wd, err)
+	}
+	if id != x.run.WorkdirID {
+		return fmt.Errorf("before %s: %s is no longer the directory it was at launch (it was replaced); nothing more ran. Check the checkout, then submit the run again", x.current, wd)
+	}
+	return nil
+}
