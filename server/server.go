@@ -147,8 +147,12 @@ func buildRules(ctx context.Context, cfg *config.Config) ([]*gate.Rule, []*gate.
 
 // recover brings the store in line after a start: see New.
 func (s *Server) recover() error {
-	if _, err := seal.WipeTree(s.runsDir, isPlaintextPlan); err != nil {
+	wiped, err := seal.WipeTree(s.runsDir, isPlaintextPlan)
+	if err != nil {
 		return fmt.Errorf("wiping plaintext plans left by a previous process: %w", err)
+	}
+	if wiped > 0 {
+		s.audit("", "switchtender", "recover", fmt.Sprintf("wiped %d plaintext plan files a previous process left", wiped))
 	}
 	runs, err := s.db.ListRuns()
 	if err != nil {
@@ -162,6 +166,7 @@ func (s *Server) recover() error {
 	}
 	if n := s.stopLeftovers(interrupted, s.cfg.Server.CancelGrace); n > 0 {
 		s.log.Warn("stopped processes a previous server left running", "count", n, "runs", interrupted)
+		s.audit("", "switchtender", "recover", fmt.Sprintf("stopped %d processes a previous server left running for runs %v", n, interrupted))
 	}
 	// ListRuns is newest first; queue again oldest first.
 	for i := len(runs) - 1; i >= 0; i-- {
@@ -176,6 +181,7 @@ func (s *Server) recover() error {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
 			}
 			s.dropSealedPlan(r.ID)
+			s.audit(r.ID, "switchtender", "recover", "marked interrupted: the server stopped while it executed; not re-run")
 		case StatusQueued:
 			s.enqueue(r)
 		}

@@ -43,11 +43,12 @@ var (
 const OpenTimeout = time.Second
 
 var (
-	bucketRuns  = []byte("runs")     // be64(id) -> JSON Run
-	bucketLogs  = []byte("logs")     // be64(id) -> sub-bucket: be64(offset) -> bytes
-	bucketBlobs = []byte("blobs")    // kind 0x00 key -> blob
-	bucketAudit = []byte("audit")    // runID 0x00 be64(seq) -> JSON AuditEvent
-	bucketDirs  = []byte("workdirs") // working directory -> JSON WorkdirState
+	bucketRuns  = []byte("runs")        // be64(id) -> JSON Run
+	bucketLogs  = []byte("logs")        // be64(id) -> sub-bucket: be64(offset) -> bytes
+	bucketBlobs = []byte("blobs")       // kind 0x00 key -> blob
+	bucketAudit = []byte("audit")       // before the chain: runID 0x00 be64(seq) -> JSON AuditEvent; migrated at Open
+	bucketChain = []byte("audit_chain") // be64(seq) -> hex(hash) '\n' JSON AuditEvent; see audit.go
+	bucketDirs  = []byte("workdirs")    // working directory -> JSON WorkdirState
 )
 
 // DB is an open Switchtender database. It is safe for concurrent use.
@@ -74,13 +75,16 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketRuns, bucketLogs, bucketBlobs, bucketAudit, bucketDirs} {
+		for _, name := range [][]byte{bucketRuns, bucketLogs, bucketBlobs, bucketAudit, bucketDirs, bucketChain} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("creating bucket %s: %w", name, err)
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		err = b.Update(migrateAudit)
+	}
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
@@ -475,59 +479,6 @@ func (db *DB) ListBlobs(kind string) ([]string, error) {
 		return nil, fmt.Errorf("listing %s blobs: %w", kind, err)
 	}
 	return keys, nil
-}
-
-// Audit appends e to the audit trail (At set to now if zero). Events with an
-// empty RunID concern no run and are read with AuditLog("").
-func (db *DB) Audit(e AuditEvent) error {
-	if bytes.IndexByte([]byte(e.RunID), 0) >= 0 {
-		return fmt.Errorf("auditing: run ID %q holds a NUL byte", e.RunID)
-	}
-	if e.At.IsZero() {
-		e.At = time.Now()
-	}
-	v, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("auditing %s: %w", e.Action, err)
-	}
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAudit)
-		b.FillPercent = 0.9
-		seq, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		return b.Put(append(append([]byte(e.RunID), 0), be64(seq)...), v)
-	})
-	if err != nil {
-		return fmt.Errorf("auditing %s of run %s: %w", e.Action, e.RunID, err)
-	}
-	return nil
-}
-
-// AuditLog returns the audit events of run runID in the order they were
-// recorded (empty, not an error, for a run without events).
-func (db *DB) AuditLog(runID string) ([]AuditEvent, error) {
-	prefix := append([]byte(runID), 0)
-	var events []AuditEvent
-	err := db.bolt.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketAudit).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(k) != len(prefix)+8 {
-				continue // another run ID that starts with runID's bytes and a NUL
-			}
-			var e AuditEvent
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decoding audit event: %w", err)
-			}
-			events = append(events, e)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading audit log of run %s: %w", runID, err)
-	}
-	return events, nil
 }
 
 // PutWorkdirState records what is known of a working directory's state,

@@ -112,6 +112,11 @@ type AuditEvent struct {
 	Actor  string    `json:"actor"`
 	Action string    `json:"action"`
 	Detail string    `json:"detail"`
+	// Filled when read: the entry's place in the chain, the hash of the
+	// entry before it and its own (hex sha256; see DB.VerifyAudit).
+	Seq  uint64 `json:"seq,omitempty"`
+	Prev string `json:"prev,omitempty"`
+	Hash string `json:"hash,omitempty"`
 }
 
 // WorkdirState is what the server last learnt of a working directory's

@@ -24,6 +24,10 @@ Usage:
                                         run the control node on an embedded example
   switchtender keygen seal --out FILE   make a server sealing key (mode 0600)
   switchtender keygen pool              print a pool delivery key pair (age)
+  switchtender audit verify --config FILE
+                                        check the audit trail's hash chain (server stopped)
+  switchtender audit export --config FILE
+                                        write the audit trail as JSON lines
   switchtender tofu                     build or find the pinned OpenTofu; print its path
   switchtender version
 `
@@ -58,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdDemo(ctx, args[1:], stdout, stderr)
 	case "keygen":
 		return cmdKeygen(args[1:], stdout)
+	case "audit":
+		return cmdAudit(args[1:], stdout)
 	case "tofu":
 		return cmdTofu(ctx, stdout, stderr)
 	case "version":
