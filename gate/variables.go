@@ -19,6 +19,23 @@ var (
 	varSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sensitive"}}}
 )
 
+// configFileKind says whether OpenTofu reads file name of a root module,
+// and whether as JSON: *.tf, *.tf.json, *.tofu and *.tofu.json, where x.tofu
+// shadows x.tf (and x.tofu.json shadows x.tf.json).
+func configFileKind(name string, present map[string]bool) (json, read bool) {
+	switch {
+	case strings.HasSuffix(name, ".tf.json"):
+		return true, !present[strings.TrimSuffix(name, ".tf.json")+".tofu.json"]
+	case strings.HasSuffix(name, ".tofu.json"):
+		return true, true
+	case strings.HasSuffix(name, ".tf"):
+		return false, !present[strings.TrimSuffix(name, ".tf")+".tofu"]
+	case strings.HasSuffix(name, ".tofu"):
+		return false, true
+	}
+	return false, false
+}
+
 // SensitiveVariables returns the sorted names of the variables that the root
 // module in dir declares with sensitive = true. It reads the files OpenTofu
 // reads for a root module: *.tf, *.tf.json, *.tofu and *.tofu.json, where
@@ -42,26 +59,21 @@ func SensitiveVariables(dir string) ([]string, error) {
 		if e.IsDir() {
 			continue
 		}
+		json, read := configFileKind(n, present)
+		if !read {
+			continue
+		}
+		src, err := ReadConfigFile(filepath.Join(dir, n))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading %s: %w", n, err))
+			continue
+		}
 		var f *hcl.File
 		var diags hcl.Diagnostics
-		path := filepath.Join(dir, n)
-		switch {
-		case strings.HasSuffix(n, ".tf.json"):
-			if present[strings.TrimSuffix(n, ".tf.json")+".tofu.json"] {
-				continue
-			}
-			f, diags = p.ParseJSONFile(path)
-		case strings.HasSuffix(n, ".tofu.json"):
-			f, diags = p.ParseJSONFile(path)
-		case strings.HasSuffix(n, ".tf"):
-			if present[strings.TrimSuffix(n, ".tf")+".tofu"] {
-				continue
-			}
-			f, diags = p.ParseHCLFile(path)
-		case strings.HasSuffix(n, ".tofu"):
-			f, diags = p.ParseHCLFile(path)
-		default:
-			continue
+		if json {
+			f, diags = p.ParseJSON(src, n)
+		} else {
+			f, diags = p.ParseHCL(src, n)
 		}
 		if diags.HasErrors() {
 			errs = append(errs, fmt.Errorf("reading %s: %s", n, diags.Error()))
