@@ -14,3 +14,10 @@ bench:
 
 lint:
     test -z "$(gofmt -l .)" && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@latest ./...
+
+# Each fuzzer for a while (go test runs their seed corpora every time).
+fuzz time="30s":
+    go test -run '^$' -fuzz '^FuzzStreaming$' -fuzztime {{time}} ./exec/mask/
+    go test -run '^$' -fuzz '^FuzzEncodeVar$' -fuzztime {{time}} ./exec/
+    go test -run '^$' -fuzz '^FuzzJSONToValue$' -fuzztime {{time}} ./gate/
+    go test -run '^$' -fuzz '^FuzzVerifyAudit$' -fuzztime {{time}} ./store/
