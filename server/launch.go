@@ -258,6 +258,9 @@ func resolveVars(t *config.Template, answers map[string]string, isSecret func(na
 	}
 	for name, val := range t.Vars {
 		enc, err := exec.EncodeVar(val)
+		if err != nil && isSecret(name) {
+			return v, errorf(ErrInvalid, "template %q var %q is sensitive and cannot be passed to the configuration; the operator must fix it in the configuration (the value is not repeated here)", t.Name, name)
+		}
 		if err != nil {
 			return v, errorf(ErrInvalid, "template %q var %q: %v", t.Name, name, err)
 		}
@@ -299,6 +302,9 @@ func (v surveyValues) answer(t *config.Template, f *config.SurveyField, answers 
 		return fieldErrorf(f.Name, "survey field %q of template %q needs an answer: add --var %s=VALUE (type %s)", f.Name, t.Name, f.Name, f.Type)
 	}
 	enc, err := exec.EncodeVar(val)
+	if err != nil && f.Sensitive {
+		return fieldErrorf(f.Name, "survey field %q is sensitive and its answer cannot be passed to the configuration (a NUL byte or invalid UTF-8?); the answer is not repeated here", f.Name)
+	}
 	if err != nil {
 		return fieldErrorf(f.Name, "survey field %q: %v", f.Name, err)
 	}
