@@ -82,3 +82,16 @@ func TestLeakClassesStayMasked(t *testing.T) {
 		t.Error(f)
 	}
 }
+
+// A sensitive answer that cannot be passed to the configuration is refused
+// without repeating it, and nothing is queued.
+func TestRefusedSecretAnswerNotRepeated(t *testing.T) {
+	h := newHarness(t, dataTemplates+secretDataTemplate)
+	_, errOut, code := h.ssh("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token=SECRET-CANARY-991\x00")
+	if code != 1 || strings.Contains(errOut, "SECRET-CANARY-991") || !strings.Contains(errOut, "not repeated") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
+		t.Errorf("%d runs queued", len(runs))
+	}
+}
