@@ -12,8 +12,8 @@ var runsCommand = command{
 	summary: "list runs, newest first",
 	help: `One line per run: its ID, status, template, kind, who asked and when.
 A held plan whose state changed meanwhile is checked first and listed as
-stale. "▶ you" marks a held run you can release now. --json prints each
-run as show --json does, without the plan text.`,
+stale; "▶ you" after the status marks a held run you can release now.
+--json prints each run as show --json does, without the plan text.`,
 	json: true,
 	bind: noFlags((*call).runs),
 }
@@ -32,17 +32,17 @@ func (c *call) runs() int {
 		return writeJSON(c.out, views)
 	}
 	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED\t")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED")
 	for _, v := range views {
 		who := v.Requester
 		if v.RequesterKind == "agent" {
 			who += " (agent)"
 		}
-		mark := ""
+		status := v.Status
 		if v.WaitingForYou {
-			mark = "▶ you"
+			status += " ▶ you"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, v.Status, v.Template, v.Kind, who, v.CreatedAt.Format(time.RFC3339), mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, status, v.Template, v.Kind, who, v.CreatedAt.Format(time.RFC3339))
 	}
 	tw.Flush()
 	return exitOK
