@@ -84,6 +84,14 @@ func TestShowHoldsAndWhoTheyWaitFor(t *testing.T) {
 	// alice releases her rule; bob's still holds it.
 	out := h.mustSSH("alice", "approve", "1", "--digest", v.Proposal.Digest)
 	mustContain(t, "approve output", out, "run 1: awaiting_approval", "released rule alice-reviews (", ") by alice", "held by rule bob-reviews: ", "waits for bob")
+	checkOneRuleReleased(t, h)
+}
+
+// checkOneRuleReleased checks run 1 once alice released her rule and bob's
+// still holds it: show --json names who released which rule and whom the
+// other waits for, and only bob is told the run waits for him.
+func checkOneRuleReleased(t *testing.T, h *harness) {
+	t.Helper()
 	raw := h.showRaw("alice", "1")
 	holds, _ := raw["holds"].([]any)
 	if len(holds) != 2 {
@@ -97,7 +105,7 @@ func TestShowHoldsAndWhoTheyWaitFor(t *testing.T) {
 		t.Errorf("pending hold = %v", b)
 	}
 	if raw["stale"] != false || raw["waiting_for_you"] != false || raw["sealed_answers"] != nil || raw["sealed_vars"] != nil {
-		t.Errorf("show 1 --json for alice after her release: stale %v waiting_for_you %v", raw["stale"], raw["waiting_for_you"])
+		t.Errorf("show 1 --json for alice after her release: %v", raw)
 	}
 	mustLack(t, "show 1 (alice, released)", h.mustSSH("alice", "show", "1"), "waiting for you")
 	mustContain(t, "show 1 (bob)", h.mustSSH("bob", "show", "1"), "waiting for you: ", "released rule alice-reviews (")
@@ -130,18 +138,7 @@ func TestShowStaleAndNewerProposal(t *testing.T) {
 	text := h.mustSSH("bob", "show", "1")
 	mustContain(t, "show 1 (stale)", text, "run 1: stale", "STALE: the state changed after this plan was made")
 	mustLack(t, "show 1 (stale)", text, "waiting for you", "releasing exactly this plan")
-	var runs []map[string]any
-	if err := json.Unmarshal([]byte(h.mustSSH("bob", "runs", "--json")), &runs); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range runs {
-		if r["id"] == "1" && (r["stale"] != true || r["status"] != string(StatusStale)) {
-			t.Errorf("runs --json lists run 1 as %v, stale %v", r["status"], r["stale"])
-		}
-		if p, _ := r["proposal"].(map[string]any); p != nil && p["plan_text"] != "" {
-			t.Errorf("runs --json carries plan text for run %v", r["id"])
-		}
-	}
+	checkListedStale(t, h, "1")
 	if _, errOut, code := h.ssh("bob", "approve", "1", "--digest", v1.Proposal.Digest); code != exitRefused || !strings.Contains(errOut, "stale") {
 		t.Errorf("approving a stale plan: exit %d %q", code, errOut)
 	}
@@ -183,5 +180,23 @@ func TestRunsChecksStaleWhenDisplayed(t *testing.T) {
 	}
 	if !strings.Contains(line, " stale ") || strings.Contains(line, "▶ you") {
 		t.Errorf("runs lists the held plan whose state moved on as %q:\n%s", line, out)
+	}
+}
+
+// checkListedStale checks that runs --json lists run id stale and carries
+// no plan text for any run.
+func checkListedStale(t *testing.T, h *harness, id string) {
+	t.Helper()
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(h.mustSSH("bob", "runs", "--json")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r["id"] == id && (r["stale"] != true || r["status"] != string(StatusStale)) {
+			t.Errorf("runs --json lists run %s as %v, stale %v", id, r["status"], r["stale"])
+		}
+		if p, _ := r["proposal"].(map[string]any); p != nil && p["plan_text"] != "" {
+			t.Errorf("runs --json carries plan text for run %v", r["id"])
+		}
 	}
 }
