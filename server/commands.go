@@ -7,15 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"charm.land/ssh"
-
-	"github.com/switchtender/switchtender/store"
 )
+
+// The SSH commands are a table (soft-serve's habit): each command is a
+// value in its own file (command_launch.go, command_show.go, …) holding its
+// name, usage line, one-line summary, help text and flags, with a small
+// handler. This file holds the table, the dispatch, the flag parsing and
+// the help the table gives; command_view.go holds how runs are printed.
 
 // Exit codes of SSH commands.
 const (
@@ -24,42 +25,159 @@ const (
 	exitUsage   = 2 // the command's words are off
 )
 
-const commandHelp = `Switchtender commands (ssh -p PORT HOST COMMAND):
-  templates [--json]                         list templates and their survey fields
-  launch TEMPLATE [--dry-run] [--var NAME=VALUE]... [--require-approval] [--ai-proposal] [--wait] [--json]
-                                             queue a run (an apply, or a plan with --dry-run)
-  runs [--json]                              list runs, newest first
-  show RUN [--json]                          a run, its proposal and masked plan text
-  log RUN [--follow]                         a run's masked log (--follow: until it stops)
-  approve RUN --digest sha256:HEX [--json]   release exactly the held plan with that digest
-  reject RUN [--reason TEXT]                 end a held run
-  cancel RUN                                 stop a run (tofu gets an interrupt first)
-Connect with a terminal and no command for the console.
-`
+// command is one SSH command as the table holds it.
+type command struct {
+	name    string   // what a user types
+	aliases []string // other words that run it (help: --help, -h)
+	usage   string   // the whole usage line, as help shows it
+	summary string   // one line, for the list `help` prints
+	help    string   // what else a user needs: behaviour, refusals, exit status
+	args    []string // positional arguments; one in [brackets] is optional
+	json    bool     // the command takes --json
+	// bind declares the command's own flags on fs and returns the handler,
+	// which reads them once fs has parsed the command's words.
+	bind func(fs *flag.FlagSet) handler
+}
 
-// varsFlag collects repeated --var NAME=VALUE.
-type varsFlag map[string]string
+// handler carries out a parsed command and returns its exit status.
+type handler func(c *call) int
 
-func (v varsFlag) String() string { return "" }
-func (v varsFlag) Set(s string) error {
-	name, value, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", s)
+// noFlags is bind for a command with no flags of its own.
+func noFlags(h handler) func(*flag.FlagSet) handler {
+	return func(*flag.FlagSet) handler { return h }
+}
+
+// call is one command being carried out: who asked, the positional
+// arguments, whether JSON was asked for, and where output goes (both
+// writers escape control characters).
+type call struct {
+	s      *Server
+	ctx    context.Context
+	id     Identity
+	cmd    *command
+	args   []string // the positional arguments, counted against cmd.args
+	json   bool
+	out    io.Writer
+	errOut io.Writer
+}
+
+// commandTable is every SSH command, in the order `help` lists them. It is
+// filled in init because the help command reads it.
+var commandTable []*command
+
+func init() {
+	commandTable = []*command{
+		&templatesCommand, &launchCommand, &runsCommand, &showCommand, &logCommand,
+		&approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &helpCommand,
 	}
-	if _, dup := v[name]; dup {
-		return fmt.Errorf("variable %q given twice", name)
+}
+
+// lookupCommand returns the command name or one of its aliases names, or nil.
+func lookupCommand(name string) *command {
+	for _, c := range commandTable {
+		if c.name == name {
+			return c
+		}
+		for _, a := range c.aliases {
+			if a == name {
+				return c
+			}
+		}
 	}
-	v[name] = value
 	return nil
 }
 
-// parse parses flags that may stand before or after positional arguments;
-// a malformed flag is reported as one sentence on the flag set's command.
+// runCommand carries out one SSH command for id, writing results to the
+// session and refusals to the session's stderr, and returns the exit status.
+func (s *Server) runCommand(sess ssh.Session, id Identity, args []string) int {
+	return s.command(sess.Context(), id, args, sess, sess.Stderr())
+}
+
+// command is runCommand without the session, for tests and reuse: args is
+// the command's words (at least one), out and errOut receive its output and
+// its refusals, escaped so that nothing from a run can drive a terminal. It
+// returns the exit status: exitOK, exitRefused or exitUsage.
+func (s *Server) command(ctx context.Context, id Identity, args []string, out, errOut io.Writer) int {
+	sout, serr := newSafeWriter(out), newSafeWriter(errOut)
+	defer sout.Flush()
+	defer serr.Flush()
+	c := &call{s: s, ctx: ctx, id: id, out: sout, errOut: serr}
+	if len(args) == 0 {
+		args = []string{"help"}
+	}
+	cmd := lookupCommand(args[0])
+	if cmd == nil {
+		fmt.Fprintf(serr, "switchtender: unknown command %q\n\n", args[0])
+		writeCommandList(serr)
+		return exitUsage
+	}
+	c.cmd = cmd
+	return c.run(args[1:])
+}
+
+// run parses the command's words and calls its handler: `--help` or `-h`
+// anywhere prints the command's help and exits 0; a malformed flag or the
+// wrong number of arguments exits 2 with one sentence.
+func (c *call) run(words []string) int {
+	fs := flag.NewFlagSet(c.cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var asJSON *bool
+	if c.cmd.json {
+		asJSON = fs.Bool("json", false, "print JSON instead of text")
+	}
+	h := c.cmd.bind(fs)
+	pos, err := parse(fs, words)
+	if errors.Is(err, flag.ErrHelp) {
+		writeCommandHelp(c.out, c.cmd)
+		return exitOK
+	}
+	if err != nil {
+		return c.usageErr("%v", err)
+	}
+	if min, max := argCounts(c.cmd.args); len(pos) < min || len(pos) > max {
+		return c.usageErr("%s takes %s", c.cmd.name, argsPhrase(c.cmd.args))
+	}
+	c.args = pos
+	c.json = asJSON != nil && *asJSON
+	return h(c)
+}
+
+// usageErr reports malformed words (one sentence pointing at the
+// command's help) and returns exitUsage.
+func (c *call) usageErr(format string, args ...any) int {
+	fmt.Fprintf(c.errOut, "switchtender: %s; see `help %s`\n", fmt.Sprintf(format, args...), c.cmd.name)
+	return exitUsage
+}
+
+// refuse reports a refusal as its one sentence and returns exitRefused; an
+// internal error's detail goes to the operator log only.
+func (c *call) refuse(err error) int {
+	fmt.Fprintf(c.errOut, "switchtender: %s\n", UserMessage(err))
+	if ErrorCode(err) == "internal" {
+		c.s.log.Error("command failed", "command", c.cmd.name, "identity", c.id.Name, "err", err)
+	}
+	return exitRefused
+}
+
+// arg returns the i-th positional argument, or "" when it was not given.
+func (c *call) arg(i int) string {
+	if i < len(c.args) {
+		return c.args[i]
+	}
+	return ""
+}
+
+// parse parses flags that may stand before or after positional arguments
+// and returns the positional ones. A malformed flag is an error naming the
+// command; `-h`/`--help` is flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%s: %v; see `help`", fs.Name(), err)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s: %v", fs.Name(), err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -70,235 +188,66 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// runCommand carries out one SSH command for id, writing results to out and
-// refusals to the session's stderr, and returns the exit status.
-func (s *Server) runCommand(sess ssh.Session, id Identity, args []string) int {
-	return s.command(sess.Context(), id, args, sess, sess.Stderr())
+// argCounts returns how many positional arguments a command needs at least
+// and takes at most; an argument in [brackets] is optional.
+func argCounts(args []string) (min, max int) {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "[") {
+			min++
+		}
+	}
+	return min, len(args)
 }
 
-// command is runCommand without the session, for tests and reuse.
-func (s *Server) command(ctx context.Context, id Identity, args []string, out, errOut io.Writer) int {
-	// Everything printed passes through printable: run text must not drive
-	// the reader's terminal.
-	sout, serr := newSafeWriter(out), newSafeWriter(errOut)
-	defer sout.Flush()
-	defer serr.Flush()
-	out, errOut = sout, serr
-	name, rest := args[0], args[1:]
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print JSON")
-	usage := func(err error) int {
-		fmt.Fprintf(errOut, "switchtender: %v\n", err)
-		return exitUsage
+// argsPhrase says what positional arguments a command takes, for a
+// refusal: "no arguments", "one RUN", "at most one COMMAND".
+func argsPhrase(args []string) string {
+	switch min, max := argCounts(args); {
+	case max == 0:
+		return "no arguments"
+	case min == 0:
+		return "at most " + strings.Trim(strings.Join(args, " "), "[]")
+	default:
+		return "one " + strings.Join(args, " ")
 	}
-	refuse := func(err error) int {
-		fmt.Fprintf(errOut, "switchtender: %s\n", UserMessage(err))
-		if ErrorCode(err) == "internal" {
-			s.log.Error("command failed", "command", name, "identity", id.Name, "err", err)
-		}
-		return exitRefused
-	}
-	one := func(pos []string, what string) (string, bool) {
-		if len(pos) != 1 {
-			fmt.Fprintf(errOut, "switchtender: %s takes one %s; see `help`\n", name, what)
-			return "", false
-		}
-		return pos[0], true
-	}
-	// runArg parses the flags declared so far and the one RUN argument.
-	runArg := func() (string, bool) {
-		pos, err := parse(fs, rest)
-		if err != nil {
-			usage(err)
-			return "", false
-		}
-		return one(pos, "RUN")
-	}
-	switch name {
-	case "help", "--help", "-h":
-		fmt.Fprint(out, commandHelp)
-		return exitOK
-	case "templates":
-		if _, err := parse(fs, rest); err != nil {
-			return usage(err)
-		}
-		return s.cmdTemplates(out, *asJSON)
-	case "launch":
-		vars := varsFlag{}
-		fs.Var(vars, "var", "a survey answer NAME=VALUE (repeatable)")
-		dry := fs.Bool("dry-run", false, "plan only: preview the change without touching infrastructure")
-		reqApproval := fs.Bool("require-approval", false, "the apply its plan proposes waits for a person")
-		ai := fs.Bool("ai-proposal", false, "mark the apply as proposed by an AI")
-		wait := fs.Bool("wait", false, "stream the log and wait until the run ends or is held")
-		pos, err := parse(fs, rest)
-		if err != nil {
-			return usage(err)
-		}
-		tmpl, ok := one(pos, "TEMPLATE")
-		if !ok {
-			return exitUsage
-		}
-		kind := KindApply
-		if *dry {
-			kind = KindPlan
-			if *reqApproval || *ai {
-				return usage(errors.New("launch: --require-approval and --ai-proposal ask that an apply wait for a person; a dry run applies nothing, so drop one or the other"))
-			}
-		}
-		run, err := s.Launch(ctx, id, LaunchRequest{Template: tmpl, Kind: kind, Answers: vars, RequireApproval: *reqApproval, AIProposal: *ai})
-		if err != nil {
-			return refuse(err)
-		}
-		if !*wait {
-			return s.printRun(out, run, *asJSON, false)
-		}
-		if !*asJSON {
-			fmt.Fprintf(out, "run %s queued (%s of %s)\n", run.ID, run.Kind, run.Template)
-			if err := s.FollowLog(ctx, run.ID, 0, func(c store.Chunk) error { _, err := out.Write(c.Data); return err }); err != nil {
-				return refuse(err)
-			}
-		} else if err := s.FollowLog(ctx, run.ID, 0, func(store.Chunk) error { return nil }); err != nil {
-			return refuse(err)
-		}
-		run, err = s.db.GetRun(run.ID)
-		if err != nil {
-			return refuse(err)
-		}
-		code := s.printRun(out, run, *asJSON, false)
-		if statusOf(run) != StatusSucceeded && statusOf(run) != StatusAwaitingApproval {
-			code = exitRefused
-		}
-		return code
-	case "runs":
-		if _, err := parse(fs, rest); err != nil {
-			return usage(err)
-		}
-		runs, err := s.db.ListRuns()
-		if err != nil {
-			return refuse(err)
-		}
-		if *asJSON {
-			views := make([]runView, 0, len(runs))
-			for _, r := range runs {
-				views = append(views, viewOf(r, false))
-			}
-			return writeJSON(out, views)
-		}
-		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED")
-		for _, r := range runs {
-			who := r.Requester
-			if r.RequesterKind == "agent" {
-				who += " (agent)"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.Template, r.Kind, who, r.CreatedAt.Format(time.RFC3339))
-		}
-		tw.Flush()
-		return exitOK
-	case "show":
-		rid, ok := runArg()
-		if !ok {
-			return exitUsage
-		}
-		run, err := s.getRun(rid)
-		if err != nil {
-			return refuse(err)
-		}
-		return s.printRun(out, run, *asJSON, true)
-	case "log":
-		follow := fs.Bool("follow", false, "keep streaming until the run stops")
-		rid, ok := runArg()
-		if !ok {
-			return exitUsage
-		}
-		if _, err := s.getRun(rid); err != nil {
-			return refuse(err)
-		}
-		write := func(c store.Chunk) error { _, err := out.Write(c.Data); return err }
-		if *follow {
-			if err := s.FollowLog(ctx, rid, 0, write); err != nil {
-				return refuse(err)
-			}
-			return exitOK
-		}
-		chunks, err := s.db.ReadLog(rid, 0)
-		if err != nil {
-			return refuse(err)
-		}
-		for _, c := range chunks {
-			write(c)
-		}
-		return exitOK
-	case "approve":
-		digest := fs.String("digest", "", "the plan digest being released, sha256:HEX (from `show RUN`)")
-		rid, ok := runArg()
-		if !ok {
-			return exitUsage
-		}
-		if *digest == "" {
-			fmt.Fprintf(errOut, "switchtender: approve needs --digest sha256:HEX, the digest of the plan you release; `show %s` gives it\n", rid)
-			return exitUsage
-		}
-		run, err := s.Approve(ctx, id, rid, *digest)
-		if err != nil {
-			return refuse(err)
-		}
-		return s.printRun(out, run, *asJSON, false)
-	case "reject":
-		reason := fs.String("reason", "", "why (shown to the requester)")
-		rid, ok := runArg()
-		if !ok {
-			return exitUsage
-		}
-		if *reason == "" {
-			*reason = "no reason given"
-		}
-		run, err := s.Reject(ctx, id, rid, *reason)
-		if err != nil {
-			return refuse(err)
-		}
-		return s.printRun(out, run, *asJSON, false)
-	case "cancel":
-		rid, ok := runArg()
-		if !ok {
-			return exitUsage
-		}
-		run, err := s.Cancel(ctx, id, rid)
-		if err != nil {
-			return refuse(err)
-		}
-		return s.printRun(out, run, *asJSON, false)
-	}
-	fmt.Fprintf(errOut, "switchtender: unknown command %q\n\n%s", name, commandHelp)
-	return exitUsage
 }
 
-// runView is a run as commands show it: never the sealed answers, and the
-// plan text only where asked for.
-type runView struct {
-	store.Run
-	SealedVars []byte `json:"sealed_vars,omitempty"`
-	Waiting    string `json:"waiting,omitempty"`
+// writeCommandList writes every command's usage and summary, from the table.
+func writeCommandList(w io.Writer) {
+	fmt.Fprintln(w, "Switchtender commands (ssh -p PORT HOST COMMAND):")
+	for _, c := range commandTable {
+		fmt.Fprintf(w, "  %s\n      %s\n", c.usage, c.summary)
+	}
+	fmt.Fprintln(w, "`help COMMAND` or `COMMAND --help` says more about one.")
 }
 
-func viewOf(r store.Run, withPlan bool) runView {
-	r.SealedVars = nil
-	if r.Proposal != nil && !withPlan {
-		p := *r.Proposal
-		p.PlanText = ""
-		r.Proposal = &p
+// writeCommandHelp writes one command's usage, summary, help text and
+// flags (as the command declares them), for `help CMD` and `CMD --help`.
+func writeCommandHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.usage, c.summary)
+	if c.help != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.help))
 	}
-	v := runView{Run: r}
-	if statusOf(r) == StatusAwaitingApproval && r.Proposal != nil {
-		v.Waiting = fmt.Sprintf("approve %s --digest %s", r.ID, r.Proposal.Digest)
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	if c.json {
+		fs.Bool("json", false, "print JSON instead of text")
 	}
-	return v
+	c.bind(fs)
+	fmt.Fprintln(w, "\nflags:")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			name = " " + name
+		}
+		fmt.Fprintf(w, "  --%-20s %s\n", f.Name+name, usage)
+	})
+	fmt.Fprintf(w, "  --%-20s %s\n", "help, -h", "this help")
 }
 
-// writeJSON prints v as indented JSON. encoding/json escapes C0 controls;
-// jsonSafe escapes what else a terminal would act on, so the output stays
-// valid JSON (it bypasses the text escaping of printable).
+// writeJSON prints v as indented JSON and returns exitOK (exitRefused when
+// it cannot). encoding/json escapes C0 controls; jsonSafe escapes what else
+// a terminal would act on, so the output stays valid JSON (it bypasses the
+// text escaping of the safe writer).
 func writeJSON(out io.Writer, v any) int {
 	if sw, ok := out.(*safeWriter); ok {
 		sw.Flush()
@@ -310,131 +259,6 @@ func writeJSON(out io.Writer, v any) int {
 	}
 	if _, err := out.Write(append(jsonSafe(b), '\n')); err != nil {
 		return exitRefused
-	}
-	return exitOK
-}
-
-// printRun prints a run for people, or as JSON.
-func (s *Server) printRun(out io.Writer, r store.Run, asJSON, detail bool) int {
-	if asJSON {
-		return writeJSON(out, viewOf(r, detail))
-	}
-	fmt.Fprintf(out, "run %s: %s\n", r.ID, r.Status)
-	fmt.Fprintf(out, "  template %s (%s in %s, %s), %s by %s\n", r.Template, r.Command, r.Project, r.Tool, r.Kind, requestedHow(r))
-	if r.Message != "" {
-		fmt.Fprintf(out, "  %s\n", oneLine(r.Message))
-	}
-	if !detail {
-		return exitOK
-	}
-	var names []string
-	for k := range r.Vars {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		fmt.Fprintf(out, "  var %s = %s\n", k, oneLine(r.Vars[k]))
-	}
-	for _, k := range r.SecretVars {
-		fmt.Fprintf(out, "  var %s = (sensitive)\n", k)
-	}
-	fmt.Fprintf(out, "  created %s", r.CreatedAt.Format(time.RFC3339))
-	if !r.FinishedAt.IsZero() {
-		fmt.Fprintf(out, ", finished %s", r.FinishedAt.Format(time.RFC3339))
-	}
-	if r.ExitCode >= 0 && (statusOf(r) == StatusSucceeded || statusOf(r) == StatusFailed) {
-		fmt.Fprintf(out, ", exit code %d", r.ExitCode)
-	}
-	fmt.Fprintln(out)
-	for _, a := range r.Approvals {
-		fmt.Fprintf(out, "  %s (%s stage) by %s at %s %s %s\n", a.Decision, a.Stage, a.By, a.At.Format(time.RFC3339), a.Digest, oneLine(a.Reason))
-	}
-	if p := r.Proposal; p != nil {
-		fmt.Fprintf(out, "proposal (%s stage), requested by %s\n", p.Stage, p.Requested)
-		fmt.Fprintf(out, "  digest   %s\n", p.Digest)
-		if p.Stage == "plan" {
-			fmt.Fprintf(out, "  DESTROYS %d   add %d   change %d   replace %d   forget %d\n", p.Destroy, p.Add, p.Change, p.Replace, p.Forget)
-			var actions []string
-			for a := range p.Addresses {
-				actions = append(actions, a)
-			}
-			sort.Strings(actions)
-			for _, a := range actions {
-				fmt.Fprintf(out, "  %s: %s\n", a, strings.Join(p.Addresses[a], ", "))
-			}
-		}
-		for _, h := range p.Holds {
-			fmt.Fprintf(out, "  held by %s: %s\n", h.Rule, h.Reason)
-		}
-		for _, h := range p.Refusals {
-			fmt.Fprintf(out, "  refused by %s: %s\n", h.Rule, h.Reason)
-		}
-		for _, f := range p.Findings {
-			fmt.Fprintf(out, "  finding %s: %s\n", f.Address, f.Reason)
-		}
-		if statusOf(r) == StatusAwaitingApproval && p.Stage == "request" {
-			fmt.Fprintf(out, "  nothing has planned yet; release the request (then it plans) with: approve %s --digest %s\n", r.ID, p.Digest)
-		} else if statusOf(r) == StatusAwaitingApproval {
-			fmt.Fprintf(out, "  release exactly this plan with: approve %s --digest %s\n", r.ID, p.Digest)
-		}
-		if p.PlanText != "" {
-			fmt.Fprintf(out, "plan (masked):\n%s", p.PlanText)
-		}
-	}
-	return exitOK
-}
-
-// cmdTemplates lists templates with their survey fields.
-func (s *Server) cmdTemplates(out io.Writer, asJSON bool) int {
-	type field struct {
-		Name      string   `json:"name"`
-		Type      string   `json:"type"`
-		Default   any      `json:"default,omitempty"`
-		Required  bool     `json:"required,omitempty"`
-		Choices   []string `json:"choices,omitempty"`
-		Sensitive bool     `json:"sensitive,omitempty"`
-	}
-	type tv struct {
-		Name    string  `json:"name"`
-		Project string  `json:"project"`
-		Tool    string  `json:"tool"`
-		Command string  `json:"command"`
-		Queue   string  `json:"queue"`
-		Survey  []field `json:"survey"`
-	}
-	var list []tv
-	for _, t := range sortedTemplates(s.cfg) {
-		v := tv{Name: t.Name, Project: t.Project, Tool: t.Tool, Command: t.Command, Queue: t.Queue}
-		for _, f := range t.Survey {
-			fv := field{Name: f.Name, Type: f.Type, Required: f.Required, Choices: f.Choices, Sensitive: f.Sensitive}
-			if !f.Sensitive {
-				fv.Default = f.Default
-			}
-			v.Survey = append(v.Survey, fv)
-		}
-		list = append(list, v)
-	}
-	if asJSON {
-		return writeJSON(out, list)
-	}
-	for _, t := range list {
-		fmt.Fprintf(out, "%s\t%s %s in project %s (queue %s)\n", t.Name, t.Tool, t.Command, t.Project, t.Queue)
-		for _, f := range t.Survey {
-			d := "required"
-			if !f.Required {
-				d = "default " + oneLine(answerText(f.Default))
-				if f.Sensitive {
-					d = "default (sensitive)"
-				}
-			}
-			if len(f.Choices) > 0 {
-				d += "; one of " + strings.Join(f.Choices, ", ")
-			}
-			if f.Sensitive {
-				d += "; sensitive"
-			}
-			fmt.Fprintf(out, "  --var %s=<%s>  %s\n", f.Name, f.Type, d)
-		}
 	}
 	return exitOK
 }

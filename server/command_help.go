@@ -1,0 +1,43 @@
+package server
+
+import (
+	"fmt"
+	"io"
+)
+
+var helpCommand = command{
+	name:    "help",
+	aliases: []string{"--help", "-h"},
+	usage:   "help [COMMAND]",
+	summary: "these commands and the statuses a run goes through; with COMMAND, that command's usage, flags and help",
+	help: `Without COMMAND: every command, then every status a run can have and
+what may follow it. With COMMAND: its usage line, what it does and its
+flags (the same as COMMAND --help). An unknown COMMAND exits 2.`,
+	args: []string{"[COMMAND]"},
+	bind: noFlags((*call).help),
+}
+
+// help prints the command list and the statuses, or one command's help.
+func (c *call) help() int {
+	if name := c.arg(0); name != "" {
+		cmd := lookupCommand(name)
+		if cmd == nil {
+			fmt.Fprintf(c.errOut, "switchtender: no command %q; these are the commands:\n\n", name)
+			writeCommandList(c.errOut)
+			return exitUsage
+		}
+		writeCommandHelp(c.out, cmd)
+		return exitOK
+	}
+	writeGeneralHelp(c.out)
+	return exitOK
+}
+
+// writeGeneralHelp writes the command list, the run statuses with what may
+// follow each, and how to open the console.
+func writeGeneralHelp(w io.Writer) {
+	writeCommandList(w)
+	fmt.Fprintf(w, "\nRun statuses, and what may follow each:\n%s", statusHelp())
+	fmt.Fprintln(w, "\nRefusals print one sentence on stderr and exit 1; malformed words exit 2.")
+	fmt.Fprintln(w, "Connect with a terminal and no command for the console.")
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+var launchCommand = command{
+	name:    "launch",
+	usage:   "launch TEMPLATE [--dry-run] [--var NAME=VALUE]... [--require-approval] [--ai-proposal] [--wait] [--json]",
+	summary: "queue a run: an apply, or with --dry-run a plan",
+	help: `Answers (--var) are checked against the template's survey before anything
+is queued: a missing required answer, an unknown field or a value of the
+wrong type is refused, naming the field. An apply that a rule holds waits
+for approval; --require-approval and --ai-proposal make it wait for a
+person whatever the rules say (they cannot go with --dry-run).
+
+--wait streams the masked log until the run ends or is held, then prints
+the run; it exits 1 unless the run succeeded or waits for approval.`,
+	args: []string{"TEMPLATE"},
+	json: true,
+	bind: func(fs *flag.FlagSet) handler {
+		f := launchFlags{vars: varsFlag{}}
+		fs.Var(f.vars, "var", "a survey answer `NAME=VALUE` (repeatable)")
+		fs.BoolVar(&f.dry, "dry-run", false, "plan only: preview the change without touching infrastructure")
+		fs.BoolVar(&f.requireApproval, "require-approval", false, "the apply its plan proposes waits for a person")
+		fs.BoolVar(&f.ai, "ai-proposal", false, "mark the apply as proposed by an AI (it waits for a person)")
+		fs.BoolVar(&f.wait, "wait", false, "stream the log and wait until the run ends or is held")
+		return func(c *call) int { return c.launch(&f) }
+	},
+}
+
+// launchFlags are launch's flags once parsed.
+type launchFlags struct {
+	vars                     varsFlag
+	dry, requireApproval, ai bool
+	wait                     bool
+}
+
+// varsFlag collects repeated --var NAME=VALUE; a name given twice is an error.
+type varsFlag map[string]string
+
+func (v varsFlag) String() string { return "" }
+
+// Set adds one NAME=VALUE.
+func (v varsFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	if _, dup := v[name]; dup {
+		return fmt.Errorf("variable %q given twice", name)
+	}
+	v[name] = value
+	return nil
+}
+
+// launch queues a run of the template named by the argument.
+func (c *call) launch(f *launchFlags) int {
+	kind := KindApply
+	if f.dry {
+		kind = KindPlan
+		if f.requireApproval || f.ai {
+			return c.usageErr("launch: --require-approval and --ai-proposal ask that an apply wait for a person; a dry run applies nothing, so drop one or the other")
+		}
+	}
+	run, err := c.s.Launch(c.ctx, c.id, LaunchRequest{Template: c.arg(0), Kind: kind, Answers: f.vars,
+		RequireApproval: f.requireApproval, AIProposal: f.ai})
+	if err != nil {
+		return c.refuse(err)
+	}
+	return c.queued(run, f.wait)
+}
+
+// queued prints a run just queued (by launch or rerun). With wait it first
+// streams the run's masked log (text only) until the run ends or is held,
+// and exits 1 unless it succeeded or waits for approval.
+func (c *call) queued(run store.Run, wait bool) int {
+	if !wait {
+		return c.printRun(run, false)
+	}
+	write := func(store.Chunk) error { return nil }
+	if !c.json {
+		fmt.Fprintf(c.out, "run %s queued (%s of %s)\n", run.ID, run.Kind, run.Template)
+		write = func(ch store.Chunk) error { _, err := c.out.Write(ch.Data); return err }
+	}
+	if err := c.s.FollowLog(c.ctx, run.ID, 0, write); err != nil {
+		return c.refuse(err)
+	}
+	run, err := c.s.getRun(run.ID)
+	if err != nil {
+		return c.refuse(err)
+	}
+	code := c.printRun(run, false)
+	if st := statusOf(run); st != StatusSucceeded && st != StatusAwaitingApproval {
+		code = exitRefused
+	}
+	return code
+}

@@ -1,0 +1,234 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// runView is a run as commands show it (`show`, `runs`, and what launch,
+// approve, reject, cancel and rerun print): never the sealed answers, the
+// plan text only where asked for, and what the server knows about the run
+// beyond the stored record: who it waits for, whether its plan is stale,
+// whether a newer proposal exists.
+type runView struct {
+	store.Run
+	SealedVars    []byte `json:"sealed_vars,omitempty"`    // always empty: hides the stored field
+	SealedAnswers []byte `json:"sealed_answers,omitempty"` // always empty: hides the stored field
+	// Waiting is the command that releases the held proposal, while it is held.
+	Waiting string `json:"waiting,omitempty"`
+	// WaitingForYou is true when the caller can release something of the
+	// held proposal now.
+	WaitingForYou bool `json:"waiting_for_you"`
+	// Stale is true when the proposal's plan can never apply: the state
+	// changed after it was made. StaleReason says what changed and what to do.
+	Stale       bool   `json:"stale"`
+	StaleReason string `json:"stale_reason,omitempty"`
+	// Holds lists the rules that hold the proposal: released ones with who
+	// released them, the others with whom they wait for.
+	Holds []HoldView `json:"holds,omitempty"`
+	// NewerProposal is the ID of a newer held or applied proposal for the
+	// same working directory, or empty.
+	NewerProposal string `json:"newer_proposal,omitempty"`
+	// Counts is the plan's counts in tofu's words ("N to add, N to change,
+	// N to destroy"), for a saved plan.
+	Counts string `json:"counts,omitempty"`
+}
+
+// refreshed returns r after checking whether its held plan went stale (so
+// a stale plan is never shown as approvable); r itself when it holds
+// nothing or the check fails (logged).
+func (s *Server) refreshed(r store.Run) store.Run {
+	if statusOf(r) != StatusAwaitingApproval {
+		return r
+	}
+	if err := s.checkStale(r); err != nil {
+		s.log.Error("checking whether a held plan is stale", "run", r.ID, "err", err)
+		return r
+	}
+	if fresh, err := s.getRun(r.ID); err == nil {
+		return fresh
+	}
+	return r
+}
+
+// view is r as who sees it; withPlan keeps tofu's plan text.
+func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
+	r.SealedVars, r.SealedAnswers = nil, nil
+	v := runView{Holds: holdViews(r)}
+	if p := r.Proposal; p != nil {
+		v.Stale, v.StaleReason = p.Stale, p.StaleReason
+		if Stage(p.Stage) == StagePlan {
+			v.Counts = planCounts(p)
+		}
+		if !withPlan {
+			cp := *p
+			cp.PlanText = ""
+			r.Proposal = &cp
+		}
+		if st := statusOf(r); st == StatusAwaitingApproval || st == StatusStale {
+			v.NewerProposal = s.newerProposal(r)
+		}
+		if statusOf(r) == StatusAwaitingApproval {
+			v.Waiting = fmt.Sprintf("approve %s --digest %s", r.ID, p.Digest)
+			v.WaitingForYou = s.waitingFor(r, who)
+		}
+	}
+	v.Run = r
+	return v
+}
+
+// printRun prints r for the caller: as JSON when asked, else as text; with
+// detail (show) its variables, approvals, proposal and plan text too. It
+// returns the exit status.
+func (c *call) printRun(r store.Run, detail bool) int {
+	v := c.s.view(r, c.id, detail)
+	if c.json {
+		return writeJSON(c.out, v)
+	}
+	writeRunHead(c.out, v)
+	if !detail {
+		writeHolds(c.out, v)
+		return exitOK
+	}
+	writeRunDetail(c.out, v)
+	writeApprovals(c.out, v.Approvals)
+	if v.Proposal != nil {
+		writeProposal(c.out, v)
+	}
+	return exitOK
+}
+
+// writeRunHead writes what every printed run starts with: status, template,
+// who asked, the run it repeats, its message, and whether it is stale.
+func writeRunHead(w io.Writer, v runView) {
+	fmt.Fprintf(w, "run %s: %s\n", v.ID, v.Status)
+	fmt.Fprintf(w, "  template %s (%s in %s, %s), %s by %s\n", v.Template, v.Command, v.Project, v.Tool, v.Kind, requestedHow(v.Run))
+	if v.RerunOf != "" {
+		fmt.Fprintf(w, "  a rerun of run %s\n", v.RerunOf)
+	}
+	if v.Stale {
+		fmt.Fprintf(w, "  STALE: %s\n", oneLine(v.StaleReason))
+	} else if v.Message != "" {
+		fmt.Fprintf(w, "  %s\n", oneLine(v.Message))
+	}
+	if v.NewerProposal != "" {
+		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", v.NewerProposal)
+	}
+}
+
+// writeRunDetail writes a run's variables (secret ones by name only) and
+// its times.
+func writeRunDetail(w io.Writer, v runView) {
+	names := make([]string, 0, len(v.Vars))
+	for k := range v.Vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(w, "  var %s = %s\n", k, oneLine(v.Vars[k]))
+	}
+	for _, k := range v.SecretVars {
+		fmt.Fprintf(w, "  var %s = (sensitive)\n", k)
+	}
+	fmt.Fprintf(w, "  created %s", v.CreatedAt.Format(time.RFC3339))
+	if !v.FinishedAt.IsZero() {
+		fmt.Fprintf(w, ", finished %s", v.FinishedAt.Format(time.RFC3339))
+	}
+	if st := statusOf(v.Run); v.ExitCode >= 0 && (st == StatusSucceeded || st == StatusFailed) {
+		fmt.Fprintf(w, ", exit code %d", v.ExitCode)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeApprovals writes the decisions on a run's proposals, in order: "approved"
+// only where a person approved.
+func writeApprovals(w io.Writer, approvals []store.Approval) {
+	for _, a := range approvals {
+		at := a.At.Format(time.RFC3339)
+		switch Decision(a.Decision) {
+		case DecisionApprove:
+			fmt.Fprintf(w, "  approved (%s stage) by %s at %s, releasing %s: %s\n", a.Stage, a.By, at, rulesPhrase(a.Rules), a.Digest)
+		case DecisionReject:
+			fmt.Fprintf(w, "  rejected (%s stage) by %s at %s: %s\n", a.Stage, a.By, at, oneLine(a.Reason))
+		case DecisionPass:
+			fmt.Fprintf(w, "  no rule held the saved plan %s (%s)\n", a.Digest, at)
+		default:
+			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", a.Decision, a.Stage, a.By, at, a.Digest, oneLine(a.Reason))
+		}
+	}
+}
+
+// writeProposal writes a run's proposal: digest, counts in tofu's words,
+// addresses, the rules that hold or refuse it, findings, how to release it,
+// and the masked plan text when the view has it.
+func writeProposal(w io.Writer, v runView) {
+	p := v.Proposal
+	fmt.Fprintf(w, "proposal (%s stage), requested by %s\n", p.Stage, p.Requested)
+	fmt.Fprintf(w, "  digest   %s\n", p.Digest)
+	if Stage(p.Stage) == StagePlan {
+		fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
+		fmt.Fprintf(w, "  plan:    %s\n", v.Counts)
+		writeAddresses(w, p.Addresses)
+	}
+	writeHolds(w, v)
+	for _, h := range p.Refusals {
+		fmt.Fprintf(w, "  refused by rule %s: %s\n", h.Rule, oneLine(h.Reason))
+	}
+	for _, f := range p.Findings {
+		fmt.Fprintf(w, "  finding %s: %s\n", f.Address, oneLine(f.Reason))
+	}
+	writeRelease(w, v)
+	if p.PlanText != "" {
+		fmt.Fprintf(w, "plan (masked):\n%s", p.PlanText)
+	}
+}
+
+// writeAddresses writes the plan's addresses by action, actions sorted.
+func writeAddresses(w io.Writer, addrs map[string][]string) {
+	actions := make([]string, 0, len(addrs))
+	for a := range addrs {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	for _, a := range actions {
+		fmt.Fprintf(w, "  %s: %s\n", a, strings.Join(addrs[a], ", "))
+	}
+}
+
+// writeHolds writes the rules that hold the proposal: those still holding
+// it with whom each waits for, the released ones with who released them.
+func writeHolds(w io.Writer, v runView) {
+	for _, h := range v.Holds {
+		if h.ReleasedBy != "" {
+			fmt.Fprintf(w, "  released rule %s (%s) by %s\n", h.Rule, oneLine(h.Reason), h.ReleasedBy)
+			continue
+		}
+		if statusOf(v.Run) == StatusAwaitingApproval {
+			fmt.Fprintf(w, "  held by rule %s: %s; waits for %s\n", h.Rule, oneLine(h.Reason), h.WaitsFor)
+		} else {
+			fmt.Fprintf(w, "  held by rule %s: %s\n", h.Rule, oneLine(h.Reason))
+		}
+	}
+}
+
+// writeRelease says how the held proposal is released: "waiting for you"
+// only when the caller can release something of it now.
+func writeRelease(w io.Writer, v runView) {
+	if statusOf(v.Run) != StatusAwaitingApproval {
+		return
+	}
+	prefix := ""
+	if v.WaitingForYou {
+		prefix = "waiting for you: "
+	}
+	if Stage(v.Proposal.Stage) == StageRequest {
+		fmt.Fprintf(w, "  %snothing has planned yet; releasing the request lets it plan: %s\n", prefix, v.Waiting)
+		return
+	}
+	fmt.Fprintf(w, "  %sreleasing exactly this plan: %s\n", prefix, v.Waiting)
+}
