@@ -236,7 +236,7 @@ func TestStaleBeforeApprovalThenRerun(t *testing.T) {
 
 // Rerun is refused for a run that has not ended, and for a run whose
 // template's survey changed incompatibly, naming the field.
-func TestRerunRefusals(t *testing.T) {
+func TestRerunRefusedForOpenRunsAndChangedSurveys(t *testing.T) {
 	h := newHarness(t, dataTemplates+secretDataTemplate)
 	h.mustSSH("alice", "launch", "data-free", "--wait")
 	h.mustSSH("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token=abcdef", "--wait")
