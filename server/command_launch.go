@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 var launchCommand = command{
 	name:    "launch",
-	usage:   "launch TEMPLATE [--dry-run] [--var NAME=VALUE]... [--require-approval] [--ai-proposal] [--wait] [--json]",
+	usage:   "launch TEMPLATE [--dry-run] [--var NAME=VALUE]... [--answers -] [--require-approval] [--ai-proposal] [--wait] [--json]",
 	summary: "queue a run: an apply, or with --dry-run a plan",
 	help: `Answers (--var) are checked against the template's survey before anything
 is queued: a missing required answer, an unknown field or a value of the
@@ -18,13 +19,20 @@ wrong type is refused, naming the field. An apply that a rule holds waits
 for approval; --require-approval and --ai-proposal make it wait for a
 person whatever the rules say (they cannot go with --dry-run).
 
+--answers - reads a JSON object of answers from standard input, so a secret
+never stands on a command line (shell history, ps, CI logs):
+  echo '{"db_password":"..."}' | ssh HOST launch app --answers -
+It combines with --var for the others; a name in both is refused. Strings,
+numbers, bools, lists and maps are given as JSON values.
+
 --wait streams the masked log until the run ends or is held, then prints
 the run; it exits 1 unless the run succeeded or waits for approval.`,
 	args: []string{"TEMPLATE"},
 	json: true,
 	bind: func(fs *flag.FlagSet) handler {
-		f := launchFlags{vars: varsFlag{}}
+		f := launchFlags{vars: &varsFlag{m: map[string]string{}}}
 		fs.Var(f.vars, "var", "a survey answer `NAME=VALUE` (repeatable)")
+		fs.StringVar(&f.answers, "answers", "", "read survey answers as a JSON object from standard input (`-`); for secrets")
 		fs.BoolVar(&f.dry, "dry-run", false, "plan only: preview the change without touching infrastructure")
 		fs.BoolVar(&f.requireApproval, "require-approval", false, "the apply its plan proposes waits for a person")
 		fs.BoolVar(&f.ai, "ai-proposal", false, "mark the apply as proposed by an AI (it waits for a person)")
@@ -35,28 +43,41 @@ the run; it exits 1 unless the run succeeded or waits for approval.`,
 
 // launchFlags are launch's flags once parsed.
 type launchFlags struct {
-	vars                     varsFlag
+	vars                     *varsFlag
+	answers                  string // "-": a JSON object of answers on standard input
 	dry, requireApproval, ai bool
 	wait                     bool
 }
 
-// varsFlag collects repeated --var NAME=VALUE; a name given twice is an error.
-type varsFlag map[string]string
+// varsFlag collects repeated --var NAME=VALUE. Set never fails, so the
+// flag package never quotes a value (it may be a secret) in an error; the
+// first problem is kept in err, naming the variable only.
+type varsFlag struct {
+	m   map[string]string
+	err error
+}
 
-func (v varsFlag) String() string { return "" }
+func (v *varsFlag) String() string { return "" }
+
+// Repeatable marks --var as a flag given once per answer.
+func (v *varsFlag) Repeatable() {}
 
 // Set adds one NAME=VALUE.
-func (v varsFlag) Set(s string) error {
+func (v *varsFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	switch {
+	case v.err != nil:
+	case !ok || name == "":
+		v.err = errors.New("--var wants NAME=VALUE, and one was given without a name and =; the value is not repeated here")
+	case v.has(name):
+		v.err = fmt.Errorf("variable %q is given twice", name)
+	default:
+		v.m[name] = value
 	}
-	if _, dup := v[name]; dup {
-		return fmt.Errorf("variable %q given twice", name)
-	}
-	v[name] = value
 	return nil
 }
+
+func (v *varsFlag) has(name string) bool { _, ok := v.m[name]; return ok }
 
 // launch queues a run of the template named by the argument.
 func (c *call) launch(f *launchFlags) int {
@@ -67,8 +88,13 @@ func (c *call) launch(f *launchFlags) int {
 			return c.usageErr("launch: --require-approval and --ai-proposal ask that an apply wait for a person; a dry run applies nothing, so drop one or the other")
 		}
 	}
-	run, err := c.s.Launch(c.ctx, c.id, LaunchRequest{Template: c.arg(0), Kind: kind, Answers: f.vars,
+	answers, code := c.answers(f)
+	if code != exitOK {
+		return code
+	}
+	run, err := c.s.Launch(c.ctx, c.id, LaunchRequest{Template: c.arg(0), Kind: kind, Answers: answers,
 		RequireApproval: f.requireApproval, AIProposal: f.ai})
+	clear(answers)
 	if err != nil {
 		return c.refuse(err)
 	}

@@ -57,6 +57,7 @@ type call struct {
 	cmd    *command
 	args   []string // the positional arguments, counted against cmd.args
 	json   bool
+	in     io.Reader
 	out    io.Writer
 	errOut io.Writer
 }
@@ -90,18 +91,19 @@ func lookupCommand(name string) *command {
 // runCommand carries out one SSH command for id, writing results to the
 // session and refusals to the session's stderr, and returns the exit status.
 func (s *Server) runCommand(sess ssh.Session, id Identity, args []string) int {
-	return s.command(sess.Context(), id, args, sess, sess.Stderr())
+	return s.command(sess.Context(), id, args, sess, sess, sess.Stderr())
 }
 
 // command is runCommand without the session, for tests and reuse: args is
-// the command's words (at least one), out and errOut receive its output and
+// the command's words (at least one), in is the session's standard input
+// (launch --answers - reads it), out and errOut receive its output and
 // its refusals, escaped so that nothing from a run can drive a terminal. It
 // returns the exit status: exitOK, exitRefused or exitUsage.
-func (s *Server) command(ctx context.Context, id Identity, args []string, out, errOut io.Writer) int {
+func (s *Server) command(ctx context.Context, id Identity, args []string, in io.Reader, out, errOut io.Writer) int {
 	sout, serr := newSafeWriter(out), newSafeWriter(errOut)
 	defer sout.Flush()
 	defer serr.Flush()
-	c := &call{s: s, ctx: ctx, id: id, out: sout, errOut: serr}
+	c := &call{s: s, ctx: ctx, id: id, in: in, out: sout, errOut: serr}
 	if len(args) == 0 {
 		args = []string{"help"}
 	}
@@ -126,6 +128,7 @@ func (c *call) run(words []string) int {
 		asJSON = fs.Bool("json", false, "print JSON instead of text")
 	}
 	h := c.cmd.bind(fs)
+	onlyOnce(fs)
 	pos, err := parse(fs, words)
 	if errors.Is(err, flag.ErrHelp) {
 		writeCommandHelp(c.out, c.cmd)
@@ -187,6 +190,46 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = args[1:]
 	}
 }
+
+// onlyOnce makes every flag of fs that takes one value refuse a second
+// one (`--digest A --digest B`), rather than silently keep the last.
+// Repeatable flags implement repeatable.
+func onlyOnce(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(repeatable); ok {
+			return
+		}
+		if b, ok := f.Value.(boolFlag); ok && b.IsBoolFlag() {
+			f.Value = &onceBool{once{Value: f.Value, name: f.Name}}
+			return
+		}
+		f.Value = &once{Value: f.Value, name: f.Name}
+	})
+}
+
+// repeatable marks a flag that may be given more than once (--var).
+type repeatable interface{ Repeatable() }
+
+type boolFlag interface{ IsBoolFlag() bool }
+
+// once refuses a flag's second value.
+type once struct {
+	flag.Value
+	name string
+	set  bool
+}
+
+func (o *once) Set(s string) error {
+	if o.set {
+		return fmt.Errorf("--%s is given more than once; give it once", o.name)
+	}
+	o.set = true
+	return o.Value.Set(s)
+}
+
+type onceBool struct{ once }
+
+func (o *onceBool) IsBoolFlag() bool { return true }
 
 // argCounts returns how many positional arguments a command needs at least
 // and takes at most; an argument in [brackets] is optional.

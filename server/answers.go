@@ -1,0 +1,101 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Bounds on the answers `launch --answers -` reads from standard input.
+const (
+	maxAnswersSize = 1 << 20          // bytes
+	answersTimeout = 30 * time.Second // until standard input is closed
+)
+
+// answers merges --var answers with those --answers - reads from standard
+// input, refusing (exit 2) a malformed document or a name given twice. A
+// value is never repeated in a refusal: it may be a secret.
+func (c *call) answers(f *launchFlags) (map[string]string, int) {
+	if f.vars.err != nil {
+		return nil, c.usageErr("launch: %v", f.vars.err)
+	}
+	out := f.vars.m
+	switch f.answers {
+	case "":
+		return out, exitOK
+	case "-":
+	default:
+		return nil, c.usageErr("launch: --answers takes - (standard input); pipe the JSON object in")
+	}
+	read, err := readAnswers(c.ctx, c.in)
+	if err != nil {
+		return nil, c.usageErr("launch: --answers -: %v", err)
+	}
+	for name, v := range read {
+		if _, dup := out[name]; dup {
+			return nil, c.usageErr("launch: variable %q is given both with --var and in --answers", name)
+		}
+		out[name] = v
+	}
+	return out, exitOK
+}
+
+// readAnswers reads a JSON object of survey answers from in, at most
+// maxAnswersSize bytes, waiting at most answersTimeout for in to close. A
+// string value is the answer as typed; any other JSON value is its compact
+// JSON text (a number, true/false, a list or a map as the survey types take
+// them).
+func readAnswers(ctx context.Context, in io.Reader) (map[string]string, error) {
+	if in == nil {
+		return nil, errors.New("there is no standard input")
+	}
+	ctx, cancel := context.WithTimeout(ctx, answersTimeout)
+	defer cancel()
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(in, maxAnswersSize+1))
+		done <- result{b, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no JSON object arrived on standard input within %s; pipe it in and close standard input", answersTimeout)
+	}
+	defer clear(r.b)
+	if r.err != nil {
+		return nil, fmt.Errorf("reading standard input: %v", r.err)
+	}
+	if len(r.b) > maxAnswersSize {
+		return nil, fmt.Errorf("standard input holds more than %d bytes; answers fit in less", maxAnswersSize)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(r.b, &doc); err != nil || doc == nil {
+		return nil, errors.New(`standard input is not a JSON object of answers, such as {"region":"eu-west-1","db_password":"..."}; the input is not repeated here`)
+	}
+	out := map[string]string{}
+	for name, raw := range doc {
+		var s string
+		if string(bytes.TrimSpace(raw)) == "null" {
+			return nil, fmt.Errorf("answer %q is null; give a value or leave it out", name)
+		}
+		if json.Unmarshal(raw, &s) == nil {
+			out[name] = s
+			continue
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil || compact.String() == "null" {
+			return nil, fmt.Errorf("answer %q is null or not JSON; give a value or leave it out", name)
+		}
+		out[name] = compact.String() // numbers keep the digits given
+	}
+	return out, nil
+}
