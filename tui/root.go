@@ -250,6 +250,9 @@ var (
 	keyNext      = key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next"))
 	keyPrev      = key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "prev"))
 	keyCycle     = key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "choose"))
+	keyRerun     = key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "rerun"))
+	keyRerunYes  = key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "rerun"))
+	keyRerunNo   = key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "keep")) // same keys as keyCancelNo
 	keyCtrlC     = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
 	keySelect    = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select"))
 )
