@@ -60,6 +60,8 @@ type fakeBackend struct {
 	launched   []LaunchRequest
 	checked    []string
 	launchErr  error
+	checkErr   error           // CheckLaunch returns it, when set
+	checks     []LaunchRequest // every CheckLaunch request
 	rerunErr   error
 	reruns     []string
 }
@@ -222,6 +224,17 @@ func (f *fakeBackend) CheckAnswer(template, field, value string) error {
 // CheckAnswer, an unknown field is refused, and a field without a default
 // needs an answer (a string one a non-empty answer).
 func (f *fakeBackend) CheckLaunch(ctx context.Context, req LaunchRequest) error {
+	f.mu.Lock()
+	f.checks = append(f.checks, req)
+	err := f.checkErr
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return f.validate(req)
+}
+
+func (f *fakeBackend) validate(req LaunchRequest) error {
 	var t *Template
 	for i := range f.templates {
 		if f.templates[i].Name == req.Template {
@@ -251,7 +264,7 @@ func (f *fakeBackend) CheckLaunch(ctx context.Context, req LaunchRequest) error 
 }
 
 func (f *fakeBackend) Launch(ctx context.Context, req LaunchRequest) (string, error) {
-	if err := f.CheckLaunch(ctx, req); err != nil {
+	if err := f.validate(req); err != nil {
 		return "", err
 	}
 	f.mu.Lock()

@@ -53,6 +53,7 @@ func (d *runDetail) statusLine() string {
 		line += fmt.Sprintf(" (exit %d)", r.ExitCode)
 	}
 	switch {
+	case r.Status == "stale":
 	case r.Stale || (r.Proposal != nil && r.Proposal.Stale):
 		line += " " + st.danger.Render("STALE")
 	case r.WaitingForMe && r.Proposal != nil:
@@ -92,10 +93,16 @@ func (d *runDetail) summary(p *Proposal) string {
 		}
 		big = bs.Render(fmt.Sprintf("DESTROYS %d", p.Destroy))
 		lines = append([]string{planCounts(p)}, holdLines(p.Holds)...)
+		if p.Stale {
+			lines = []string{lines[0], "STALE: it can never apply and cannot be approved", "(" + d.rerunOr("R reruns it: a fresh plan, same answers") + ")"}
+		}
 	}
 	sideW := max(10, d.width-lipgloss.Width(big)-2)
 	for i, l := range lines {
 		lines[i] = trunc(l, sideW)
+	}
+	if p.Stale {
+		lines[1] = st.danger.Render(lines[1])
 	}
 	side := lipgloss.NewStyle().PaddingLeft(2).Render(strings.Join(lines, "\n"))
 	var b strings.Builder
@@ -161,6 +168,15 @@ func shortWaitsFor(h Hold) string {
 		return "any approver"
 	}
 	return waitsFor(h)
+}
+
+// rerunOr is hint when the console offers a rerun of the run, or what the
+// identity can do instead.
+func (d *runDetail) rerunOr(hint string) string {
+	if d.rerunnable() {
+		return hint
+	}
+	return "someone with the launch role may rerun it"
 }
 
 // waitsFor names who may release h.
@@ -235,10 +251,8 @@ func (d *runDetail) renderProposal(keep bool) {
 func (d *runDetail) writeStale(b *strings.Builder, p *Proposal) {
 	if p.Stale {
 		b.WriteString(d.st.danger.Render("STALE: this plan can never apply") + "\n")
-		b.WriteString(wrapHard("  "+cleanLine(p.StaleReason), max(10, d.width)) + "\n")
-		if d.rerunnable() {
-			b.WriteString("  R reruns it: a new run with the same answers\n")
-		}
+		b.WriteString(lipgloss.NewStyle().PaddingLeft(2).Width(max(10, d.width)).Render(cleanLine(p.StaleReason)) + "\n")
+		b.WriteString("  " + d.rerunOr("R reruns it: a new run with the same answers") + "\n")
 	}
 	if p.NewerRun != "" {
 		b.WriteString("a newer proposal exists: run " + cleanLine(p.NewerRun) + "\n")
@@ -465,8 +479,8 @@ func (d *runDetail) keys() bindings {
 
 // layout sizes the viewports to the space between top and bottom.
 func (d *runDetail) layout() {
-	h := d.h - lipgloss.Height(d.top()) - lipgloss.Height(d.bottom())
-	h = max(1, h)
+	top := strings.TrimSuffix(d.top(), "\n")
+	h := max(1, d.h-lipgloss.Height(top)-lipgloss.Height(d.bottom()))
 	d.propVP.SetWidth(d.width)
 	d.propVP.SetHeight(h)
 	d.log.setSize(d.width, h)
