@@ -271,7 +271,7 @@ rule "no-destroys" {
 	// Runs are newest first: run 2 is under the cursor.
 	bob.keys("\r")
 	s = bob.waitFor(30*time.Second, "Run 2 · data · apply", "▶ waiting for you", "DESTROYS 2", "digest: "+digest,
-		"held by: no-destroys", "terraform_data.server[1]", "terraform_data.server[2]")
+		"held by: no-destroys → bob", "terraform_data.server[1]", "terraform_data.server[2]")
 	if !strings.Contains(s, "requester: carol") {
 		t.Errorf("the held apply does not say who asked:\n%s", s)
 	}
