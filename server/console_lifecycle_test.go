@@ -63,12 +63,68 @@ func waitingInList(t *testing.T, c *console, id string) bool {
 	return false
 }
 
-// Two rules with disjoint approvers hold one apply. In the console, a user
-// with the approve role whom neither rule names can neither approve nor
-// reject; alice releases her rule (the run still waits for bob's, and the
-// console says so per rule); bob releases his and the apply runs once.
-func TestConsoleApprovalsByRule(t *testing.T) {
-	h := newHarness(t, dataTemplates+extraUser(t, "dave", `["approve"]`)+`
+// refused fails the test unless err is a refusal whose sentence contains
+// want ("" for any refusal).
+func refused(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: got %v, want a refusal saying %q", what, err, want)
+	}
+}
+
+// succeeded waits for run id to end and fails the test unless it succeeded.
+func succeeded(h *harness, id string) {
+	h.t.Helper()
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
+	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusSucceeded {
+		h.t.Fatalf("run %s is %s: %s", id, r.Status, r.Message)
+	}
+}
+
+// releasedByRule maps each rule holding d's proposal to who released it ("" while
+// it holds) and its approvers.
+func releasedByRule(d tui.RunDetail) (released map[string]string, approvers map[string]string) {
+	released, approvers = map[string]string{}, map[string]string{}
+	if d.Proposal == nil {
+		return released, approvers
+	}
+	for _, h := range d.Proposal.Holds {
+		released[h.Rule], approvers[h.Rule] = h.ReleasedBy, strings.Join(h.Approvers, ",")
+	}
+	return released, approvers
+}
+
+// noApprovalByOutsider checks that dave, with the approve role but named by
+// no rule holding run 1, is not marked as awaited and can neither approve
+// nor reject it, and that his attempts change nothing.
+func noApprovalByOutsider(t *testing.T, h *harness, dave *console, digest string) {
+	t.Helper()
+	ctx := context.Background()
+	if consoleRun(t, dave, "1").WaitingForMe || waitingInList(t, dave, "1") {
+		t.Error("run 1 is marked waiting for dave, whom no rule names")
+	}
+	refused(t, "dave approves", dave.Approve(ctx, "1", digest), "not among the approvers")
+	refused(t, "dave rejects", dave.Reject(ctx, "1", "not mine to judge"), "may not reject")
+	if r, _ := h.srv.db.GetRun("1"); Status(r.Status) != StatusAwaitingApproval || len(r.Approvals) != 0 {
+		t.Fatalf("dave's refused actions changed run 1: %s, approvals %+v", r.Status, r.Approvals)
+	}
+}
+
+// heldByBothRules checks that d is held by both review rules, neither
+// released, each naming its approver, and returns the held digest.
+func heldByBothRules(t *testing.T, d tui.RunDetail) string {
+	t.Helper()
+	if d.Proposal == nil || d.Status != string(StatusAwaitingApproval) {
+		t.Fatalf("run 1 = %s, proposal %+v", d.Status, d.Proposal)
+	}
+	released, approvers := releasedByRule(d)
+	if fmt.Sprint(approvers) != "map[alice-reviews:alice bob-reviews:bob]" || fmt.Sprint(released) != "map[alice-reviews: bob-reviews:]" {
+		t.Fatalf("holds %+v", d.Proposal.Holds)
+	}
+	return d.Proposal.Digest
+}
+
+const twoReviewRules = `
 rule "alice-reviews" {
   templates        = ["data"]
   require_approval = true
@@ -79,7 +135,14 @@ rule "bob-reviews" {
   require_approval = true
   approvers        = ["bob"]
 }
-`)
+`
+
+// Two rules with disjoint approvers hold one apply. In the console, a user
+// with the approve role whom neither rule names can neither approve nor
+// reject; alice releases her rule (the run still waits for bob's, and the
+// console says so per rule); bob releases his and the apply runs once.
+func TestConsoleApprovalsByRule(t *testing.T) {
+	h := newHarness(t, dataTemplates+extraUser(t, "dave", `["approve"]`)+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	h.waitStatus("1", StatusAwaitingApproval)
 	ctx := context.Background()
@@ -87,31 +150,9 @@ rule "bob-reviews" {
 	bob := consoleAs(h, Identity{Name: "bob", Roles: []string{"approve"}})
 	dave := consoleAs(h, Identity{Name: "dave", Roles: []string{"approve"}})
 
-	d := consoleRun(t, dave, "1")
-	if d.Proposal == nil || d.Status != string(StatusAwaitingApproval) || len(d.Proposal.Holds) != 2 {
-		t.Fatalf("run 1 = %s, proposal %+v", d.Status, d.Proposal)
-	}
-	digest := d.Proposal.Digest
-	for _, hold := range d.Proposal.Holds {
-		want := map[string]string{"alice-reviews": "alice", "bob-reviews": "bob"}[hold.Rule]
-		if len(hold.Approvers) != 1 || hold.Approvers[0] != want || hold.ReleasedBy != "" {
-			t.Errorf("hold %+v, want approvers [%s], not released", hold, want)
-		}
-	}
+	digest := heldByBothRules(t, consoleRun(t, dave, "1"))
 
-	// dave: the approve role, named by no rule.
-	if d.WaitingForMe || waitingInList(t, dave, "1") {
-		t.Error("run 1 is marked waiting for dave, whom no rule names")
-	}
-	if err := dave.Approve(ctx, "1", digest); err == nil || !strings.Contains(err.Error(), "not among the approvers") {
-		t.Errorf("dave approved through the console: %v", err)
-	}
-	if err := dave.Reject(ctx, "1", "not mine to judge"); err == nil || !strings.Contains(err.Error(), "may not reject") {
-		t.Errorf("dave rejected through the console: %v", err)
-	}
-	if r, _ := h.srv.db.GetRun("1"); Status(r.Status) != StatusAwaitingApproval || len(r.Approvals) != 0 {
-		t.Fatalf("dave's refused actions changed run 1: %s, approvals %+v", r.Status, r.Approvals)
-	}
+	noApprovalByOutsider(t, h, dave, digest)
 
 	// alice releases her rule; bob's still holds the run.
 	if !waitingInList(t, alice, "1") || !waitingInList(t, bob, "1") {
@@ -120,23 +161,15 @@ rule "bob-reviews" {
 	if err := alice.Approve(ctx, "1", digest); err != nil {
 		t.Fatalf("alice's release: %v", err)
 	}
-	d = consoleRun(t, alice, "1")
+	d := consoleRun(t, alice, "1")
 	if d.Status != string(StatusAwaitingApproval) || d.WaitingForMe {
 		t.Fatalf("after alice's release run 1 is %s, waiting for alice %v", d.Status, d.WaitingForMe)
 	}
-	released := map[string]string{}
-	for _, hold := range d.Proposal.Holds {
-		released[hold.Rule] = hold.ReleasedBy
-	}
-	if released["alice-reviews"] != "alice" || released["bob-reviews"] != "" {
+	if released, _ := releasedByRule(d); fmt.Sprint(released) != "map[alice-reviews:alice bob-reviews:]" {
 		t.Fatalf("holds after alice's release: %+v", d.Proposal.Holds)
 	}
-	if err := alice.Approve(ctx, "1", digest); err == nil {
-		t.Error("alice released run 1 twice")
-	}
-	if err := dave.Approve(ctx, "1", digest); err == nil {
-		t.Error("dave approved after alice's release")
-	}
+	refused(t, "alice releases twice", alice.Approve(ctx, "1", digest), "already released")
+	refused(t, "dave approves after alice", dave.Approve(ctx, "1", digest), "not among the approvers")
 
 	// bob releases his rule: the apply runs, once.
 	if !waitingInList(t, bob, "1") {
@@ -145,18 +178,12 @@ rule "bob-reviews" {
 	if err := bob.Approve(ctx, "1", digest); err != nil {
 		t.Fatalf("bob's release: %v", err)
 	}
-	h.waitStatus("1", StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun("1"); Status(r.Status) != StatusSucceeded {
-		t.Fatalf("run 1 is %s: %s", r.Status, r.Message)
-	}
+	succeeded(h, "1")
 	if n := h.stateCount(); n != 3 {
 		t.Fatalf("state holds %d servers, want 3", n)
 	}
-	d = consoleRun(t, bob, "1")
-	for _, hold := range d.Proposal.Holds {
-		if hold.ReleasedBy == "" {
-			t.Errorf("a succeeded run shows rule %s as still holding", hold.Rule)
-		}
+	if released, _ := releasedByRule(consoleRun(t, bob, "1")); fmt.Sprint(released) != "map[alice-reviews:alice bob-reviews:bob]" {
+		t.Errorf("the succeeded run's holds: %v", released)
 	}
 }
 
@@ -176,22 +203,14 @@ func TestConsoleStaleProposalAndRerun(t *testing.T) {
 	h.mustSSH("alice", "launch", "data-free", "--var", "instances=2", "--wait")
 	h.waitStatus("2", StatusSucceeded)
 
-	runs, err := bob.Runs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range runs {
-		if r.ID == "1" && (!r.Stale || r.WaitingForMe) {
-			t.Errorf("run 1 in the list: stale %v, waiting for bob %v", r.Stale, r.WaitingForMe)
-		}
+	if waitingInList(t, bob, "1") {
+		t.Error("the stale run 1 is marked waiting for bob")
 	}
 	d := consoleRun(t, bob, "1")
 	if !d.Stale || d.Proposal == nil || !d.Proposal.Stale || !strings.Contains(d.Proposal.StaleReason, "state changed") {
 		t.Fatalf("run 1 is %s, proposal %+v", d.Status, d.Proposal)
 	}
-	if err := bob.Approve(ctx, "1", digest); err == nil {
-		t.Fatal("the console approved a stale plan")
-	}
+	refused(t, "approving a stale plan", bob.Approve(ctx, "1", digest), "")
 
 	id, err := carol.Rerun(ctx, "1")
 	if err != nil {
@@ -208,17 +227,27 @@ func TestConsoleStaleProposalAndRerun(t *testing.T) {
 	if err := bob.Approve(ctx, id, d.Proposal.Digest); err != nil {
 		t.Fatalf("approving the rerun: %v", err)
 	}
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusSucceeded {
-		t.Fatalf("rerun %s is %s: %s", id, r.Status, r.Message)
-	}
+	succeeded(h, id)
 	if n := h.stateCount(); n != 3 {
 		t.Fatalf("state holds %d servers after the rerun, want 3", n)
 	}
-	// A run that did not end cannot be rerun; one that never existed is
-	// not found.
-	if _, err := carol.Rerun(ctx, "404"); err == nil || !strings.Contains(err.Error(), "no run") {
-		t.Errorf("rerun of a missing run: %v", err)
+	refused(t, "rerun of a missing run", func() error { _, err := carol.Rerun(ctx, "404"); return err }(), "no run")
+}
+
+// The stale mark in the console's run list comes from the server.
+func TestConsoleRunListMarksStale(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("carol", "launch", "data", "--wait")
+	h.mustSSH("alice", "launch", "data-free", "--var", "instances=2", "--wait")
+	h.waitStatus("1", StatusStale)
+	runs, err := consoleAs(h, Identity{Name: "bob", Roles: []string{"approve"}}).Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if (r.ID == "1") != r.Stale {
+			t.Errorf("run %s (%s): stale %v", r.ID, r.Status, r.Stale)
+		}
 	}
 }
 
