@@ -56,22 +56,43 @@ func (c *console) userErr(op string, err error) error {
 	return errors.New(UserMessage(err))
 }
 
+// summary is r's row: the server's status, whether r waits for this
+// identity (s.waitingFor, the same test approve makes) and whether its plan
+// is stale.
 func (c *console) summary(r store.Run) tui.RunSummary {
 	return tui.RunSummary{
 		ID: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
 		Requester: r.Requester, Agent: r.RequesterKind == "agent",
 		CreatedAt: r.CreatedAt, WaitingForMe: c.s.waitingFor(r, c.id), Message: r.Message,
+		Stale: statusOf(r) == StatusStale || (r.Proposal != nil && r.Proposal.Stale),
 	}
+}
+
+// fresh is r as the console should display it: a held plan whose working
+// directory's state moved on is marked stale first (checkStale), and r is
+// read again when that changed it.
+func (c *console) fresh(r store.Run) store.Run {
+	if statusOf(r) != StatusAwaitingApproval || r.Proposal == nil || r.Proposal.Stale {
+		return r
+	}
+	if err := c.s.checkStale(r); err != nil {
+		c.s.log.Error("checking a held plan for staleness", "run", r.ID, "err", err)
+		return r
+	}
+	if again, err := c.s.db.GetRun(r.ID); err == nil {
+		return again
+	}
+	return r
 }
 
 func (c *console) Runs(ctx context.Context) ([]tui.RunSummary, error) {
 	runs, err := c.s.db.ListRuns()
 	if err != nil {
-		return nil, fmt.Errorf("listing runs: %w", err)
+		return nil, c.userErr("runs", fmt.Errorf("listing runs: %w", err))
 	}
 	out := make([]tui.RunSummary, 0, len(runs))
 	for _, r := range runs {
-		out = append(out, c.summary(r))
+		out = append(out, c.summary(c.fresh(r)))
 	}
 	return out, nil
 }
@@ -103,11 +124,13 @@ func (c *console) WatchRuns(ctx context.Context) <-chan struct{} {
 // tuiActions maps the gate's action names to the console's.
 var tuiActions = map[string]string{"create": "add", "update": "change", "delete": "destroy", "replace": "replace", "forget": "forget"}
 
+// Run is run id's detail; a held plan is checked for staleness first.
 func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
-	r, err := c.s.db.GetRun(id)
+	r, err := c.s.getRun(id)
 	if err != nil {
-		return tui.RunDetail{}, c.userErr("run", c.s.coded(id, err))
+		return tui.RunDetail{}, c.userErr("run", err)
 	}
+	r = c.fresh(r)
 	d := tui.RunDetail{
 		RunSummary: c.summary(r), Project: r.Project, Command: r.Command, Tool: r.Tool,
 		Vars: map[string]string{}, ExitCode: r.ExitCode,
@@ -118,32 +141,42 @@ func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 	for _, k := range r.SecretVars {
 		d.Vars[k] = "(sensitive)"
 	}
-	if p := r.Proposal; p != nil {
-		tp := &tui.Proposal{
-			Digest: p.Digest, Stage: p.Stage, Add: p.Add, Change: p.Change, Destroy: p.Destroy,
-			Replace: p.Replace, Forget: p.Forget, Requested: p.Requested, PlanText: p.PlanText,
-			Addresses: map[string][]string{},
-		}
-		for a, addrs := range p.Addresses {
-			if n, ok := tuiActions[a]; ok {
-				a = n
-			}
-			tp.Addresses[a] = append(tp.Addresses[a], addrs...)
-		}
-		for _, f := range p.Findings {
-			tp.Findings = append(tp.Findings, tui.Finding{Address: f.Address, Reason: f.Reason})
-		}
-		for _, h := range p.Holds {
-			tp.Holds = append(tp.Holds, tui.Hold{Rule: h.Rule, Reason: h.Reason})
-		}
-		d.Proposal = tp
+	if r.Proposal != nil {
+		d.Proposal = c.proposal(r)
 	}
 	return d, nil
 }
 
+// proposal is r's proposal as the console shows it: counts, addresses by
+// the console's action names, findings, every holding rule with its
+// approvers and who released it, staleness and a newer proposal.
+func (c *console) proposal(r store.Run) *tui.Proposal {
+	p := r.Proposal
+	tp := &tui.Proposal{
+		Digest: p.Digest, Stage: p.Stage, Add: p.Add, Change: p.Change, Destroy: p.Destroy,
+		Replace: p.Replace, Forget: p.Forget, Requested: p.Requested, PlanText: p.PlanText,
+		Addresses: map[string][]string{},
+		Stale:     p.Stale, StaleReason: p.StaleReason, NewerRun: c.s.newerProposal(r),
+	}
+	for a, addrs := range p.Addresses {
+		if n, ok := tuiActions[a]; ok {
+			a = n
+		}
+		tp.Addresses[a] = append(tp.Addresses[a], addrs...)
+	}
+	for _, f := range p.Findings {
+		tp.Findings = append(tp.Findings, tui.Finding{Address: f.Address, Reason: f.Reason})
+	}
+	for _, h := range holdViews(r) {
+		tp.Holds = append(tp.Holds, tui.Hold{Rule: h.Rule, Reason: h.Reason,
+			Approvers: slices.Clone(h.Approvers), ReleasedBy: h.ReleasedBy})
+	}
+	return tp
+}
+
 func (c *console) FollowLog(ctx context.Context, id string, from int64) (<-chan tui.LogChunk, error) {
-	if _, err := c.s.db.GetRun(id); err != nil {
-		return nil, c.userErr("run", c.s.coded(id, err))
+	if _, err := c.s.getRun(id); err != nil {
+		return nil, c.userErr("run", err)
 	}
 	ch := make(chan tui.LogChunk, 64)
 	go func() {
@@ -212,10 +245,44 @@ func (c *console) CheckAnswer(template, field, value string) error {
 	return fmt.Errorf("template %q has no survey field %q", template, field)
 }
 
+// launchRequest is the server's form of the console's request.
+func launchRequest(req tui.LaunchRequest) LaunchRequest {
+	return LaunchRequest{Template: req.Template, Kind: Kind(req.Kind), Answers: req.Answers}
+}
+
+// fieldErr is the console's form of a launch refusal: a *tui.FieldError
+// when it is about one survey field, userErr's sentence otherwise.
+func (c *console) fieldErr(op string, err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Field != "" {
+		return &tui.FieldError{Field: e.Field, Message: e.Msg}
+	}
+	return c.userErr(op, err)
+}
+
+// CheckLaunch is the server's launch validation (Server.CheckLaunch, as the
+// SSH launch command makes it) for the console's launcher.
+func (c *console) CheckLaunch(ctx context.Context, req tui.LaunchRequest) error {
+	if err := c.s.CheckLaunch(c.id, launchRequest(req)); err != nil {
+		return c.fieldErr("launch", err)
+	}
+	return nil
+}
+
 func (c *console) Launch(ctx context.Context, req tui.LaunchRequest) (string, error) {
-	run, err := c.s.Launch(ctx, c.id, LaunchRequest{Template: req.Template, Kind: Kind(req.Kind), Answers: req.Answers})
+	run, err := c.s.Launch(ctx, c.id, launchRequest(req))
 	if err != nil {
-		return "", c.userErr("launch", err)
+		return "", c.fieldErr("launch", err)
+	}
+	return run.ID, nil
+}
+
+// Rerun repeats run id with the same answers (Server.Rerun) and returns the
+// new run's ID.
+func (c *console) Rerun(ctx context.Context, id string) (string, error) {
+	run, err := c.s.Rerun(ctx, c.id, id)
+	if err != nil {
+		return "", c.userErr("rerun", c.s.coded(id, err))
 	}
 	return run.ID, nil
 }

@@ -142,47 +142,17 @@ func screenText(raw string) string {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		switch {
-		case c == 0x1b && i+1 < len(raw) && raw[i+1] == '[':
-			j := i + 2
-			for j < len(raw) && (raw[j] < 0x40 || raw[j] > 0x7e) {
-				j++
-			}
-			if j >= len(raw) {
+		case c == 0x1b:
+			n, ok := escapeText(&b, raw, i, prev)
+			if !ok {
 				return b.String()
 			}
-			params, final := raw[i+2:j], raw[j]
-			n, err := strconv.Atoi(params)
-			if err != nil || n < 1 {
-				n = 1
-			}
-			switch final {
-			case 'H', 'f', 'd', 'A', 'B', 'E', 'F':
-				b.WriteByte('\n')
-			case 'b':
-				b.WriteString(strings.Repeat(string(prev), n))
-			case 'X', 'C', 'G', '`':
-				b.WriteString(strings.Repeat(" ", min(n, 500)))
-			}
-			i = j + 1
-		case c == 0x1b && i+1 < len(raw) && (raw[i+1] == ']' || raw[i+1] == 'P' || raw[i+1] == '_'):
-			// OSC, DCS, APC: up to BEL or ST.
-			j := i + 2
-			for j < len(raw) && raw[j] != 0x07 && !(raw[j] == 0x1b && j+1 < len(raw) && raw[j+1] == '\\') {
-				j++
-			}
-			if j < len(raw) && raw[j] == 0x1b {
-				j++
-			}
-			i = j + 1
-		case c == 0x1b:
-			i += 2
-		case c == '\r':
-			i++
+			i = n
 		case c == '\n':
 			b.WriteByte('\n')
 			i++
 		case c < 0x20 || c == 0x7f:
-			i++
+			i++ // '\r' and other controls
 		default:
 			r, size := utf8.DecodeRuneInString(raw[i:])
 			b.WriteRune(r)
@@ -191,6 +161,61 @@ func screenText(raw string) string {
 		}
 	}
 	return b.String()
+}
+
+// escapeText handles the escape sequence at raw[i] (see csiText) and
+// returns the index after it; ok is false for an unfinished one.
+func escapeText(b *strings.Builder, raw string, i int, prev rune) (next int, ok bool) {
+	if i+1 >= len(raw) {
+		return i + 2, true
+	}
+	switch raw[i+1] {
+	case '[':
+		return csiText(b, raw, i, prev)
+	case ']', 'P', '_':
+		return stringEnd(raw, i), true
+	}
+	return i + 2, true
+}
+
+// csiText writes what the CSI sequence at raw[i] leaves on the screen as
+// text (a line break for cursor positioning, repeats and blanks expanded)
+// and returns the index after it; ok is false for an unfinished sequence.
+func csiText(b *strings.Builder, raw string, i int, prev rune) (next int, ok bool) {
+	j := i + 2
+	for j < len(raw) && (raw[j] < 0x40 || raw[j] > 0x7e) {
+		j++
+	}
+	if j >= len(raw) {
+		return j, false
+	}
+	params, final := raw[i+2:j], raw[j]
+	n, err := strconv.Atoi(params)
+	if err != nil || n < 1 {
+		n = 1
+	}
+	switch final {
+	case 'H', 'f', 'd', 'A', 'B', 'E', 'F':
+		b.WriteByte('\n')
+	case 'b':
+		b.WriteString(strings.Repeat(string(prev), n))
+	case 'X', 'C', 'G', '`':
+		b.WriteString(strings.Repeat(" ", min(n, 500)))
+	}
+	return j + 1, true
+}
+
+// stringEnd returns the index after the OSC, DCS or APC string at raw[i]:
+// up to BEL or ST.
+func stringEnd(raw string, i int) int {
+	j := i + 2
+	for j < len(raw) && raw[j] != 0x07 && !(raw[j] == 0x1b && j+1 < len(raw) && raw[j+1] == '\\') {
+		j++
+	}
+	if j < len(raw) && raw[j] == 0x1b {
+		j++
+	}
+	return j + 1
 }
 
 func TestScreenTextExpandsTheRenderersShorthand(t *testing.T) {
@@ -204,6 +229,24 @@ func TestScreenTextExpandsTheRenderersShorthand(t *testing.T) {
 	if strings.Contains(got, "title") || strings.Contains(got, "\x1b") {
 		t.Errorf("screenText kept control text: %q", got)
 	}
+}
+
+// heldDestroyingTwo checks, through `show`, that run 2 is held, destroys 2
+// and was launched with the launcher's instances = 1; it returns the digest.
+func heldDestroyingTwo(h *harness) string {
+	h.t.Helper()
+	v := h.show("bob", "2")
+	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
+		h.t.Fatalf("run 2 = %s, proposal %+v", v.Status, v.Proposal)
+	}
+	if got := v.Vars["instances"]; got != "1" {
+		h.t.Fatalf("run 2 was launched with instances = %q, want 1 from the launcher's form", got)
+	}
+	digest := v.Proposal.Digest
+	if !strings.HasPrefix(digest, "sha256:") || len(digest) != len("sha256:")+64 {
+		h.t.Fatalf("digest = %q", digest)
+	}
+	return digest
 }
 
 // The issue's check, end to end through real SSH connections with a
@@ -249,17 +292,7 @@ rule "no-destroys" {
 	carol.keys("\t") // from the proposal pane to the log
 	carol.waitFor(10*time.Second, "2 to destroy", "end of log")
 
-	v := h.show("bob", "2")
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
-		t.Fatalf("run 2 = %s, proposal %+v", v.Status, v.Proposal)
-	}
-	if got := v.Vars["instances"]; got != "1" {
-		t.Fatalf("run 2 was launched with instances = %q, want 1 from the launcher's form", got)
-	}
-	digest := v.Proposal.Digest
-	if !strings.HasPrefix(digest, "sha256:") || len(digest) != len("sha256:")+64 {
-		t.Fatalf("digest = %q", digest)
-	}
+	digest := heldDestroyingTwo(h)
 
 	bob := openConsole(h, "bob", 120, 40)
 	s := bob.waitFor(30*time.Second, "signed in as bob (approve)", "1 run is waiting for you", "▶ YOU")
@@ -271,7 +304,7 @@ rule "no-destroys" {
 	// Runs are newest first: run 2 is under the cursor.
 	bob.keys("\r")
 	s = bob.waitFor(30*time.Second, "Run 2 · data · apply", "▶ waiting for you", "DESTROYS 2", "digest: "+digest,
-		"held by: no-destroys", "terraform_data.server[1]", "terraform_data.server[2]")
+		"held by: no-destroys → bob", "terraform_data.server[1]", "terraform_data.server[2]")
 	if !strings.Contains(s, "requester: carol") {
 		t.Errorf("the held apply does not say who asked:\n%s", s)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +59,11 @@ type fakeBackend struct {
 	rejected   []rejection
 	launched   []LaunchRequest
 	checked    []string
+	launchErr  error
+	checkErr   error           // CheckLaunch returns it, when set
+	checks     []LaunchRequest // every CheckLaunch request
+	rerunErr   error
+	reruns     []string
 }
 
 var _ Backend = (*fakeBackend)(nil)
@@ -69,31 +75,50 @@ func newFake() *fakeBackend {
 		logs:    map[string]chan LogChunk{},
 	}
 	f.runs = []RunSummary{
-		{ID: "r-7", Template: "network", Kind: "apply", Status: "held", Requester: "deploy-bot", Agent: true,
+		{ID: "r-7", Template: "network", Kind: "apply", Status: "awaiting_approval", Requester: "deploy-bot", Agent: true,
 			CreatedAt: clock.Add(-5 * time.Minute), WaitingForMe: true, Message: "plan destroys 2: held for approval"},
 		{ID: "r-6", Template: "network", Kind: "plan", Status: "succeeded", Requester: "alice", CreatedAt: clock.Add(-2 * time.Hour)},
 		{ID: "r-5", Template: "dns", Kind: "check", Status: "running", Requester: "schedule", CreatedAt: clock.Add(-30 * time.Second)},
 		{ID: "r-4", Template: "network", Kind: "apply", Status: "failed", Requester: "bob", CreatedAt: clock.Add(-72 * time.Hour),
 			Message: "Saved plan is stale: submit the apply again"},
+		{ID: "r-3", Template: "data", Kind: "apply", Status: "stale", Requester: "carol", CreatedAt: clock.Add(-96 * time.Hour),
+			Stale: true, Message: "Stale before approval: the state changed after this plan was made"},
 	}
 	f.details["r-7"] = RunDetail{
 		RunSummary: f.runs[0], Project: "infra", Command: "infra/network", Tool: "opentofu",
 		Proposal: &Proposal{
+			// tofu's arithmetic: 2 to add (new, and web's replacement), 2 to
+			// destroy (old_a, and web's replacement).
 			Digest: heldDigest, Stage: "plan", Add: 1, Destroy: 2, Replace: 1,
 			Addresses: map[string][]string{
-				"destroy": {"terraform_data.old_a", "terraform_data.old_b"},
+				"destroy": {"terraform_data.old_a"},
 				"replace": {"terraform_data.web"},
 				"add":     {"terraform_data.new"},
 			},
-			Findings:  []Finding{{Address: "module.network.data.external.lookup", Reason: "external data source: runs a program with the run's credentials"}},
-			Holds:     []Hold{{Rule: "few-destroys", Reason: "the plan destroys 2, max_destroy is 0"}, {Rule: "agents", Reason: "an agent's apply waits for a person"}},
+			Findings: []Finding{{Address: "module.network.data.external.lookup", Reason: "external data source: runs a program with the run's credentials"}},
+			Holds: []Hold{
+				{Rule: "few-destroys", Reason: "the plan destroys 2, max_destroy is 0", Approvers: []string{"alice", "carol"}},
+				{Rule: "agents", Reason: "an agent's apply waits for a person"},
+			},
 			Requested: "deploy-bot (agent)",
-			PlanText:  "OpenTofu will perform the following actions:\n\n  # terraform_data.old_a will be destroyed\n  - resource \"terraform_data\" \"old_a\" {\n      - id = \"a1\" -> null\n    }\n\nPlan: 1 to add, 0 to change, 2 to destroy.\n",
+			PlanText:  "OpenTofu will perform the following actions:\n\n  # terraform_data.old_a will be destroyed\n  - resource \"terraform_data\" \"old_a\" {\n      - id = \"a1\" -> null\n    }\n\nPlan: 2 to add, 0 to change, 2 to destroy.\n",
 		},
 	}
 	f.details["r-6"] = RunDetail{RunSummary: f.runs[1], Project: "infra", Command: "infra/network", Tool: "opentofu"}
 	f.details["r-5"] = RunDetail{RunSummary: f.runs[2], Project: "infra", Command: "infra/dns", Tool: "terraform"}
 	f.details["r-4"] = RunDetail{RunSummary: f.runs[3], Project: "infra", Command: "infra/network", Tool: "opentofu", ExitCode: 1}
+	f.details["r-3"] = RunDetail{RunSummary: f.runs[4], Project: "infra", Command: "infra/data", Tool: "opentofu",
+		Proposal: &Proposal{
+			Digest: "sha256:" + strings.Repeat("cd", 32), Stage: "plan", Destroy: 1,
+			Addresses: map[string][]string{"destroy": {"terraform_data.server[2]"}},
+			Holds:     []Hold{{Rule: "no-destroys", Reason: "the plan destroys 1, max_destroy is 0", Approvers: []string{"bob"}}},
+			Requested: "carol (person)",
+			Stale:     true,
+			StaleReason: "the state changed after this plan was made (it was planned from serial 2; run r-2 left serial 3), " +
+				"so it can never apply and nothing was applied. `rerun r-3` plans it afresh with the same answers.",
+			NewerRun: "r-5",
+		},
+	}
 	f.templates = []Template{
 		{Name: "network", Project: "infra", Command: "infra/network", Tool: "opentofu", Survey: []Field{
 			{Name: "region", Type: "string", Description: "Region to deploy into", Default: "eu-west-1", HasDefault: true},
@@ -195,15 +220,84 @@ func (f *fakeBackend) CheckAnswer(template, field, value string) error {
 	return nil
 }
 
+// CheckLaunch validates like the server does: every answer given passes
+// CheckAnswer, an unknown field is refused, and a field without a default
+// needs an answer (a string one a non-empty answer).
+func (f *fakeBackend) CheckLaunch(ctx context.Context, req LaunchRequest) error {
+	f.mu.Lock()
+	f.checks = append(f.checks, req)
+	err := f.checkErr
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return f.validate(req)
+}
+
+func (f *fakeBackend) validate(req LaunchRequest) error {
+	var t *Template
+	for i := range f.templates {
+		if f.templates[i].Name == req.Template {
+			t = &f.templates[i]
+		}
+	}
+	if t == nil {
+		return errors.New("no template " + strconv.Quote(req.Template))
+	}
+	for name := range req.Answers {
+		if !slices.ContainsFunc(t.Survey, func(fd Field) bool { return fd.Name == name }) {
+			return &FieldError{Field: name, Message: "template " + t.Name + " has no survey field " + name}
+		}
+	}
+	for _, fd := range t.Survey {
+		a, given := req.Answers[fd.Name]
+		switch {
+		case !given && !fd.HasDefault, given && !fd.HasDefault && fd.Type == "string" && a == "":
+			return &FieldError{Field: fd.Name, Message: "survey field " + strconv.Quote(fd.Name) + " needs an answer"}
+		case given:
+			if err := f.CheckAnswer(t.Name, fd.Name, a); err != nil {
+				return &FieldError{Field: fd.Name, Message: err.Error()}
+			}
+		}
+	}
+	return nil
+}
+
 func (f *fakeBackend) Launch(ctx context.Context, req LaunchRequest) (string, error) {
+	if err := f.validate(req); err != nil {
+		return "", err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.launchErr != nil {
+		return "", f.launchErr
+	}
 	f.launched = append(f.launched, req)
-	id := "r-8"
-	s := RunSummary{ID: id, Template: req.Template, Kind: req.Kind, Status: "queued", Requester: "alice", CreatedAt: clock}
+	return f.addRun(RunSummary{Template: req.Template, Kind: req.Kind}), nil
+}
+
+// addRun adds a queued run as the newest (the caller holds mu) and
+// returns its ID: r-8, r-9, ...
+func (f *fakeBackend) addRun(s RunSummary) string {
+	s.ID = "r-" + strconv.Itoa(8+len(f.launched)+len(f.reruns)-1)
+	s.Status, s.Requester, s.CreatedAt = "queued", "alice", clock
 	f.runs = append([]RunSummary{s}, f.runs...)
-	f.details[id] = RunDetail{RunSummary: s, Project: "infra", Command: "infra/network", Tool: "opentofu"}
-	return id, nil
+	f.details[s.ID] = RunDetail{RunSummary: s, Project: "infra", Command: "infra/network", Tool: "opentofu"}
+	return s.ID
+}
+
+func (f *fakeBackend) Rerun(ctx context.Context, id string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rerunErr != nil {
+		return "", f.rerunErr
+	}
+	old, ok := f.details[id]
+	if !ok {
+		return "", errors.New("no run " + id)
+	}
+	f.reruns = append(f.reruns, id)
+	return f.addRun(RunSummary{Template: old.Template, Kind: old.Kind}), nil
 }
 
 func (f *fakeBackend) Approve(ctx context.Context, id, digest string) error {

@@ -25,11 +25,12 @@ func TestLaunchWithSurvey(t *testing.T) {
 	d.press("tab")
 	d.waitText("✗ region must look like eu-west-1")
 
-	// Submitting with bad answers launches nothing and names the problems.
+	// Submitting with a bad answer launches nothing and names the problem;
+	// api_token, untouched, has no answer to check yet.
 	d.press("tab", "tab", "tab", "tab") // api_token, replicas, run as, launch
 	d.press("enter")
-	d.waitText("2 answer(s) need fixing before launch")
-	if v := d.view(); !strings.Contains(v, "✗ api_token is required") || !strings.Contains(v, "✗ region must look like") {
+	d.waitText("1 answer(s) need fixing before launch")
+	if v := d.view(); !strings.Contains(v, "✗ region must look like") || strings.Contains(v, "✗ api_token") {
 		t.Fatalf("errors not shown at their fields:\n%s", v)
 	}
 	if len(f.launched) != 0 {
@@ -44,7 +45,17 @@ func TestLaunchWithSurvey(t *testing.T) {
 	d.typeText("eu-central-1")
 	d.press("tab")   // size
 	d.press("right") // medium -> large
-	d.press("tab")   // api_token
+	// Submitting now: the server's launch check refuses the required
+	// api_token left untouched, at its field, and the focus goes there.
+	d.press("tab", "tab", "tab", "tab", "enter") // api_token, replicas, run as, launch
+	d.waitText("✗ survey field \"api_token\" needs an answer")
+	d.waitText("! launch refused: api_token needs fixing")
+	if l := d.root().launcher; l.focus != 2 || l.step != stepForm {
+		t.Fatalf("focus = %d (step %d), want the api_token field on the form", l.focus, l.step)
+	}
+	if len(f.launched) != 0 {
+		t.Fatalf("Launch called without a required answer: %+v", f.launched)
+	}
 	d.typeText("s3cret-q")
 	if v := d.view(); strings.Contains(v, "s3cret") {
 		t.Fatalf("a sensitive answer is shown in clear:\n%s", v)

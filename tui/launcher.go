@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,10 +19,13 @@ type (
 		list []Template
 		err  error
 	}
+	// launchedMsg is the answer to a submitted form: the server's check
+	// refused it (checked), or the launch started run id or was refused.
 	launchedMsg struct {
-		gen int
-		id  string
-		err error
+		gen     int
+		id      string
+		err     error
+		checked bool // err came from CheckLaunch; nothing was launched
 	}
 )
 
@@ -41,19 +45,27 @@ var runKinds = []struct{ kind, label string }{
 	{"apply", "real run (apply)"},
 }
 
+// formField is one survey prompt. A choice or bool field has choices and
+// no value until one is chosen (choice -1), unless it has a default; a
+// text field has a value once the user typed or it has a default.
 type formField struct {
 	f       Field
 	in      textinput.Model
 	choices []string // non-nil for choice and bool fields
-	choice  int
+	choice  int      // index into choices, -1 while none is chosen
+	touched bool     // the user edited the text input
 	err     string
 }
 
-func (f *formField) value() string {
+// value is the field's answer and whether it has one to send.
+func (f *formField) value() (string, bool) {
 	if f.choices != nil {
-		return f.choices[f.choice]
+		if f.choice < 0 {
+			return "", false
+		}
+		return f.choices[f.choice], true
 	}
-	return f.in.Value()
+	return f.in.Value(), f.touched || f.f.HasDefault
 }
 
 // launcher picks a template, asks its survey and launches a run.
@@ -108,16 +120,7 @@ func (l *launcher) Update(msg tea.Msg) tea.Cmd {
 		l.loaded, l.loadErr, l.templates = true, msg.err, msg.list
 		return nil
 	case launchedMsg:
-		if msg.gen != l.gen {
-			return nil
-		}
-		if msg.err != nil {
-			l.step = stepForm
-			l.formErr = "launch refused: " + cleanLine(msg.err.Error())
-			return nil
-		}
-		id := msg.id
-		return func() tea.Msg { return openRunMsg{id: id} }
+		return l.onLaunched(msg)
 	case tea.KeyPressMsg:
 		switch l.step {
 		case stepPick:
@@ -134,6 +137,38 @@ func (l *launcher) Update(msg tea.Msg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// onLaunched opens the launched run, or goes back to the form with the
+// refusal: at its field when it is about one, under the form otherwise. A
+// form the check passed is launched.
+func (l *launcher) onLaunched(msg launchedMsg) tea.Cmd {
+	if msg.gen != l.gen {
+		return nil
+	}
+	if msg.err == nil && msg.checked {
+		return l.launch()
+	}
+	if msg.err == nil {
+		id := msg.id
+		return func() tea.Msg { return openRunMsg{id: id} }
+	}
+	l.step = stepForm
+	var fe *FieldError
+	if errors.As(msg.err, &fe) {
+		if i := l.fieldIndex(fe.Field); i >= 0 {
+			l.fields[i].err = cleanLine(fe.Message)
+			l.focus = i
+			l.formErr = "launch refused: " + cleanLine(fe.Field) + " needs fixing"
+			return l.refocus()
+		}
+	}
+	l.formErr = "launch refused: " + cleanLine(msg.err.Error())
+	return nil
+}
+
+func (l *launcher) fieldIndex(name string) int {
+	return slices.IndexFunc(l.fields, func(f *formField) bool { return f.f.Name == name })
 }
 
 func (l *launcher) pickKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -160,35 +195,42 @@ func (l *launcher) openForm(t Template) tea.Cmd {
 	l.kind = 0
 	l.formErr = ""
 	for _, fd := range t.Survey {
-		f := &formField{f: fd}
-		switch {
-		case len(fd.Choices) > 0:
-			f.choices = fd.Choices
-		case fd.Type == "bool":
-			f.choices = []string{"true", "false"}
-		}
-		if f.choices != nil {
-			if i := slices.Index(f.choices, fd.Default); fd.HasDefault && i >= 0 {
-				f.choice = i
-			}
-		} else {
-			f.in = textinput.New()
-			f.in.Prompt = "  "
-			f.in.SetWidth(max(10, l.width-8))
-			if l.st.noColor {
-				f.in.SetStyles(textinput.Styles{Cursor: textinput.CursorStyle{Blink: true}})
-			}
-			if fd.Sensitive {
-				f.in.EchoMode = textinput.EchoPassword
-			}
-			if fd.HasDefault {
-				f.in.SetValue(fd.Default)
-			}
-			f.in.Placeholder = "enter a " + cleanLine(fd.Type) + " value"
-		}
-		l.fields = append(l.fields, f)
+		l.fields = append(l.fields, l.newField(fd))
 	}
 	return l.refocus()
+}
+
+// newField is the prompt for fd: a choice or bool field starts on its
+// default, or unselected without one; a text field starts with its default,
+// or empty.
+func (l *launcher) newField(fd Field) *formField {
+	f := &formField{f: fd, choice: -1}
+	switch {
+	case len(fd.Choices) > 0:
+		f.choices = fd.Choices
+	case fd.Type == "bool":
+		f.choices = []string{"true", "false"}
+	}
+	if f.choices != nil {
+		if i := slices.Index(f.choices, fd.Default); fd.HasDefault && i >= 0 {
+			f.choice = i
+		}
+		return f
+	}
+	f.in = textinput.New()
+	f.in.Prompt = "  "
+	f.in.SetWidth(max(10, l.width-8))
+	if l.st.noColor {
+		f.in.SetStyles(textinput.Styles{Cursor: textinput.CursorStyle{Blink: true}})
+	}
+	if fd.Sensitive {
+		f.in.EchoMode = textinput.EchoPassword
+	}
+	if fd.HasDefault {
+		f.in.SetValue(fd.Default)
+	}
+	f.in.Placeholder = "enter a " + cleanLine(fd.Type) + " value"
+	return f
 }
 
 // refocus gives the text input under the focus the cursor.
@@ -207,11 +249,16 @@ func (l *launcher) refocus() tea.Cmd {
 	return cmd
 }
 
-// check runs the server's validation of one field and keeps its verdict at
-// the field; it reports whether the answer is good.
+// check runs the server's validation of field i's answer, if it has one,
+// and keeps its verdict at the field; it reports whether the answer is
+// good. A field without an answer is left to CheckLaunch.
 func (l *launcher) check(i int) bool {
 	f := l.fields[i]
-	if err := l.b.CheckAnswer(l.tmpl.Name, f.f.Name, f.value()); err != nil {
+	v, given := f.value()
+	if !given {
+		return true
+	}
+	if err := l.b.CheckAnswer(l.tmpl.Name, f.f.Name, v); err != nil {
 		f.err = cleanLine(err.Error())
 		return false
 	}
@@ -229,77 +276,110 @@ func (l *launcher) move(delta int) tea.Cmd {
 }
 
 func (l *launcher) formKey(msg tea.KeyPressMsg) tea.Cmd {
-	onField := l.focus < len(l.fields)
-	switch {
-	case key.Matches(msg, keyBack):
+	switch msg.String() {
+	case "esc":
 		l.step = stepPick
 		l.fields = nil
 		return nil
-	case msg.String() == "tab" || msg.String() == "down":
+	case "tab", "down":
 		return l.move(1)
-	case msg.String() == "shift+tab" || msg.String() == "up":
+	case "shift+tab", "up":
 		return l.move(-1)
-	case msg.String() == "enter":
+	case "enter":
 		if l.focus == len(l.fields)+1 {
 			return l.submit()
 		}
 		return l.move(1)
-	case msg.String() == "left" || msg.String() == "right":
-		d := 1
-		if msg.String() == "left" {
-			d = -1
-		}
-		if onField && l.fields[l.focus].choices != nil {
-			f := l.fields[l.focus]
-			f.choice = (f.choice + d + len(f.choices)) % len(f.choices)
-			f.err = ""
+	case "left":
+		if l.cycle(-1) {
 			return nil
 		}
-		if l.focus == len(l.fields) {
-			l.kind = (l.kind + d + len(runKinds)) % len(runKinds)
+	case "right":
+		if l.cycle(1) {
 			return nil
 		}
 	}
-	if onField && l.fields[l.focus].choices == nil {
-		f := l.fields[l.focus]
-		before := f.in.Value()
-		var cmd tea.Cmd
-		f.in, cmd = f.in.Update(msg)
-		if f.in.Value() != before {
-			f.err = ""
-		}
-		return cmd
-	}
-	return nil
+	return l.typeKey(msg)
 }
 
-// submit checks every answer with the server's validation and launches only
-// when all pass; otherwise the focus goes to the first bad answer.
+// cycle moves the choice under the focus by d (an unselected field starts
+// at the first or last choice); it reports whether the focus was on one.
+func (l *launcher) cycle(d int) bool {
+	if l.focus == len(l.fields) {
+		l.kind = (l.kind + d + len(runKinds)) % len(runKinds)
+		return true
+	}
+	if l.focus > len(l.fields) || l.fields[l.focus].choices == nil {
+		return false
+	}
+	f := l.fields[l.focus]
+	n := len(f.choices)
+	if f.choice < 0 && d < 0 {
+		f.choice = n - 1
+	} else {
+		f.choice = (f.choice + d + n) % n
+	}
+	f.err = ""
+	return true
+}
+
+// typeKey gives a key to the text input under the focus.
+func (l *launcher) typeKey(msg tea.KeyPressMsg) tea.Cmd {
+	if l.focus >= len(l.fields) || l.fields[l.focus].choices != nil {
+		return nil
+	}
+	f := l.fields[l.focus]
+	before := f.in.Value()
+	var cmd tea.Cmd
+	f.in, cmd = f.in.Update(msg)
+	if f.in.Value() != before {
+		f.err = ""
+		f.touched = true
+	}
+	return cmd
+}
+
+// request is the launch the form asks for: only the answers given.
+func (l *launcher) request() LaunchRequest {
+	req := LaunchRequest{Template: l.tmpl.Name, Kind: runKinds[l.kind].kind, Answers: map[string]string{}}
+	for _, f := range l.fields {
+		if v, given := f.value(); given {
+			req.Answers[f.f.Name] = v
+		}
+	}
+	return req
+}
+
+// submit checks every answer given with the server's validation of one
+// answer, then the whole launch with the server's own launch check
+// (CheckLaunch, as the SSH launch command), and launches only when both
+// pass; otherwise the focus goes to the first bad answer.
 func (l *launcher) submit() tea.Cmd {
-	bad := -1
+	bad, n := -1, 0
 	for i := range l.fields {
-		if !l.check(i) && bad < 0 {
-			bad = i
+		if !l.check(i) {
+			n++
+			if bad < 0 {
+				bad = i
+			}
 		}
 	}
 	if bad >= 0 {
 		l.focus = bad
-		n := 0
-		for _, f := range l.fields {
-			if f.err != "" {
-				n++
-			}
-		}
 		l.formErr = fmt.Sprintf("%d answer(s) need fixing before launch", n)
 		return l.refocus()
 	}
-	req := LaunchRequest{Template: l.tmpl.Name, Kind: runKinds[l.kind].kind, Answers: map[string]string{}}
-	for _, f := range l.fields {
-		req.Answers[f.f.Name] = f.value()
-	}
 	l.step = stepBusy
 	l.formErr = ""
-	b, ctx, gen := l.b, l.ctx, l.gen
+	b, ctx, gen, req := l.b, l.ctx, l.gen, l.request()
+	return func() tea.Msg {
+		return launchedMsg{gen: gen, checked: true, err: b.CheckLaunch(ctx, req)}
+	}
+}
+
+// launch starts the run the form asks for.
+func (l *launcher) launch() tea.Cmd {
+	b, ctx, gen, req := l.b, l.ctx, l.gen, l.request()
 	return func() tea.Msg {
 		id, err := b.Launch(ctx, req)
 		return launchedMsg{gen: gen, id: id, err: err}
@@ -324,114 +404,63 @@ func (l *launcher) keys() bindings {
 }
 
 func (l *launcher) View() string {
+	if l.step == stepPick {
+		return l.pickView()
+	}
+	return l.formView()
+}
+
+func (l *launcher) pickView() string {
 	st := l.st
 	var b strings.Builder
-	switch l.step {
-	case stepPick:
-		b.WriteString(st.title.Render("Switchtender · launch a run") + "\n\n")
-		avail := l.h - 4
-		switch {
-		case !l.loaded:
-			b.WriteString("loading templates…\n")
-			avail--
-		case l.loadErr != nil:
-			b.WriteString(st.err.Render("! could not list templates: "+cleanLine(l.loadErr.Error())) + "\n")
-			avail--
-		case len(l.templates) == 0:
-			b.WriteString("no templates you may launch\n")
-			avail--
-		}
-		start := max(0, l.cursor-avail+1)
-		for i := start; i < len(l.templates) && i < start+avail; i++ {
-			t := l.templates[i]
-			desc := fmt.Sprintf("%s · %s (%s) · %d prompt(s)", cleanLine(t.Project), cleanLine(t.Command), cleanLine(t.Tool), len(t.Survey))
-			line := pad(cleanLine(t.Name), 18) + " " + desc
-			if i == l.cursor {
-				b.WriteString("> " + st.selected.Render(trunc(line, l.width-2)) + "\n")
-			} else {
-				b.WriteString("  " + trunc(line, l.width-2) + "\n")
-			}
-			avail--
-		}
-		for ; avail > 0; avail-- {
-			b.WriteString("\n")
-		}
-		b.WriteString("\n" + l.help.View(l.keys()))
-		return b.String()
+	b.WriteString(st.title.Render("Switchtender · launch a run") + "\n\n")
+	avail := l.h - 4
+	switch {
+	case !l.loaded:
+		b.WriteString("loading templates…\n")
+		avail--
+	case l.loadErr != nil:
+		b.WriteString(st.err.Render("! could not list templates: "+cleanLine(l.loadErr.Error())) + "\n")
+		avail--
+	case len(l.templates) == 0:
+		b.WriteString("no templates you may launch\n")
+		avail--
 	}
+	start := max(0, l.cursor-avail+1)
+	for i := start; i < len(l.templates) && i < start+avail; i++ {
+		t := l.templates[i]
+		desc := fmt.Sprintf("%s · %s (%s) · %d prompt(s)", cleanLine(t.Project), cleanLine(t.Command), cleanLine(t.Tool), len(t.Survey))
+		line := trunc(pad(cleanLine(t.Name), 18)+" "+desc, l.width-2)
+		if i == l.cursor {
+			b.WriteString("> " + st.selected.Render(line) + "\n")
+		} else {
+			b.WriteString("  " + line + "\n")
+		}
+		avail--
+	}
+	b.WriteString(strings.Repeat("\n", max(0, avail)))
+	b.WriteString("\n" + l.help.View(l.keys()))
+	return b.String()
+}
 
+func (l *launcher) formView() string {
+	st := l.st
 	t := l.tmpl
+	var b strings.Builder
 	b.WriteString(st.title.Render("Launch · "+cleanLine(t.Name)) + "  " +
 		st.faint.Render(trunc(cleanLine(t.Project)+" · "+cleanLine(t.Command)+" ("+cleanLine(t.Tool)+")", max(0, l.width-12-len(t.Name)))) + "\n\n")
-
-	var lines []string
-	focusFrom, focusTo := 0, 0
-	for i, f := range l.fields {
-		from := len(lines)
-		mark := "  "
-		if i == l.focus {
-			mark = "▸ "
-		}
-		label := cleanLine(f.f.Name)
-		kind := cleanLine(f.f.Type)
-		if f.f.Sensitive {
-			kind += ", sensitive"
-		}
-		head := mark + st.label.Render(label) + " (" + kind + ")"
-		if f.f.Description != "" {
-			head += "  " + st.faint.Render(trunc(cleanLine(f.f.Description), max(0, l.width-lenPlain(label, kind)-8)))
-		}
-		lines = append(lines, head)
-		if f.choices != nil {
-			lines = append(lines, fmt.Sprintf("    ‹ %s ›  %d/%d", cleanLine(f.choices[f.choice]), f.choice+1, len(f.choices)))
-		} else {
-			lines = append(lines, "  "+f.in.View())
-		}
-		if f.err != "" {
-			lines = append(lines, st.err.Render(trunc("    ✗ "+f.err, l.width)))
-		}
-		if i == l.focus {
-			focusFrom, focusTo = from, len(lines)
-		}
-	}
-	mark := "  "
-	if l.focus == len(l.fields) {
-		mark = "▸ "
-		focusFrom = len(lines)
-	}
-	lines = append(lines, mark+st.label.Render("run as")+"  ‹ "+runKinds[l.kind].label+" ›")
-	if l.focus == len(l.fields) {
-		focusTo = len(lines)
-	}
-	mark = "  "
-	button := "[ launch ]"
-	if l.focus == len(l.fields)+1 {
-		mark = "▸ "
-		button = st.selected.Render(button)
-		focusFrom = len(lines)
-	}
-	lines = append(lines, mark+button)
-	if l.focus == len(l.fields)+1 {
-		focusTo = len(lines)
-	}
+	lines, focusFrom, focusTo := l.formLines()
 
 	// Window the form so the focused block is visible.
 	avail := max(1, l.h-5)
 	start := 0
 	if len(lines) > avail {
-		if focusTo > avail {
-			start = focusTo - avail
-		}
-		if focusFrom < start {
-			start = focusFrom
-		}
+		start = max(0, focusTo-avail)
+		start = min(start, focusFrom)
 	}
-	end := min(len(lines), start+avail)
-	shown := lines[start:end]
+	shown := lines[start:min(len(lines), start+avail)]
 	b.WriteString(strings.Join(shown, "\n") + "\n")
-	for i := len(shown); i < avail; i++ {
-		b.WriteString("\n")
-	}
+	b.WriteString(strings.Repeat("\n", max(0, avail-len(shown))))
 	switch {
 	case l.step == stepBusy:
 		b.WriteString("launching…\n")
@@ -442,6 +471,67 @@ func (l *launcher) View() string {
 	}
 	b.WriteString(l.help.View(l.keys()))
 	return b.String()
+}
+
+// formLines are the form's lines (fields, run kind, launch button) and the
+// range [from, to) of the focused block.
+func (l *launcher) formLines() (lines []string, from, to int) {
+	st := l.st
+	for i, f := range l.fields {
+		start := len(lines)
+		lines = append(lines, l.fieldLines(f, i == l.focus)...)
+		if i == l.focus {
+			from, to = start, len(lines)
+		}
+	}
+	mark := "  "
+	if l.focus == len(l.fields) {
+		mark = "▸ "
+		from, to = len(lines), len(lines)+1
+	}
+	lines = append(lines, mark+st.label.Render("run as")+"  ‹ "+runKinds[l.kind].label+" ›")
+	mark, button := "  ", "[ launch ]"
+	if l.focus == len(l.fields)+1 {
+		mark, button = "▸ ", st.selected.Render(button)
+		from, to = len(lines), len(lines)+1
+	}
+	lines = append(lines, mark+button)
+	return lines, from, to
+}
+
+// fieldLines are one field's head (name, type, "required" when it has no
+// default, description), its input and its error.
+func (l *launcher) fieldLines(f *formField, focused bool) []string {
+	st := l.st
+	mark := "  "
+	if focused {
+		mark = "▸ "
+	}
+	label := cleanLine(f.f.Name)
+	kind := cleanLine(f.f.Type)
+	if f.f.Sensitive {
+		kind += ", sensitive"
+	}
+	if !f.f.HasDefault {
+		kind += ", required"
+	}
+	head := mark + st.label.Render(label) + " (" + kind + ")"
+	if f.f.Description != "" {
+		head += "  " + st.faint.Render(trunc(cleanLine(f.f.Description), max(0, l.width-lenPlain(label, kind)-8)))
+	}
+	lines := []string{head}
+	switch {
+	case f.choices != nil && f.choice < 0:
+		lines = append(lines, fmt.Sprintf("    ‹ %s ›  %d choices", st.faint.Render("no value: ←/→ to choose"), len(f.choices)))
+	case f.choices != nil:
+		lines = append(lines, fmt.Sprintf("    ‹ %s ›  %d/%d", cleanLine(f.choices[f.choice]), f.choice+1, len(f.choices)))
+	default:
+		lines = append(lines, "  "+f.in.View())
+	}
+	if f.err != "" {
+		lines = append(lines, st.err.Render(trunc("    ✗ "+f.err, l.width)))
+	}
+	return lines
 }
 
 func lenPlain(parts ...string) int {

@@ -121,42 +121,14 @@ func (m *model) closeDetail() {
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.w, m.h = msg.Width, msg.Height
-		for _, s := range []screen{m.list, m.detail, m.launcher} {
-			if s != nil && !isNilScreen(s) {
-				s.SetSize(m.w, m.h)
-			}
-		}
+		m.resize(msg.Width, msg.Height)
 		return m, nil
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "ctrl+c":
+		if k := msg.String(); k == "ctrl+c" || (k == "q" && !m.current().Typing()) {
 			return m.quit()
-		case "q":
-			if !m.current().Typing() {
-				return m.quit()
-			}
 		}
-	case openRunMsg:
-		m.closeDetail()
-		m.launcher = nil
-		m.detail = newRunDetail(m.env(), msg.id, m.nextGen())
-		m.detail.SetSize(m.w, m.h)
-		m.active = screenDetail
-		return m, m.detail.Init()
-	case openLauncherMsg:
-		if !m.id.CanLaunch {
-			return m, nil
-		}
-		m.launcher = newLauncher(m.env(), m.nextGen())
-		m.launcher.SetSize(m.w, m.h)
-		m.active = screenLauncher
-		return m, m.launcher.Init()
-	case backMsg:
-		m.closeDetail()
-		m.launcher = nil
-		m.active = screenList
-		return m, nil
+	case openRunMsg, openLauncherMsg, backMsg:
+		return m, m.navigate(msg)
 	case routed:
 		s := m.screenFor(msg.target())
 		if s == nil || isNilScreen(s) {
@@ -165,6 +137,41 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, s.Update(msg)
 	}
 	return m, m.current().Update(msg)
+}
+
+// resize gives every screen the terminal's new size.
+func (m *model) resize(w, h int) {
+	m.w, m.h = w, h
+	for _, s := range []screen{m.list, m.detail, m.launcher} {
+		if s != nil && !isNilScreen(s) {
+			s.SetSize(m.w, m.h)
+		}
+	}
+}
+
+// navigate opens the screen a navigation message asks for.
+func (m *model) navigate(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case openRunMsg:
+		m.closeDetail()
+		m.launcher = nil
+		m.detail = newRunDetail(m.env(), msg.id, m.nextGen())
+		m.detail.SetSize(m.w, m.h)
+		m.active = screenDetail
+		return m.detail.Init()
+	case openLauncherMsg:
+		if !m.id.CanLaunch {
+			return nil
+		}
+		m.launcher = newLauncher(m.env(), m.nextGen())
+		m.launcher.SetSize(m.w, m.h)
+		m.active = screenLauncher
+		return m.launcher.Init()
+	}
+	m.closeDetail()
+	m.launcher = nil
+	m.active = screenList
+	return nil
 }
 
 func isNilScreen(s screen) bool {
@@ -250,6 +257,9 @@ var (
 	keyNext      = key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab/↓", "next"))
 	keyPrev      = key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab/↑", "prev"))
 	keyCycle     = key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "choose"))
+	keyRerun     = key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "rerun"))
+	keyRerunYes  = key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "rerun"))
+	keyRerunNo   = key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "keep")) // same keys as keyCancelNo
 	keyCtrlC     = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
 	keySelect    = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select"))
 )

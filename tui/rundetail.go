@@ -3,15 +3,11 @@ package tui
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 
 	"charm.land/bubbles/v2/help"
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 )
 
 // Run detail messages; gen tells one opened detail from the next.
@@ -41,18 +37,14 @@ type (
 		chunks []LogChunk
 		ended  bool
 	}
-	approveDoneMsg struct {
+	// actionDoneMsg is the Backend's answer to an approve, reject, cancel
+	// or rerun the user confirmed.
+	actionDoneMsg struct {
 		gen    int
-		digest string
+		act    action
+		digest string // the digest an approval released
+		newID  string // the run a rerun started
 		err    error
-	}
-	rejectDoneMsg struct {
-		gen int
-		err error
-	}
-	cancelDoneMsg struct {
-		gen int
-		err error
 	}
 )
 
@@ -61,9 +53,17 @@ func (detailTickMsg) target() screenID  { return screenDetail }
 func (detailRunMsg) target() screenID   { return screenDetail }
 func (logStartMsg) target() screenID    { return screenDetail }
 func (logChunksMsg) target() screenID   { return screenDetail }
-func (approveDoneMsg) target() screenID { return screenDetail }
-func (rejectDoneMsg) target() screenID  { return screenDetail }
-func (cancelDoneMsg) target() screenID  { return screenDetail }
+func (actionDoneMsg) target() screenID  { return screenDetail }
+
+// action is what the user asked the Backend to do to the run.
+type action int
+
+const (
+	actApprove action = iota
+	actReject
+	actCancel
+	actRerun
+)
 
 const (
 	paneLog = iota
@@ -76,6 +76,7 @@ const (
 	modeReason
 	modeBusy
 	modeConfirmCancel
+	modeConfirmRerun
 )
 
 // maxDrain is how many already-waiting log chunks one message carries.
@@ -236,21 +237,46 @@ func (d *runDetail) applyChunk(c LogChunk) {
 	d.next = end
 }
 
+// status is the run's status, or "loading" before it is known.
+func (d *runDetail) status() string {
+	if d.run == nil {
+		return "loading"
+	}
+	return d.run.Status
+}
+
 // cancellable reports whether the run is in a state a cancel can stop.
 func (d *runDetail) cancellable() bool {
-	if d.run == nil {
-		return false
-	}
-	switch d.run.Status {
+	switch d.status() {
 	case "queued", "running", "awaiting_approval":
 		return true
 	}
 	return false
 }
 
-func (d *runDetail) canAct() bool {
-	return d.run != nil && d.run.Proposal != nil && d.env.id.CanApprove && d.run.WaitingForMe
+// rerunnable reports whether the console offers a rerun: the run ended
+// without applying (stale, failed, rejected, cancelled, interrupted), and
+// the identity may launch.
+func (d *runDetail) rerunnable() bool {
+	if d.run == nil || !d.env.id.CanLaunch {
+		return false
+	}
+	if d.run.Stale || (d.run.Proposal != nil && d.run.Proposal.Stale) {
+		return true
+	}
+	switch d.run.Status {
+	case "stale", "failed", "rejected", "cancelled", "interrupted":
+		return true
+	}
+	return false
 }
+
+// hasProposal reports whether the run holds a proposal to show.
+func (d *runDetail) hasProposal() bool { return d.run != nil && d.run.Proposal != nil }
+
+// canAct reports whether approve and reject are offered: a proposal that is
+// not stale waits for this identity.
+func (d *runDetail) canAct() bool { return d.whyNot() == "" }
 
 func (d *runDetail) Update(msg tea.Msg) tea.Cmd {
 	cmd := d.update(msg)
@@ -261,94 +287,20 @@ func (d *runDetail) Update(msg tea.Msg) tea.Cmd {
 func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case detailWatchMsg:
-		if msg.gen != d.gen {
-			return nil
-		}
-		if msg.ch == nil {
-			return d.fetch()
-		}
-		return tea.Batch(d.fetch(), d.waitTick(msg.ch))
+		return d.onWatch(msg)
 	case detailTickMsg:
 		if msg.gen != d.gen || msg.closed {
 			return nil
 		}
 		return tea.Batch(d.fetch(), d.waitTick(msg.ch))
 	case detailRunMsg:
-		if msg.gen != d.gen || msg.seq < d.applied {
-			return nil
-		}
-		d.applied = msg.seq
-		d.loadErr = msg.err
-		if msg.err == nil {
-			r := msg.d
-			d.run = &r
-			d.onProposalChange()
-			if d.logEnded && r.Status != d.endedAt {
-				d.logEnded = false
-				return d.followFrom(d.next)
-			}
-		}
-		return nil
+		return d.onRun(msg)
 	case logStartMsg:
-		if msg.gen != d.gen {
-			return nil
-		}
-		if msg.err != nil {
-			d.logErr = msg.err
-			return nil
-		}
-		return d.readLog(msg.ch)
+		return d.onLogStart(msg)
 	case logChunksMsg:
-		if msg.gen != d.gen {
-			return nil
-		}
-		// The cost is the new text's: the sanitizer and the log view work
-		// on what arrived only, however long the log already is.
-		for _, c := range msg.chunks {
-			d.applyChunk(c)
-		}
-		if msg.ended {
-			d.logEnded = true
-			d.endedAt = ""
-			if d.run != nil {
-				d.endedAt = d.run.Status
-			}
-			return d.fetch()
-		}
-		return d.readLog(msg.ch)
-	case approveDoneMsg:
-		if msg.gen != d.gen {
-			return nil
-		}
-		d.mode = modeNormal
-		if msg.err != nil {
-			d.setNotice("approval refused: "+msg.err.Error(), true)
-		} else {
-			d.setNotice("released "+msg.digest, false)
-		}
-		return d.fetch()
-	case rejectDoneMsg:
-		if msg.gen != d.gen {
-			return nil
-		}
-		d.mode = modeNormal
-		if msg.err != nil {
-			d.setNotice("rejection failed: "+msg.err.Error(), true)
-		} else {
-			d.setNotice("proposal rejected", false)
-		}
-		return d.fetch()
-	case cancelDoneMsg:
-		if msg.gen != d.gen {
-			return nil
-		}
-		d.mode = modeNormal
-		if msg.err != nil {
-			d.setNotice("cancel refused: "+msg.err.Error(), true)
-		} else {
-			d.setNotice("cancel sent: run "+d.runID+" stops (a running tool is interrupted first)", false)
-		}
-		return d.fetch()
+		return d.onLogChunks(msg)
+	case actionDoneMsg:
+		return d.onDone(msg)
 	case tea.KeyPressMsg:
 		return d.key(msg)
 	}
@@ -360,465 +312,142 @@ func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+func (d *runDetail) onWatch(msg detailWatchMsg) tea.Cmd {
+	switch {
+	case msg.gen != d.gen:
+		return nil
+	case msg.ch == nil:
+		return d.fetch()
+	}
+	return tea.Batch(d.fetch(), d.waitTick(msg.ch))
+}
+
+func (d *runDetail) onRun(msg detailRunMsg) tea.Cmd {
+	if msg.gen != d.gen || msg.seq < d.applied {
+		return nil
+	}
+	d.applied = msg.seq
+	d.loadErr = msg.err
+	if msg.err != nil {
+		return nil
+	}
+	r := msg.d
+	d.run = &r
+	d.onProposalChange()
+	if d.logEnded && r.Status != d.endedAt {
+		d.logEnded = false
+		return d.followFrom(d.next)
+	}
+	return nil
+}
+
+func (d *runDetail) onLogStart(msg logStartMsg) tea.Cmd {
+	switch {
+	case msg.gen != d.gen:
+		return nil
+	case msg.err != nil:
+		d.logErr = msg.err
+		return nil
+	}
+	return d.readLog(msg.ch)
+}
+
+func (d *runDetail) onLogChunks(msg logChunksMsg) tea.Cmd {
+	if msg.gen != d.gen {
+		return nil
+	}
+	// The cost is the new text's: the sanitizer and the log view work on
+	// what arrived only, however long the log already is.
+	for _, c := range msg.chunks {
+		d.applyChunk(c)
+	}
+	if !msg.ended {
+		return d.readLog(msg.ch)
+	}
+	d.logEnded = true
+	d.endedAt = ""
+	if d.run != nil {
+		d.endedAt = d.run.Status
+	}
+	return d.fetch()
+}
+
+// onDone shows the Backend's answer to a confirmed action; a rerun that
+// started a run opens it.
+func (d *runDetail) onDone(msg actionDoneMsg) tea.Cmd {
+	if msg.gen != d.gen {
+		return nil
+	}
+	d.mode = modeNormal
+	if msg.err != nil {
+		d.setNotice(failedWord[msg.act]+cleanLine(msg.err.Error()), true)
+		return d.fetch()
+	}
+	switch msg.act {
+	case actApprove:
+		d.setNotice("released "+msg.digest, false)
+	case actReject:
+		d.setNotice("proposal rejected", false)
+	case actCancel:
+		d.setNotice("cancel sent: run "+d.runID+" stops (a running tool is interrupted first)", false)
+	case actRerun:
+		id := msg.newID
+		return func() tea.Msg { return openRunMsg{id: id} }
+	}
+	return d.fetch()
+}
+
+// failedWord starts the notice of a refused action.
+var failedWord = map[action]string{
+	actApprove: "approval refused: ",
+	actReject:  "rejection failed: ",
+	actCancel:  "cancel refused: ",
+	actRerun:   "rerun refused: ",
+}
+
 func (d *runDetail) setNotice(s string, isErr bool) {
 	d.notice, d.noticeIsErr = cleanLine(s), isErr
 }
 
-// onProposalChange re-renders the proposal after a refresh of the run, drops
-// an approval confirmation whose digest is no longer the one held, and a
-// cancel confirmation of a run that ended meanwhile.
+// onProposalChange re-renders the proposal after a refresh of the run and
+// drops a confirmation the refresh made pointless: an approval whose digest
+// is no longer the one held (or whose plan went stale), a cancel of a run
+// that ended, a rejection of a proposal no longer held.
 func (d *runDetail) onProposalChange() {
 	digest := ""
 	if d.run.Proposal != nil {
 		digest = d.run.Proposal.Digest
 	}
-	if d.mode == modeConfirm && digest != d.confirmDigest {
+	d.dropStaleDialog(digest)
+	if digest == d.propSeen {
+		d.renderProposal(true)
+		return
+	}
+	if d.propSeen == "" && digest != "" {
+		d.pane = paneProposal
+	}
+	if digest == "" {
+		d.pane = paneLog
+	}
+	d.propSeen = digest
+	d.renderProposal(false)
+	d.propVP.GotoTop()
+}
+
+func (d *runDetail) dropStaleDialog(digest string) {
+	switch {
+	case d.mode == modeConfirm && digest != d.confirmDigest:
 		d.mode = modeNormal
 		d.setNotice("the proposal changed while you were confirming: review it again", true)
-	}
-	if d.mode == modeConfirmCancel && !d.cancellable() {
+	case d.mode == modeConfirm && d.run.Proposal.Stale:
+		d.mode = modeNormal
+		d.setNotice("the plan went stale while you were confirming: it can never apply", true)
+	case d.mode == modeConfirmCancel && !d.cancellable():
 		d.mode = modeNormal
 		d.setNotice("run "+d.runID+" ended while you were confirming ("+d.run.Status+"): nothing to cancel", true)
-	}
-	if d.mode == modeReason && digest == "" {
+	case d.mode == modeReason && digest == "":
 		d.mode = modeNormal
 		d.reason.Blur()
 		d.setNotice("the proposal is no longer held", true)
 	}
-	if digest != d.propSeen {
-		if d.propSeen == "" && digest != "" {
-			d.pane = paneProposal
-		}
-		if digest == "" {
-			d.pane = paneLog
-		}
-		d.propSeen = digest
-		d.renderProposal(false)
-		d.propVP.GotoTop()
-	} else {
-		d.renderProposal(true)
-	}
-}
-
-func (d *runDetail) key(msg tea.KeyPressMsg) tea.Cmd {
-	switch d.mode {
-	case modeBusy:
-		return nil
-	case modeConfirm:
-		switch {
-		case key.Matches(msg, keyYes):
-			digest := d.confirmDigest
-			d.mode = modeBusy
-			b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
-			return func() tea.Msg {
-				return approveDoneMsg{gen: gen, digest: digest, err: b.Approve(ctx, id, digest)}
-			}
-		case key.Matches(msg, keyNo):
-			d.mode = modeNormal
-			d.setNotice("approval cancelled", false)
-		}
-		return nil
-	case modeConfirmCancel:
-		switch {
-		case key.Matches(msg, keyCancelYes):
-			d.mode = modeBusy
-			b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
-			return func() tea.Msg { return cancelDoneMsg{gen: gen, err: b.Cancel(ctx, id)} }
-		case key.Matches(msg, keyCancelNo):
-			d.mode = modeNormal
-			d.setNotice("run "+d.runID+" kept", false)
-		}
-		return nil
-	case modeReason:
-		switch {
-		case key.Matches(msg, keySubmit):
-			reason := strings.TrimSpace(d.reason.Value())
-			d.mode = modeBusy
-			d.reason.Blur()
-			b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
-			return func() tea.Msg { return rejectDoneMsg{gen: gen, err: b.Reject(ctx, id, reason)} }
-		case key.Matches(msg, keyCancel):
-			d.mode = modeNormal
-			d.reason.Blur()
-			return nil
-		}
-		var cmd tea.Cmd
-		d.reason, cmd = d.reason.Update(msg)
-		return cmd
-	}
-
-	switch {
-	case key.Matches(msg, keyBack):
-		return func() tea.Msg { return backMsg{} }
-	case key.Matches(msg, keyPane):
-		if d.run != nil && d.run.Proposal != nil {
-			d.pane = 1 - d.pane
-		}
-		return nil
-	case key.Matches(msg, keyApprove):
-		if why := d.whyNot(); why != "" {
-			d.setNotice(why, true)
-			return nil
-		}
-		d.confirmDigest = d.run.Proposal.Digest
-		d.mode = modeConfirm
-		d.notice = ""
-		return nil
-	case key.Matches(msg, keyReject):
-		if why := d.whyNot(); why != "" {
-			d.setNotice(why, true)
-			return nil
-		}
-		d.mode = modeReason
-		d.notice = ""
-		d.reason.Reset()
-		return d.reason.Focus()
-	case key.Matches(msg, keyCancelRun):
-		if !d.cancellable() {
-			status := "loading"
-			if d.run != nil {
-				status = d.run.Status
-			}
-			d.setNotice("run "+d.runID+" is "+status+": only a queued, running or held run can be cancelled", true)
-			return nil
-		}
-		d.mode = modeConfirmCancel
-		d.notice = ""
-		return nil
-	}
-
-	if d.pane == paneProposal && d.run != nil && d.run.Proposal != nil {
-		if key.Matches(msg, keyTop) {
-			d.propVP.GotoTop()
-		} else if key.Matches(msg, keyFollow) {
-			d.propVP.GotoBottom()
-		} else {
-			d.propVP, _ = d.propVP.Update(msg)
-		}
-		return nil
-	}
-	switch {
-	case key.Matches(msg, keyFollow):
-		d.following = true
-		d.log.gotoBottom()
-		return nil
-	case key.Matches(msg, keyTop):
-		d.following = false
-		d.log.gotoTop()
-		return nil
-	}
-	km := d.log.keys
-	if key.Matches(msg, km.Up, km.PageUp, km.HalfPageUp) {
-		d.following = false
-	}
-	d.log.update(msg)
-	return nil
-}
-
-// whyNot says why this identity cannot act on the run now ("" if it can).
-func (d *runDetail) whyNot() string {
-	switch {
-	case d.run == nil || d.run.Proposal == nil:
-		return "this run holds no proposal"
-	case !d.env.id.CanApprove:
-		return "you cannot approve or reject: your identity has no approve role"
-	case !d.run.WaitingForMe:
-		return "this proposal is not waiting for you"
-	}
-	return ""
-}
-
-// --- rendering ---
-
-func (d *runDetail) top() string {
-	st := d.st
-	var b strings.Builder
-	if d.run == nil {
-		b.WriteString(st.title.Render("Run "+cleanLine(d.runID)) + "\n")
-		if d.loadErr != nil {
-			b.WriteString(st.err.Render("! could not load the run: "+cleanLine(d.loadErr.Error())) + "\n")
-		} else {
-			b.WriteString("loading…\n")
-		}
-		return b.String()
-	}
-	r := d.run
-	b.WriteString(st.title.Render(trunc("Run "+cleanLine(r.ID)+" · "+cleanLine(r.Template)+" · "+cleanLine(r.Kind), d.width)) + "\n")
-	line := "status: " + cleanLine(r.Status)
-	if r.ExitCode != 0 {
-		line += fmt.Sprintf(" (exit %d)", r.ExitCode)
-	}
-	if r.WaitingForMe && r.Proposal != nil {
-		line += " " + st.waiting.Render("▶ waiting for you")
-	}
-	line += "   requester: " + requester(r.Requester, r.Agent)
-	line += "   age: " + age(d.now().Sub(r.CreatedAt))
-	b.WriteString(line + "\n")
-	cmd := "command: " + cleanLine(r.Command)
-	if r.Tool != "" {
-		cmd += " (" + cleanLine(r.Tool) + ")"
-	}
-	if r.Project != "" {
-		cmd += "   project: " + cleanLine(r.Project)
-	}
-	b.WriteString(trunc(cmd, d.width) + "\n")
-	if r.Message != "" {
-		b.WriteString(trunc("message: "+cleanLine(r.Message), d.width) + "\n")
-	}
-	if d.loadErr != nil {
-		b.WriteString(st.err.Render(trunc("! refresh failed: "+cleanLine(d.loadErr.Error()), d.width)) + "\n")
-	}
-	if p := r.Proposal; p != nil {
-		b.WriteString(d.summary(p))
-		tabs := "  Proposal   [Log]"
-		if d.pane == paneProposal {
-			tabs = " [Proposal]   Log "
-		}
-		b.WriteString(st.label.Render(tabs) + st.faint.Render("  (tab switches)") + "\n")
-	}
-	return b.String()
-}
-
-// summary is the fixed proposal block: the destroy count first and large.
-func (d *runDetail) summary(p *Proposal) string {
-	st := d.st
-	var lines []string
-	var big string
-	if p.Stage == "request" {
-		big = st.box.Render("HELD BEFORE PLANNING")
-		lines = append(lines, "nothing is planned yet: releasing it lets it plan,",
-			"and the apply its plan proposes is held again")
-	} else {
-		bs := st.box
-		if p.Destroy > 0 {
-			bs = st.destroy
-		}
-		big = bs.Render(fmt.Sprintf("DESTROYS %d", p.Destroy))
-		lines = append(lines, fmt.Sprintf("adds %d · changes %d · replaces %d · forgets %d",
-			p.Add, p.Change, p.Replace, p.Forget))
-		var rules []string
-		for _, h := range p.Holds {
-			rules = append(rules, cleanLine(h.Rule))
-		}
-		held := "held by: " + strings.Join(rules, ", ")
-		if len(rules) == 0 {
-			held = "no rule held it"
-		}
-		lines = append(lines, held)
-	}
-	side := lipgloss.NewStyle().PaddingLeft(2).Render(strings.Join(lines, "\n"))
-	var b strings.Builder
-	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, big, side) + "\n")
-	b.WriteString(trunc("requested: "+cleanLine(p.Requested), d.width) + "\n")
-	b.WriteString(wrapHard("digest: "+cleanLine(p.Digest), d.width) + "\n")
-	return b.String()
-}
-
-// wrapHard breaks s into lines of at most w cells, so a digest is never cut.
-func wrapHard(s string, w int) string {
-	if w <= 0 || lipgloss.Width(s) <= w {
-		return s
-	}
-	var out []string
-	var cur strings.Builder
-	n := 0
-	for _, r := range s {
-		rw := lipgloss.Width(string(r))
-		if n+rw > w {
-			out = append(out, cur.String())
-			cur.Reset()
-			n = 0
-		}
-		cur.WriteRune(r)
-		n += rw
-	}
-	out = append(out, cur.String())
-	return strings.Join(out, "\n")
-}
-
-var actionOrder = []string{"destroy", "replace", "change", "add", "forget"}
-var actionMark = map[string]string{"destroy": "-", "replace": "-/+", "change": "~", "add": "+", "forget": "forget"}
-
-// renderProposal fills the proposal pane: rules, findings, addresses by
-// action and the masked plan text. keep keeps the scroll position.
-func (d *runDetail) renderProposal(keep bool) {
-	if d.run == nil || d.run.Proposal == nil {
-		d.propVP.SetContent("")
-		return
-	}
-	p := d.run.Proposal
-	st := d.st
-	var b strings.Builder
-	if p.Stage != "request" {
-		b.WriteString(st.label.Render("Resources by action") + "\n")
-		keys := make([]string, 0, len(p.Addresses))
-		seen := map[string]bool{}
-		for _, k := range actionOrder {
-			if len(p.Addresses[k]) > 0 {
-				keys = append(keys, k)
-				seen[k] = true
-			}
-		}
-		var other []string
-		for k, v := range p.Addresses {
-			if !seen[k] && len(v) > 0 {
-				other = append(other, k)
-			}
-		}
-		sort.Strings(other)
-		keys = append(keys, other...)
-		if len(keys) == 0 {
-			b.WriteString("  no resource changes\n")
-		}
-		for _, k := range keys {
-			head := fmt.Sprintf("  %s (%d)", cleanLine(k), len(p.Addresses[k]))
-			if k == "destroy" {
-				head = st.danger.Render(head)
-			}
-			b.WriteString(head + "\n")
-			mark := actionMark[k]
-			if mark == "" {
-				mark = "*"
-			}
-			for _, a := range p.Addresses[k] {
-				b.WriteString("    " + mark + " " + cleanLine(a) + "\n")
-			}
-		}
-	}
-	if b.Len() > 0 {
-		b.WriteString("\n")
-	}
-	if len(p.Holds) > 0 {
-		b.WriteString(st.label.Render("Why it is held") + "\n")
-	}
-	for _, h := range p.Holds {
-		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanLine(h.Reason) + "\n")
-	}
-	// Findings come from the configuration scan; a proposal without any
-	// shows no section, rather than claiming a scan found nothing.
-	if len(p.Findings) > 0 {
-		b.WriteString("\n" + st.label.Render(fmt.Sprintf("Scan findings (%d)", len(p.Findings))) + "\n")
-	}
-	for _, f := range p.Findings {
-		b.WriteString("  ! " + cleanLine(f.Address) + "\n      " + cleanLine(f.Reason) + "\n")
-	}
-	b.WriteString("\n" + st.label.Render("Plan (tofu's rendering, masked)") + "\n")
-	if p.PlanText == "" {
-		b.WriteString("  (no plan text)\n")
-	} else {
-		b.WriteString(strings.TrimRight(clean(p.PlanText), "\n") + "\n")
-	}
-	y := d.propVP.YOffset()
-	d.propVP.SetContent(strings.TrimRight(b.String(), "\n"))
-	if keep {
-		d.propVP.SetYOffset(y)
-	}
-}
-
-func (d *runDetail) bottom() string {
-	st := d.st
-	var b strings.Builder
-	switch d.mode {
-	case modeConfirm:
-		p := d.run.Proposal
-		var body strings.Builder
-		body.WriteString(st.label.Render("Release this proposal of run "+cleanLine(d.runID)+"?") + "\n")
-		inner := max(20, d.width-4)
-		body.WriteString(wrapHard(d.confirmDigest, inner) + "\n")
-		if p.Stage == "request" {
-			body.WriteString("it plans next; its apply is held again for approval\n")
-		} else {
-			body.WriteString(st.danger.Render(fmt.Sprintf("DESTROYS %d", p.Destroy)) +
-				fmt.Sprintf(" · adds %d · changes %d · replaces %d · forgets %d", p.Add, p.Change, p.Replace, p.Forget) + "\n")
-			body.WriteString("the apply carries exactly the saved plan with this digest\n")
-		}
-		body.WriteString("y release this digest · n/esc cancel")
-		b.WriteString(st.box.Render(body.String()) + "\n")
-	case modeConfirmCancel:
-		b.WriteString(st.box.Render(st.label.Render("Cancel run "+cleanLine(d.runID)+"?")+
-			" a running tool gets an interrupt first\ny cancel · n/esc keep") + "\n")
-	case modeReason:
-		b.WriteString(st.label.Render("Reject the proposal of run "+cleanLine(d.runID)) + "\n")
-		b.WriteString(d.reason.View() + "\n")
-	case modeBusy:
-		b.WriteString("sending…\n")
-	default:
-		status := ""
-		if d.pane == paneLog || d.run == nil || d.run.Proposal == nil {
-			switch {
-			case d.logErr != nil:
-				status = st.err.Render("! log unavailable: " + cleanLine(d.logErr.Error()))
-			case d.following && d.logEnded:
-				status = "— end of log —"
-			case d.following:
-				status = "following the log"
-			default:
-				line, _ := d.log.lineAt(d.log.top)
-				status = "paused at line " + fmt.Sprint(line+1) + " — G to follow"
-				if d.logEnded {
-					status += " (log ended)"
-				}
-			}
-		} else {
-			status = fmt.Sprintf("proposal %3.0f%%", d.propVP.ScrollPercent()*100)
-		}
-		b.WriteString(st.faint.Render(status) + "\n")
-		if d.notice != "" {
-			if d.noticeIsErr {
-				b.WriteString(st.err.Render(trunc("! "+d.notice, d.width)) + "\n")
-			} else {
-				b.WriteString(st.ok.Render(trunc(d.notice, d.width)) + "\n")
-			}
-		}
-	}
-	b.WriteString(d.help.View(d.keys()))
-	return b.String()
-}
-
-func (d *runDetail) keys() bindings {
-	switch d.mode {
-	case modeConfirm:
-		return bindings{keyYes, keyNo}
-	case modeConfirmCancel:
-		return bindings{keyCancelYes, keyCancelNo}
-	case modeReason:
-		return bindings{keySubmit, keyCancel, keyCtrlC}
-	case modeBusy:
-		return bindings{keyCtrlC}
-	}
-	b := bindings{keyBack, keyScroll}
-	if d.run != nil && d.run.Proposal != nil {
-		b = append(b, keyPane)
-		if d.canAct() {
-			b = append(b, keyApprove, keyReject)
-		}
-	}
-	if d.cancellable() {
-		b = append(b, keyCancelRun)
-	}
-	if d.pane == paneLog || d.run == nil || d.run.Proposal == nil {
-		b = append(b, keyFollow)
-	}
-	return append(b, keyQuit)
-}
-
-// layout sizes the viewports to the space between top and bottom.
-func (d *runDetail) layout() {
-	h := d.h - lipgloss.Height(d.top()) - lipgloss.Height(d.bottom())
-	h = max(1, h)
-	d.propVP.SetWidth(d.width)
-	d.propVP.SetHeight(h)
-	d.log.setSize(d.width, h)
-	if d.following {
-		d.log.gotoBottom()
-	}
-}
-
-func (d *runDetail) View() string {
-	body := d.log.view()
-	if d.pane == paneProposal && d.run != nil && d.run.Proposal != nil {
-		body = d.propVP.View()
-	}
-	top := strings.TrimSuffix(d.top(), "\n")
-	return top + "\n" + body + "\n" + d.bottom()
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -106,44 +107,52 @@ func (l *runList) Update(msg tea.Msg) tea.Cmd {
 		l.watching = false
 		return nil
 	case listRunsMsg:
-		if msg.seq < l.applied {
-			return nil // an older answer arriving late
-		}
-		l.applied = msg.seq
-		l.err = msg.err
-		if msg.err == nil {
-			sel := ""
-			if l.cursor < len(l.runs) {
-				sel = l.runs[l.cursor].ID
-			}
-			l.runs = msg.runs
-			l.loaded = true
-			for i, r := range l.runs {
-				if r.ID == sel {
-					l.cursor = i
-				}
-			}
-		}
-		l.clamp()
+		l.onRuns(msg)
 		return nil
 	case tea.KeyPressMsg:
-		switch {
-		case key.Matches(msg, keyUp):
-			l.cursor--
-		case key.Matches(msg, keyDown):
-			l.cursor++
-		case key.Matches(msg, keyOpen):
-			if l.cursor < len(l.runs) {
-				id := l.runs[l.cursor].ID
-				return func() tea.Msg { return openRunMsg{id: id} }
-			}
-		case key.Matches(msg, keyNew):
-			if l.id.CanLaunch {
-				return func() tea.Msg { return openLauncherMsg{} }
-			}
-		}
-		l.clamp()
+		return l.key(msg)
 	}
+	return nil
+}
+
+// onRuns takes a fresh list, keeping the cursor on the run it was on.
+func (l *runList) onRuns(msg listRunsMsg) {
+	if msg.seq < l.applied {
+		return // an older answer arriving late
+	}
+	l.applied = msg.seq
+	l.err = msg.err
+	if msg.err == nil {
+		sel := ""
+		if l.cursor < len(l.runs) {
+			sel = l.runs[l.cursor].ID
+		}
+		l.runs = msg.runs
+		l.loaded = true
+		if i := slices.IndexFunc(l.runs, func(r RunSummary) bool { return r.ID == sel }); i >= 0 {
+			l.cursor = i
+		}
+	}
+	l.clamp()
+}
+
+func (l *runList) key(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, keyUp):
+		l.cursor--
+	case key.Matches(msg, keyDown):
+		l.cursor++
+	case key.Matches(msg, keyOpen):
+		if l.cursor < len(l.runs) {
+			id := l.runs[l.cursor].ID
+			return func() tea.Msg { return openRunMsg{id: id} }
+		}
+	case key.Matches(msg, keyNew):
+		if l.id.CanLaunch {
+			return func() tea.Msg { return openLauncherMsg{} }
+		}
+	}
+	l.clamp()
 	return nil
 }
 
@@ -190,80 +199,24 @@ func (l *runList) columns() (id, tmpl, req int) {
 func (l *runList) View() string {
 	st := l.st
 	var b strings.Builder
-	who := cleanLine(l.id.Name)
-	var roles []string
-	if l.id.CanLaunch {
-		roles = append(roles, "launch")
-	}
-	if l.id.CanApprove {
-		roles = append(roles, "approve")
-	}
-	if len(roles) > 0 {
-		who += " (" + strings.Join(roles, ", ") + ")"
-	}
-	b.WriteString(st.title.Render("Switchtender · runs") + "  " + st.faint.Render("signed in as "+who) + "\n")
-
-	waiting := 0
-	for _, r := range l.runs {
-		if r.WaitingForMe {
-			waiting++
-		}
-	}
-	switch {
-	case l.err != nil:
-		b.WriteString(st.err.Render("! could not list runs: "+cleanLine(l.err.Error())) + "\n")
-	case waiting == 1:
-		b.WriteString(st.waiting.Render("▶ 1 run is waiting for you") + "\n")
-	case waiting > 1:
-		b.WriteString(st.waiting.Render(fmt.Sprintf("▶ %d runs are waiting for you", waiting)) + "\n")
-	case !l.watching && l.loaded:
-		b.WriteString(st.faint.Render("(not live: run changes are not being watched)") + "\n")
-	default:
-		b.WriteString("\n")
-	}
-
+	b.WriteString(st.title.Render("Switchtender · runs") + "  " + st.faint.Render("signed in as "+l.who()) + "\n")
+	b.WriteString(l.banner() + "\n")
 	idw, tw, rw := l.columns()
 	hdr := "  " + pad("WAIT", 5) + " " + pad("ID", idw) + " " + pad("STATUS", 17) + " " + pad("TEMPLATE", tw) + " " +
 		pad("KIND", 9) + " " + pad("REQUESTER", rw) + " " + pad("AGE", 4)
 	b.WriteString(st.header.Render(strings.TrimRight(hdr, " ")) + "\n")
 
 	rh := l.rowsHeight()
-	switch {
-	case !l.loaded && l.err == nil:
-		b.WriteString("  loading runs…\n")
-		rh--
-	case l.loaded && len(l.runs) == 0:
-		b.WriteString("  no runs yet")
-		if l.id.CanLaunch {
-			b.WriteString(" — press n to launch one")
-		}
-		b.WriteString("\n")
+	if note := l.emptyNote(); note != "" {
+		b.WriteString(note + "\n")
 		rh--
 	}
-	now := l.now()
 	end := min(len(l.runs), l.offset+rh)
 	for i := l.offset; i < end; i++ {
-		r := l.runs[i]
-		mark := ""
-		if r.WaitingForMe {
-			mark = "▶ YOU"
-		}
-		row := pad(mark, 5) + " " + pad(cleanLine(r.ID), idw) + " " + pad(cleanLine(r.Status), 17) + " " +
-			pad(cleanLine(r.Template), tw) + " " + pad(cleanLine(r.Kind), 9) + " " +
-			pad(requester(r.Requester, r.Agent), rw) + " " + pad(age(now.Sub(r.CreatedAt)), 4)
-		row = strings.TrimRight(row, " ")
-		if i == l.cursor {
-			b.WriteString("> " + st.selected.Render(row) + "\n")
-		} else if r.WaitingForMe {
-			b.WriteString("  " + st.waiting.Render(row) + "\n")
-		} else {
-			b.WriteString("  " + row + "\n")
-		}
+		b.WriteString(l.row(i) + "\n")
 		rh--
 	}
-	for ; rh > 0; rh-- {
-		b.WriteString("\n")
-	}
+	b.WriteString(strings.Repeat("\n", max(0, rh)))
 	// The selected run's message, if any.
 	msgLine := ""
 	if l.cursor < len(l.runs) {
@@ -275,4 +228,83 @@ func (l *runList) View() string {
 	b.WriteString(trunc(msgLine, l.width) + "\n\n")
 	b.WriteString(l.help.View(l.keys()))
 	return b.String()
+}
+
+// who is the signed-in identity with its roles.
+func (l *runList) who() string {
+	who := cleanLine(l.id.Name)
+	var roles []string
+	if l.id.CanLaunch {
+		roles = append(roles, "launch")
+	}
+	if l.id.CanApprove {
+		roles = append(roles, "approve")
+	}
+	if len(roles) > 0 {
+		who += " (" + strings.Join(roles, ", ") + ")"
+	}
+	return who
+}
+
+// banner is the line under the title: an error, how many runs wait for
+// the viewer (as the server decides), or that the list is not live.
+func (l *runList) banner() string {
+	st := l.st
+	waiting := 0
+	for _, r := range l.runs {
+		if r.WaitingForMe {
+			waiting++
+		}
+	}
+	switch {
+	case l.err != nil:
+		return st.err.Render("! could not list runs: " + cleanLine(l.err.Error()))
+	case waiting == 1:
+		return st.waiting.Render("▶ 1 run is waiting for you")
+	case waiting > 1:
+		return st.waiting.Render(fmt.Sprintf("▶ %d runs are waiting for you", waiting))
+	case !l.watching && l.loaded:
+		return st.faint.Render("(not live: run changes are not being watched)")
+	}
+	return ""
+}
+
+func (l *runList) emptyNote() string {
+	switch {
+	case !l.loaded && l.err == nil:
+		return "  loading runs…"
+	case l.loaded && len(l.runs) == 0 && l.id.CanLaunch:
+		return "  no runs yet — press n to launch one"
+	case l.loaded && len(l.runs) == 0:
+		return "  no runs yet"
+	}
+	return ""
+}
+
+// row is run i's line: "▶ YOU" when it waits for the viewer, "STALE" when
+// its plan can never apply.
+func (l *runList) row(i int) string {
+	st := l.st
+	r := l.runs[i]
+	idw, tw, rw := l.columns()
+	mark := ""
+	switch {
+	case r.WaitingForMe:
+		mark = "▶ YOU"
+	case r.Stale:
+		mark = "STALE"
+	}
+	row := pad(mark, 5) + " " + pad(cleanLine(r.ID), idw) + " " + pad(cleanLine(r.Status), 17) + " " +
+		pad(cleanLine(r.Template), tw) + " " + pad(cleanLine(r.Kind), 9) + " " +
+		pad(requester(r.Requester, r.Agent), rw) + " " + pad(age(l.now().Sub(r.CreatedAt)), 4)
+	row = strings.TrimRight(row, " ")
+	switch {
+	case i == l.cursor:
+		return "> " + st.selected.Render(row)
+	case r.WaitingForMe:
+		return "  " + st.waiting.Render(row)
+	case r.Stale:
+		return "  " + st.danger.Render(row)
+	}
+	return "  " + row
 }

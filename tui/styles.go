@@ -64,10 +64,21 @@ func newStyles(noColor bool) styles {
 // invalid UTF-8 becomes U+FFFD. It keeps state across writes, so a rune or an
 // escape sequence split between two log chunks is handled as one.
 type sanitizer struct {
-	state   int // 0 text, 1 after ESC, 2 in CSI, 3 in OSC/DCS string, 4 ESC inside a string
+	state   int // sanText, sanEsc, sanCSI, sanString, sanStrEsc
 	pending []byte
 }
 
+// Sanitizer states.
+const (
+	sanText   = iota // text
+	sanEsc           // after ESC
+	sanCSI           // in a CSI sequence
+	sanString        // in an OSC, DCS, APC, PM or SOS string
+	sanStrEsc        // ESC inside such a string
+)
+
+// write returns the safe text of p, holding back an incomplete rune at its
+// end until the next write.
 func (z *sanitizer) write(p []byte) string {
 	data := p
 	if len(z.pending) > 0 {
@@ -77,14 +88,10 @@ func (z *sanitizer) write(p []byte) string {
 	var b strings.Builder
 	b.Grow(len(data))
 	for len(data) > 0 {
-		if z.state == 0 {
+		if z.state == sanText {
 			// A run of printable ASCII and newlines, the bulk of a log,
 			// passes as is.
-			i := 0
-			for i < len(data) && (data[i] == '\n' || (data[i] >= 0x20 && data[i] < 0x7f)) {
-				i++
-			}
-			if i > 0 {
+			if i := plainPrefix(data); i > 0 {
 				b.Write(data[:i])
 				data = data[i:]
 				continue
@@ -96,51 +103,71 @@ func (z *sanitizer) write(p []byte) string {
 		}
 		r, n := utf8.DecodeRune(data)
 		data = data[n:]
-		switch z.state {
-		case 1:
-			switch r {
-			case '[':
-				z.state = 2
-			case ']', 'P', '_', '^', 'X':
-				z.state = 3
-			default:
-				z.state = 0
-			}
-			continue
-		case 2:
-			if r >= 0x40 && r <= 0x7e {
-				z.state = 0
-			}
-			continue
-		case 3:
-			switch r {
-			case 0x07:
-				z.state = 0
-			case 0x1b:
-				z.state = 4
-			}
-			continue
-		case 4:
-			z.state = 0
-			if r != '\\' {
-				z.state = 3
-			}
-			continue
-		}
-		switch {
-		case r == 0x1b:
-			z.state = 1
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteString("    ")
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			// control character: dropped
-		default:
-			b.WriteRune(r)
+		if z.state == sanText {
+			z.text(&b, r)
+		} else {
+			z.escape(r)
 		}
 	}
 	return b.String()
+}
+
+// plainPrefix is the length of data's leading run of printable ASCII and
+// newlines.
+func plainPrefix(data []byte) int {
+	i := 0
+	for i < len(data) && (data[i] == '\n' || (data[i] >= 0x20 && data[i] < 0x7f)) {
+		i++
+	}
+	return i
+}
+
+// escape consumes r inside an escape sequence: nothing of it is shown.
+func (z *sanitizer) escape(r rune) {
+	switch z.state {
+	case sanEsc:
+		switch r {
+		case '[':
+			z.state = sanCSI
+		case ']', 'P', '_', '^', 'X':
+			z.state = sanString
+		default:
+			z.state = sanText
+		}
+	case sanCSI:
+		if r >= 0x40 && r <= 0x7e {
+			z.state = sanText
+		}
+	case sanString:
+		switch r {
+		case 0x07:
+			z.state = sanText
+		case 0x1b:
+			z.state = sanStrEsc
+		}
+	case sanStrEsc:
+		z.state = sanText
+		if r != '\\' {
+			z.state = sanString
+		}
+	}
+}
+
+// text writes r as text: an ESC starts a sequence, a tab is four spaces,
+// other control characters are dropped.
+func (z *sanitizer) text(b *strings.Builder, r rune) {
+	switch {
+	case r == 0x1b:
+		z.state = sanEsc
+	case r == '\n':
+		b.WriteByte('\n')
+	case r == '\t':
+		b.WriteString("    ")
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		// control character: dropped
+	default:
+		b.WriteRune(r)
+	}
 }
 
 // clean sanitizes one complete string from the Backend.

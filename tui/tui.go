@@ -29,20 +29,26 @@ type Identity struct {
 type RunSummary struct {
 	ID, Template string
 	Kind         string // "apply", "plan" (dry run), "check" (drift check), "reconcile", ...
-	Status       string // the server's state name, shown as is ("queued", "running", "held", ...)
+	Status       string // the server's status, shown as is ("queued", "running", "awaiting_approval", "stale", ...)
 	Requester    string
 	Agent        bool // the requester is an AI agent
 	CreatedAt    time.Time
 	WaitingForMe bool   // a proposal of this run is held for the viewing identity's approval
 	Message      string // the run's last word to people, e.g. "Saved plan is stale: submit the apply again"
+	Stale        bool   // the run's held plan can never apply: the state changed after it was made
 }
 
 // Finding is one result of the configuration scan: the address of a data
 // source that may run code or write (module.network.data.external.lookup) and why.
 type Finding struct{ Address, Reason string }
 
-// Hold is one rule that holds a proposal and why it does.
-type Hold struct{ Rule, Reason string }
+// Hold is one rule that holds a proposal, why it does, and who may release
+// it. Each holding rule is released by one of its own approvers.
+type Hold struct {
+	Rule, Reason string
+	Approvers    []string // who may release it; empty: anyone with the approve role
+	ReleasedBy   string   // who released it on this proposal; "" while it still holds
+}
 
 // Proposal is what a held run would do and what an approval releases.
 type Proposal struct {
@@ -57,6 +63,10 @@ type Proposal struct {
 	Holds     []Hold
 	Requested string // who asked and how: "alice (person)", "deploy-bot (agent)", "require_approval", "reconcile of check 12"
 	PlanText  string // tofu's own plan rendering, already masked
+
+	Stale       bool   // the state changed after the plan was made: it can never apply
+	StaleReason string // why it is stale and what to do, for people
+	NewerRun    string // ID of a run with a newer held or applied proposal for the same working directory, or ""
 }
 
 // RunDetail is everything the detail screen shows about one run. Proposal is
@@ -93,9 +103,24 @@ type Template struct {
 // LaunchRequest asks the server to start a run of Template.
 type LaunchRequest struct {
 	Template string
-	Kind     string            // "apply" (real run), "plan" (dry run), "check" (drift check)
-	Answers  map[string]string // survey field name -> answer, every field of the survey
+	Kind     string // "apply" (real run), "plan" (dry run), "check" (drift check)
+	// Answers maps a survey field's name to its answer, for the fields the
+	// user gave a value (a field left untouched that has a default may
+	// carry the default; one without a default is left out, and the server
+	// refuses the launch at that field).
+	Answers map[string]string
 }
+
+// FieldError is a refusal about one survey field of a launch: Launch and
+// CheckLaunch return it as *FieldError (find it with errors.As), and the
+// launcher shows Message at the field named Field.
+type FieldError struct {
+	Field   string // the survey field's name
+	Message string // a sentence for the user: what is wrong and what to do
+}
+
+// Error returns Message.
+func (e *FieldError) Error() string { return e.Message }
 
 // Backend is what the console needs from the control node. Errors are shown
 // to the user verbatim, so they should be sentences a user can act on.
@@ -115,8 +140,20 @@ type Backend interface {
 	Templates(ctx context.Context) ([]Template, error)
 	// CheckAnswer is the server's own validation of one survey answer.
 	CheckAnswer(template, field, value string) error
-	// Launch starts a run and returns its ID.
+	// CheckLaunch is the server's one validation of a whole launch, the
+	// same the SSH launch command uses, without starting anything: nil, a
+	// *FieldError for a problem at one survey field (an unknown field, a
+	// required one without an answer, an answer of the wrong type), or
+	// another error.
+	CheckLaunch(ctx context.Context, req LaunchRequest) error
+	// Launch starts a run and returns its ID; it refuses what CheckLaunch
+	// refuses, with the same errors.
 	Launch(ctx context.Context, req LaunchRequest) (string, error)
+	// Rerun submits a new run repeating run id (same template, kind and
+	// answers, secret ones reused by the server) and returns the new run's
+	// ID; it is refused for a run that has not ended or whose template
+	// changed incompatibly.
+	Rerun(ctx context.Context, id string) (string, error)
 	// Approve releases the proposal with exactly this digest; it is refused if
 	// the held proposal's digest differs (changed or used meanwhile).
 	Approve(ctx context.Context, id, digest string) error

@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// key handles a key press in the detail's current mode.
+func (d *runDetail) key(msg tea.KeyPressMsg) tea.Cmd {
+	switch d.mode {
+	case modeBusy:
+		return nil
+	case modeConfirm:
+		return d.confirmKey(msg, keyYes, keyNo, "approval cancelled", d.approveCmd)
+	case modeConfirmCancel:
+		return d.confirmKey(msg, keyCancelYes, keyCancelNo, "run "+d.runID+" kept", d.cancelCmd)
+	case modeConfirmRerun:
+		return d.confirmKey(msg, keyRerunYes, keyRerunNo, "no rerun", d.rerunCmd)
+	case modeReason:
+		return d.reasonKey(msg)
+	}
+	if cmd, ok := d.actionKey(msg); ok {
+		return cmd
+	}
+	if d.pane == paneProposal && d.hasProposal() {
+		d.proposalKey(msg)
+		return nil
+	}
+	d.logKey(msg)
+	return nil
+}
+
+// confirmKey answers a y/n dialog: yes sends the action, no says so.
+func (d *runDetail) confirmKey(msg tea.KeyPressMsg, yes, no key.Binding, kept string, send func() tea.Cmd) tea.Cmd {
+	switch {
+	case key.Matches(msg, yes):
+		d.mode = modeBusy
+		return send()
+	case key.Matches(msg, no):
+		d.mode = modeNormal
+		d.setNotice(kept, false)
+	}
+	return nil
+}
+
+func (d *runDetail) approveCmd() tea.Cmd {
+	b, ctx, gen, id, digest := d.b, d.ctx, d.gen, d.runID, d.confirmDigest
+	return func() tea.Msg {
+		return actionDoneMsg{gen: gen, act: actApprove, digest: digest, err: b.Approve(ctx, id, digest)}
+	}
+}
+
+func (d *runDetail) cancelCmd() tea.Cmd {
+	b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
+	return func() tea.Msg { return actionDoneMsg{gen: gen, act: actCancel, err: b.Cancel(ctx, id)} }
+}
+
+func (d *runDetail) rerunCmd() tea.Cmd {
+	b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
+	return func() tea.Msg {
+		newID, err := b.Rerun(ctx, id)
+		return actionDoneMsg{gen: gen, act: actRerun, newID: newID, err: err}
+	}
+}
+
+// reasonKey edits the rejection reason; enter sends the rejection.
+func (d *runDetail) reasonKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, keySubmit):
+		reason := strings.TrimSpace(d.reason.Value())
+		d.mode = modeBusy
+		d.reason.Blur()
+		b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
+		return func() tea.Msg { return actionDoneMsg{gen: gen, act: actReject, err: b.Reject(ctx, id, reason)} }
+	case key.Matches(msg, keyCancel):
+		d.mode = modeNormal
+		d.reason.Blur()
+		return nil
+	}
+	var cmd tea.Cmd
+	d.reason, cmd = d.reason.Update(msg)
+	return cmd
+}
+
+// actionKey handles the keys that navigate or open a dialog; ok is false
+// for any other key.
+func (d *runDetail) actionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
+	switch {
+	case key.Matches(msg, keyBack):
+		return func() tea.Msg { return backMsg{} }, true
+	case key.Matches(msg, keyPane):
+		if d.hasProposal() {
+			d.pane = 1 - d.pane
+		}
+		return nil, true
+	case key.Matches(msg, keyApprove):
+		return d.open(d.whyNot(), modeConfirm), true
+	case key.Matches(msg, keyReject):
+		if cmd := d.open(d.whyNot(), modeReason); d.mode != modeReason {
+			return cmd, true
+		}
+		d.reason.Reset()
+		return d.reason.Focus(), true
+	case key.Matches(msg, keyCancelRun):
+		return d.open(d.whyNoCancel(), modeConfirmCancel), true
+	case key.Matches(msg, keyRerun):
+		return d.open(d.whyNoRerun(), modeConfirmRerun), true
+	}
+	return nil, false
+}
+
+// open enters mode, or shows why (when why is not "") and stays.
+func (d *runDetail) open(why string, mode int) tea.Cmd {
+	if why != "" {
+		d.setNotice(why, true)
+		return nil
+	}
+	if mode == modeConfirm {
+		d.confirmDigest = d.run.Proposal.Digest
+	}
+	d.mode = mode
+	d.notice = ""
+	return nil
+}
+
+func (d *runDetail) proposalKey(msg tea.KeyPressMsg) {
+	switch {
+	case key.Matches(msg, keyTop):
+		d.propVP.GotoTop()
+	case key.Matches(msg, keyFollow):
+		d.propVP.GotoBottom()
+	default:
+		d.propVP, _ = d.propVP.Update(msg)
+	}
+}
+
+func (d *runDetail) logKey(msg tea.KeyPressMsg) {
+	switch {
+	case key.Matches(msg, keyFollow):
+		d.following = true
+		d.log.gotoBottom()
+		return
+	case key.Matches(msg, keyTop):
+		d.following = false
+		d.log.gotoTop()
+		return
+	}
+	km := d.log.keys
+	if key.Matches(msg, km.Up, km.PageUp, km.HalfPageUp) {
+		d.following = false
+	}
+	d.log.update(msg)
+}
+
+// whyNot says why this identity cannot approve or reject the run now ("" if
+// it can).
+func (d *runDetail) whyNot() string {
+	switch {
+	case !d.hasProposal():
+		return "this run holds no proposal"
+	case d.run.Proposal.Stale:
+		return "this plan is stale: it can never apply, so it cannot be approved" + d.rerunHint()
+	case !d.env.id.CanApprove:
+		return "you cannot approve or reject: your identity has no approve role"
+	case !d.run.WaitingForMe:
+		return "this proposal is not waiting for you"
+	}
+	return ""
+}
+
+// rerunHint points at the rerun key when it is offered.
+func (d *runDetail) rerunHint() string {
+	if d.rerunnable() {
+		return "; R reruns it with the same answers"
+	}
+	return ""
+}
+
+func (d *runDetail) whyNoCancel() string {
+	if d.cancellable() {
+		return ""
+	}
+	return "run " + d.runID + " is " + d.status() + ": only a queued, running or held run can be cancelled"
+}
+
+func (d *runDetail) whyNoRerun() string {
+	switch {
+	case d.rerunnable():
+		return ""
+	case d.run != nil && !d.env.id.CanLaunch:
+		return "you cannot rerun: your identity has no launch role"
+	}
+	return "run " + d.runID + " is " + d.status() + ": only a stale, failed, rejected, cancelled or interrupted run is rerun"
+}
