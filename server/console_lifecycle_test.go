@@ -2,15 +2,11 @@ package server
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/switchtender/switchtender/tui"
 )
@@ -18,22 +14,6 @@ import (
 // consoleAs is the console's Backend for who, as one SSH session gets it.
 func consoleAs(h *harness, who Identity) *console {
 	return &console{s: h.srv, id: who}
-}
-
-// extraUser is a configuration block for a user whose key no test dials
-// with: an identity the console-level tests act as directly.
-func extraUser(t *testing.T, name, roles string) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := gossh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("user %q {\n  public_key = %q\n  roles = %s\n}\n", name,
-		strings.TrimSpace(string(gossh.MarshalAuthorizedKey(key))), roles)
 }
 
 // consoleRun is run id's detail as c shows it; it fails the test on error.
@@ -124,25 +104,12 @@ func heldByBothRules(t *testing.T, d tui.RunDetail) string {
 	return d.Proposal.Digest
 }
 
-const twoReviewRules = `
-rule "alice-reviews" {
-  templates        = ["data"]
-  require_approval = true
-  approvers        = ["alice"]
-}
-rule "bob-reviews" {
-  templates        = ["data"]
-  require_approval = true
-  approvers        = ["bob"]
-}
-`
-
 // Two rules with disjoint approvers hold one apply. In the console, a user
 // with the approve role whom neither rule names can neither approve nor
 // reject; alice releases her rule (the run still waits for bob's, and the
 // console says so per rule); bob releases his and the apply runs once.
 func TestConsoleApprovalsByRule(t *testing.T) {
-	h := newHarness(t, dataTemplates+extraUser(t, "dave", `["approve"]`)+twoReviewRules)
+	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	h.waitStatus("1", StatusAwaitingApproval)
 	ctx := context.Background()
