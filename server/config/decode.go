@@ -147,66 +147,13 @@ func (p *parser) parse(src []byte) *Config {
 	content, diags := file.Body.Content(rootSchema)
 	p.diags = append(p.diags, explain(diags, "configuration file", rootSchema)...)
 
-	var serverBlock *hcl.Block
-	for _, b := range content.Blocks {
-		if b.Type == "server" {
-			if serverBlock != nil {
-				p.errorf(b.DefRange, "Duplicate server block",
-					"a server block is already at %s; merge the two into one", p.line(serverBlock.DefRange))
-				continue
-			}
-			serverBlock = b
-		}
-	}
-	cfg.Server = p.server(serverBlock)
+	cfg.Server = p.server(p.serverBlock(content.Blocks))
 
 	// Users and agents first so duplicate-key and user/agent name clashes
 	// are reported against the later block in file order regardless of kind.
 	for _, b := range content.Blocks {
-		if b.Type == "server" {
-			continue
-		}
-		name := b.Labels[0]
-		if !p.declare(b) {
-			continue
-		}
-		switch b.Type {
-		case "project":
-			if v := p.project(b, name); v != nil {
-				cfg.Projects[name] = v
-			}
-		case "credential":
-			if v := p.credential(b, name); v != nil {
-				cfg.Credentials[name] = v
-			}
-		case "template":
-			if v := p.template(b, name); v != nil {
-				cfg.Templates[name] = v
-			}
-		case "queue":
-			if v := p.queue(b, name); v != nil {
-				cfg.Queues[name] = v
-			}
-		case "pool":
-			if v := p.pool(b, name); v != nil {
-				cfg.Pools[name] = v
-			}
-		case "rule":
-			if v := p.rule(b, name); v != nil {
-				cfg.Rules = append(cfg.Rules, v)
-			}
-		case "exemption":
-			if v := p.exemption(b, name); v != nil {
-				cfg.Exemptions = append(cfg.Exemptions, v)
-			}
-		case "user":
-			if v := p.user(b, name); v != nil {
-				cfg.Users[name] = v
-			}
-		case "agent":
-			if v := p.agent(b, name); v != nil {
-				cfg.Agents[name] = v
-			}
+		if b.Type != "server" && p.declare(b) {
+			p.block(cfg, b)
 		}
 	}
 	if _, ok := cfg.Queues[DefaultQueue]; !ok {
@@ -214,6 +161,64 @@ func (p *parser) parse(src []byte) *Config {
 	}
 	p.checkRefs(cfg)
 	return cfg
+}
+
+// serverBlock finds the one server block (nil when there is none),
+// reporting any further one.
+func (p *parser) serverBlock(blocks hcl.Blocks) *hcl.Block {
+	var serverBlock *hcl.Block
+	for _, b := range blocks {
+		if b.Type != "server" {
+			continue
+		}
+		if serverBlock != nil {
+			p.errorf(b.DefRange, "Duplicate server block",
+				"a server block is already at %s; merge the two into one", p.line(serverBlock.DefRange))
+			continue
+		}
+		serverBlock = b
+	}
+	return serverBlock
+}
+
+// block decodes a declared block other than server into cfg; a block that
+// does not decode is left out.
+func (p *parser) block(cfg *Config, b *hcl.Block) {
+	name := b.Labels[0]
+	switch b.Type {
+	case "project":
+		put(cfg.Projects, name, p.project(b, name))
+	case "credential":
+		put(cfg.Credentials, name, p.credential(b, name))
+	case "template":
+		put(cfg.Templates, name, p.template(b, name))
+	case "queue":
+		put(cfg.Queues, name, p.queue(b, name))
+	case "pool":
+		put(cfg.Pools, name, p.pool(b, name))
+	case "rule":
+		add(&cfg.Rules, p.rule(b, name))
+	case "exemption":
+		add(&cfg.Exemptions, p.exemption(b, name))
+	case "user":
+		put(cfg.Users, name, p.user(b, name))
+	case "agent":
+		put(cfg.Agents, name, p.agent(b, name))
+	}
+}
+
+// put stores v under name unless it is nil (did not decode).
+func put[T any](m map[string]*T, name string, v *T) {
+	if v != nil {
+		m[name] = v
+	}
+}
+
+// add appends v unless it is nil (did not decode).
+func add[T any](list *[]*T, v *T) {
+	if v != nil {
+		*list = append(*list, v)
+	}
 }
 
 // declare records a block's name, reporting a bad name, a name declared twice
