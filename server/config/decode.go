@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -436,72 +435,6 @@ func (p *parser) resolve(s string) string {
 		s = filepath.Join(p.baseDir, s)
 	}
 	return filepath.Clean(s)
-}
-
-func (p *parser) server(b *hcl.Block) Server {
-	s := Server{
-		SSHListen:   DefaultSSHListen,
-		DataDir:     filepath.Join(p.baseDir, "data"),
-		MaxParallel: DefaultMaxParallel,
-		CancelGrace: DefaultCancelGrace,
-	}
-	var hostKey, sealKey string
-	if b != nil {
-		c := p.content(b, serverSchema)
-		if v, a, ok := p.str(c, "ssh_listen"); ok {
-			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-				p.errorf(a.Expr.Range(), "Invalid listen address",
-					"ssh_listen = %q must be HOST:PORT, like \"127.0.0.1:2222\" or \":2222\"", v)
-			} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-				p.errorf(a.Expr.Range(), "Invalid listen address",
-					"ssh_listen = %q has port %q; give a number from 0 to 65535", v, port)
-			} else {
-				s.SSHListen = v
-			}
-		}
-		if v, a, ok := p.str(c, "data_dir"); ok {
-			if v == "" {
-				p.errorf(a.Expr.Range(), "Empty path", "data_dir is empty; give a directory, or leave it out for %q", s.DataDir)
-			} else {
-				s.DataDir = p.resolve(v)
-			}
-		}
-		for _, k := range []struct {
-			name string
-			dst  *string
-		}{{"host_key", &hostKey}, {"seal_key", &sealKey}} {
-			if v, a, ok := p.str(c, k.name); ok {
-				if v == "" {
-					p.errorf(a.Expr.Range(), "Empty path", "%s is empty; give a file path, or leave it out for the default in data_dir", k.name)
-				} else {
-					*k.dst = p.resolve(v)
-				}
-			}
-		}
-		if v, a, ok := p.integer(c, "max_parallel"); ok {
-			if v < 1 {
-				p.errorf(a.Expr.Range(), "Invalid max_parallel",
-					"max_parallel = %d; it is how many working directories may run at once, so give 1 or more", v)
-			} else {
-				s.MaxParallel = v
-			}
-		}
-		if d, _, ok := p.duration(c, "cancel_grace"); ok {
-			s.CancelGrace = d
-		}
-		if v, ok := p.boolean(c, "allow_self_approval"); ok {
-			s.AllowSelfApproval = v
-		}
-	}
-	s.HostKey = hostKey
-	if s.HostKey == "" {
-		s.HostKey = filepath.Join(s.DataDir, "ssh_host_ed25519")
-	}
-	s.SealKey = sealKey
-	if s.SealKey == "" {
-		s.SealKey = filepath.Join(s.DataDir, "seal.key")
-	}
-	return s
 }
 
 func (p *parser) project(b *hcl.Block, name string) *Project {
