@@ -2,9 +2,7 @@ package config
 
 import (
 	"fmt"
-	"net"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,9 +12,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
-	"golang.org/x/crypto/ssh"
-
-	"github.com/switchtender/switchtender/exec"
 )
 
 // nameRE is what a block label (a name) may look like: it is typed in SSH
@@ -147,66 +142,13 @@ func (p *parser) parse(src []byte) *Config {
 	content, diags := file.Body.Content(rootSchema)
 	p.diags = append(p.diags, explain(diags, "configuration file", rootSchema)...)
 
-	var serverBlock *hcl.Block
-	for _, b := range content.Blocks {
-		if b.Type == "server" {
-			if serverBlock != nil {
-				p.errorf(b.DefRange, "Duplicate server block",
-					"a server block is already at %s; merge the two into one", p.line(serverBlock.DefRange))
-				continue
-			}
-			serverBlock = b
-		}
-	}
-	cfg.Server = p.server(serverBlock)
+	cfg.Server = p.server(p.serverBlock(content.Blocks))
 
 	// Users and agents first so duplicate-key and user/agent name clashes
 	// are reported against the later block in file order regardless of kind.
 	for _, b := range content.Blocks {
-		if b.Type == "server" {
-			continue
-		}
-		name := b.Labels[0]
-		if !p.declare(b) {
-			continue
-		}
-		switch b.Type {
-		case "project":
-			if v := p.project(b, name); v != nil {
-				cfg.Projects[name] = v
-			}
-		case "credential":
-			if v := p.credential(b, name); v != nil {
-				cfg.Credentials[name] = v
-			}
-		case "template":
-			if v := p.template(b, name); v != nil {
-				cfg.Templates[name] = v
-			}
-		case "queue":
-			if v := p.queue(b, name); v != nil {
-				cfg.Queues[name] = v
-			}
-		case "pool":
-			if v := p.pool(b, name); v != nil {
-				cfg.Pools[name] = v
-			}
-		case "rule":
-			if v := p.rule(b, name); v != nil {
-				cfg.Rules = append(cfg.Rules, v)
-			}
-		case "exemption":
-			if v := p.exemption(b, name); v != nil {
-				cfg.Exemptions = append(cfg.Exemptions, v)
-			}
-		case "user":
-			if v := p.user(b, name); v != nil {
-				cfg.Users[name] = v
-			}
-		case "agent":
-			if v := p.agent(b, name); v != nil {
-				cfg.Agents[name] = v
-			}
+		if b.Type != "server" && p.declare(b) {
+			p.block(cfg, b)
 		}
 	}
 	if _, ok := cfg.Queues[DefaultQueue]; !ok {
@@ -214,6 +156,64 @@ func (p *parser) parse(src []byte) *Config {
 	}
 	p.checkRefs(cfg)
 	return cfg
+}
+
+// serverBlock finds the one server block (nil when there is none),
+// reporting any further one.
+func (p *parser) serverBlock(blocks hcl.Blocks) *hcl.Block {
+	var serverBlock *hcl.Block
+	for _, b := range blocks {
+		if b.Type != "server" {
+			continue
+		}
+		if serverBlock != nil {
+			p.errorf(b.DefRange, "Duplicate server block",
+				"a server block is already at %s; merge the two into one", p.line(serverBlock.DefRange))
+			continue
+		}
+		serverBlock = b
+	}
+	return serverBlock
+}
+
+// block decodes a declared block other than server into cfg; a block that
+// does not decode is left out.
+func (p *parser) block(cfg *Config, b *hcl.Block) {
+	name := b.Labels[0]
+	switch b.Type {
+	case "project":
+		put(cfg.Projects, name, p.project(b, name))
+	case "credential":
+		put(cfg.Credentials, name, p.credential(b, name))
+	case "template":
+		put(cfg.Templates, name, p.template(b, name))
+	case "queue":
+		put(cfg.Queues, name, p.queue(b, name))
+	case "pool":
+		put(cfg.Pools, name, p.pool(b, name))
+	case "rule":
+		add(&cfg.Rules, p.rule(b, name))
+	case "exemption":
+		add(&cfg.Exemptions, p.exemption(b, name))
+	case "user":
+		put(cfg.Users, name, p.user(b, name))
+	case "agent":
+		put(cfg.Agents, name, p.agent(b, name))
+	}
+}
+
+// put stores v under name unless it is nil (did not decode).
+func put[T any](m map[string]*T, name string, v *T) {
+	if v != nil {
+		m[name] = v
+	}
+}
+
+// add appends v unless it is nil (did not decode).
+func add[T any](list *[]*T, v *T) {
+	if v != nil {
+		*list = append(*list, v)
+	}
 }
 
 // declare records a block's name, reporting a bad name, a name declared twice
@@ -436,72 +436,6 @@ func (p *parser) resolve(s string) string {
 	return filepath.Clean(s)
 }
 
-func (p *parser) server(b *hcl.Block) Server {
-	s := Server{
-		SSHListen:   DefaultSSHListen,
-		DataDir:     filepath.Join(p.baseDir, "data"),
-		MaxParallel: DefaultMaxParallel,
-		CancelGrace: DefaultCancelGrace,
-	}
-	var hostKey, sealKey string
-	if b != nil {
-		c := p.content(b, serverSchema)
-		if v, a, ok := p.str(c, "ssh_listen"); ok {
-			if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-				p.errorf(a.Expr.Range(), "Invalid listen address",
-					"ssh_listen = %q must be HOST:PORT, like \"127.0.0.1:2222\" or \":2222\"", v)
-			} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-				p.errorf(a.Expr.Range(), "Invalid listen address",
-					"ssh_listen = %q has port %q; give a number from 0 to 65535", v, port)
-			} else {
-				s.SSHListen = v
-			}
-		}
-		if v, a, ok := p.str(c, "data_dir"); ok {
-			if v == "" {
-				p.errorf(a.Expr.Range(), "Empty path", "data_dir is empty; give a directory, or leave it out for %q", s.DataDir)
-			} else {
-				s.DataDir = p.resolve(v)
-			}
-		}
-		for _, k := range []struct {
-			name string
-			dst  *string
-		}{{"host_key", &hostKey}, {"seal_key", &sealKey}} {
-			if v, a, ok := p.str(c, k.name); ok {
-				if v == "" {
-					p.errorf(a.Expr.Range(), "Empty path", "%s is empty; give a file path, or leave it out for the default in data_dir", k.name)
-				} else {
-					*k.dst = p.resolve(v)
-				}
-			}
-		}
-		if v, a, ok := p.integer(c, "max_parallel"); ok {
-			if v < 1 {
-				p.errorf(a.Expr.Range(), "Invalid max_parallel",
-					"max_parallel = %d; it is how many working directories may run at once, so give 1 or more", v)
-			} else {
-				s.MaxParallel = v
-			}
-		}
-		if d, _, ok := p.duration(c, "cancel_grace"); ok {
-			s.CancelGrace = d
-		}
-		if v, ok := p.boolean(c, "allow_self_approval"); ok {
-			s.AllowSelfApproval = v
-		}
-	}
-	s.HostKey = hostKey
-	if s.HostKey == "" {
-		s.HostKey = filepath.Join(s.DataDir, "ssh_host_ed25519")
-	}
-	s.SealKey = sealKey
-	if s.SealKey == "" {
-		s.SealKey = filepath.Join(s.DataDir, "seal.key")
-	}
-	return s
-}
-
 func (p *parser) project(b *hcl.Block, name string) *Project {
 	c := p.content(b, projectSchema)
 	v, a, ok := p.str(c, "path")
@@ -525,334 +459,6 @@ func (p *parser) project(b *hcl.Block, name string) *Project {
 		return nil
 	}
 	return &Project{Name: name, Path: abs, Line: p.line(b.DefRange)}
-}
-
-func (p *parser) credential(b *hcl.Block, name string) *Credential {
-	c := p.content(b, credentialSchema)
-	cred := &Credential{Name: name, Line: p.line(b.DefRange)}
-	var sources []string
-	good := true
-	if a, ok := c.Attributes["env"]; ok {
-		sources = append(sources, "env")
-		if v, ok := p.value(a); ok {
-			cred.Env, good = p.envMap(a, v)
-		} else {
-			good = false
-		}
-	}
-	if v, a, ok := p.str(c, "token"); ok {
-		sources = append(sources, "token")
-		if v == "" {
-			p.errorf(a.Expr.Range(), "Empty token", "credential %q has an empty token; give the token, or remove the credential", name)
-			good = false
-		}
-		cred.Token = v
-	} else if a != nil {
-		sources = append(sources, "token")
-		good = false
-	}
-	if refs, a, ok := p.strList(c, "command"); a != nil {
-		sources = append(sources, "command")
-		if ok && len(refs) == 0 {
-			p.errorf(a.Expr.Range(), "Empty command",
-				"credential %q has an empty command; give the program and its arguments, like [\"vault\", \"kv\", \"get\", \"-field=token\", \"secret/ci\"]", name)
-			good = false
-		} else if ok && refs[0].name == "" {
-			p.errorf(refs[0].rng, "Empty command", "credential %q command starts with an empty program name", name)
-			good = false
-		}
-		good = good && ok
-		cred.Command = names(refs)
-	}
-	envVar, eva, hasEnvVar := p.str(c, "env_var")
-	switch {
-	case len(sources) == 0:
-		p.errorf(b.DefRange, "Credential without a source",
-			"credential %q needs exactly one of env = { NAME = \"value\" }, token = \"...\" or command = [...] with env_var", name)
-		return nil
-	case len(sources) > 1:
-		p.errorf(b.DefRange, "Credential with several sources",
-			"credential %q sets %s; keep exactly one of env, token and command, or split it into several credentials", name, strings.Join(sources, " and "))
-		return nil
-	}
-	if sources[0] == "command" {
-		if eva == nil {
-			p.errorf(b.DefRange, "Missing env_var",
-				"credential %q runs a command but has no env_var; add env_var = \"NAME\", the variable its output is put in", name)
-			return nil
-		}
-		if hasEnvVar && !envRE.MatchString(envVar) {
-			p.errorf(eva.Expr.Range(), "Invalid env_var",
-				"env_var = %q is not an environment variable name; use letters, digits and '_', not starting with a digit", envVar)
-			return nil
-		}
-		if !hasEnvVar {
-			return nil
-		}
-		cred.EnvVar = envVar
-	} else if eva != nil {
-		p.errorf(eva.Expr.Range(), "Unexpected env_var",
-			"env_var only goes with command (the variable a command's output is put in); remove it from credential %q", name)
-		return nil
-	}
-	if !good {
-		return nil
-	}
-	return cred
-}
-
-func (p *parser) envMap(a *hcl.Attribute, v cty.Value) (map[string]string, bool) {
-	t := v.Type()
-	if !t.IsObjectType() && !t.IsMapType() {
-		p.errorf(a.Expr.Range(), "Wrong type", "env wants an object like { AWS_ACCESS_KEY_ID = \"...\" }, got %s", t.FriendlyName())
-		return nil, false
-	}
-	out := map[string]string{}
-	good := true
-	for it := v.ElementIterator(); it.Next(); {
-		k, ev := it.Element()
-		key := k.AsString()
-		if !envRE.MatchString(key) {
-			p.errorf(a.Expr.Range(), "Invalid environment variable name",
-				"env key %q is not an environment variable name; use letters, digits and '_', not starting with a digit", key)
-			good = false
-			continue
-		}
-		if ev.IsNull() || ev.Type() != cty.String {
-			p.errorf(a.Expr.Range(), "Wrong type", "env value of %s wants a string in double quotes, got %s", key, ev.Type().FriendlyName())
-			good = false
-			continue
-		}
-		out[key] = ev.AsString()
-	}
-	if len(out) == 0 && good {
-		p.errorf(a.Expr.Range(), "Empty env", "env holds no variables; give at least one NAME = \"value\"")
-		good = false
-	}
-	return out, good
-}
-
-// checkCommand is the lexical half of DESIGN.md invariant 4 and the spec's
-// "The command directory cannot escape the project with ..": the same check
-// exec.ResolveWorkingDir makes before every run (exec.CheckCommand). It
-// returns the cleaned command, or a problem sentence.
-func checkCommand(cmd string) (string, string) {
-	if err := exec.CheckCommand(cmd); err != nil {
-		return "", err.Error()
-	}
-	return path.Clean(strings.ReplaceAll(cmd, `\`, "/")), ""
-}
-
-func (p *parser) template(b *hcl.Block, name string) *Template {
-	c := p.content(b, templateSchema)
-	t := &Template{Name: name, Tool: DefaultTool, Queue: DefaultQueue, Line: p.line(b.DefRange)}
-	refs := &templateRefs{}
-	good := true
-	if v, a, ok := p.str(c, "project"); ok {
-		t.Project = v
-		refs.project = ref{v, a.Expr.Range()}
-	} else {
-		good = false
-	}
-	if v, a, ok := p.str(c, "command"); ok {
-		clean, problem := checkCommand(v)
-		if problem != "" {
-			p.errorf(a.Expr.Range(), "Invalid command", "template %q: %s", name, problem)
-			good = false
-		}
-		t.Command = clean
-	} else {
-		good = false
-	}
-	if v, a, ok := p.str(c, "tool"); ok {
-		if v != ToolOpenTofu && v != ToolTerraform {
-			p.errorf(a.Expr.Range(), "Unknown tool", "tool = %q; write \"opentofu\" or \"terraform\", the binary the configuration is written for", v)
-			good = false
-		}
-		t.Tool = v
-	} else if a != nil {
-		good = false
-	}
-	if v, a, ok := p.str(c, "queue"); ok {
-		t.Queue = v
-		refs.queue = ref{v, a.Expr.Range()}
-	} else if a != nil {
-		good = false
-	}
-	if rs, a, ok := p.strList(c, "credentials"); ok {
-		t.Credentials = names(rs)
-		refs.credentials = rs
-		p.noDuplicates(rs, "credentials")
-	} else if a != nil {
-		good = false
-	}
-	if a, ok := c.Attributes["vars"]; ok {
-		if v, ok := p.value(a); ok {
-			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
-				p.errorf(a.Expr.Range(), "Wrong type", "vars wants an object like { environment = \"prod\" }, got %s", v.Type().FriendlyName())
-				good = false
-			} else {
-				t.Vars = map[string]any{}
-				for it := v.ElementIterator(); it.Next(); {
-					k, ev := it.Element()
-					key := k.AsString()
-					if !hclsyntax.ValidIdentifier(key) {
-						p.errorf(a.Expr.Range(), "Invalid variable name",
-							"vars key %q is not a variable name (it arrives as TF_VAR_%s); use letters, digits, '_' and '-', starting with a letter", key, key)
-						good = false
-						continue
-					}
-					gv, err := toGo(ev, "vars."+key)
-					if err != nil {
-						p.errorf(a.Expr.Range(), "Invalid variable value", "%v", err)
-						good = false
-						continue
-					}
-					t.Vars[key] = gv
-				}
-			}
-		} else {
-			good = false
-		}
-	}
-	if d, a, ok := p.duration(c, "check_every"); ok {
-		t.CheckEvery = d
-	} else if a != nil {
-		good = false
-	}
-	seen := map[string]hcl.Range{}
-	for _, sb := range c.Blocks {
-		f := p.survey(sb)
-		if f == nil {
-			good = false
-			continue
-		}
-		if prev, ok := seen[f.Name]; ok {
-			p.errorf(sb.LabelRanges[0], "Duplicate survey field",
-				"survey field %q is already declared at %s; remove one", f.Name, p.line(prev))
-			good = false
-			continue
-		}
-		seen[f.Name] = sb.DefRange
-		if _, ok := t.Vars[f.Name]; ok {
-			p.errorf(sb.LabelRanges[0], "Survey field shadows a var",
-				"template %q sets %q both in vars and as a survey field; keep one (a survey field's default takes the place of the var)", name, f.Name)
-			good = false
-			continue
-		}
-		t.Survey = append(t.Survey, f)
-	}
-	if !good {
-		return nil
-	}
-	p.tmplRefs[t] = refs
-	return t
-}
-
-var surveyTypes = []string{TypeString, TypeNumber, TypeBool, TypeList, TypeMap, TypeChoice}
-
-func (p *parser) survey(b *hcl.Block) *SurveyField {
-	name := b.Labels[0]
-	if !hclsyntax.ValidIdentifier(name) {
-		p.errorf(b.LabelRanges[0], "Invalid survey field name",
-			"survey field %q is not a variable name (it arrives as TF_VAR_%s); use letters, digits, '_' and '-', starting with a letter", name, name)
-		return nil
-	}
-	c := p.content(b, surveySchema)
-	f := &SurveyField{Name: name, Type: TypeString, Line: p.line(b.DefRange)}
-	good := true
-	if v, a, ok := p.str(c, "type"); ok {
-		known := false
-		for _, st := range surveyTypes {
-			known = known || v == st
-		}
-		if !known {
-			p.errorf(a.Expr.Range(), "Unknown survey type",
-				"survey field %q has type = %q; use one of %s", name, v, strings.Join(surveyTypes, ", "))
-			return nil
-		}
-		f.Type = v
-	} else if a != nil {
-		return nil
-	}
-	if rs, a, ok := p.strList(c, "choices"); a != nil {
-		switch {
-		case !ok:
-			good = false
-		case f.Type != TypeChoice:
-			p.errorf(a.Expr.Range(), "Unexpected choices",
-				"survey field %q has choices but type %q; set type = \"choice\" or remove choices", name, f.Type)
-			good = false
-		case len(rs) == 0:
-			p.errorf(a.Expr.Range(), "Empty choices", "survey field %q has no choices; list the allowed answers", name)
-			good = false
-		default:
-			f.Choices = names(rs)
-			good = p.noDuplicates(rs, "choices") && good
-		}
-	} else if f.Type == TypeChoice {
-		p.errorf(b.DefRange, "Missing choices",
-			"survey field %q has type \"choice\" but no choices; add choices = [\"a\", \"b\"]", name)
-		good = false
-	}
-	if v, _, ok := p.str(c, "description"); ok {
-		f.Description = v
-	}
-	if v, ok := p.boolean(c, "sensitive"); ok {
-		f.Sensitive = v
-	}
-	if a, ok := c.Attributes["default"]; ok {
-		if v, ok := p.value(a); ok {
-			if d, problem := defaultFor(f, v); problem != "" {
-				p.errorf(a.Expr.Range(), "Wrong default", "%s", problem)
-				good = false
-			} else {
-				f.Default = d
-			}
-		}
-	}
-	f.Required = f.Default == nil
-	if !good {
-		return nil
-	}
-	return f
-}
-
-// defaultFor converts a survey default, which must have the field's type.
-func defaultFor(f *SurveyField, v cty.Value) (any, string) {
-	t := v.Type()
-	var ok bool
-	switch f.Type {
-	case TypeString, TypeChoice:
-		ok = t == cty.String
-	case TypeNumber:
-		ok = t == cty.Number
-	case TypeBool:
-		ok = t == cty.Bool
-	case TypeList:
-		ok = t.IsListType() || t.IsTupleType() || t.IsSetType()
-	case TypeMap:
-		ok = t.IsMapType() || t.IsObjectType()
-	}
-	if !ok {
-		return nil, fmt.Sprintf("survey field %q has type %q but its default is %s; give a %s default or change the type",
-			f.Name, f.Type, t.FriendlyName(), f.Type)
-	}
-	g, err := toGo(v, fmt.Sprintf("survey field %q default", f.Name))
-	if err != nil {
-		return nil, err.Error()
-	}
-	if f.Type == TypeChoice {
-		s := g.(string)
-		for _, c := range f.Choices {
-			if c == s {
-				return g, ""
-			}
-		}
-		return nil, fmt.Sprintf("survey field %q default %q is not one of its choices %s; add it to choices or pick one of them",
-			f.Name, s, quoteList(f.Choices))
-	}
-	return g, ""
 }
 
 func quoteList(ss []string) string {
@@ -886,358 +492,4 @@ func (p *parser) queue(b *hcl.Block, name string) *Queue {
 		return nil
 	}
 	return q
-}
-
-func (p *parser) pool(b *hcl.Block, name string) *Pool {
-	c := p.content(b, poolSchema)
-	pl := &Pool{Name: name, Line: p.line(b.DefRange)}
-	good := true
-	if v, a, ok := p.str(c, "delivery_key"); ok {
-		v = strings.TrimSpace(v)
-		if !strings.HasPrefix(v, "age1") || strings.ContainsAny(v, " \t\n") {
-			if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(v)); err != nil {
-				p.errorf(a.Expr.Range(), "Invalid delivery key",
-					"pool %q delivery_key is neither an age recipient (\"age1...\") nor an SSH public key; generate one with age-keygen and give its public key", name)
-				good = false
-			}
-		}
-		pl.DeliveryKey = v
-	} else if a != nil {
-		good = false
-	}
-	if rs, a, ok := p.strList(c, "workers"); ok {
-		for _, r := range rs {
-			k, ok := p.publicKey(r, fmt.Sprintf("pool %q", name))
-			if !ok {
-				good = false
-				continue
-			}
-			pl.Workers = append(pl.Workers, r.name)
-			pl.WorkerKeys = append(pl.WorkerKeys, k)
-		}
-	} else if a != nil {
-		good = false
-	}
-	if !good {
-		return nil
-	}
-	return pl
-}
-
-// publicKey parses one authorized_keys line and records its owner, so that a
-// key held by two identities is an error (Identify must be unambiguous).
-func (p *parser) publicKey(r ref, owner string) (ssh.PublicKey, bool) {
-	k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(r.name))
-	if err != nil {
-		p.errorf(r.rng, "Invalid public key",
-			"%s public key %q does not parse (%v); paste one line of an .pub file, like \"ssh-ed25519 AAAAC3... name\"", owner, abbreviate(r.name), err)
-		return nil, false
-	}
-	id := string(k.Marshal())
-	if prev, ok := p.keyOwners[id]; ok {
-		p.errorf(r.rng, "Public key used twice",
-			"%s uses the key %s that %s (%s) already holds; give each user, agent and worker its own key",
-			owner, ssh.FingerprintSHA256(k), prev.what, p.line(prev.rng))
-		return nil, false
-	}
-	p.keyOwners[id] = keyOwner{what: owner, rng: r.rng}
-	return k, true
-}
-
-func abbreviate(s string) string {
-	if len(s) > 40 {
-		return s[:37] + "..."
-	}
-	return s
-}
-
-// keys reads public_key or public_keys (exactly one of them, at least one key).
-func (p *parser) keys(b *hcl.Block, c *hcl.BodyContent, owner string) ([]ssh.PublicKey, bool) {
-	one, hasOne := c.Attributes["public_key"]
-	_, hasMany := c.Attributes["public_keys"]
-	var rs []ref
-	switch {
-	case hasOne && hasMany:
-		p.errorf(one.NameRange, "Both public_key and public_keys",
-			"%s sets both public_key and public_keys; put every key in public_keys", owner)
-		return nil, false
-	case hasOne:
-		v, a, ok := p.str(c, "public_key")
-		if !ok {
-			return nil, false
-		}
-		rs = []ref{{v, a.Expr.Range()}}
-	case hasMany:
-		var ok bool
-		var a *hcl.Attribute
-		rs, a, ok = p.strList(c, "public_keys")
-		if !ok {
-			return nil, false
-		}
-		if len(rs) == 0 {
-			p.errorf(a.Expr.Range(), "No public keys", "%s has an empty public_keys list; give at least one key", owner)
-			return nil, false
-		}
-	default:
-		p.errorf(b.DefRange, "Missing public key",
-			"%s has no key; add public_key = \"ssh-ed25519 AAAA...\" (or public_keys = [...]) from its .pub file", owner)
-		return nil, false
-	}
-	var out []ssh.PublicKey
-	good := true
-	for _, r := range rs {
-		k, ok := p.publicKey(r, owner)
-		if !ok {
-			good = false
-			continue
-		}
-		out = append(out, k)
-	}
-	return out, good
-}
-
-func (p *parser) user(b *hcl.Block, name string) *User {
-	c := p.content(b, userSchema)
-	owner := fmt.Sprintf("user %q", name)
-	keys, good := p.keys(b, c, owner)
-	u := &User{Name: name, PublicKeys: keys, Line: p.line(b.DefRange)}
-	if rs, a, ok := p.strList(c, "roles"); ok {
-		for _, r := range rs {
-			if r.name != RoleLaunch && r.name != RoleApprove {
-				p.errorf(r.rng, "Unknown role", "%s has role %q; roles are \"launch\" and \"approve\"", owner, r.name)
-				good = false
-			}
-		}
-		good = p.noDuplicates(rs, "roles") && good
-		u.Roles = names(rs)
-	} else if a != nil {
-		good = false
-	}
-	if !good {
-		return nil
-	}
-	return u
-}
-
-func (p *parser) agent(b *hcl.Block, name string) *Agent {
-	c := p.content(b, agentSchema)
-	keys, good := p.keys(b, c, fmt.Sprintf("agent %q", name))
-	if !good {
-		return nil
-	}
-	return &Agent{Name: name, PublicKeys: keys, Line: p.line(b.DefRange)}
-}
-
-var kinds = []string{KindApply, KindPlan, KindCheck, KindReconcile}
-
-func (p *parser) kinds(c *hcl.BodyContent, what string) ([]string, bool) {
-	rs, a, ok := p.strList(c, "kinds")
-	if a == nil {
-		return nil, true
-	}
-	if !ok {
-		return nil, false
-	}
-	good := true
-	for _, r := range rs {
-		known := false
-		for _, k := range kinds {
-			known = known || r.name == k
-		}
-		if !known {
-			p.errorf(r.rng, "Unknown kind", "%s names kind %q; kinds are %s", what, r.name, quoteList(kinds))
-			good = false
-		}
-	}
-	return names(rs), p.noDuplicates(rs, "kinds") && good
-}
-
-func (p *parser) rule(b *hcl.Block, name string) *Rule {
-	c := p.content(b, ruleSchema)
-	what := fmt.Sprintf("rule %q", name)
-	r := &Rule{Name: name, Line: p.line(b.DefRange)}
-	refs := &ruleRefs{}
-	good := true
-	list := func(attr string, dst *[]string, refDst *[]ref) {
-		rs, a, ok := p.strList(c, attr)
-		if a != nil && !ok {
-			good = false
-			return
-		}
-		good = p.noDuplicates(rs, attr) && good
-		*dst = names(rs)
-		*refDst = rs
-	}
-	list("templates", &r.Templates, &refs.templates)
-	list("projects", &r.Projects, &refs.projects)
-	list("requesters", &r.Requesters, &refs.requesters)
-	list("approvers", &r.Approvers, &refs.approvers)
-	var ok bool
-	if r.Kinds, ok = p.kinds(c, what); !ok {
-		good = false
-	}
-	if v, a, ok := p.integer(c, "max_destroy"); ok {
-		if v < 0 {
-			p.errorf(a.Expr.Range(), "Invalid max_destroy", "max_destroy = %d; give 0 or more (0 holds any apply that destroys something)", v)
-			good = false
-		}
-		r.MaxDestroy = &v
-	} else if a != nil {
-		good = false
-	}
-	if v, a, ok := p.str(c, "plan_gate"); ok {
-		abs := p.resolve(v)
-		fi, err := os.Stat(abs)
-		switch {
-		case v == "":
-			p.errorf(a.Expr.Range(), "Empty plan_gate", "%s has an empty plan_gate; give the path of a .rego policy file", what)
-			good = false
-		case err != nil:
-			p.errorf(a.Expr.Range(), "Policy file not found",
-				"%s plan_gate %s cannot be read (%v); write the policy there or fix the path (relative paths start at %s)", what, abs, err, p.baseDir)
-			good = false
-		case !fi.Mode().IsRegular():
-			p.errorf(a.Expr.Range(), "Policy is not a file", "%s plan_gate %s is not a regular file; give the path of a .rego file", what, abs)
-			good = false
-		}
-		r.PlanGate = abs
-	} else if a != nil {
-		good = false
-	}
-	if v, ok := p.boolean(c, "require_approval"); ok {
-		r.RequireApproval = v
-	}
-	if v, ok := p.boolean(c, "exclude_dry_run"); ok {
-		r.ExcludeDryRun = v
-	}
-	if good && r.MaxDestroy == nil && r.PlanGate == "" && !r.RequireApproval {
-		p.errorf(b.DefRange, "Rule does nothing",
-			"%s sets none of max_destroy, plan_gate and require_approval = true, so it never holds a run; add one or remove the rule", what)
-		good = false
-	}
-	if !good {
-		return nil
-	}
-	p.ruleRefs[r] = refs
-	return r
-}
-
-func (p *parser) exemption(b *hcl.Block, name string) *Exemption {
-	c := p.content(b, exemptionSchema)
-	what := fmt.Sprintf("exemption %q", name)
-	e := &Exemption{Name: name, Line: p.line(b.DefRange)}
-	refs := &exemptionRefs{}
-	good := true
-	if rs, a, ok := p.strList(c, "agents"); ok {
-		if len(rs) == 0 {
-			p.errorf(a.Expr.Range(), "No agents", "%s has an empty agents list; name the agents it exempts", what)
-			good = false
-		}
-		good = p.noDuplicates(rs, "agents") && good
-		e.Agents, refs.agents = names(rs), rs
-	} else {
-		good = false
-	}
-	if rs, a, ok := p.strList(c, "templates"); ok {
-		good = p.noDuplicates(rs, "templates") && good
-		e.Templates, refs.templates = names(rs), rs
-	} else if a != nil {
-		good = false
-	}
-	var ok bool
-	if e.Kinds, ok = p.kinds(c, what); !ok {
-		good = false
-	}
-	if !good {
-		return nil
-	}
-	p.exRefs[e] = refs
-	return e
-}
-
-// checkRefs reports every reference to something not declared. Blocks that
-// failed to decode are still "declared", so one mistake is not reported
-// twice as a missing reference.
-func (p *parser) checkRefs(cfg *Config) {
-	has := func(kind, name string) bool {
-		_, ok := p.declared[kind][name]
-		return ok
-	}
-	missing := func(r ref, what, kind, fix string) {
-		p.errorf(r.rng, "Unknown "+kind,
-			"%s names %s %q, which is not declared; %s", what, kind, r.name, fix)
-	}
-	for _, t := range cfg.Templates {
-		refs := p.tmplRefs[t]
-		what := fmt.Sprintf("template %q", t.Name)
-		if !has("project", t.Project) {
-			missing(refs.project, what, "project", "add a project block for it or fix the name")
-		}
-		if refs.queue.name != "" && refs.queue.name != DefaultQueue && !has("queue", refs.queue.name) {
-			missing(refs.queue, what, "queue", "add a queue block for it or fix the name")
-		}
-		for _, c := range refs.credentials {
-			if !has("credential", c.name) {
-				missing(c, what, "credential", "add a credential block for it or fix the name")
-			}
-		}
-	}
-	for q, r := range p.queueRefs {
-		if !has("pool", r.name) {
-			missing(r, fmt.Sprintf("queue %q", q.Name), "pool", "add a pool block for it, or remove pool to run the queue on the control node")
-		}
-	}
-	for _, r := range cfg.Rules {
-		refs := p.ruleRefs[r]
-		what := fmt.Sprintf("rule %q", r.Name)
-		for _, x := range refs.templates {
-			if !has("template", x.name) {
-				missing(x, what, "template", "add the template or fix the name")
-			}
-		}
-		for _, x := range refs.projects {
-			if !has("project", x.name) {
-				missing(x, what, "project", "add the project or fix the name")
-			}
-		}
-		for _, x := range refs.requesters {
-			if !has("user", x.name) && !has("agent", x.name) {
-				missing(x, what, "user or agent", "add a user or agent block for it or fix the name")
-			}
-		}
-		for _, x := range refs.approvers {
-			if has("agent", x.name) {
-				p.errorf(x.rng, "Agent as approver",
-					"%s lists agent %q as an approver; only people approve, so name a user", what, x.name)
-				continue
-			}
-			if !has("user", x.name) {
-				missing(x, what, "user", "add a user block for the approver or fix the name")
-				continue
-			}
-			if u, ok := cfg.Users[x.name]; ok && !u.Has(RoleApprove) {
-				p.errorf(x.rng, "Approver without the approve role",
-					"%s lists %q as an approver, but user %q (%s) lacks the \"approve\" role; add \"approve\" to its roles", what, x.name, x.name, u.Line)
-			}
-		}
-	}
-	for _, e := range cfg.Exemptions {
-		refs := p.exRefs[e]
-		what := fmt.Sprintf("exemption %q", e.Name)
-		for _, x := range refs.agents {
-			if has("user", x.name) {
-				p.errorf(x.rng, "User in an exemption",
-					"%s names user %q; exemptions cover agents, whose runs are held by default, so name an agent", what, x.name)
-				continue
-			}
-			if !has("agent", x.name) {
-				missing(x, what, "agent", "add an agent block for it or fix the name")
-			}
-		}
-		for _, x := range refs.templates {
-			if !has("template", x.name) {
-				missing(x, what, "template", "add the template or fix the name")
-			}
-		}
-	}
 }

@@ -29,36 +29,51 @@ func toGo(v cty.Value, path string) (any, error) {
 	case t == cty.Bool:
 		return v.True(), nil
 	case t == cty.Number:
-		f := v.AsBigFloat()
-		if f.Sign() == 0 {
-			return json.Number("0"), nil // not "-0"
-		}
-		return json.Number(f.Text('f', -1)), nil
+		return numberToGo(v), nil
 	case t.IsListType() || t.IsTupleType() || t.IsSetType():
-		out := make([]any, 0, v.LengthInt())
-		i := 0
-		for it := v.ElementIterator(); it.Next(); i++ {
-			_, ev := it.Element()
-			g, err := toGo(ev, fmt.Sprintf("%s[%d]", path, i))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, g)
-		}
-		return out, nil
+		return listToGo(v, path)
 	case t.IsMapType() || t.IsObjectType():
-		out := make(map[string]any, v.LengthInt())
-		for it := v.ElementIterator(); it.Next(); {
-			k, ev := it.Element()
-			g, err := toGo(ev, path+"."+k.AsString())
-			if err != nil {
-				return nil, err
-			}
-			out[k.AsString()] = g
-		}
-		return out, nil
+		return mapToGo(v, path)
 	}
 	return nil, fmt.Errorf("%s has type %s, which cannot be passed to a run; use a string, number, bool, list or object", path, t.FriendlyName())
+}
+
+// numberToGo gives a number's exact decimal text.
+func numberToGo(v cty.Value) json.Number {
+	f := v.AsBigFloat()
+	if f.Sign() == 0 {
+		return json.Number("0") // not "-0"
+	}
+	return json.Number(f.Text('f', -1))
+}
+
+// listToGo converts a list, tuple or set; elements are named path[i].
+func listToGo(v cty.Value, path string) (any, error) {
+	out := make([]any, 0, v.LengthInt())
+	i := 0
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, ev := it.Element()
+		g, err := toGo(ev, fmt.Sprintf("%s[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// mapToGo converts a map or object; elements are named path.key.
+func mapToGo(v cty.Value, path string) (any, error) {
+	out := make(map[string]any, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		g, err := toGo(ev, path+"."+k.AsString())
+		if err != nil {
+			return nil, err
+		}
+		out[k.AsString()] = g
+	}
+	return out, nil
 }
 
 // ParseAnswer converts s, the VALUE of a `--var NAME=VALUE` answer (or a TUI
@@ -93,56 +108,76 @@ func (f *SurveyField) parseAnswer(s string) (any, error) {
 	case TypeString, "":
 		return s, nil
 	case TypeNumber:
-		t := strings.TrimSpace(s)
-		v, err := decodeJSON(t)
-		if n, ok := v.(json.Number); err == nil && ok {
-			return n, nil
-		}
-		return nil, fmt.Errorf("survey field %q wants a number, got %q; write it like 3, -2.5 or 1e3", f.Name, s)
+		return f.numberAnswer(s)
 	case TypeBool:
-		switch strings.TrimSpace(s) {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("survey field %q wants true or false, got %q", f.Name, s)
+		return f.boolAnswer(s)
 	case TypeList:
-		t := strings.TrimSpace(s)
-		if strings.HasPrefix(t, "[") {
-			v, err := decodeJSON(t)
-			if l, ok := v.([]any); err == nil && ok {
-				return l, nil
-			}
-			return nil, fmt.Errorf("survey field %q wants a list, got %q, which is not a JSON array; write it like [\"a\",\"b\"] or a,b", f.Name, s)
-		}
-		out := []any{}
-		if t == "" {
-			return out, nil
-		}
-		for _, item := range strings.Split(t, ",") {
-			item = strings.TrimSpace(item)
-			if item == "" {
-				return nil, fmt.Errorf("survey field %q wants a list, got %q, which has an empty item; write it like a,b or as JSON [\"a\",\"\"]", f.Name, s)
-			}
-			out = append(out, item)
-		}
-		return out, nil
+		return f.listAnswer(s)
 	case TypeMap:
-		v, err := decodeJSON(strings.TrimSpace(s))
-		if m, ok := v.(map[string]any); err == nil && ok {
-			return m, nil
-		}
-		return nil, fmt.Errorf("survey field %q wants a map, got %q, which is not a JSON object; write it like {\"team\":\"infra\"}", f.Name, s)
+		return f.mapAnswer(s)
 	case TypeChoice:
-		for _, c := range f.Choices {
-			if s == c {
-				return s, nil
-			}
-		}
-		return nil, fmt.Errorf("survey field %q wants one of %s, got %q", f.Name, quoteList(f.Choices), s)
+		return f.choiceAnswer(s)
 	}
 	return nil, fmt.Errorf("survey field %q has unknown type %q", f.Name, f.Type)
+}
+
+func (f *SurveyField) numberAnswer(s string) (any, error) {
+	v, err := decodeJSON(strings.TrimSpace(s))
+	if n, ok := v.(json.Number); err == nil && ok {
+		return n, nil
+	}
+	return nil, fmt.Errorf("survey field %q wants a number, got %q; write it like 3, -2.5 or 1e3", f.Name, s)
+}
+
+func (f *SurveyField) boolAnswer(s string) (any, error) {
+	switch strings.TrimSpace(s) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return nil, fmt.Errorf("survey field %q wants true or false, got %q", f.Name, s)
+}
+
+// listAnswer reads a JSON array, or else comma-separated strings.
+func (f *SurveyField) listAnswer(s string) (any, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "[") {
+		v, err := decodeJSON(t)
+		if l, ok := v.([]any); err == nil && ok {
+			return l, nil
+		}
+		return nil, fmt.Errorf("survey field %q wants a list, got %q, which is not a JSON array; write it like [\"a\",\"b\"] or a,b", f.Name, s)
+	}
+	out := []any{}
+	if t == "" {
+		return out, nil
+	}
+	for _, item := range strings.Split(t, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return nil, fmt.Errorf("survey field %q wants a list, got %q, which has an empty item; write it like a,b or as JSON [\"a\",\"\"]", f.Name, s)
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+func (f *SurveyField) mapAnswer(s string) (any, error) {
+	v, err := decodeJSON(strings.TrimSpace(s))
+	if m, ok := v.(map[string]any); err == nil && ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("survey field %q wants a map, got %q, which is not a JSON object; write it like {\"team\":\"infra\"}", f.Name, s)
+}
+
+func (f *SurveyField) choiceAnswer(s string) (any, error) {
+	for _, c := range f.Choices {
+		if s == c {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("survey field %q wants one of %s, got %q", f.Name, quoteList(f.Choices), s)
 }
 
 // decodeJSON decodes exactly one JSON value, numbers as json.Number.

@@ -1,0 +1,99 @@
+package config
+
+import (
+	"net"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// server decodes the server block; b is nil when the file has none, and
+// every setting left out takes its default.
+func (p *parser) server(b *hcl.Block) Server {
+	s := Server{
+		SSHListen:   DefaultSSHListen,
+		DataDir:     filepath.Join(p.baseDir, "data"),
+		MaxParallel: DefaultMaxParallel,
+		CancelGrace: DefaultCancelGrace,
+	}
+	var hostKey, sealKey string
+	if b != nil {
+		c := p.content(b, serverSchema)
+		p.sshListen(c, &s)
+		p.dataDir(c, &s)
+		hostKey = p.keyPath(c, "host_key")
+		sealKey = p.keyPath(c, "seal_key")
+		p.maxParallel(c, &s)
+		if d, _, ok := p.duration(c, "cancel_grace"); ok {
+			s.CancelGrace = d
+		}
+		if v, ok := p.boolean(c, "allow_self_approval"); ok {
+			s.AllowSelfApproval = v
+		}
+	}
+	s.HostKey = hostKey
+	if s.HostKey == "" {
+		s.HostKey = filepath.Join(s.DataDir, "ssh_host_ed25519")
+	}
+	s.SealKey = sealKey
+	if s.SealKey == "" {
+		s.SealKey = filepath.Join(s.DataDir, "seal.key")
+	}
+	return s
+}
+
+func (p *parser) sshListen(c *hcl.BodyContent, s *Server) {
+	v, a, ok := p.str(c, "ssh_listen")
+	if !ok {
+		return
+	}
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		p.errorf(a.Expr.Range(), "Invalid listen address",
+			"ssh_listen = %q must be HOST:PORT, like \"127.0.0.1:2222\" or \":2222\"", v)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		p.errorf(a.Expr.Range(), "Invalid listen address",
+			"ssh_listen = %q has port %q; give a number from 0 to 65535", v, port)
+	} else {
+		s.SSHListen = v
+	}
+}
+
+func (p *parser) dataDir(c *hcl.BodyContent, s *Server) {
+	v, a, ok := p.str(c, "data_dir")
+	if !ok {
+		return
+	}
+	if v == "" {
+		p.errorf(a.Expr.Range(), "Empty path", "data_dir is empty; give a directory, or leave it out for %q", s.DataDir)
+		return
+	}
+	s.DataDir = p.resolve(v)
+}
+
+// keyPath reads host_key or seal_key, resolved; "" when it is left out (the
+// default in data_dir) or wrong.
+func (p *parser) keyPath(c *hcl.BodyContent, name string) string {
+	v, a, ok := p.str(c, name)
+	if !ok {
+		return ""
+	}
+	if v == "" {
+		p.errorf(a.Expr.Range(), "Empty path", "%s is empty; give a file path, or leave it out for the default in data_dir", name)
+		return ""
+	}
+	return p.resolve(v)
+}
+
+func (p *parser) maxParallel(c *hcl.BodyContent, s *Server) {
+	v, a, ok := p.integer(c, "max_parallel")
+	if !ok {
+		return
+	}
+	if v < 1 {
+		p.errorf(a.Expr.Range(), "Invalid max_parallel",
+			"max_parallel = %d; it is how many working directories may run at once, so give 1 or more", v)
+		return
+	}
+	s.MaxParallel = v
+}
