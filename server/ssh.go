@@ -61,7 +61,7 @@ func (s *Server) newSSHServer() (sshServer, error) {
 			if _, ok := s.identify(key); ok {
 				return true
 			}
-			s.logRefusedKey(ctx, key, keyLog)
+			s.noteRefusedKey(ctx, key, keyLog)
 			return false
 		}),
 		wish.WithMiddleware(
@@ -98,28 +98,39 @@ func (s *Server) newSSHServer() (sshServer, error) {
 	}}, nil
 }
 
-// logRefusedKey tells the operator about a key no user or agent has, with
+// noteRefusedKey tells the operator about a key no user or agent has, with
 // what they need to add it: its SHA256 fingerprint and where it came from.
-// Lines are rate-limited per source address.
-func (s *Server) logRefusedKey(ctx ssh.Context, key ssh.PublicKey, rl *refusalLog) {
+// It is told once the connection closes without getting in, with every key
+// it offered, so the other keys of a user who does get in are not logged;
+// lines are rate-limited per source address.
+func (s *Server) noteRefusedKey(ctx ssh.Context, key ssh.PublicKey, rl *refusalLog) {
 	if key == nil {
 		return
 	}
-	remote := ""
-	if a := ctx.RemoteAddr(); a != nil {
-		remote = a.String()
-	}
-	ok, dropped := rl.allow(sourceOf(ctx.RemoteAddr()))
-	if !ok {
-		return
-	}
+	remote := ctx.RemoteAddr()
 	user := ctx.User()
 	if len(user) > 64 {
 		user = user[:64] + "..."
 	}
-	s.log.Warn("refused an SSH key that no configured user or agent has",
-		"fingerprint", gossh.FingerprintSHA256(key), "type", key.Type(),
-		"remote", remote, "ssh_user", user, "unlogged_refusals", dropped)
+	report := func(fingerprints []string) {
+		ok, dropped := rl.allow(sourceOf(remote))
+		if !ok {
+			return
+		}
+		addr := ""
+		if remote != nil {
+			addr = remote.String()
+		}
+		s.log.Warn("refused an SSH key that no configured user or agent has",
+			"fingerprint", strings.Join(fingerprints, ","), "remote", addr,
+			"ssh_user", user, "unlogged_refusals", dropped)
+	}
+	fp := gossh.FingerprintSHA256(key)
+	if lc := limitConnOf(ctx); lc != nil {
+		lc.noteRefusedKey(fp, report)
+		return
+	}
+	report([]string{fp})
 }
 
 // identify maps a public key to a configured user or agent.

@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -212,6 +213,22 @@ type limitConn struct {
 	authed   bool
 	released bool
 	idle     *time.Timer
+	refused  []string       // fingerprints of keys offered and refused
+	report   func([]string) // logs refused keys if the connection never gets in
+}
+
+// maxNotedKeys bounds the refused keys a connection remembers for the log.
+const maxNotedKeys = 8
+
+// noteRefusedKey remembers a refused key's fingerprint; report is called
+// with all of them if the connection closes without authenticating.
+func (c *limitConn) noteRefusedKey(fingerprint string, report func([]string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.report = report
+	if len(c.refused) < maxNotedKeys && !slices.Contains(c.refused, fingerprint) {
+		c.refused = append(c.refused, fingerprint)
+	}
 }
 
 func (c *limitConn) touch() { c.last.Store(time.Now().UnixNano()) }
@@ -232,10 +249,16 @@ func (c *limitConn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the connection and gives its place back (once).
+// Close closes the connection and gives its place back (once); if it never
+// got in, the keys it was refused are reported.
 func (c *limitConn) Close() error {
+	var refused []string
+	var report func([]string)
 	c.mu.Lock()
 	if !c.released {
+		if !c.authed {
+			refused, report = c.refused, c.report
+		}
 		c.released = true
 		if c.idle != nil {
 			c.idle.Stop()
@@ -251,7 +274,11 @@ func (c *limitConn) Close() error {
 		c.cl.mu.Unlock()
 	}
 	c.mu.Unlock()
-	return c.Conn.Close()
+	err := c.Conn.Close()
+	if len(refused) > 0 && report != nil {
+		report(refused)
+	}
+	return err
 }
 
 // authenticated moves the connection out of the handshake count and starts

@@ -301,19 +301,44 @@ func TestSSHLimitsStrictSplit(t *testing.T) {
 }
 
 // A refused key is logged with its SHA256 fingerprint and the remote
-// address, at most refusalLogPerSource lines per source per window.
+// address once its connection closes without getting in (not when another
+// key of the same client gets in), at most refusalLogPerSource lines per
+// source per window.
 func TestSSHLimitsRefusedKeyLogged(t *testing.T) {
 	h, logs := newLimitHarness(t, Options{}, "")
 	h.newKey("mallory")
-	fp := gossh.FingerprintSHA256(h.keys["mallory"].PublicKey())
+	mallory := h.keys["mallory"]
+	fp := gossh.FingerprintSHA256(mallory.PublicKey())
+
+	// alice offers mallory's key first, then her own, and gets in.
+	c, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{
+		User:            "alice",
+		Auth:            []gossh.AuthMethod{gossh.PublicKeys(mallory, h.keys["alice"])},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
+		Timeout:         10 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("alice with an extra key: %v", err)
+	}
+	c.Close()
+	time.Sleep(300 * time.Millisecond)
+	if strings.Contains(logs.String(), "refused an SSH key") {
+		t.Fatalf("a key refused on a connection that got in was logged:\n%s", logs.String())
+	}
+
 	for range 12 {
 		if c, err := dialAs(h, "mallory"); err == nil {
 			c.Close()
 			t.Fatal("an unknown key got in")
 		}
 	}
+	deadline := time.Now().Add(3 * time.Second)
+	for strings.Count(logs.String(), "refused an SSH key") < refusalLogPerSource && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
 	text := logs.String()
-	if !strings.Contains(text, fp) || !strings.Contains(text, "remote=127.0.0.1:") {
+	if !strings.Contains(text, "fingerprint="+fp) || !strings.Contains(text, "remote=127.0.0.1:") {
 		t.Fatalf("log lacks the fingerprint %s or the remote address:\n%s", fp, text)
 	}
 	if n := strings.Count(text, "refused an SSH key"); n != refusalLogPerSource {
