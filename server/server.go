@@ -33,6 +33,35 @@ type Options struct {
 	Logger *slog.Logger
 	// PolicyTimeout bounds one Rego evaluation; 0 means 10 s.
 	PolicyTimeout time.Duration
+
+	// SSH limits (see README "SSH limits"). Zero or negative means the
+	// default; none can be turned off.
+
+	// SSHHandshakeTimeout is how long a connection may take from accept to
+	// an accepted, proven public key before it is closed: OpenSSH's
+	// LoginGraceTime. 0 means 30 s.
+	SSHHandshakeTimeout time.Duration
+	// SSHMaxStartups is how many connections may be in their handshake (not
+	// yet authenticated) at once; past it a new connection is closed at
+	// accept, before the SSH banner, as OpenSSH's MaxStartups does (without
+	// its random early drop). 0 means 64.
+	SSHMaxStartups int
+	// SSHMaxConns caps open SSH connections, authenticated or not; past it a
+	// new connection is closed at accept. 0 means 256. At start it is
+	// lowered, with a warning, to half the process's RLIMIT_NOFILE soft
+	// limit, so that connections never take the descriptors runs need.
+	SSHMaxConns int
+	// SSHMaxConnsPerSource caps open connections from one source IP address;
+	// past it a new one from that address is closed at accept. 0 means 32.
+	SSHMaxConnsPerSource int
+	// SSHIdleTimeout closes an authenticated connection with no traffic for
+	// this long, unless one of its sessions is the console, a `log --follow`
+	// or a `--wait`. 0 means 10 min.
+	SSHIdleTimeout time.Duration
+	// SSHMaxCommandBytes caps the length of an SSH command line in bytes,
+	// checked before it is split; a longer one is refused with exit 2.
+	// 0 means 65536 (64 KiB).
+	SSHMaxCommandBytes int
 }
 
 // Server is a running control node. Create it with New, start it with Start,
@@ -51,6 +80,7 @@ type Server struct {
 	policyTime time.Duration
 	runner     toolRunner // starts tool processes; package exec
 	held       heldIndex  // runs holding a saved plan, by working directory
+	sshLimits  sshLimits  // Options' SSH limits with defaults filled in
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
@@ -100,6 +130,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		policyTime: opts.PolicyTimeout,
 		runner:     execRunner{},
 	}
+	s.sshLimits = opts.sshLimits()
 	s.rules, s.exemptions = buildRules(context.Background(), cfg)
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
 	if err := s.recover(); err != nil {

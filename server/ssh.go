@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	"charm.land/wish/v2/recover"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // sshServer is the SSH listener with its middleware stack.
@@ -18,14 +20,18 @@ type sshServer interface {
 }
 
 type wishServer struct {
-	srv *ssh.Server
-	ln  net.Listener
+	srv  *ssh.Server
+	ln   net.Listener
+	wrap func(net.Listener) net.Listener // the connection caps at accept
 }
 
 func (w *wishServer) start() error {
 	ln, err := net.Listen("tcp", w.srv.Addr)
 	if err != nil {
 		return fmt.Errorf("listening for SSH on %s: %w", w.srv.Addr, err)
+	}
+	if w.wrap != nil {
+		ln = w.wrap(ln)
 	}
 	w.ln = ln
 	go func() {
@@ -41,15 +47,22 @@ func (w *wishServer) close()       { _ = w.srv.Close() }
 
 // newSSHServer builds the SSH stack in soft-serve's manner: small wish
 // middlewares (recover, then routing), public-key auth against configured
-// users and agents (unknown keys are refused), and the key checked again
-// inside the session rather than trusted from the callback.
+// users and agents (unknown keys are refused, and logged with their
+// fingerprint), and the key checked again inside the session rather than
+// trusted from the callback. The SSH limits (ssh_limits.go) wrap it: caps
+// at accept, a handshake deadline, and an idle timeout once authenticated.
 func (s *Server) newSSHServer() (sshServer, error) {
+	lim := s.checkedSSHLimits()
+	keyLog := newRefusalLog()
 	srv, err := wish.NewServer(
 		wish.WithAddress(s.cfg.Server.SSHListen),
 		wish.WithHostKeyPath(s.cfg.Server.HostKey),
 		wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
-			_, ok := s.identify(key)
-			return ok
+			if _, ok := s.identify(key); ok {
+				return true
+			}
+			s.noteRefusedKey(ctx, key, keyLog)
+			return false
 		}),
 		wish.WithMiddleware(
 			recover.Middleware(s.routeMiddleware()),
@@ -58,7 +71,66 @@ func (s *Server) newSSHServer() (sshServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SSH server: %w", err)
 	}
-	return &wishServer{srv: srv}, nil
+	srv.HandshakeTimeout = lim.handshake
+	srv.ConnCallback = func(ctx ssh.Context, conn net.Conn) net.Conn {
+		if lc, ok := conn.(*limitConn); ok {
+			ctx.SetValue(limitConnKey{}, lc)
+		}
+		return conn
+	}
+	// A connection leaves the handshake count once the client has proven
+	// it holds an accepted key (a signature, not just a query with a
+	// public key anyone may know).
+	srv.ServerConfigCallback = func(ctx ssh.Context) *gossh.ServerConfig {
+		return &gossh.ServerConfig{
+			VerifiedPublicKeyCallback: func(_ gossh.ConnMetadata, _ gossh.PublicKey, perms *gossh.Permissions, _ string) (*gossh.Permissions, error) {
+				if lc := limitConnOf(ctx); lc != nil {
+					lc.authenticated()
+				}
+				return perms, nil
+			},
+		}
+	}
+	cl := newConnLimiter(lim)
+	acceptLog := newRefusalLog()
+	return &wishServer{srv: srv, wrap: func(ln net.Listener) net.Listener {
+		return &limitListener{Listener: ln, cl: cl, log: s.log, refusal: acceptLog}
+	}}, nil
+}
+
+// noteRefusedKey tells the operator about a key no user or agent has, with
+// what they need to add it: its SHA256 fingerprint and where it came from.
+// It is told once the connection closes without getting in, with every key
+// it offered, so the other keys of a user who does get in are not logged;
+// lines are rate-limited per source address.
+func (s *Server) noteRefusedKey(ctx ssh.Context, key ssh.PublicKey, rl *refusalLog) {
+	if key == nil {
+		return
+	}
+	remote := ctx.RemoteAddr()
+	user := ctx.User()
+	if len(user) > 64 {
+		user = user[:64] + "..."
+	}
+	report := func(fingerprints []string) {
+		ok, dropped := rl.allow(sourceOf(remote))
+		if !ok {
+			return
+		}
+		addr := ""
+		if remote != nil {
+			addr = remote.String()
+		}
+		s.log.Warn("refused an SSH key that no configured user or agent has",
+			"fingerprint", strings.Join(fingerprints, ","), "remote", addr,
+			"ssh_user", user, "unlogged_refusals", dropped)
+	}
+	fp := gossh.FingerprintSHA256(key)
+	if lc := limitConnOf(ctx); lc != nil {
+		lc.noteRefusedKey(fp, report)
+		return
+	}
+	report([]string{fp})
 }
 
 // identify maps a public key to a configured user or agent.
@@ -79,6 +151,10 @@ func (s *Server) identify(key ssh.PublicKey) (Identity, bool) {
 
 // routeMiddleware re-checks the key, then sends a session with a command to
 // the command handler and one with a terminal and no command to the TUI.
+// The command line is capped in length, then split by splitCommand (strict:
+// an unterminated quote or a trailing backslash is refused with exit 2).
+// A console, `log --follow` or `--wait` session exempts its connection from
+// the idle timeout while it lasts.
 func (s *Server) routeMiddleware() wish.Middleware {
 	return func(next ssh.Handler) ssh.Handler {
 		return func(sess ssh.Session) {
@@ -87,16 +163,54 @@ func (s *Server) routeMiddleware() wish.Middleware {
 				wish.Fatalln(sess, "switchtender: this key is not configured for any user or agent")
 				return
 			}
-			args := sess.Command()
+			raw := sess.RawCommand()
+			if limit := s.sshLimits.maxCommand; len(raw) > limit {
+				fmt.Fprintf(sess.Stderr(), "switchtender: the command is %d bytes, longer than the limit of %d bytes; nothing was run\n", len(raw), limit)
+				_ = sess.Exit(exitUsage)
+				return
+			}
+			args, err := splitCommand(raw)
+			if err != nil {
+				fmt.Fprintf(sess.Stderr(), "switchtender: %v\n", err)
+				_ = sess.Exit(exitUsage)
+				return
+			}
 			if len(args) == 0 {
 				if _, _, isPty := sess.Pty(); isPty {
+					if lc := limitConnOf(sess.Context()); lc != nil {
+						defer lc.hold()()
+					}
 					s.serveTUI(sess, id)
 					return
 				}
 				args = []string{"help"}
 			}
+			if keepsOpen(args) {
+				if lc := limitConnOf(sess.Context()); lc != nil {
+					defer lc.hold()()
+				}
+			}
 			code := s.runCommand(sess, id, args)
 			_ = sess.Exit(code)
 		}
 	}
+}
+
+// keepsOpen reports whether a command may rightly sit without traffic for
+// long: `log --follow` and anything with `--wait` (in any spelling package
+// flag accepts, unless set to false).
+func keepsOpen(args []string) bool {
+	for _, a := range args[1:] {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if hasValue && (value == "false" || value == "0" || value == "f" || value == "F" || value == "FALSE" || value == "False") {
+			continue
+		}
+		if name == "wait" || (name == "follow" && args[0] == "log") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,379 @@
+package server
+
+import (
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"charm.land/ssh"
+)
+
+// Defaults of the SSH limits (Options' SSH fields; README "SSH limits").
+const (
+	// defaultSSHHandshakeTimeout is OpenSSH's LoginGraceTime shortened
+	// (OpenSSH: 120 s): accept to a proven public key.
+	defaultSSHHandshakeTimeout = 30 * time.Second
+	// defaultSSHMaxStartups is the cap on connections in their handshake,
+	// OpenSSH's MaxStartups "full" figure lowered from 100.
+	defaultSSHMaxStartups = 64
+	// defaultSSHMaxConns caps open connections in total.
+	defaultSSHMaxConns = 256
+	// defaultSSHMaxConnsPerSource caps open connections from one IP address.
+	defaultSSHMaxConnsPerSource = 32
+	// defaultSSHIdleTimeout closes an authenticated connection with no
+	// traffic and no console, follow or wait session.
+	defaultSSHIdleTimeout = 10 * time.Minute
+	// defaultSSHMaxCommandBytes caps a command line before it is split.
+	defaultSSHMaxCommandBytes = 64 << 10
+)
+
+// Refusals logged per source address and in all per window, so a flood of
+// refused connections or keys cannot fill the operator's disk.
+const (
+	refusalLogWindow    = time.Minute
+	refusalLogPerSource = 5
+	refusalLogTotal     = 100
+)
+
+// sshLimits are Options' SSH limits with the defaults filled in.
+type sshLimits struct {
+	handshake  time.Duration
+	startups   int
+	total      int
+	perSource  int
+	idle       time.Duration
+	maxCommand int
+}
+
+// sshLimits fills in the defaults for zero (or negative) SSH options.
+func (o Options) sshLimits() sshLimits {
+	l := sshLimits{
+		handshake:  o.SSHHandshakeTimeout,
+		startups:   o.SSHMaxStartups,
+		total:      o.SSHMaxConns,
+		perSource:  o.SSHMaxConnsPerSource,
+		idle:       o.SSHIdleTimeout,
+		maxCommand: o.SSHMaxCommandBytes,
+	}
+	if l.handshake <= 0 {
+		l.handshake = defaultSSHHandshakeTimeout
+	}
+	if l.startups <= 0 {
+		l.startups = defaultSSHMaxStartups
+	}
+	if l.total <= 0 {
+		l.total = defaultSSHMaxConns
+	}
+	if l.perSource <= 0 {
+		l.perSource = defaultSSHMaxConnsPerSource
+	}
+	if l.idle <= 0 {
+		l.idle = defaultSSHIdleTimeout
+	}
+	if l.maxCommand <= 0 {
+		l.maxCommand = defaultSSHMaxCommandBytes
+	}
+	return l
+}
+
+// fitDescriptors lowers the total connection cap to half of soft, the
+// process's RLIMIT_NOFILE soft limit (0: unknown, nothing changes), so the
+// other half stays for the store, logs and the pipes of tool processes; the
+// handshake cap is kept within the total. It reports whether the total was
+// lowered.
+func (l sshLimits) fitDescriptors(soft uint64) (sshLimits, bool) {
+	lowered := false
+	if soft > 0 && uint64(l.total) > soft/2 {
+		l.total = max(int(soft/2), 1)
+		lowered = true
+	}
+	l.startups = min(l.startups, l.total)
+	return l, lowered
+}
+
+// checkedSSHLimits is s.sshLimits fitted to the process's file-descriptor
+// limit, with a warning when the total cap had to be lowered.
+func (s *Server) checkedSSHLimits() sshLimits {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		s.log.Warn("could not read the file-descriptor limit; the SSH connection cap is not checked against it", "err", err)
+		return s.sshLimits
+	}
+	l, lowered := s.sshLimits.fitDescriptors(rl.Cur)
+	if lowered {
+		s.log.Warn("the SSH connection cap is lowered to half the process's file-descriptor limit (RLIMIT_NOFILE), so connections cannot take the descriptors runs need; raise the limit (ulimit -n) to allow more",
+			"configured", s.sshLimits.total, "cap", l.total, "nofile_soft", rl.Cur)
+	}
+	return l
+}
+
+// connLimiter counts open SSH connections: in total, per source address,
+// and those still in their handshake.
+type connLimiter struct {
+	lim sshLimits
+
+	mu          sync.Mutex
+	total       int
+	handshaking int
+	perSource   map[string]int
+}
+
+func newConnLimiter(l sshLimits) *connLimiter {
+	return &connLimiter{lim: l, perSource: map[string]int{}}
+}
+
+// admit counts a new connection from source, or returns why it is refused.
+func (cl *connLimiter) admit(source string) string {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	switch {
+	case cl.total >= cl.lim.total:
+		return "total connection cap reached"
+	case cl.handshaking >= cl.lim.startups:
+		return "cap on connections in their handshake reached"
+	case cl.perSource[source] >= cl.lim.perSource:
+		return "per-source connection cap reached"
+	}
+	cl.total++
+	cl.handshaking++
+	cl.perSource[source]++
+	return ""
+}
+
+// counts returns the open connections and those in their handshake.
+func (cl *connLimiter) counts() (total, handshaking int) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.total, cl.handshaking
+}
+
+// limitListener enforces the connection caps at accept: a connection past a
+// cap is closed before the server writes anything (no SSH banner), and
+// Accept goes on to the next one.
+type limitListener struct {
+	net.Listener
+	cl      *connLimiter
+	log     *slog.Logger
+	refusal *refusalLog
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		src := sourceOf(c.RemoteAddr())
+		if why := l.cl.admit(src); why != "" {
+			_ = c.Close()
+			if ok, dropped := l.refusal.allow(src); ok {
+				l.log.Warn("refused an SSH connection at accept", "reason", why, "remote", c.RemoteAddr().String(), "unlogged_refusals", dropped)
+			}
+			continue
+		}
+		lc := &limitConn{Conn: c, cl: l.cl, source: src, log: l.log}
+		lc.touch()
+		return lc, nil
+	}
+}
+
+// sourceOf is the IP address of a remote address, the key of the
+// per-source cap.
+func sourceOf(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+// limitConn is an admitted connection: it gives its place back when
+// closed, leaves the handshake count once its key is proven, and from then
+// on is closed after the idle timeout with no traffic and no exempt session.
+type limitConn struct {
+	net.Conn
+	cl     *connLimiter
+	source string
+	log    *slog.Logger
+
+	last   atomic.Int64 // unix nanoseconds of the last traffic
+	exempt atomic.Int32 // sessions that keep the connection open while idle
+
+	mu       sync.Mutex // guards the fields below and the limiter's counts for this conn
+	authed   bool
+	released bool
+	idle     *time.Timer
+	refused  []string       // fingerprints of keys offered and refused
+	report   func([]string) // logs refused keys if the connection never gets in
+}
+
+// maxNotedKeys bounds the refused keys a connection remembers for the log.
+const maxNotedKeys = 8
+
+// noteRefusedKey remembers a refused key's fingerprint; report is called
+// with all of them if the connection closes without authenticating.
+func (c *limitConn) noteRefusedKey(fingerprint string, report func([]string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.report = report
+	if len(c.refused) < maxNotedKeys && !slices.Contains(c.refused, fingerprint) {
+		c.refused = append(c.refused, fingerprint)
+	}
+}
+
+func (c *limitConn) touch() { c.last.Store(time.Now().UnixNano()) }
+
+func (c *limitConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.touch()
+	}
+	return n, err
+}
+
+func (c *limitConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.touch()
+	}
+	return n, err
+}
+
+// Close closes the connection and gives its place back (once); if it never
+// got in, the keys it was refused are reported.
+func (c *limitConn) Close() error {
+	var refused []string
+	var report func([]string)
+	c.mu.Lock()
+	if !c.released {
+		if !c.authed {
+			refused, report = c.refused, c.report
+		}
+		c.released = true
+		if c.idle != nil {
+			c.idle.Stop()
+		}
+		c.cl.mu.Lock()
+		c.cl.total--
+		if !c.authed {
+			c.cl.handshaking--
+		}
+		if c.cl.perSource[c.source]--; c.cl.perSource[c.source] <= 0 {
+			delete(c.cl.perSource, c.source)
+		}
+		c.cl.mu.Unlock()
+	}
+	c.mu.Unlock()
+	err := c.Conn.Close()
+	if len(refused) > 0 && report != nil {
+		report(refused)
+	}
+	return err
+}
+
+// authenticated moves the connection out of the handshake count and starts
+// its idle timer. It is called once the client has proven its key.
+func (c *limitConn) authenticated() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.authed || c.released {
+		return
+	}
+	c.authed = true
+	c.cl.mu.Lock()
+	c.cl.handshaking--
+	c.cl.mu.Unlock()
+	c.touch()
+	c.idle = time.AfterFunc(c.cl.lim.idle, c.checkIdle)
+}
+
+// checkIdle closes the connection if it has had no traffic for the idle
+// timeout and no exempt session, and otherwise looks again when it could
+// next be due.
+func (c *limitConn) checkIdle() {
+	c.mu.Lock()
+	if c.released {
+		c.mu.Unlock()
+		return
+	}
+	timeout := c.cl.lim.idle
+	quiet := time.Since(time.Unix(0, c.last.Load()))
+	if c.exempt.Load() > 0 || quiet < timeout {
+		c.idle.Reset(max(timeout-quiet, time.Millisecond))
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.log.Info("closed an idle SSH connection", "remote", c.RemoteAddr().String(), "idle", quiet.Round(time.Second).String())
+	_ = c.Close()
+}
+
+// hold exempts the connection from the idle timeout until the returned
+// function is called (for a console, a follow or a wait); idleness is
+// counted again from then.
+func (c *limitConn) hold() func() {
+	c.exempt.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.touch()
+			c.exempt.Add(-1)
+		})
+	}
+}
+
+// limitConnKey is the ssh.Context key of a connection's limitConn.
+type limitConnKey struct{}
+
+// limitConnOf returns the limitConn of the connection ctx belongs to, or
+// nil if it has none.
+func limitConnOf(ctx ssh.Context) *limitConn {
+	c, _ := ctx.Value(limitConnKey{}).(*limitConn)
+	return c
+}
+
+// refusalLog rate-limits log lines about refusals (connections at accept,
+// unknown keys): per window, at most refusalLogPerSource lines per source
+// and refusalLogTotal in all; what it drops is counted and reported on the
+// next line it allows.
+type refusalLog struct {
+	mu      sync.Mutex
+	start   time.Time
+	per     map[string]int
+	total   int
+	dropped int
+}
+
+func newRefusalLog() *refusalLog { return &refusalLog{per: map[string]int{}} }
+
+// allow reports whether a line about source may be logged now, and how many
+// lines were dropped since the last one allowed.
+func (r *refusalLog) allow(source string) (bool, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if now.Sub(r.start) >= refusalLogWindow {
+		r.start = now
+		clear(r.per)
+		r.total = 0
+	}
+	if r.total >= refusalLogTotal || r.per[source] >= refusalLogPerSource {
+		r.dropped++
+		return false, 0
+	}
+	r.total++
+	r.per[source]++
+	d := r.dropped
+	r.dropped = 0
+	return true, d
+}
