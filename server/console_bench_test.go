@@ -250,7 +250,7 @@ user "follower" {
 	if err != nil {
 		b.Fatalf("loading the benchmark configuration: %v", err)
 	}
-	if n.srv, err = New(c, Options{Environ: testEnviron}); err != nil {
+	if n.srv, err = New(c, Options{Environ: testEnviron, SSHMaxConnsPerSource: 128, SSHMaxConns: 256}); err != nil {
 		b.Fatal(err)
 	}
 	if err := n.srv.Start(context.Background()); err != nil {

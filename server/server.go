@@ -130,7 +130,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		policyTime: opts.PolicyTimeout,
 		runner:     execRunner{},
 	}
-	s.sshLimits = opts.sshLimits()
+	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.rules, s.exemptions = buildRules(context.Background(), cfg)
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
 	if err := s.recover(); err != nil {

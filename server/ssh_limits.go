@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"charm.land/ssh"
+
+	"github.com/switchtender/switchtender/server/config"
 )
 
 // Defaults of the SSH limits (Options' SSH fields; README "SSH limits").
@@ -50,6 +52,27 @@ type sshLimits struct {
 }
 
 // sshLimits fills in the defaults for zero (or negative) SSH options.
+// withConfig fills the SSH limits Options leaves at zero from the
+// configuration's server block (where zero also means the default).
+func (o Options) withConfig(c config.Server) Options {
+	pick := func(opt *int, cfg int) {
+		if *opt <= 0 {
+			*opt = cfg
+		}
+	}
+	if o.SSHHandshakeTimeout <= 0 {
+		o.SSHHandshakeTimeout = c.SSHHandshakeTimeout
+	}
+	if o.SSHIdleTimeout <= 0 {
+		o.SSHIdleTimeout = c.SSHIdleTimeout
+	}
+	pick(&o.SSHMaxStartups, c.SSHMaxStartups)
+	pick(&o.SSHMaxConns, c.SSHMaxConns)
+	pick(&o.SSHMaxConnsPerSource, c.SSHMaxConnsPerSource)
+	pick(&o.SSHMaxCommandBytes, c.SSHMaxCommandBytes)
+	return o
+}
+
 func (o Options) sshLimits() sshLimits {
 	l := sshLimits{
 		handshake:  o.SSHHandshakeTimeout,

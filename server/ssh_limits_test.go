@@ -262,9 +262,8 @@ func TestSSHLimitsLongCommand(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("a 200 KB command with the cap raised took %v", d)
 	}
-	// runs ignores arguments it does not take (commands.go; not this
-	// change's to refuse): the line was split and ran.
-	if code != exitOK || strings.Contains(errOut, "longer than the limit") {
+	// The line was split; runs refuses the arguments it does not take.
+	if code != exitUsage || !strings.Contains(errOut, "runs takes no arguments") {
 		t.Errorf("200 KB of arguments to runs with the cap raised: exit %d: %q", code, errOut)
 	}
 }

@@ -124,6 +124,13 @@ type Server struct {
 	// AllowSelfApproval lets the user who launched a run approve it
 	// (allow_self_approval, default false).
 	AllowSelfApproval bool
+	// SSH limits (README "SSH limits"); zero means the server's default.
+	SSHHandshakeTimeout  time.Duration // ssh_handshake_timeout, default 30s
+	SSHIdleTimeout       time.Duration // ssh_idle_timeout, default 10m
+	SSHMaxStartups       int           // ssh_max_startups: connections still in their handshake, default 64
+	SSHMaxConns          int           // ssh_max_connections: in all, default 256
+	SSHMaxConnsPerSource int           // ssh_max_connections_per_source: per address, default 32
+	SSHMaxCommandBytes   int           // ssh_max_command_bytes, default 65536
 }
 
 // Project is a checkout runs execute in. Path is absolute, and at load time

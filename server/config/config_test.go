@@ -441,3 +441,25 @@ func TestSensitiveAnswerNotInError(t *testing.T) {
 		}
 	}
 }
+
+func TestSSHLimitsFromTheServerBlock(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.hcl")
+	src := "server {\n  ssh_handshake_timeout = \"5s\"\n  ssh_idle_timeout = \"2m\"\n  ssh_max_startups = 8\n  ssh_max_connections = 100\n  ssh_max_connections_per_source = 64\n  ssh_max_command_bytes = 4096\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Server
+	if s.SSHHandshakeTimeout != 5*time.Second || s.SSHIdleTimeout != 2*time.Minute || s.SSHMaxStartups != 8 ||
+		s.SSHMaxConns != 100 || s.SSHMaxConnsPerSource != 64 || s.SSHMaxCommandBytes != 4096 {
+		t.Errorf("limits = %+v", s)
+	}
+	os.WriteFile(path, []byte("server {\n  ssh_max_startups = 0\n}\n"), 0o600)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "s.hcl:2,") || !strings.Contains(err.Error(), "give 1 or more") {
+		t.Errorf("ssh_max_startups = 0: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -31,6 +32,7 @@ func (p *parser) server(b *hcl.Block) Server {
 		if v, ok := p.boolean(c, "allow_self_approval"); ok {
 			s.AllowSelfApproval = v
 		}
+		p.sshLimits(c, &s)
 	}
 	s.HostKey = hostKey
 	if s.HostKey == "" {
@@ -96,4 +98,26 @@ func (p *parser) maxParallel(c *hcl.BodyContent, s *Server) {
 		return
 	}
 	s.MaxParallel = v
+}
+
+// sshLimits reads the SSH limits: durations above zero, counts of 1 or more.
+func (p *parser) sshLimits(c *hcl.BodyContent, s *Server) {
+	for name, dst := range map[string]*time.Duration{"ssh_handshake_timeout": &s.SSHHandshakeTimeout, "ssh_idle_timeout": &s.SSHIdleTimeout} {
+		if d, _, ok := p.duration(c, name); ok {
+			*dst = d
+		}
+	}
+	counts := map[string]*int{"ssh_max_startups": &s.SSHMaxStartups, "ssh_max_connections": &s.SSHMaxConns,
+		"ssh_max_connections_per_source": &s.SSHMaxConnsPerSource, "ssh_max_command_bytes": &s.SSHMaxCommandBytes}
+	for name, dst := range counts {
+		v, a, ok := p.integer(c, name)
+		if !ok {
+			continue
+		}
+		if v < 1 {
+			p.errorf(a.Expr.Range(), "Invalid "+name, "%s = %d; give 1 or more, or leave it out for the default", name, v)
+			continue
+		}
+		*dst = v
+	}
 }
