@@ -463,3 +463,28 @@ func TestSSHLimitsFromTheServerBlock(t *testing.T) {
 		t.Errorf("ssh_max_startups = 0: %v", err)
 	}
 }
+
+// A sensitive field's default is never quoted back in an error.
+func TestSensitiveDefaultNotQuoted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.hcl")
+	src := `project "p" {
+  path = "."
+}
+template "t" {
+  project = "p"
+  command = "."
+  survey "size" {
+    type      = "choice"
+    choices   = ["small", "large"]
+    sensitive = true
+    default   = "choice-canary-4471"
+  }
+}
+`
+	os.WriteFile(path, []byte(src), 0o600)
+	_, err := Load(path)
+	if err == nil || strings.Contains(err.Error(), "choice-canary-4471") || !strings.Contains(err.Error(), "not one of its choices") {
+		t.Errorf("error: %v", err)
+	}
+}

@@ -287,6 +287,10 @@ func defaultFor(f *SurveyField, v cty.Value) (any, string) {
 				return g, ""
 			}
 		}
+		if f.Sensitive {
+			return nil, fmt.Sprintf("survey field %q default is not one of its choices %s (it is sensitive, so it is not repeated here); add it to choices or pick one of them",
+				f.Name, quoteList(f.Choices))
+		}
 		return nil, fmt.Sprintf("survey field %q default %q is not one of its choices %s; add it to choices or pick one of them",
 			f.Name, s, quoteList(f.Choices))
 	}
