@@ -69,7 +69,7 @@ var commandTable []*command
 func init() {
 	commandTable = []*command{
 		&templatesCommand, &launchCommand, &runsCommand, &showCommand, &logCommand,
-		&approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &helpCommand,
+		&approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &helpCommand,
 	}
 }
 

@@ -124,6 +124,7 @@ func (s *Server) noteRefusedKey(ctx ssh.Context, key ssh.PublicKey, rl *refusalL
 		s.log.Warn("refused an SSH key that no configured user or agent has",
 			"fingerprint", strings.Join(fingerprints, ","), "remote", addr,
 			"ssh_user", user, "unlogged_refusals", dropped)
+		s.audit("", "ssh", "refuse key", fmt.Sprintf("keys %s from %s (ssh user %q) match no configured user or agent", strings.Join(fingerprints, ","), addr, user))
 	}
 	fp := gossh.FingerprintSHA256(key)
 	if lc := limitConnOf(ctx); lc != nil {

@@ -343,6 +343,16 @@ func TestSSHLimitsRefusedKeyLogged(t *testing.T) {
 	if n := strings.Count(text, "refused an SSH key"); n != refusalLogPerSource {
 		t.Errorf("%d log lines for 12 refused keys, want %d:\n%s", n, refusalLogPerSource, text)
 	}
+	audit, _ := h.srv.db.AuditLog("")
+	var refusals int
+	for _, e := range audit {
+		if e.Action == "refuse key" && strings.Contains(e.Detail, fp) {
+			refusals++
+		}
+	}
+	if refusals != refusalLogPerSource {
+		t.Errorf("%d refusals with the fingerprint in the audit trail, want %d", refusals, refusalLogPerSource)
+	}
 }
 
 // An authenticated connection with no traffic is closed after the idle
