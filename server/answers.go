@@ -81,6 +81,9 @@ func readAnswers(ctx context.Context, in io.Reader) (map[string]string, error) {
 	if err := json.Unmarshal(r.b, &doc); err != nil || doc == nil {
 		return nil, errors.New(`standard input is not a JSON object of answers, such as {"region":"eu-west-1","db_password":"..."}; the input is not repeated here`)
 	}
+	if name, dup := duplicateKey(r.b); dup {
+		return nil, fmt.Errorf("answer %q is given twice in the JSON object; give it once", name)
+	}
 	out := map[string]string{}
 	for name, raw := range doc {
 		var s string
@@ -98,4 +101,30 @@ func readAnswers(ctx context.Context, in io.Reader) (map[string]string, error) {
 		out[name] = compact.String() // numbers keep the digits given
 	}
 	return out, nil
+}
+
+// duplicateKey reports the first name the top-level JSON object doc (known
+// to be valid) gives twice; encoding/json would silently keep the last.
+func duplicateKey(doc []byte) (string, bool) {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	if _, err := d.Token(); err != nil { // {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := t.(string)
+		if seen[name] {
+			return name, true
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }

@@ -58,7 +58,10 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 		} else {
 			r.Phase = string(phasePlan)
 			r.Proposal = nil
-			r.Message = fmt.Sprintf("Released by %s; queued to plan. The apply its plan proposes is held again.", who.Name)
+			r.Message = fmt.Sprintf("Released by %s; queued to plan.", who.Name)
+			if Kind(r.Kind) != KindPlan {
+				r.Message += " The apply its plan proposes is held again."
+			}
 		}
 		return nil
 	})

@@ -59,7 +59,7 @@ func (s *Server) refreshed(r store.Run) store.Run {
 // view is r as who sees it; withPlan keeps tofu's plan text.
 func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	r.SealedVars, r.SealedAnswers = nil, nil
-	v := runView{Holds: holdViews(r)}
+	v := runView{Holds: s.holdViews(r)}
 	if p := r.Proposal; p != nil {
 		v.Stale, v.StaleReason = p.Stale, p.StaleReason
 		if Stage(p.Stage) == StagePlan {

@@ -167,7 +167,7 @@ func (c *console) proposal(r store.Run) *tui.Proposal {
 	for _, f := range p.Findings {
 		tp.Findings = append(tp.Findings, tui.Finding{Address: f.Address, Reason: f.Reason})
 	}
-	for _, h := range holdViews(r) {
+	for _, h := range c.s.holdViews(r) {
 		tp.Holds = append(tp.Holds, tui.Hold{Rule: h.Rule, Reason: h.Reason,
 			Approvers: slices.Clone(h.Approvers), ReleasedBy: h.ReleasedBy})
 	}

@@ -181,6 +181,8 @@ func (x *execution) end(ctx context.Context, err error) {
 		// Before the run says it ended: whoever waits for it sees held
 		// proposals its state change made stale already marked.
 		x.s.recordWorkdirState(context.WithoutCancel(ctx), x)
+	} else {
+		x.s.staleAfterInterrupt(x.run)
 	}
 	_, terr := x.s.transition(x.run.ID, o.status, func(r *store.Run) error {
 		if o.status == StatusAwaitingApproval && r.CancelRequested != "" {
@@ -189,6 +191,9 @@ func (x *execution) end(ctx context.Context, err error) {
 		r.Message = o.msg
 		if o.exit >= 0 {
 			r.ExitCode = o.exit
+		}
+		if o.status == StatusStale && r.Proposal != nil {
+			r.Proposal.Stale, r.Proposal.StaleReason = true, o.msg
 		}
 		return nil
 	})

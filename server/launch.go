@@ -47,6 +47,9 @@ type LaunchRequest struct {
 	// AIProposal marks an apply an AI proposed; it is handled as
 	// RequireApproval.
 	AIProposal bool
+	// secret names answers that stay secret whatever the template says now
+	// (a rerun's answers that were sealed).
+	secret []string
 }
 
 // launchPlan is a checked launch: everything Launch stores.
@@ -98,7 +101,9 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	// secret too. A configuration the server cannot read for that makes
 	// every answer a secret (fails closed).
 	sensitive, serr := gate.SensitiveVariables(wd)
-	isSecret := func(name string) bool { return serr != nil || slices.Contains(sensitive, name) }
+	isSecret := func(name string) bool {
+		return serr != nil || slices.Contains(sensitive, name) || slices.Contains(req.secret, name)
+	}
 	vals, err := resolveVars(t, req.Answers, isSecret)
 	if err != nil {
 		return nil, err
@@ -288,7 +293,7 @@ func (v surveyValues) answer(t *config.Template, f *config.SurveyField, answers 
 	a, given := answers[f.Name]
 	var val any
 	switch {
-	case given && f.Required && f.Type == config.TypeString && a == "":
+	case given && f.Required && strings.TrimSpace(a) == "":
 		return fieldErrorf(f.Name, "survey field %q of template %q needs an answer: it has no default, and an empty answer is not one", f.Name, t.Name)
 	case given:
 		p, err := f.ParseAnswer(a)

@@ -96,7 +96,7 @@ func TestEachHoldingRuleReleasedByItsApprover(t *testing.T) {
 	if Status(r.Status) != StatusAwaitingApproval || len(pendingHolds(r)) != 1 || pendingHolds(r)[0].Rule != "bob-reviews" {
 		t.Fatalf("after alice: %s, pending %+v", r.Status, pendingHolds(r))
 	}
-	if v := holdViews(r); v[0].ReleasedBy != "alice" || v[1].ReleasedBy != "" || v[1].WaitsFor != "bob" {
+	if v := h.srv.holdViews(r); v[0].ReleasedBy != "alice" || v[1].ReleasedBy != "" || v[1].WaitsFor != "bob" {
 		t.Errorf("hold views after alice: %+v", v)
 	}
 	if h.srv.waitingFor(r, h.identity("alice")) || !h.srv.waitingFor(r, h.identity("bob")) {

@@ -97,7 +97,7 @@ func (s *Server) mayApprove(r store.Run, who Identity) error {
 	}
 	var waits []string
 	for _, h := range pendingHolds(r) {
-		waits = append(waits, fmt.Sprintf("rule %s waits for %s", h.Rule, waitsFor(store.Hold(h))))
+		waits = append(waits, fmt.Sprintf("rule %s waits for %s", h.Rule, s.waitsForIn(r, h)))
 	}
 	for _, h := range r.Proposal.Holds {
 		if by := releasedBy(r, h.Rule); by == who.Name {
@@ -118,14 +118,14 @@ func (s *Server) mayReject(r store.Run, who Identity) error {
 		return notHeld(r)
 	}
 	var named []string
-	for _, h := range r.Proposal.Holds {
+	for _, h := range pendingHolds(r) {
 		if holdOf(h).names(who.Name) {
 			return nil
 		}
 		named = append(named, h.Approvers...)
 	}
 	slices.Sort(named)
-	return errorf(ErrForbidden, "%s may not reject run %s: none of the rules that hold it names them (its approvers: %s); they may reject it, or its requester may cancel it", who.Name, r.ID, strings.Join(slices.Compact(named), ", "))
+	return errorf(ErrForbidden, "%s may not reject run %s: none of the rules that still hold it names them (their approvers: %s); they may reject it, and its requester or a person with the approve role may cancel it", who.Name, r.ID, strings.Join(slices.Compact(named), ", "))
 }
 
 // mayCancel says whether who may cancel r: the requester their own run, a
@@ -155,6 +155,20 @@ func waitsFor(h store.Hold) string {
 	return strings.Join(h.Approvers, " or ")
 }
 
+// waitsForIn is waitsFor for a hold of run r: an approver who asked for the
+// run may not release it (unless allow_self_approval), so a hold whose only
+// approvers asked says that no one can.
+func (s *Server) waitsForIn(r store.Run, h store.Hold) string {
+	if len(h.Approvers) == 0 || s.cfg.Server.AllowSelfApproval || r.RequesterKind != "user" {
+		return waitsFor(h)
+	}
+	others := slices.DeleteFunc(slices.Clone(h.Approvers), func(a string) bool { return a == r.Requester })
+	if len(others) == 0 {
+		return "no one who may: its only approver " + r.Requester + " asked for this run (allow_self_approval is off); cancel it, or have an operator add an approver"
+	}
+	return strings.Join(others, " or ")
+}
+
 // HoldView is one rule that holds a proposal, as `show` and the console
 // present it: who it waits for, or who released it.
 type HoldView struct {
@@ -167,7 +181,7 @@ type HoldView struct {
 
 // holdViews lists the rules that hold r's current proposal, released or not,
 // in the order the gate gave them.
-func holdViews(r store.Run) []HoldView {
+func (s *Server) holdViews(r store.Run) []HoldView {
 	if r.Proposal == nil {
 		return nil
 	}
@@ -175,7 +189,7 @@ func holdViews(r store.Run) []HoldView {
 	for _, h := range r.Proposal.Holds {
 		v := HoldView{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers, ReleasedBy: releasedBy(r, h.Rule)}
 		if v.ReleasedBy == "" {
-			v.WaitsFor = waitsFor(h)
+			v.WaitsFor = s.waitsForIn(r, h)
 		}
 		out = append(out, v)
 	}

@@ -11,7 +11,9 @@ import (
 // approval request and answers, the secret ones taken from the run's sealed
 // store and never shown or retyped. The new run records which run it
 // repeats and is checked like any launch against the template as it is
-// now, so a survey that changed incompatibly refuses it, naming the field.
+// now, so a survey that changed incompatibly refuses it, naming the field;
+// an answer that was sealed stays sealed (and unquoted in a refusal) even
+// if the field is no longer sensitive.
 // Only a run that ended without applying (stale, failed, rejected,
 // cancelled, refused, interrupted) or that succeeded may be rerun; who must
 // be allowed to launch.
@@ -40,7 +42,7 @@ func (s *Server) Rerun(ctx context.Context, who Identity, id string) (store.Run,
 		}
 	}
 	req := LaunchRequest{Template: old.Template, Kind: Kind(old.Kind), Answers: answers,
-		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal}
+		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal, secret: old.SecretVars}
 	run, err := s.launch(who, req, old.ID)
 	clear(answers)
 	if err != nil {

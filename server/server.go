@@ -191,6 +191,7 @@ func (s *Server) recover() error {
 	}
 	var interrupted []string
 	for _, r := range runs {
+		s.held.note(s.runDir(r), r)
 		if statusOf(r) == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
@@ -202,7 +203,6 @@ func (s *Server) recover() error {
 	// ListRuns is newest first; queue again oldest first.
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
-		s.held.note(s.runDir(r), r)
 		switch statusOf(r) {
 		case StatusRunning:
 			if _, err := s.transition(r.ID, StatusInterrupted, func(r *store.Run) error {
@@ -213,6 +213,7 @@ func (s *Server) recover() error {
 			}
 			s.dropSealedPlan(r.ID)
 			s.audit(r.ID, "switchtender", "recover", "marked interrupted: the server stopped while it executed; not re-run")
+			s.staleAfterInterrupt(r)
 		case StatusQueued:
 			s.enqueue(r)
 		}

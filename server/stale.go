@@ -211,7 +211,14 @@ func (s *Server) checkStale(r store.Run) error {
 	}
 	reason := fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; run %s left serial %d%s), so it can never apply and nothing was applied. `rerun %s` plans it afresh with the same answers.",
 		p.Serial, st.RunID, st.Serial, lineageNote(p.Lineage, st.Lineage), r.ID)
-	_, err = s.transition(r.ID, StatusStale, func(r *store.Run) error {
+	return s.markStale(r, reason)
+}
+
+// markStale ends held run r stale with reason, unless it was released,
+// rejected or cancelled meanwhile.
+func (s *Server) markStale(r store.Run, reason string) error {
+	p := r.Proposal
+	_, err := s.transition(r.ID, StatusStale, func(r *store.Run) error {
 		if r.Proposal == nil || r.Proposal.Digest != p.Digest {
 			return errorf(ErrConflict, "run %s's proposal changed", r.ID)
 		}
@@ -228,6 +235,27 @@ func (s *Server) checkStale(r store.Run) error {
 	s.dropSealedPlan(r.ID)
 	s.audit(r.ID, "switchtender", string(StatusStale), reason)
 	return nil
+}
+
+// staleAfterInterrupt marks stale the plans held in the working directory
+// of r, an apply the server stopped under: it may have changed the state
+// there, and no state can be read while the server stops or starts, so the
+// plans are not trusted (the gate fails closed). A dry run changes no state.
+func (s *Server) staleAfterInterrupt(r store.Run) {
+	if Kind(r.Kind) == KindPlan {
+		return
+	}
+	held, err := s.heldInDir(s.runDir(r), r.ID)
+	if err != nil {
+		s.log.Error("finding plans held beside an interrupted run", "run", r.ID, "err", err)
+		return
+	}
+	for _, h := range held {
+		reason := fmt.Sprintf("run %s was interrupted while it executed in this working directory, so the state this plan was made from may have changed and nothing was applied. `rerun %s` plans it afresh with the same answers.", r.ID, h.ID)
+		if err := s.markStale(h, reason); err != nil {
+			s.log.Error("marking a held plan stale", "run", h.ID, "err", err)
+		}
+	}
 }
 
 func lineageNote(was, now string) string {

@@ -488,3 +488,15 @@ template "t" {
 		t.Errorf("error: %v", err)
 	}
 }
+
+// A rule may not take the name of one of the server's own holds.
+func TestReservedRuleNames(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.hcl")
+	for _, name := range []string{"require_approval", "agent", "gate", "ai_proposal"} {
+		os.WriteFile(path, []byte("rule \""+name+"\" {\n  require_approval = true\n}\n"), 0o600)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "s.hcl:1,") || !strings.Contains(err.Error(), "another name") {
+			t.Errorf("rule %q: %v", name, err)
+		}
+	}
+}

@@ -3,8 +3,12 @@ package config
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/switchtender/switchtender/gate"
 )
 
 var kinds = []string{KindApply, KindPlan, KindCheck, KindReconcile}
@@ -37,6 +41,11 @@ func (p *parser) rule(b *hcl.Block, name string) *Rule {
 	r := &Rule{Name: name, Line: p.line(b.DefRange)}
 	refs := &ruleRefs{}
 	good := p.ruleLists(c, r, refs)
+	if slices.Contains(gate.ReservedRuleNames, name) {
+		p.errorf(b.LabelRanges[0], "Reserved rule name",
+			"rule %q takes a name the server uses for its own holds (%s); give the rule another name", name, strings.Join(gate.ReservedRuleNames, ", "))
+		good = false
+	}
 	var ok bool
 	if r.Kinds, ok = p.kinds(c, what); !ok {
 		good = false

@@ -1,0 +1,704 @@
+package server
+
+// Hostile tests of the run lifecycle (issue 8). Each TestHostile… either
+// demonstrates a break (it fails against the product) or pins an attack
+// that held.
+
+import (
+	"bytes"
+	"context"
+	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/tui"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A held apply whose state is changed outside Switchtender ends `stale`
+// at the apply's check; `show --json` must then say "stale": true (issue 8
+// §6, README: `stale` in show --json), not false beside status "stale".
+func TestHostileStaleAtApplyTimeShowsStale(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("carol", "launch", "data", "--wait")
+	r, _ := h.srv.db.GetRun("1")
+	h.tofuByHand("infra/data", "apply", "-auto-approve", "-input=false", "-var", "instances=2")
+	h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
+	h.waitStatus("1", StatusStale, StatusSucceeded, StatusFailed)
+	r, _ = h.srv.db.GetRun("1")
+	if Status(r.Status) != StatusStale {
+		t.Fatalf("run 1 is %s: %s", r.Status, r.Message)
+	}
+	raw := h.showRaw("alice", "1")
+	if raw["status"] != "stale" || raw["stale"] != true {
+		t.Errorf("show --json of a run whose status is stale: status=%v stale=%v stale_reason=%v", raw["status"], raw["stale"], raw["stale_reason"])
+	}
+}
+
+// A dry run an approval rule holds before planning is released with "The
+// apply its plan proposes is held again" — a dry run applies nothing and
+// nothing is held again (issue 8 §9: words that mislead in an approval
+// tool).
+func TestHostileDryRunReleaseSaysNoApply(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("carol", "launch", "data", "--dry-run")
+	h.waitStatus("1", StatusAwaitingApproval)
+	r, _ := h.srv.db.GetRun("1")
+	out := h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded, StatusFailed)
+	if strings.Contains(out, "apply its plan proposes is held again") {
+		t.Errorf("releasing a dry run says an apply will be held again:\n%s", out)
+	}
+}
+
+// A template's survey field that was sensitive when a run was launched and
+// is no longer: rerun moves the sealed secret answer into the new run's
+// plain answers and vars, where show prints it (README: secret answers are
+// reused from the sealed store, never shown).
+func TestHostileRerunKeepsSealedAnswersSealed(t *testing.T) {
+	const canary = "Rerun-Secret-4471"
+	h := newHarness(t, dataTemplates+secretDataTemplate)
+	h.mustSSH("alice", "launch", "data-free", "--wait")
+	h.mustSSH("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--wait")
+	h.mustSSH("bob", "reject", "2", "--reason", "later")
+	tmpl := h.srv.cfg.Templates["data-secret"]
+	f := *tmpl.Survey[1]
+	f.Sensitive = false
+	tmpl.Survey[1] = &f
+	out, errOut, code := h.ssh("alice", "rerun", "2", "--json")
+	if code != 0 {
+		t.Logf("rerun refused (acceptable): %s", errOut)
+		return
+	}
+	if strings.Contains(out, canary) {
+		t.Errorf("rerun prints the secret answer it reused from the sealed store")
+	}
+	if s := h.mustSSH("bob", "show", "3"); strings.Contains(s, canary) {
+		t.Errorf("show of the rerun prints the secret answer of run 2:\n%s", s)
+	}
+}
+
+// README: "a missing required answer (a field with no default; an empty
+// string is no answer) ... is refused before the run is queued". A
+// required list given as the empty string is taken as an empty list.
+func TestHostileRequiredListEmptyIsNoAnswer(t *testing.T) {
+	h := newHarness(t, `
+template "zones" {
+  project = "infra"
+  command = "infra/data"
+  survey "zones" {
+    type = "list"
+  }
+}
+`)
+	_, errOut, code := h.ssh("alice", "launch", "zones", "--dry-run", "--var", "zones=")
+	if code == 0 {
+		t.Errorf("launch with a required list answered by the empty string was queued")
+	}
+	t.Logf("exit %d %s", code, errOut)
+}
+
+// Two approvers whose rules both must release, approving at the same
+// instant, many times over: the apply runs exactly once. Also a single
+// rule naming nobody, approved at once by two people: one release, one
+// refusal.
+func TestHostileConcurrentApprovalsApplyOnce(t *testing.T) {
+	h := newHarness(t, dataTemplates+twoReviewRules)
+	h.mustSSH("carol", "launch", "data", "--var", "instances=2", "--wait")
+	r, _ := h.srv.db.GetRun("1")
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i, who := range []string{"alice", "bob", "alice", "bob", "alice", "bob"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = h.srv.Approve(context.Background(), h.identity(who), "1", r.Proposal.Digest)
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, e := range errs {
+		if e == nil {
+			ok++
+		}
+	}
+	h.waitStatus("1", StatusSucceeded, StatusFailed, StatusStale)
+	r, _ = h.srv.db.GetRun("1")
+	applies := 0
+	for _, st := range r.Steps {
+		if st.Name == "apply" {
+			applies++
+		}
+	}
+	if ok != 2 || applies != 1 || Status(r.Status) != StatusSucceeded || len(r.Approvals) != 2 {
+		t.Errorf("concurrent approvals: %d accepted (want 2), %d applies, %s, approvals %+v, errs %v", ok, applies, r.Status, r.Approvals, errs)
+	}
+}
+
+// Cancelling at every status: final ones refused, cancel twice refused,
+// approve/reject/cancel of an ended run never changes it.
+func TestHostileNothingChangesAFinalRun(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("carol", "launch", "data", "--wait")
+	r, _ := h.srv.db.GetRun("1")
+	h.mustSSH("carol", "cancel", "1")
+	before, _ := h.srv.db.GetRun("1")
+	for _, cmd := range [][]string{
+		{"carol", "cancel", "1"},
+		{"alice", "approve", "1", "--digest", r.Proposal.Digest},
+		{"alice", "reject", "1"},
+		{"bob", "cancel", "1"},
+	} {
+		_, errOut, code := h.ssh(cmd[0], cmd[1:]...)
+		if code != 1 {
+			t.Errorf("%v on a cancelled run: exit %d %q", cmd, code, errOut)
+		}
+	}
+	after, _ := h.srv.db.GetRun("1")
+	if after.Status != before.Status || after.Message != before.Message || len(after.Approvals) != len(before.Approvals) {
+		t.Errorf("a cancelled run changed: %+v -> %+v", before, after)
+	}
+}
+
+// --answers - with one name twice in the JSON object: the second silently
+// wins. README: a flag that takes one value refuses a second; a name given
+// both ways is refused.
+func TestHostileAnswersJSONDuplicateNameRefused(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	var out, errOut bytes.Buffer
+	code := h.srv.command(context.Background(), h.identity("alice"),
+		[]string{"launch", "data", "--dry-run", "--answers", "-"},
+		strings.NewReader(`{"instances":"1","instances":"5"}`), &out, &errOut)
+	if code == 0 {
+		r, _ := h.srv.db.GetRun("1")
+		t.Errorf("an answers object naming instances twice was accepted (instances=%s)", r.Answers["instances"])
+	}
+}
+
+// twoStep is a working directory whose apply creates terraform_data.a and
+// then hangs in terraform_data.b's provisioner, so a stop interrupts an
+// apply that already changed the state.
+const twoStepTF = `
+resource "terraform_data" "a" {
+  input = "a"
+}
+resource "terraform_data" "b" {
+  depends_on = [terraform_data.a]
+  provisioner "local-exec" {
+    command = "echo b-started; sleep 30"
+  }
+}
+`
+
+const twoStepTemplates = `
+template "two-gated" {
+  project = "infra"
+  command = "infra/twostep"
+}
+template "two-free" {
+  project = "infra"
+  command = "infra/twostep"
+}
+rule "review-two" {
+  templates        = ["two-gated"]
+  require_approval = true
+}
+`
+
+// A held proposal in a working directory where another apply was
+// interrupted (the server stopped) after it changed the state: README
+// "Stale before anyone approves": whenever a run ends in a working
+// directory where another proposal is held, the held plan whose basis no
+// longer matches becomes stale at once. After the restart the held plan is
+// still shown approvable ("stale": false, waiting for you) and is only
+// caught at the apply.
+func TestHostileInterruptedApplyMakesHeldPlanStale(t *testing.T) {
+	h := newHarness(t, twoStepTemplates)
+	dir := filepath.Join(h.project, "infra/twostep")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(twoStepTF), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.mustSSH("carol", "launch", "two-gated", "--wait")
+	held, _ := h.srv.db.GetRun("1")
+	if Status(held.Status) != StatusAwaitingApproval {
+		t.Fatalf("run 1 is %s: %s", held.Status, held.Message)
+	}
+	h.mustSSH("alice", "launch", "two-free")
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(h.mustSSH("alice", "log", "2"), "b-started") {
+		if time.Now().After(deadline) {
+			t.Fatalf("run 2 never reached b:\n%s", h.mustSSH("alice", "log", "2"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.restart()
+	r2, _ := h.srv.db.GetRun("2")
+	st, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	if err != nil || !strings.Contains(string(st), `"a"`) {
+		t.Fatalf("the interrupted apply left no state with terraform_data.a (run 2: %s %s): %v\n%s", r2.Status, r2.Message, err, st)
+	}
+	t.Logf("run 2: %s; state now holds terraform_data.a", r2.Status)
+	v := h.show("bob", "1")
+	if !v.Stale {
+		t.Errorf("after an interrupted apply changed the state, held run 1 is shown stale=%v status=%s waiting_for_you=%v", v.Stale, v.Status, v.WaitingForYou)
+	}
+	out, errOut, code := h.ssh("bob", "approve", "1", "--digest", held.Proposal.Digest)
+	h.waitStatus("1", StatusStale, StatusSucceeded, StatusFailed)
+	r1, _ := h.srv.db.GetRun("1")
+	t.Logf("bob approve: exit %d %s%s; run 1 then ends %s: %s", code, out, errOut, r1.Status, r1.Message)
+}
+
+// A rule whose only approver is the requester (allow_self_approval off):
+// show --json says the hold "waits_for" alice and the console lists alice
+// as its approver, yet alice is refused and nobody else may release it —
+// the deadlock issue 8 set out to remove, reported as if someone could act.
+func TestHostileHoldOnlyTheRequesterCouldReleaseSaysSo(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+rule "alice-only" {
+  templates        = ["data"]
+  require_approval = true
+  approvers        = ["alice"]
+}
+`)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	r, _ := h.srv.db.GetRun("1")
+	v := h.show("alice", "1")
+	_, errOut, code := h.ssh("alice", "approve", "1", "--digest", r.Proposal.Digest)
+	anyone := false
+	for _, who := range []string{"alice", "bob", "dave"} {
+		anyone = anyone || h.srv.waitingFor(r, h.identity(who))
+	}
+	if code != 0 && !anyone && len(v.Holds) == 1 && v.Holds[0].WaitsFor == "alice" {
+		t.Errorf("run 1 says it waits for alice (%q), alice is refused (%s) and nobody can release it: a deadlock shown as a wait", v.Holds[0].WaitsFor, strings.TrimSpace(errOut))
+	}
+}
+
+// help, help CMD, CMD --help and CMD -h for every command exit 0 and agree;
+// an unknown topic exits 2; every single-value flag refuses a second
+// value; trailing arguments are refused.
+func TestHostileHelpFlagsAndArguments(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	if out := h.mustSSH("bob", "help"); !strings.Contains(out, "awaiting_approval") || !strings.Contains(out, "rerun RUN") {
+		t.Errorf("help lacks statuses or rerun:\n%s", out)
+	}
+	for _, c := range commandTable {
+		want := h.mustSSH("bob", "help", c.name)
+		for _, form := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {c.name, "-help"}} {
+			if got := h.mustSSH("bob", form...); got != want {
+				t.Errorf("%v differs from help %s", form, c.name)
+			}
+		}
+	}
+	if _, _, code := h.ssh("bob", "help", "nope"); code != 2 {
+		t.Errorf("help nope: exit %d", code)
+	}
+	h.mustSSH("carol", "launch", "data", "--wait")
+	r, _ := h.srv.db.GetRun("1")
+	d := r.Proposal.Digest
+	for _, args := range [][]string{
+		{"approve", "1", "--digest", d, "--digest", d},
+		{"approve", "1", "--digest", d, "--json", "--json"},
+		{"reject", "1", "--reason", "a", "--reason", "b"},
+		{"launch", "data", "--dry-run", "--dry-run"},
+		{"launch", "data", "--wait", "--wait"},
+		{"launch", "data", "--answers", "-", "--answers", "-"},
+		{"launch", "data", "--var", "instances=1", "--var", "instances=1"},
+		{"rerun", "1", "--wait", "--wait"},
+		{"show", "1", "2"},
+		{"cancel", "1", "1"},
+		{"runs", "1"},
+		{"templates", "x"},
+		{"log", "1", "--follow", "--follow"},
+		{"approve", "1", "2", "--digest", d},
+		{"reject", "1", "extra", "--reason", "x"},
+		{"help", "show", "log"},
+	} {
+		_, errOut, code := h.ssh("alice", args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d %q", args, code, errOut)
+		}
+	}
+	if r2, _ := h.srv.db.GetRun("1"); r2.Status != r.Status || len(r2.Approvals) != 0 {
+		t.Errorf("a refused command changed run 1: %s %+v", r2.Status, r2.Approvals)
+	}
+}
+
+// planLine is tofu's own "Plan: …" summary in a plan text, without the
+// trailing dot.
+func planLine(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "Plan: "); ok {
+			return strings.TrimSuffix(s, ".")
+		}
+	}
+	return ""
+}
+
+// Counts in tofu's words and arithmetic: for replacements, destroys and a
+// mix, the counts show and the console give start with what tofu itself
+// printed for the same plan.
+func TestHostileCountsMatchTofu(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("carol", "launch", "data", "--wait")
+	r, _ := h.srv.db.GetRun("1")
+	h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+	id := 1
+	for _, vars := range [][]string{
+		{"--var", "generation=2"},                         // replace 3
+		{"--var", "generation=2", "--var", "instances=2"}, // replace 2, destroy 1
+		{"--var", "instances=5"},                          // add 2
+	} {
+		id++
+		sid := strconv.Itoa(id)
+		h.mustSSH("carol", append([]string{"launch", "data", "--wait"}, vars...)...)
+		v := h.show("alice", sid)
+		tofu := planLine(v.Proposal.PlanText)
+		if tofu == "" || !strings.HasPrefix(v.Counts, tofu) {
+			t.Errorf("%v: show says %q, tofu said %q", vars, v.Counts, tofu)
+		}
+		d := consoleRun(t, consoleAs(h, h.identity("alice")), sid)
+		if p := d.Proposal; p == nil || p.Add+p.Replace != v.Proposal.Add+v.Proposal.Replace || p.Destroy != v.Proposal.Destroy {
+			t.Errorf("%v: console proposal %+v", vars, p)
+		}
+		h.mustSSH("alice", "cancel", sid)
+	}
+}
+
+// Cancel racing the last approval, many times: whenever cancel was
+// accepted and said cancelled, the run never applies; whenever approve
+// was accepted first, cancel either stops it or is refused — the run ends
+// in exactly one final status and applies at most once.
+func TestHostileCancelRacesApproval(t *testing.T) {
+	h := newHarness(t, dataTemplates+twoReviewRules)
+	for i := 1; i <= 6; i++ {
+		id := strconv.Itoa(i)
+		h.mustSSH("carol", "launch", "data", "--var", "instances="+id, "--wait")
+		r, _ := h.srv.db.GetRun(id)
+		if Status(r.Status) != StatusAwaitingApproval {
+			t.Fatalf("run %s is %s", id, r.Status)
+		}
+		if _, err := h.srv.Approve(context.Background(), h.identity("alice"), id, r.Proposal.Digest); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var cancelled store.Run
+		var aerr, cerr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, aerr = h.srv.Approve(context.Background(), h.identity("bob"), id, r.Proposal.Digest)
+		}()
+		go func() { defer wg.Done(); cancelled, cerr = h.srv.Cancel(context.Background(), h.identity("carol"), id) }()
+		wg.Wait()
+		h.waitStatus(id, StatusSucceeded, StatusCancelled, StatusFailed, StatusStale)
+		final, _ := h.srv.db.GetRun(id)
+		applied := false
+		for _, st := range final.Steps {
+			applied = applied || st.Name == "apply"
+		}
+		t.Logf("run %s: approve err=%v cancel err=%v (cancel saw %s) -> %s applied=%v", id, aerr, cerr, cancelled.Status, final.Status, applied)
+		if cerr == nil && Status(cancelled.Status) == StatusCancelled && (applied || Status(final.Status) != StatusCancelled) {
+			t.Errorf("run %s: cancel said cancelled, yet the run is %s (applied %v)", id, final.Status, applied)
+		}
+		if aerr != nil && cerr != nil {
+			t.Errorf("run %s: both approve and cancel refused: %v / %v", id, aerr, cerr)
+		}
+		if Status(final.Status) == StatusSucceeded && !applied {
+			t.Errorf("run %s succeeded without applying", id)
+		}
+	}
+}
+
+// Cancel at each status a run can be in: queued (behind another run in its
+// directory), running, held, held after a partial release, queued to apply
+// after release; then cancel twice. Reject after a partial release ends the
+// run rejected, and a rejected run's releases do not apply.
+func TestHostileCancelAtEveryStatus(t *testing.T) {
+	h := newHarness(t, dataTemplates+twoReviewRules+`
+template "slow" {
+  project = "infra"
+  command = "infra/slow"
+}
+`)
+	// running, then queued behind it in the same directory
+	h.mustSSH("alice", "launch", "slow")
+	h.waitStatus("1", StatusRunning)
+	h.mustSSH("alice", "launch", "slow")
+	r2, _ := h.srv.db.GetRun("2")
+	if Status(r2.Status) != StatusQueued {
+		t.Fatalf("run 2 is %s", r2.Status)
+	}
+	h.mustSSH("alice", "cancel", "2")
+	h.waitStatus("2", StatusCancelled)
+	h.mustSSH("alice", "cancel", "1")
+	h.waitStatus("1", StatusCancelled)
+	for _, id := range []string{"1", "2"} {
+		if _, errOut, code := h.ssh("alice", "cancel", id); code != 1 || !strings.Contains(errOut, "already ended") {
+			t.Errorf("cancel %s twice: exit %d %q", id, code, errOut)
+		}
+	}
+	// held after a partial release, cancelled by the requester
+	h.mustSSH("carol", "launch", "data", "--wait")
+	r3, _ := h.srv.db.GetRun("3")
+	h.mustSSH("alice", "approve", "3", "--digest", r3.Proposal.Digest)
+	h.mustSSH("carol", "cancel", "3")
+	h.waitStatus("3", StatusCancelled)
+	if _, errOut, code := h.ssh("bob", "approve", "3", "--digest", r3.Proposal.Digest); code != 1 {
+		t.Errorf("approve after cancel: exit %d %q", code, errOut)
+	}
+	// reject after a partial release
+	h.mustSSH("carol", "launch", "data", "--wait")
+	r4, _ := h.srv.db.GetRun("4")
+	h.mustSSH("alice", "approve", "4", "--digest", r4.Proposal.Digest)
+	h.mustSSH("bob", "reject", "4", "--reason", "no")
+	if r, _ := h.srv.db.GetRun("4"); Status(r.Status) != StatusRejected {
+		t.Errorf("reject after a partial release: %s", r.Status)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
+		t.Errorf("a cancelled or rejected run applied")
+	}
+}
+
+// The rerun refusal itself: a secret answer whose field is no longer
+// sensitive and now wants a number is refused with the sealed secret
+// quoted back on stderr ("a refusal never repeats an answer"; secret
+// answers are "never shown").
+func TestHostileRerunRefusalNeverQuotesASealedSecret(t *testing.T) {
+	const canary = "Rerun-Secret-9913"
+	h := newHarness(t, dataTemplates+secretDataTemplate)
+	h.mustSSH("alice", "launch", "data-free", "--wait")
+	h.mustSSH("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--wait")
+	h.mustSSH("bob", "reject", "2", "--reason", "later")
+	tmpl := h.srv.cfg.Templates["data-secret"]
+	f := *tmpl.Survey[1]
+	f.Sensitive, f.Type = false, "number"
+	tmpl.Survey[1] = &f
+	_, errOut, code := h.ssh("alice", "rerun", "2")
+	if code != exitRefused {
+		t.Fatalf("rerun: exit %d %q", code, errOut)
+	}
+	if strings.Contains(errOut, canary) {
+		t.Errorf("the rerun refusal quotes run 2's sealed secret answer: %s", strings.TrimSpace(errOut))
+	}
+	_, err := consoleAs(h, h.identity("alice")).Rerun(context.Background(), "2")
+	if err != nil && strings.Contains(err.Error(), canary) {
+		t.Errorf("the console's rerun refusal quotes the sealed secret: %v", err)
+	}
+}
+
+// Rerun of a rerun of a stale run: same answers, secret included, rerun_of
+// the immediate run; rerun of a held, queued or running run refused;
+// rerun output never holds the secret.
+func TestHostileRerunOfARerun(t *testing.T) {
+	const canary = "Rerun-Secret-5520"
+	h := newHarness(t, dataTemplates+secretDataTemplate)
+	h.mustSSH("alice", "launch", "data-free", "--wait")
+	h.mustSSH("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--wait")
+	h.mustSSH("alice", "launch", "data-free", "--var", "instances=4", "--wait") // 2 goes stale
+	h.waitStatus("2", StatusStale)
+	out := h.mustSSH("carol", "rerun", "2", "--wait", "--json") // 4, held
+	if strings.Contains(out, canary) {
+		t.Errorf("rerun --json prints the secret")
+	}
+	if _, errOut, code := h.ssh("carol", "rerun", "4"); code != 1 {
+		t.Errorf("rerun of a held run: exit %d %q", code, errOut)
+	}
+	h.mustSSH("bob", "reject", "4")
+	out = h.mustSSH("carol", "rerun", "4", "--wait")
+	if strings.Contains(out, canary) {
+		t.Errorf("rerun --wait prints the secret")
+	}
+	r5, _ := h.srv.db.GetRun("5")
+	secret, err := openSealedMap(h.srv.key, "5", r5.SealedAnswers)
+	if r5.RerunOf != "4" || err != nil || secret["token"] != canary || r5.Answers["instances"] != "1" {
+		t.Errorf("rerun of a rerun: rerun_of %q answers %v secret ok=%v %v", r5.RerunOf, r5.Answers, secret["token"] == canary, err)
+	}
+	if Status(r5.Status) != StatusAwaitingApproval || r5.Proposal.Destroy != 3 {
+		t.Errorf("run 5: %s %+v", r5.Status, r5.Proposal)
+	}
+}
+
+const manyFields = `
+template "many" {
+  project = "infra"
+  command = "infra/data"
+  survey "name" {
+    type = "string"
+  }
+  survey "size" {
+    type    = "choice"
+    choices = ["small", "large"]
+  }
+  survey "on" {
+    type = "bool"
+  }
+  survey "pin" {
+    type      = "number"
+    sensitive = true
+  }
+  survey "tags" {
+    type = "map"
+  }
+  survey "opt" {
+    type    = "string"
+    default = "x"
+  }
+}
+`
+
+// The SSH launch and the console's CheckLaunch agree on every answer set,
+// field by field, and neither quotes a sensitive answer.
+func TestHostileLaunchValidationParity(t *testing.T) {
+	h := newHarness(t, manyFields)
+	good := map[string]string{"name": "n", "size": "small", "on": "true", "pin": "1234", "tags": `{"a":"b"}`}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range good {
+			m[a] = b
+		}
+		if v == "<drop>" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	cases := []map[string]string{
+		good,
+		with("name", ""), with("name", "<drop>"), with("size", ""), with("size", "<drop>"), with("size", "Small"),
+		with("on", ""), with("on", "<drop>"), with("on", "yes"), with("pin", "SecretPin-77"), with("pin", ""),
+		with("tags", ""), with("tags", "[]"), with("opt", ""), with("nope", "1"), with("pin", " 12 "),
+	}
+	alice := consoleAs(h, h.identity("alice"))
+	for _, answers := range cases {
+		args := []string{"launch", "many", "--dry-run"}
+		for k, v := range answers {
+			args = append(args, "--var", k+"="+v)
+		}
+		_, errOut, code := h.ssh("alice", args...)
+		cerr := alice.CheckLaunch(context.Background(), tui.LaunchRequest{Template: "many", Kind: "plan", Answers: answers})
+		if (code == 0) != (cerr == nil) {
+			t.Errorf("%v: ssh exit %d %q, console %v", answers, code, errOut, cerr)
+		}
+		if strings.Contains(errOut, "SecretPin") || (cerr != nil && strings.Contains(cerr.Error(), "SecretPin")) {
+			t.Errorf("a refusal quotes the sensitive pin: %q / %v", errOut, cerr)
+		}
+	}
+}
+
+// Two held proposals for one directory: the older says a newer exists in
+// show and the console; approving the older applies it and the newer goes
+// stale at once, before anyone approves it, and says so.
+func TestHostileNewerProposalThenStale(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("carol", "launch", "data", "--var", "instances=1", "--wait")
+	h.mustSSH("carol", "launch", "data", "--var", "instances=2", "--wait")
+	if out := h.mustSSH("alice", "show", "1"); !strings.Contains(out, "a newer proposal exists: run 2") {
+		t.Errorf("show 1 lacks the newer proposal:\n%s", out)
+	}
+	if d := consoleRun(t, consoleAs(h, h.identity("alice")), "1"); d.Proposal == nil || d.Proposal.NewerRun != "2" {
+		t.Errorf("console run 1: %+v", d.Proposal)
+	}
+	r1, _ := h.srv.db.GetRun("1")
+	h.mustSSH("alice", "approve", "1", "--digest", r1.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+	r2, _ := h.srv.db.GetRun("2")
+	if Status(r2.Status) != StatusStale || !r2.Proposal.Stale {
+		t.Errorf("run 2 after run 1 applied: %s stale=%v", r2.Status, r2.Proposal.Stale)
+	}
+	v := h.show("bob", "2")
+	if !v.Stale || v.WaitingForYou {
+		t.Errorf("show 2: stale=%v waiting=%v", v.Stale, v.WaitingForYou)
+	}
+}
+
+// An agent's apply under two rules: a request-stage hold, then three
+// plan-stage holds; the request digest does not release the plan; alice
+// releases agent and alice-reviews at once, bob his; the apply runs once.
+func TestHostileAgentRequestThenTwoRules(t *testing.T) {
+	h := newHarness(t, dataTemplates+twoReviewRules)
+	h.mustSSH("deploy-bot", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	req, _ := h.srv.db.GetRun("1")
+	if _, _, code := h.ssh("deploy-bot", "approve", "1", "--digest", req.Proposal.Digest); code != 1 {
+		t.Errorf("the agent approved its own request")
+	}
+	h.mustSSH("dave", "approve", "1", "--digest", req.Proposal.Digest)
+	h.waitStatus("1", StatusAwaitingApproval, StatusFailed)
+	deadline := time.Now().Add(time.Minute)
+	var r store.Run
+	for {
+		r, _ = h.srv.db.GetRun("1")
+		if r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan && Status(r.Status) == StatusAwaitingApproval {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never held at the plan stage: %s %+v", r.Status, r.Proposal)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, errOut, code := h.ssh("alice", "approve", "1", "--digest", req.Proposal.Digest); code != 1 {
+		t.Errorf("the request digest released the plan stage: %q", errOut)
+	}
+	if _, errOut, code := h.ssh("dave", "approve", "1", "--digest", r.Proposal.Digest); code != 0 {
+		t.Logf("dave at plan stage (releases the agent hold only): exit %d %q", code, errOut)
+	}
+	h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
+	if r, _ := h.srv.db.GetRun("1"); Status(r.Status) != StatusAwaitingApproval {
+		t.Fatalf("released before bob: %s", r.Status)
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", r.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded, StatusFailed)
+	r, _ = h.srv.db.GetRun("1")
+	var released []string
+	for _, a := range r.Approvals {
+		released = append(released, a.Stage+":"+a.By+":"+strings.Join(a.Rules, ","))
+	}
+	t.Logf("approvals: %v", released)
+	if Status(r.Status) != StatusSucceeded || h.stateCount() != 3 {
+		t.Errorf("run 1: %s, state %d", r.Status, h.stateCount())
+	}
+}
+
+// Issue 8 §5: "A reject by one of any holding rule's approvers ends the
+// run; others are refused". Once alice released her rule, only bob's rule
+// still holds the run (show lists hers as released; approve and the
+// "waiting for you" mark treat it as no longer holding), yet alice's
+// reject is accepted and ends the run bob was about to release.
+func TestHostileRejectOnlyByPendingRulesApprovers(t *testing.T) {
+	h := newHarness(t, dataTemplates+twoReviewRules)
+	h.mustSSH("carol", "launch", "data", "--wait")
+	r, _ := h.srv.db.GetRun("1")
+	h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
+	if v := h.show("alice", "1"); len(v.Holds) != 2 || v.Holds[0].ReleasedBy != "alice" || v.Holds[1].WaitsFor != "bob" {
+		t.Fatalf("holds after alice: %+v", v.Holds)
+	}
+	_, errOut, code := h.ssh("alice", "reject", "1", "--reason", "changed my mind")
+	if code == 0 {
+		r, _ = h.srv.db.GetRun("1")
+		t.Errorf("alice, whose rule no longer holds run 1, rejected it: %s (%s)", r.Status, r.Message)
+	}
+	t.Logf("alice reject: exit %d %q", code, errOut)
+}
+
+// Not a break (README: a person with the approve role may cancel any run),
+// recorded as an observation: dave, whose reject is refused because no
+// holding rule names him, ends the same held run with cancel.
+func TestHostileOutsiderCancelsWhatHeMayNotReject(t *testing.T) {
+	h := newHarness(t, dataTemplates+twoReviewRules)
+	h.mustSSH("carol", "launch", "data", "--wait")
+	_, rejErr, rejCode := h.ssh("dave", "reject", "1")
+	_, canErr, canCode := h.ssh("dave", "cancel", "1")
+	r, _ := h.srv.db.GetRun("1")
+	t.Logf("dave reject: exit %d %q; dave cancel: exit %d %q; run 1 %s", rejCode, strings.TrimSpace(rejErr), canCode, canErr, r.Status)
+	if rejCode != 1 {
+		t.Errorf("dave's reject was accepted")
+	}
+}
