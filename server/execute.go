@@ -218,12 +218,13 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 	switch {
 	case errors.As(err, &o):
 		return o
-	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errShutdown):
-		return &outcome{StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then submit it again.", x.current), -1}
 	case ctx.Err() != nil && errors.As(context.Cause(ctx), &cc):
 		return &outcome{StatusCancelled, fmt.Sprintf("Cancelled by %s during %s; the tool was sent an interrupt so it could release its state lock.", cc.by, x.current), -1}
 	case ctx.Err() != nil:
-		return &outcome{StatusCancelled, fmt.Sprintf("Cancelled during %s; the tool was sent an interrupt so it could release its state lock.", x.current), -1}
+		// Only Cancel ends a run's context with a cause of its own; any
+		// other end is the server stopping (Close, or the signal that
+		// stops serve, which may arrive before Close).
+		return &outcome{StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then `rerun %s` if it should go on.", x.current, x.run.ID), -1}
 	case errors.As(err, &sf):
 		return &outcome{StatusFailed, sf.Error(), sf.exit}
 	}
@@ -367,7 +368,7 @@ func dryRunStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return err
 	}
-	return end(StatusSucceeded, res.ExitCode, "Dry run complete: the plan above previews the change; nothing was applied.")
+	return end(StatusSucceeded, res.ExitCode, "Dry run complete: its log (`log %s`) shows the plan; nothing was applied.", x.run.ID)
 }
 
 // applyAutoStep is the apply no rule covers: apply -auto-approve, planning

@@ -30,74 +30,97 @@ func splitCommand(line string) ([]string, error) {
 	if i := strings.IndexByte(line, 0); i >= 0 {
 		return nil, fmt.Errorf("the command has a NUL byte at byte %d; nothing was run", i)
 	}
-	var (
-		words []string
-		word  strings.Builder
-		in    bool // a word has started (possibly empty, from '' or "")
-	)
-	end := func() {
-		if in {
-			words = append(words, word.String())
-			word.Reset()
-			in = false
+	sp := splitter{line: line}
+	for sp.i = 0; sp.i < len(line); sp.i++ {
+		if err := sp.step(); err != nil {
+			return nil, err
 		}
 	}
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch c {
-		case ' ', '\t', '\n':
-			end()
-		case '\\':
-			if i+1 == len(line) {
-				return nil, fmt.Errorf("the command ends with a backslash that escapes nothing; nothing was run")
-			}
-			i++
-			if line[i] == '\n' {
-				continue // line continuation
-			}
-			in = true
-			word.WriteByte(line[i])
-		case '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("the command has a single quote at byte %d that is never closed; close it and try again, nothing was run", i)
-			}
-			in = true
-			word.WriteString(line[i+1 : i+1+j])
-			i += 1 + j
-		case '"':
-			start := i
-			in = true
-			closed := false
-			for i++; i < len(line); i++ {
-				d := line[i]
-				if d == '"' {
-					closed = true
-					break
-				}
-				if d == '\\' && i+1 < len(line) {
-					switch line[i+1] {
-					case '"', '\\', '$', '`':
-						i++
-						word.WriteByte(line[i])
-						continue
-					case '\n':
-						i++
-						continue
-					}
-				}
-				word.WriteByte(d)
-			}
-			if !closed {
-				return nil, fmt.Errorf("the command has a double quote at byte %d that is never closed; close it and try again, nothing was run", start)
-			}
-		default:
-			in = true
-			word.WriteByte(c)
-		}
+	sp.end()
+	return sp.words, nil
+}
+
+// splitter is splitCommand's state: the line, the position, the words so
+// far and the word being built.
+type splitter struct {
+	line  string
+	i     int
+	words []string
+	word  strings.Builder
+	in    bool // a word has started (possibly empty, from '' or "")
+}
+
+func (sp *splitter) end() {
+	if sp.in {
+		sp.words = append(sp.words, sp.word.String())
+		sp.word.Reset()
+		sp.in = false
 	}
-	end()
-	return words, nil
+}
+
+// step consumes the character at sp.i (and what it quotes or escapes).
+func (sp *splitter) step() error {
+	switch c := sp.line[sp.i]; c {
+	case ' ', '\t', '\n':
+		sp.end()
+	case '\\':
+		return sp.backslash()
+	case '\'':
+		j := strings.IndexByte(sp.line[sp.i+1:], '\'')
+		if j < 0 {
+			return fmt.Errorf("the command has a single quote at byte %d that is never closed; close it and try again, nothing was run", sp.i)
+		}
+		sp.in = true
+		sp.word.WriteString(sp.line[sp.i+1 : sp.i+1+j])
+		sp.i += 1 + j
+	case '"':
+		return sp.doubleQuoted()
+	default:
+		sp.in = true
+		sp.word.WriteByte(c)
+	}
+	return nil
+}
+
+// backslash keeps the next character literally; before a newline it
+// removes both (a line continuation).
+func (sp *splitter) backslash() error {
+	if sp.i+1 == len(sp.line) {
+		return fmt.Errorf("the command ends with a backslash that escapes nothing; nothing was run")
+	}
+	sp.i++
+	if sp.line[sp.i] == '\n' {
+		return nil
+	}
+	sp.in = true
+	sp.word.WriteByte(sp.line[sp.i])
+	return nil
+}
+
+// doubleQuoted consumes a double-quoted part, leaving sp.i on its closing
+// quote.
+func (sp *splitter) doubleQuoted() error {
+	start := sp.i
+	sp.in = true
+	for sp.i++; sp.i < len(sp.line); sp.i++ {
+		d := sp.line[sp.i]
+		if d == '"' {
+			return nil
+		}
+		if d == '\\' && sp.i+1 < len(sp.line) {
+			switch sp.line[sp.i+1] {
+			case '"', '\\', '$', '`':
+				sp.i++
+				sp.word.WriteByte(sp.line[sp.i])
+				continue
+			case '\n':
+				sp.i++
+				continue
+			}
+		}
+		sp.word.WriteByte(d)
+	}
+	return fmt.Errorf("the command has a double quote at byte %d that is never closed; close it and try again, nothing was run", start)
 }
 
 // quoteWord quotes s for splitCommand (and a POSIX shell): single quotes,
