@@ -29,9 +29,12 @@ import (
 	"io"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // MinLen is the shortest secret that is masked, in bytes. Shorter values are
@@ -117,35 +120,15 @@ func (m *Masker) Len() int {
 	return len(m.seen)
 }
 
-// variants returns s and its encodings, each at least MinLen bytes long.
+// variants returns s and its renderings and encodings (see Add), each at
+// least MinLen bytes long, sorted and without duplicates.
 func variants(s string) []string {
 	if len(s) < MinLen {
 		return nil
 	}
-	out := []string{s}
-	if b, err := json.Marshal(s); err == nil {
-		out = append(out, string(b[1:len(b)-1]))
-	}
-	var sb strings.Builder
-	enc := json.NewEncoder(&sb)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err == nil {
-		j := strings.TrimSuffix(sb.String(), "\n")
-		out = append(out, j[1:len(j)-1])
-	}
-	out = append(out,
-		url.QueryEscape(s),
-		url.PathEscape(s),
-		base64.StdEncoding.EncodeToString([]byte(s)),
-		base64.RawStdEncoding.EncodeToString([]byte(s)),
-		base64.URLEncoding.EncodeToString([]byte(s)),
-		base64.RawURLEncoding.EncodeToString([]byte(s)),
-	)
-	if strings.Contains(s, "\n") {
-		for line := range strings.SplitSeq(s, "\n") {
-			line = strings.TrimSuffix(line, "\r")
-			out = append(out, line)
-		}
+	var out []string
+	for _, f := range []string{s, norm.NFC.String(s), norm.NFD.String(s)} {
+		out = appendForms(out, f)
 	}
 	res := out[:0]
 	for _, v := range out {
@@ -155,6 +138,57 @@ func variants(s string) []string {
 	}
 	slices.Sort(res)
 	return slices.Compact(res)
+}
+
+// appendForms appends to out the forms of one normalisation f of a secret;
+// the list is documented on Add.
+func appendForms(out []string, f string) []string {
+	out = append(out, f)
+	if b, err := json.Marshal(f); err == nil {
+		out = append(out, string(b[1:len(b)-1]))
+	}
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err == nil {
+		j := strings.TrimSuffix(sb.String(), "\n")
+		out = append(out, j[1:len(j)-1])
+	}
+	q := strconv.Quote(f)
+	out = append(out,
+		q[1:len(q)-1],
+		url.QueryEscape(f),
+		url.PathEscape(f),
+		base64.StdEncoding.EncodeToString([]byte(f)),
+		base64.RawStdEncoding.EncodeToString([]byte(f)),
+		base64.URLEncoding.EncodeToString([]byte(f)),
+		base64.RawURLEncoding.EncodeToString([]byte(f)),
+	)
+	for _, e := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for k := range 3 {
+			out = append(out, base64Core(e, f, k))
+		}
+	}
+	if strings.Contains(f, "\n") {
+		for line := range strings.SplitSeq(f, "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			out = append(out, line, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// base64Core returns the characters of the base64 encoding of a longer value
+// that depend only on f's bytes, where f starts k bytes (mod 3) into the
+// encoded value: encode k zero bytes followed by f and keep characters i with
+// ceil(8k/6) <= i < floor(8(k+len(f))/6). The characters before depend on the
+// preceding bytes as well; the one after on the following bytes.
+func base64Core(e *base64.Encoding, f string, k int) string {
+	b := make([]byte, k+len(f))
+	copy(b[k:], f)
+	enc := e.EncodeToString(b)
+	lo, hi := (8*k+5)/6, 8*(k+len(f))/6
+	return enc[lo:hi]
 }
 
 // hashMul is the multiplier of the filter's multiplicative hash (2^32/phi).
