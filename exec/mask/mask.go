@@ -4,6 +4,16 @@
 // output through it, holding back only the bytes that may still turn out to
 // start a secret.
 //
+// Each secret is registered with the forms it is printed in (listed exactly
+// on Masker.Add): its NFC and NFD normalisations, and of each of them the
+// value, its JSON and URL escapes, OpenTofu's quoted rendering (`\x1b`,
+// `\u00a0`, `\"`, ...), base64 of the value alone and inside a larger
+// encoded value at each of the three byte alignments, and the lines of a
+// multi-line value, as given and trimmed. Every form is masked wherever it
+// occurs, also when it is split across writes. What cannot be masked: values
+// shorter than MinLen bytes, and values the configuration transforms
+// (upper(), hex, reversed, ...) into a form not listed.
+//
 // Semantics: every byte covered by an occurrence of a registered pattern is
 // removed, and each maximal run of overlapping occurrences is replaced by one
 // Replacement. Where patterns overlap, the longest match wins (a secret that
@@ -86,16 +96,48 @@ func New() *Masker {
 	return m
 }
 
-// Add registers secrets. Each value of MinLen bytes or more is registered
-// together with the encodings it commonly appears in: JSON-escaped (as inside
-// a JSON string, with and without HTML escaping), URL query-escaped and
-// path-escaped, and base64 in the standard and URL alphabets, padded and
-// unpadded. A multi-line value also registers each of its lines (without a
-// trailing "\r") of MinLen bytes or more, since tools often print such values
-// line by line. Values shorter than MinLen are ignored (see MinLen).
-// A base64 encoding is only found where the secret starts on a 3-byte
-// boundary of the encoded data (as when the secret is encoded on its own).
-// Output already written by a Writer is not masked again.
+// Add registers secrets. For each value s of MinLen bytes or more, Add
+// registers, for each of s as given, its NFC form and its NFD form (OpenTofu
+// stores strings through cty, which NFC-normalises them, so a decomposed
+// answer is printed composed):
+//
+//   - the value itself;
+//   - its JSON escaping, as inside a JSON string, with and without HTML
+//     escaping (`\"`, `\u003c`, `\u001b`, ...);
+//   - OpenTofu's quoted rendering: strconv.Quote without the surrounding
+//     quotes (`\"`, `\\`, `\n`, `\x1b` for ESC, `\u00a0` for a no-break
+//     space, `\u200b` for a zero-width space, `\xff` for an invalid byte).
+//     That is how OpenTofu prints a string: the plan renderer with
+//     fmt.Sprintf("%q") (internal/command/jsonformat/computed/renderers,
+//     string.go evaluatedString.RenderSimple, and util.go hclEscapeString for
+//     map keys and attribute names, which is also %q and so adds no other
+//     form) and `Outputs:` and `tofu output` with strconv.Quote
+//     (internal/repl/format.go FormatValue), OpenTofu v1.12.6;
+//   - URL query escaping and path escaping;
+//   - base64 in the standard and URL alphabets, padded and unpadded, of the
+//     value on its own;
+//   - base64 inside a larger encoded value, at each of the three alignments
+//     (the value starting k = 0, 1 or 2 bytes past a 3-byte boundary), in
+//     the standard and URL alphabets: the characters of the encoding that
+//     depend only on the value's bytes (see base64Core);
+//   - for a multi-line value, each line without a trailing "\r", and each
+//     line with leading and trailing white space removed: OpenTofu prints a
+//     multi-line string as a heredoc, one line as given per line, after the
+//     plan renderer has trimmed white space from the whole string (string.go
+//     evaluatePrimitiveString, primitive.go renderStringDiff).
+//
+// A form shorter than MinLen bytes is not registered (a short line of a
+// multi-line value, say), except that when OpenTofu's quoted rendering of a
+// form is too short (the NFC form of a decomposed value can be shorter than
+// the value), the quoted string is registered with its quotes. Adding a
+// value twice, or a form already registered, changes nothing.
+//
+// Limits: a value shorter than MinLen bytes is ignored with all its forms
+// (see MinLen). A value the configuration transforms (upper(), hex, reversed,
+// hashed, split, a substring, encoded twice, ...) is not recognised, nor is a
+// JSON-escaped form quoted again, nor a value rendered as part of a
+// jsonencode() structure when it is itself a JSON document. Output already
+// written by a Writer is not masked again.
 func (m *Masker) Add(secrets ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -155,6 +197,12 @@ func appendForms(out []string, f string) []string {
 		out = append(out, j[1:len(j)-1])
 	}
 	q := strconv.Quote(f)
+	if len(q)-2 < MinLen {
+		// Too short to match on its own (an NFC form of a decomposed value
+		// can be shorter than the value): mask the quoted string, quotes and
+		// all, as OpenTofu prints it.
+		q = `"` + q + `"`
+	}
 	out = append(out,
 		q[1:len(q)-1],
 		url.QueryEscape(f),
@@ -188,6 +236,9 @@ func base64Core(e *base64.Encoding, f string, k int) string {
 	copy(b[k:], f)
 	enc := e.EncodeToString(b)
 	lo, hi := (8*k+5)/6, 8*(k+len(f))/6
+	if hi <= lo {
+		return ""
+	}
 	return enc[lo:hi]
 }
 
