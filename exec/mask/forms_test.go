@@ -243,3 +243,60 @@ func FuzzRenderedForms(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONDocumentSecret gives a secret that is a JSON document (a service
+// account key) and checks its parts as OpenTofu's plan renderer shows them:
+// a jsonencode() structure whose strings are rendered as strings of their
+// own (%q, or a heredoc when multi-line) and whose numbers are written out.
+func TestJSONDocumentSecret(t *testing.T) {
+	secret := `{"type":"service_account","private_key_id":"0123456789abcdef",` +
+		`"private_key":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END PRIVATE KEY-----\n",` +
+		`"nested":"{\"token\":\"tok\\u00e9-\\u001b-xyz\"}","port":54321,"id":"ab"}`
+	m := New()
+	m.Add(secret)
+	plan := `  + content = jsonencode(
+        {
+          + id             = "ab"
+          + nested         = jsonencode(
+                {
+                  + token = "tok` + "\u00e9" + `-\x1b-xyz"
+                }
+            )
+          + port           = 54321
+          + private_key    = <<-EOT
+                -----BEGIN PRIVATE KEY-----
+                MIIEvQIBADANBgkqhkiG9w0B
+                -----END PRIVATE KEY-----
+            EOT
+          + private_key_id = "0123456789abcdef"
+          + type           = "service_account"
+        }
+    )
+`
+	want := `  + content = jsonencode(
+        {
+          + id             = "ab"
+          + nested         = jsonencode(
+                {
+                  + token = "***"
+                }
+            )
+          + port           = ***
+          + private_key    = <<-EOT
+                ***
+                ***
+                ***
+            EOT
+          + private_key_id = "***"
+          + type           = "***"
+        }
+    )
+`
+	checkMasked(t, m, plan, want)
+	// The document itself, as given and JSON-escaped, is masked whole.
+	checkMasked(t, m, "v="+secret+";", "v=***;")
+	// A string that only starts like JSON is a plain string.
+	if got := jsonValues(`{"a":"bcdefg"`); got != nil {
+		t.Fatalf("jsonValues of a broken document = %q", got)
+	}
+}

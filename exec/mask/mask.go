@@ -9,7 +9,8 @@
 // value, its JSON and URL escapes, OpenTofu's quoted rendering (`\x1b`,
 // `\u00a0`, `\"`, ...), base64 of the value alone and inside a larger
 // encoded value at each of the three byte alignments, and the lines of a
-// multi-line value, as given and trimmed. Every form is masked wherever it
+// multi-line value, as given and trimmed, and the values of a JSON document
+// (OpenTofu shows one as a structure). Every form is masked wherever it
 // occurs, also when it is split across writes. What cannot be masked: values
 // shorter than MinLen bytes, and values the configuration transforms
 // (upper(), hex, reversed, ...) into a form not listed.
@@ -124,7 +125,12 @@ func New() *Masker {
 //     line with leading and trailing white space removed: OpenTofu prints a
 //     multi-line string as a heredoc, one line as given per line, after the
 //     plan renderer has trimmed white space from the whole string (string.go
-//     evaluatePrimitiveString, primitive.go renderStringDiff).
+//     evaluatePrimitiveString, primitive.go renderStringDiff);
+//   - when the value is a JSON document (starts with "{" or "[" and its first
+//     JSON value decodes), which the plan renderer shows as a jsonencode()
+//     structure of its parts: every string value in it (not object keys),
+//     with all of the forms above and, if itself a JSON document, its values
+//     in turn (up to 4 levels), and every number as written.
 //
 // A form shorter than MinLen bytes is not registered (a short line of a
 // multi-line value, say), except that when OpenTofu's quoted rendering of a
@@ -135,9 +141,10 @@ func New() *Masker {
 // Limits: a value shorter than MinLen bytes is ignored with all its forms
 // (see MinLen). A value the configuration transforms (upper(), hex, reversed,
 // hashed, split, a substring, encoded twice, ...) is not recognised, nor is a
-// JSON-escaped form quoted again, nor a value rendered as part of a
-// jsonencode() structure when it is itself a JSON document. Output already
-// written by a Writer is not masked again.
+// JSON-escaped form quoted again. Parts of a JSON document shorter than
+// MinLen, its object keys, and its true, false and null stay visible when
+// OpenTofu shows the document as a structure. Output already written by a
+// Writer is not masked again.
 func (m *Masker) Add(secrets ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -165,21 +172,76 @@ func (m *Masker) Len() int {
 // variants returns s and its renderings and encodings (see Add), each at
 // least MinLen bytes long, sorted and without duplicates.
 func variants(s string) []string {
+	res := appendValue(nil, s, jsonDepth)
+	out := res[:0]
+	for _, v := range res {
+		if len(v) >= MinLen {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// jsonDepth bounds how deep JSON documents nested in string values of a JSON
+// document are searched for values.
+const jsonDepth = 4
+
+// appendValue appends the forms of s, in each normalisation, and of the
+// values of the JSON document s may be (see jsonValues).
+func appendValue(out []string, s string, depth int) []string {
 	if len(s) < MinLen {
+		return out
+	}
+	forms := []string{s, norm.NFC.String(s), norm.NFD.String(s)}
+	slices.Sort(forms)
+	for _, f := range slices.Compact(forms) {
+		out = appendForms(out, f)
+		if depth > 0 {
+			for _, v := range jsonValues(f) {
+				out = appendValue(out, v, depth-1)
+			}
+		}
+	}
+	return out
+}
+
+// jsonValues returns the string and number values of s when OpenTofu's plan
+// renderer shows s as a jsonencode() structure rather than as a string: when
+// s starts with "{" or "[" and its first JSON value decodes (string.go
+// evaluatePrimitiveString). The structure's strings are then rendered as
+// strings of their own and its numbers as written; object keys are not
+// returned (they name things rather than hold them).
+func jsonValues(s string) []string {
+	if !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "[") {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
 		return nil
 	}
 	var out []string
-	for _, f := range []string{s, norm.NFC.String(s), norm.NFD.String(s)} {
-		out = appendForms(out, f)
-	}
-	res := out[:0]
-	for _, v := range out {
-		if len(v) >= MinLen {
-			res = append(res, v)
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case json.Number:
+			out = append(out, v.String())
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
 		}
 	}
-	slices.Sort(res)
-	return slices.Compact(res)
+	walk(v)
+	return out
 }
 
 // appendForms appends to out the forms of one normalisation f of a secret;
