@@ -209,6 +209,8 @@ func FuzzRenderedForms(f *testing.F) {
 	f.Add("", "pass\u00a0word\u200b", "ab", uint8(2), uint8(5), uint8(40))
 	f.Add("\"", `pa"ss\word`, "\x00\x00\x00", uint8(5), uint8(0), uint8(0))
 	f.Add("\n", "e\u0301x", "", uint8(0), uint8(2), uint8(3))
+	f.Add(" = ", `{"k":"va\u00a0lue","n":[12345,"x\ny-line"]}`, "\x01", uint8(1), uint8(7), uint8(200))
+	f.Add("\t", "  line-one\n\tline-two\x1b  \n", "", uint8(0), uint8(20), uint8(21))
 	f.Fuzz(func(t *testing.T, in, s, prefix string, suf, c1, c2 uint8) {
 		if len(s) < MinLen || len(s) > 64 || len(in) > 256 || len(prefix) > 8 {
 			return
