@@ -249,7 +249,7 @@ func FuzzRenderedForms(f *testing.F) {
 // TestJSONDocumentSecret gives a secret that is a JSON document (a service
 // account key) and checks its parts as OpenTofu's plan renderer shows them:
 // a jsonencode() structure whose strings are rendered as strings of their
-// own (%q, or a heredoc when multi-line) and whose numbers are written out.
+// own (%q, or a heredoc when multi-line). Numbers and keys stay visible.
 func TestJSONDocumentSecret(t *testing.T) {
 	secret := `{"type":"service_account","private_key_id":"0123456789abcdef",` +
 		`"private_key":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END PRIVATE KEY-----\n",` +
@@ -283,7 +283,7 @@ func TestJSONDocumentSecret(t *testing.T) {
                   + token = "***"
                 }
             )
-          + port           = ***
+          + port           = 54321
           + private_key    = <<-EOT
                 ***
                 ***

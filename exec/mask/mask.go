@@ -10,7 +10,7 @@
 // `\u00a0`, `\"`, ...), base64 of the value alone and inside a larger
 // encoded value at each of the three byte alignments, and the lines of a
 // multi-line value, as given and trimmed, and the values of a JSON document
-// (OpenTofu shows one as a structure). Every form is masked wherever it
+// (OpenTofu shows one as a structure, string by string). Every form is masked wherever it
 // occurs, also when it is split across writes. What cannot be masked: values
 // shorter than MinLen bytes, and values the configuration transforms
 // (upper(), hex, reversed, ...) into a form not listed.
@@ -130,7 +130,7 @@ func New() *Masker {
 //     JSON value decodes), which the plan renderer shows as a jsonencode()
 //     structure of its parts: every string value in it (not object keys),
 //     with all of the forms above and, if itself a JSON document, its values
-//     in turn (up to 4 levels), and every number as written.
+//     in turn (up to 4 levels).
 //
 // A form shorter than MinLen bytes is not registered (a short line of a
 // multi-line value, say), except that when OpenTofu's quoted rendering of a
@@ -142,8 +142,8 @@ func New() *Masker {
 // (see MinLen). A value the configuration transforms (upper(), hex, reversed,
 // hashed, split, a substring, encoded twice, ...) is not recognised, nor is a
 // JSON-escaped form quoted again. Parts of a JSON document shorter than
-// MinLen, its object keys, and its true, false and null stay visible when
-// OpenTofu shows the document as a structure. Output already written by a
+// MinLen, its object keys and its numbers, true, false and null stay visible
+// when OpenTofu shows the document as a structure. Output already written by a
 // Writer is not masked again.
 func (m *Masker) Add(secrets ...string) {
 	m.mu.Lock()
@@ -206,12 +206,14 @@ func appendValue(out []string, s string, depth int) []string {
 	return out
 }
 
-// jsonValues returns the string and number values of s when OpenTofu's plan
-// renderer shows s as a jsonencode() structure rather than as a string: when
-// s starts with "{" or "[" and its first JSON value decodes (string.go
+// jsonValues returns the string values of s when OpenTofu's plan renderer
+// shows s as a jsonencode() structure rather than as a string: when s starts
+// with "{" or "[" and its first JSON value decodes (string.go
 // evaluatePrimitiveString). The structure's strings are then rendered as
-// strings of their own and its numbers as written; object keys are not
-// returned (they name things rather than hold them).
+// strings of their own. Object keys are not returned (they name things
+// rather than hold them), nor numbers (ports, counts and sizes are not
+// secrets, and masking them would blank the same numbers all over a log),
+// as for the string elements of a sensitive list or map answer.
 func jsonValues(s string) []string {
 	if !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "[") {
 		return nil
@@ -228,8 +230,6 @@ func jsonValues(s string) []string {
 		switch v := v.(type) {
 		case string:
 			out = append(out, v)
-		case json.Number:
-			out = append(out, v.String())
 		case []any:
 			for _, e := range v {
 				walk(e)
