@@ -9,11 +9,12 @@
 // value, its JSON and URL escapes, OpenTofu's quoted rendering (`\x1b`,
 // `\u00a0`, `\"`, ...), base64 of the value alone and inside a larger
 // encoded value at each of the three byte alignments, and the lines of a
-// multi-line value, as given and trimmed, and the values of a JSON document
-// (OpenTofu shows one as a structure, string by string). Every form is masked wherever it
-// occurs, also when it is split across writes. What cannot be masked: values
-// shorter than MinLen bytes, and values the configuration transforms
-// (upper(), hex, reversed, ...) into a form not listed.
+// multi-line value, as given and trimmed; and the same for each string in a
+// secret that is a JSON document (OpenTofu shows one as a structure, string
+// by string). Every form is masked wherever it occurs, also when it is split
+// across writes. What cannot be masked: values shorter than MinLen bytes, and
+// values the configuration transforms (upper(), hex, reversed, ...) into a
+// form not listed.
 //
 // Semantics: every byte covered by an occurrence of a registered pattern is
 // removed, and each maximal run of overlapping occurrences is replaced by one
