@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/base64"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -26,6 +28,11 @@ template "leaks" {
     type    = "string"
     default = "1"
   }
+  survey "odd" {
+    type      = "string"
+    sensitive = true
+    default   = "none"
+  }
 }
 rule "no-destroys" {
   templates   = ["leaks"]
@@ -44,6 +51,17 @@ var leakCanaries = []string{
 	"state-canary-77aa1f3c",   // a value only the state marks sensitive
 }
 
+// renderedCanaries are the odd answer as tofu prints it, and the rotated
+// answers base64-encoded at offsets 1 and 2 inside a larger value.
+func renderedCanaries() []string {
+	return []string{
+		"odd-cané-\\x1b[31m-\\u00a0-canary", // NFC, ESC and no-break space escaped as tofu does
+		"odd-cane\u0301-\x1b[31m-\u00a0-canary",
+		base64.StdEncoding.EncodeToString([]byte("xrot-canary-old-11112222tail"))[4:36],
+		base64.StdEncoding.EncodeToString([]byte("xyrot-canary-old-11112222tail"))[4:36],
+	}
+}
+
 // A sensitive list and map answer, an answer rotated in the next run, and
 // a value only the prior state marks sensitive, through an ungated apply, a
 // dry run and a gated apply: none reaches a log, show --json or any file
@@ -52,7 +70,8 @@ func TestLeakClassesStayMasked(t *testing.T) {
 	h := newHarness(t, leaksTemplate)
 	list := `--var=secret_list=["list-canary-aaaa1111","list-canary-bbbb2222"]`
 	mapv := `--var=secret_map={"k":"map-canary-cccc3333"}`
-	h.mustSSH("alice", "launch", "leaks", list, mapv, "--var", "rotating=rot-canary-old-11112222", "--wait")
+	odd := "--var=odd=odd-cane\u0301-\x1b[31m-\u00a0-canary"
+	h.mustSSH("alice", "launch", "leaks", list, mapv, odd, "--var", "rotating=rot-canary-old-11112222", "--wait")
 	h.mustSSH("alice", "launch", "leaks", "--dry-run", list, mapv, "--var", "rotating=rot-canary-new-33334444", "--var", "generation=2", "--wait")
 	out := h.mustSSH("alice", "launch", "leaks", list, mapv, "--var", "rotating=rot-canary-new-33334444", "--var", "generation=2", "--wait")
 	if !strings.Contains(out, "awaiting_approval") {
@@ -69,6 +88,11 @@ func TestLeakClassesStayMasked(t *testing.T) {
 			t.Errorf("run 2's plan masked nothing; did it print the values?\n%s", log)
 		}
 		found = append(found, leaks("log of run "+id, []byte(log), leakCanaries)...)
+		for _, c := range renderedCanaries() {
+			if strings.Contains(log, c) {
+				found = append(found, fmt.Sprintf("log of run %s holds the rendered form %q", id, c))
+			}
+		}
 		found = append(found, leaks("show --json of run "+id, []byte(h.mustSSH("bob", "show", id, "--json")), leakCanaries)...)
 	}
 	for _, f := range h.dataFiles() {

@@ -45,3 +45,26 @@ output "list" {
 output "map" {
   value = var.secret_map
 }
+
+# Classes 4 and 5: tofu renders a string NFC-normalised with control and
+# non-printing characters escaped (\x1b, \u00a0), and a provisioner prints a
+# secret base64-encoded inside a larger value, at offsets 1 and 2.
+variable "odd" {
+  type    = string
+  default = "none"
+}
+
+resource "terraform_data" "odd" {
+  input = var.odd
+}
+
+resource "terraform_data" "b64" {
+  triggers_replace = [var.generation]
+  provisioner "local-exec" {
+    command = "echo off1=$OFF1 off2=$OFF2"
+    environment = {
+      OFF1 = base64encode("x${var.rotating}tail")
+      OFF2 = base64encode("xy${var.rotating}tail")
+    }
+  }
+}
