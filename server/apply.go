@@ -50,7 +50,7 @@ func verifyStep(ctx context.Context, x *execution) error {
 	}
 	if basis != (stateBasis{Lineage: p.Lineage, Serial: p.Serial}) {
 		x.say("the state changed after the plan was made (lineage %q serial %d, now lineage %q serial %d); refusing the saved plan", p.Lineage, p.Serial, basis.Lineage, basis.Serial)
-		return end(StatusStale, -1, "%s", staleMessage)
+		return end(StatusStale, -1, "%s", staleMessage(x.run.ID))
 	}
 	x.planPath, err = seal.WriteFile(x.private, planFileName, plain)
 	if err != nil {
@@ -107,7 +107,7 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 	}
 	res, err := x.tool(ctx, "apply", exec.ApplyPlanArgs(x.planPath))
 	if err != nil && res.Stale && ctx.Err() == nil {
-		return end(StatusStale, res.ExitCode, "%s", staleMessage)
+		return end(StatusStale, res.ExitCode, "%s", staleMessage(x.run.ID))
 	}
 	if err != nil {
 		return err
@@ -115,8 +115,10 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 	return end(StatusSucceeded, res.ExitCode, "Applied %s.", what)
 }
 
-// staleMessage is what a stale run says.
-const staleMessage = "The saved plan is stale: the state changed after the plan was made, so it was refused and nothing was applied. The proposal has to be made again: `rerun` it (same answers), or submit the apply again, and it is planned afresh."
+// staleMessage is what run id says when its saved plan proved stale.
+func staleMessage(id string) string {
+	return "The saved plan is stale: the state changed after the plan was made, so it was refused and nothing was applied. The proposal has to be made again: `rerun " + id + "` (same answers), or submit the apply again, and it is planned afresh."
+}
 
 // releasedDigest is the digest the last plan-stage release covered: a
 // person's approval or the rules' pass.

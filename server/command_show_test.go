@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/switchtender/switchtender/store"
 )
 
 // twoReviewers holds every apply of template "data" under two rules with
@@ -167,10 +164,8 @@ func TestRunsChecksStaleWhenDisplayed(t *testing.T) {
 	if out := h.mustSSH("carol", "runs"); strings.Contains(out, "▶ you") {
 		t.Errorf("runs marks a run carol cannot release:\n%s", out)
 	}
-	st := store.WorkdirState{Lineage: "another-lineage", Serial: 9, RunID: "99", At: time.Now()}
-	if err := h.srv.db.PutWorkdirState(h.srv.runDir(r), st); err != nil {
-		t.Fatal(err)
-	}
+	h.tofuByHand("infra/data", "init", "-input=false")
+	h.tofuByHand("infra/data", "apply", "-auto-approve", "-input=false", "-var", "instances=1")
 	out := h.mustSSH("bob", "runs")
 	line := ""
 	for _, l := range strings.Split(out, "\n") {

@@ -234,10 +234,14 @@ rule "destroys" {
 	if n := h.stateCount(); n != 5 {
 		t.Fatalf("the other apply left %d servers", n)
 	}
-	h.mustSSH("bob", "approve", "2", "--digest", p.Digest)
+	// The local state file is read when the plan is shown or approved, so
+	// the change is caught before anyone approves.
+	if _, errOut, code := h.ssh("bob", "approve", "2", "--digest", p.Digest); code != 1 || !strings.Contains(errOut, "stale") {
+		t.Fatalf("approving a plan whose state changed: exit %d %q", code, errOut)
+	}
 	h.waitStatus("2", StatusStale)
 	r, _ := h.srv.db.GetRun("2")
-	if !strings.Contains(r.Message, "submit the apply again") {
+	if !strings.Contains(r.Message, "rerun 2") || !r.Proposal.Stale {
 		t.Errorf("message = %q", r.Message)
 	}
 	if n := h.stateCount(); n != 5 {
@@ -400,7 +404,9 @@ func TestStalePlanFromEmptyState(t *testing.T) {
 	}
 	h.tofuByHand("infra/data", "init", "-input=false")
 	h.tofuByHand("infra/data", "apply", "-auto-approve", "-input=false", "-var", "instances=2")
-	h.mustSSH("bob", "approve", "1", "--digest", p.Digest)
+	if _, errOut, code := h.ssh("bob", "approve", "1", "--digest", p.Digest); code != 1 || !strings.Contains(errOut, "stale") {
+		t.Fatalf("approving a plan made from no state after state appeared: exit %d %q", code, errOut)
+	}
 	h.waitStatus("1", StatusStale)
 	if n := h.stateCount(); n != 2 {
 		t.Fatalf("the stale plan changed the state: %d servers, want the other apply's 2", n)

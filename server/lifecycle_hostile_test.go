@@ -7,6 +7,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/tui"
 	"os"
@@ -18,14 +19,19 @@ import (
 	"time"
 )
 
-// A held apply whose state is changed outside Switchtender ends `stale`
-// at the apply's check; `show --json` must then say "stale": true (issue 8
-// §6, README: `stale` in show --json), not false beside status "stale".
+// A held apply whose state moves on in a way only the apply's own check
+// sees (another backend, read with state pull just before the apply) ends
+// `stale`; `show --json` must then say "stale": true, not false beside
+// status "stale".
 func TestHostileStaleAtApplyTimeShowsStale(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
-	h.tofuByHand("infra/data", "apply", "-auto-approve", "-input=false", "-var", "instances=2")
+	h.srv.runner = gatedFake(map[string]func(context.Context, exec.Invocation) ([]byte, exec.Result, error){
+		"state": func(context.Context, exec.Invocation) ([]byte, exec.Result, error) {
+			return []byte(`{"lineage":"moved-on","serial":9}`), exec.Result{}, nil
+		},
+	})
 	h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
 	h.waitStatus("1", StatusStale, StatusSucceeded, StatusFailed)
 	r, _ = h.srv.db.GetRun("1")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -193,11 +194,20 @@ func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
 
 // checkStale marks r stale when it holds a saved plan whose basis differs
 // from the state last read in its working directory after the plan was
-// made. It does nothing for any other run.
+// made: for a local backend the state file itself is read (so a change made
+// outside Switchtender shows too), for another backend the state last read
+// after a run in the directory. It does nothing for any other run.
 func (s *Server) checkStale(r store.Run) error {
 	p := r.Proposal
 	if statusOf(r) != StatusAwaitingApproval || p == nil || Stage(p.Stage) != StagePlan || p.Stale {
 		return nil
+	}
+	if now, ok := localBasis(s.runDir(r)); ok {
+		if now == (stateBasis{p.Lineage, p.Serial}) {
+			return nil
+		}
+		return s.markStale(r, fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; the state file now has serial %d%s), so it can never apply and nothing was applied. `rerun %s` plans it afresh with the same answers.",
+			p.Serial, now.Serial, lineageNote(p.Lineage, now.Lineage), r.ID))
 	}
 	st, err := s.db.GetWorkdirState(s.runDir(r))
 	if errors.Is(err, store.ErrNotFound) {
@@ -212,6 +222,27 @@ func (s *Server) checkStale(r store.Run) error {
 	reason := fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; run %s left serial %d%s), so it can never apply and nothing was applied. `rerun %s` plans it afresh with the same answers.",
 		p.Serial, st.RunID, st.Serial, lineageNote(p.Lineage, st.Lineage), r.ID)
 	return s.markStale(r, reason)
+}
+
+// localBasis reads the lineage and serial of dir's state when the local
+// backend keeps it (a file read, no tool process); false for another
+// backend or a state file that does not read as state. A missing file is
+// the empty basis.
+func localBasis(dir string) (stateBasis, bool) {
+	path, ok := localStatePath(dir)
+	if !ok {
+		return stateBasis{}, false
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return stateBasis{}, true
+	}
+	if err != nil {
+		return stateBasis{}, false
+	}
+	defer clear(b)
+	sb, err := parseBasis(b)
+	return sb, err == nil
 }
 
 // markStale ends held run r stale with reason, unless it was released,
