@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/switchtender/switchtender/server/config"
 )
 
 // Bounds on the answers `launch --answers -` reads from standard input.
@@ -31,9 +33,12 @@ func (c *call) answers(f *launchFlags) (map[string]string, int) {
 	default:
 		return nil, c.usageErr("launch: --answers takes - (standard input); pipe the JSON object in")
 	}
-	read, err := readAnswers(c.ctx, c.in)
+	read, quoted, err := readAnswers(c.ctx, c.in)
 	if err != nil {
 		return nil, c.usageErr("launch: --answers -: %v", err)
+	}
+	if name := unquotedString(c.s.cfg.Templates[c.arg(0)], read, quoted); name != "" {
+		return nil, c.usageErr("launch: --answers -: answer %q is not a JSON string, and its survey field wants text; write it in double quotes (the value is not repeated here)", name)
 	}
 	for name, v := range read {
 		if _, dup := out[name]; dup {
@@ -49,9 +54,9 @@ func (c *call) answers(f *launchFlags) (map[string]string, int) {
 // string value is the answer as typed; any other JSON value is its compact
 // JSON text (a number, true/false, a list or a map as the survey types take
 // them).
-func readAnswers(ctx context.Context, in io.Reader) (map[string]string, error) {
+func readAnswers(ctx context.Context, in io.Reader) (answers map[string]string, quoted map[string]bool, err error) {
 	if in == nil {
-		return nil, errors.New("there is no standard input")
+		return nil, nil, errors.New("there is no standard input")
 	}
 	ctx, cancel := context.WithTimeout(ctx, answersTimeout)
 	defer cancel()
@@ -68,39 +73,39 @@ func readAnswers(ctx context.Context, in io.Reader) (map[string]string, error) {
 	select {
 	case r = <-done:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("no JSON object arrived on standard input within %s; pipe it in and close standard input", answersTimeout)
+		return nil, nil, fmt.Errorf("no JSON object arrived on standard input within %s; pipe it in and close standard input", answersTimeout)
 	}
 	defer clear(r.b)
 	if r.err != nil {
-		return nil, fmt.Errorf("reading standard input: %v", r.err)
+		return nil, nil, fmt.Errorf("reading standard input: %v", r.err)
 	}
 	if len(r.b) > maxAnswersSize {
-		return nil, fmt.Errorf("standard input holds more than %d bytes; answers fit in less", maxAnswersSize)
+		return nil, nil, fmt.Errorf("standard input holds more than %d bytes; answers fit in less", maxAnswersSize)
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(r.b, &doc); err != nil || doc == nil {
-		return nil, errors.New(`standard input is not a JSON object of answers, such as {"region":"eu-west-1","db_password":"..."}; the input is not repeated here`)
+		return nil, nil, errors.New(`standard input is not a JSON object of answers, such as {"region":"eu-west-1","db_password":"..."}; the input is not repeated here`)
 	}
 	if name, dup := duplicateKey(r.b); dup {
-		return nil, fmt.Errorf("answer %q is given twice in the JSON object; give it once", name)
+		return nil, nil, fmt.Errorf("answer %q is given twice in the JSON object; give it once", name)
 	}
-	out := map[string]string{}
+	out, quoted := map[string]string{}, map[string]bool{}
 	for name, raw := range doc {
 		var s string
 		if string(bytes.TrimSpace(raw)) == "null" {
-			return nil, fmt.Errorf("answer %q is null; give a value or leave it out", name)
+			return nil, nil, fmt.Errorf("answer %q is null; give a value or leave it out", name)
 		}
 		if json.Unmarshal(raw, &s) == nil {
-			out[name] = s
+			out[name], quoted[name] = s, true
 			continue
 		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, raw); err != nil || compact.String() == "null" {
-			return nil, fmt.Errorf("answer %q is null or not JSON; give a value or leave it out", name)
+			return nil, nil, fmt.Errorf("answer %q is null or not JSON; give a value or leave it out", name)
 		}
 		out[name] = compact.String() // numbers keep the digits given
 	}
-	return out, nil
+	return out, quoted, nil
 }
 
 // duplicateKey reports the first name the top-level JSON object doc (known
@@ -127,4 +132,20 @@ func duplicateKey(doc []byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unquotedString names an answer that was not a JSON string although its
+// survey field (string or choice) takes text, or "" when there is none.
+// An unknown template or field is left to the launch's own check.
+func unquotedString(t *config.Template, answers map[string]string, quoted map[string]bool) string {
+	if t == nil {
+		return ""
+	}
+	for _, f := range t.Survey {
+		_, given := answers[f.Name]
+		if given && !quoted[f.Name] && (f.Type == config.TypeString || f.Type == config.TypeChoice) {
+			return f.Name
+		}
+	}
+	return ""
 }

@@ -90,7 +90,8 @@ template "leak-check" {
 	if code != 2 || !strings.Contains(errOut, `"instances" is given both`) {
 		t.Errorf("name in both: exit %d %q", code, errOut)
 	}
-	for _, bad := range []string{`not json tok-canary-777`, `["tok-canary-777"]`, `{"token":null}`, ``} {
+	for _, bad := range []string{`not json tok-canary-777`, `["tok-canary-777"]`, `{"token":null}`, ``,
+		`{"instances":1,"token":["tok-canary-777"]}`, `{"instances":1,"token":7770777}`, `{"instances":1,"instances":2,"token":"tok-canary-777"}`} {
 		_, errOut, code = h.sshStdin("alice", bad, "launch", "data-secret", "--answers", "-")
 		if code != 2 || strings.Contains(errOut, "tok-canary-777") {
 			t.Errorf("stdin %q: exit %d %q", bad, code, errOut)
