@@ -90,8 +90,8 @@ func TestCommandUsageErrors(t *testing.T) {
 		{[]string{"show"}, "show takes one RUN; see `help show`"},
 		{[]string{"show", "1", "2"}, "show takes one RUN"},
 		{[]string{"runs", "extra"}, "runs takes no arguments"},
-		{[]string{"show", "1", "--nosuch"}, "show: flag provided but not defined: -nosuch; see `help show`"},
-		{[]string{"log", "--follow=maybe", "1"}, "log: invalid boolean value"},
+		{[]string{"show", "1", "--nosuch"}, "show: there is no flag --nosuch; see `help show`"},
+		{[]string{"log", "--follow=maybe", "1"}, "log: --follow is a switch"},
 		{[]string{"launch", "network", "--var", "region"}, `--var wants NAME=VALUE`},
 		{[]string{"launch", "network", "--var", "a=1", "--var", "a=2"}, `variable "a" is given twice`},
 		{[]string{"approve", "1", "--digest", "sha256:aa", "--digest", "sha256:bb"}, `--digest is given more than once`},
@@ -99,10 +99,10 @@ func TestCommandUsageErrors(t *testing.T) {
 		{[]string{"launch", "network", "--answers", "file.json"}, `--answers takes -`},
 		{[]string{"launch", "network", "--dry-run", "--require-approval"}, "a dry run applies nothing"},
 		{[]string{"approve", "1"}, "approve needs --digest sha256:HEX"},
-		{[]string{"approve", "1", "--digest"}, "flag needs an argument"},
+		{[]string{"approve", "1", "--digest"}, "--digest needs a value"},
 		{[]string{"rerun"}, "rerun takes one RUN"},
-		{[]string{"rerun", "1", "--json=yes"}, "invalid boolean value"},
-		{[]string{"templates", "--wait"}, "flag provided but not defined: -wait"},
+		{[]string{"rerun", "1", "--json=yes"}, "--json is a switch"},
+		{[]string{"templates", "--wait"}, "there is no flag --wait"},
 	}
 	for _, c := range cases {
 		out, errOut, code := h.ssh("alice", c.words...)

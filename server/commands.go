@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"charm.land/ssh"
@@ -138,7 +139,11 @@ func (c *call) run(words []string) int {
 		return c.usageErr("%v", err)
 	}
 	if min, max := argCounts(c.cmd.args); len(pos) < min || len(pos) > max {
-		return c.usageErr("%s takes %s", c.cmd.name, argsPhrase(c.cmd.args))
+		hint := ""
+		if len(pos) > max {
+			hint = fmt.Sprintf(" (got %d; a flag's value with spaces must be quoted for the server's split too, as in ssh HOST \"reject 4 --reason 'too risky'\")", len(pos))
+		}
+		return c.usageErr("%s takes %s%s", c.cmd.name, argsPhrase(c.cmd.args), hint)
 	}
 	c.args = pos
 	c.json = asJSON != nil && *asJSON
@@ -180,7 +185,10 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%s: %v", fs.Name(), err)
+			return nil, fmt.Errorf("%s: %s", fs.Name(), flagMessage(err))
+		}
+		if name := givenTwice(fs); name != "" {
+			return nil, fmt.Errorf("%s: --%s is given more than once; give it once", fs.Name(), name)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -215,16 +223,61 @@ type boolFlag interface{ IsBoolFlag() bool }
 // once refuses a flag's second value.
 type once struct {
 	flag.Value
-	name string
-	set  bool
+	name       string
+	set, twice bool
 }
 
+// Set records a second value as a repetition (parse reports it, so the
+// flag package never quotes the value) and passes the first on.
 func (o *once) Set(s string) error {
 	if o.set {
-		return fmt.Errorf("--%s is given more than once; give it once", o.name)
+		o.twice = true
+		return nil
 	}
 	o.set = true
 	return o.Value.Set(s)
+}
+
+// givenTwice names the first flag of fs given more than once, or "".
+func givenTwice(fs *flag.FlagSet) string {
+	name := ""
+	fs.VisitAll(func(f *flag.Flag) {
+		switch v := f.Value.(type) {
+		case *once:
+			if v.twice && name == "" {
+				name = f.Name
+			}
+		case *onceBool:
+			if v.twice && name == "" {
+				name = f.Name
+			}
+		}
+	})
+	return name
+}
+
+// flagPatterns turn the flag package's errors into this project's words:
+// flags are written with two dashes, and a value is never quoted.
+var flagPatterns = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`^flag provided but not defined: -+(.*)$`), "there is no flag --$1"},
+	{regexp.MustCompile(`^flag needs an argument: -+(.*)$`), "--$1 needs a value, as in --$1=VALUE"},
+	{regexp.MustCompile(`^invalid boolean flag ([^:]*):.*$`), "--$1 is a switch: give it alone, or as --$1=true or --$1=false"},
+	{regexp.MustCompile(`^invalid boolean value .* for -+([^:]*):.*$`), "--$1 is a switch: give it alone, or as --$1=true or --$1=false"},
+	{regexp.MustCompile(`^invalid value .* for flag -+([^:]*): (.*)$`), "--$1: $2"},
+}
+
+// flagMessage rewrites an error of the flag package (see flagPatterns).
+func flagMessage(err error) string {
+	msg := err.Error()
+	for _, p := range flagPatterns {
+		if p.re.MatchString(msg) {
+			return p.re.ReplaceAllString(msg, p.with)
+		}
+	}
+	return msg
 }
 
 type onceBool struct{ once }

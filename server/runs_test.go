@@ -327,7 +327,7 @@ template "tf" {
 func TestCommandOutputIsOneSentenceAndPrintable(t *testing.T) {
 	h := newHarness(t, networkTemplate)
 	_, errOut, code := h.ssh("alice", "launch", "network", "--bogus")
-	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "flag provided but not defined: -bogus") {
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "there is no flag --bogus") {
 		t.Errorf("bad flag: exit %d %q", code, errOut)
 	}
 	_, errOut, code = h.ssh("alice", "launch", "network", "--dry-run", "--require-approval", "--var", "region=x")
