@@ -63,6 +63,6 @@ func (e Engine) Find(pathEnv string) (string, error) {
 		}
 		return p, nil
 	}
-	return "", fmt.Errorf("tool %s needs the %q binary, which is not on the PATH of the process executing runs (PATH=%q): install it into one of those directories or add its directory to that PATH, then start the server or worker again",
+	return "", fmt.Errorf("tool %s needs the %q binary, which is not on the PATH of the process executing runs (PATH=%q): install it into one of those directories or add its directory to that PATH, then start the server again",
 		e.Name, e.Binary, pathEnv)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 
 	"charm.land/ssh"
 	"charm.land/wish/v2"
@@ -28,6 +29,9 @@ type wishServer struct {
 func (w *wishServer) start() error {
 	ln, err := net.Listen("tcp", w.srv.Addr)
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("listening for SSH on %s: %w; another process has that port: stop it, or choose another address (ssh_listen in the server block; `demo --listen 127.0.0.1:2223`)", w.srv.Addr, err)
+		}
 		return fmt.Errorf("listening for SSH on %s: %w", w.srv.Addr, err)
 	}
 	if w.wrap != nil {

@@ -37,7 +37,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data", "switchtender-demo", "the demo's data directory (kept between runs)")
 	listen := fs.String("listen", "127.0.0.1:2222", "the SSH listen address")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil // the flag package printed the usage
+	} else if err != nil {
 		return usageError{err.Error()}
 	}
 	dir, err := filepath.Abs(*dataDir)
