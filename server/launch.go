@@ -304,7 +304,7 @@ func (v surveyValues) answer(t *config.Template, f *config.SurveyField, answers 
 	case f.Default != nil:
 		val, a = f.Default, answerText(f.Default)
 	default:
-		return fieldErrorf(f.Name, "survey field %q of template %q needs an answer: add --var %s=VALUE (type %s)", f.Name, t.Name, f.Name, f.Type)
+		return fieldErrorf(f.Name, "survey field %q of template %q needs an answer (a %s; it has no default)", f.Name, t.Name, f.Type)
 	}
 	enc, err := exec.EncodeVar(val)
 	if err != nil && f.Sensitive {
