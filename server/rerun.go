@@ -47,7 +47,7 @@ func (s *Server) Rerun(ctx context.Context, who Identity, id string) (store.Run,
 	clear(answers)
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Field != "" {
-			return store.Run{}, fieldErrorf(e.Field, "run %s cannot be rerun as it was: the template %s changed: %s", id, old.Template, e.Msg)
+			return store.Run{}, fieldErrorf(e.Field, "%s — the template %s changed since run %s, so it cannot be rerun as it was; launch it with new answers", e.Msg, old.Template, id)
 		}
 		return store.Run{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Launcher messages.
@@ -529,7 +530,15 @@ func (l *launcher) fieldLines(f *formField, focused bool) []string {
 		lines = append(lines, "  "+f.in.View())
 	}
 	if f.err != "" {
-		lines = append(lines, st.err.Render(trunc("    ✗ "+f.err, l.width)))
+		// The whole sentence, wrapped: the part that says what to do is
+		// often at its end.
+		for i, line := range strings.Split(ansi.Wrap(cleanLine(f.err), max(20, l.width-6), ""), "\n") {
+			prefix := "      "
+			if i == 0 {
+				prefix = "    ✗ "
+			}
+			lines = append(lines, st.err.Render(trunc(prefix+line, l.width)))
+		}
 	}
 	return lines
 }
