@@ -92,7 +92,7 @@ func (d *runDetail) summary(p *Proposal) string {
 			bs = st.destroy
 		}
 		big = bs.Render(fmt.Sprintf("DESTROYS %d", p.Destroy))
-		lines = append([]string{planCounts(p)}, holdLines(p.Holds)...)
+		lines = append([]string{planCounts(p)}, holdLines(p.Holds, d.run.Status)...)
 		if p.Stale {
 			lines = []string{lines[0], "STALE: it can never apply and cannot be approved", "(" + d.rerunOr("R reruns it: a fresh plan, same answers") + ")"}
 		}
@@ -141,9 +141,16 @@ func planCounts(p *Proposal) string {
 // hold it and whom each waits for, and which were released and by whom. A
 // plan no rule held is "the saved plan"; "approved" is only said of rules a
 // person released.
-func holdLines(hs []Hold) []string {
+func holdLines(hs []Hold, status string) []string {
 	if len(hs) == 0 {
 		return []string{"no rule held it: the saved plan"}
+	}
+	if status != "awaiting_approval" && !allReleased(hs) {
+		var rules []string
+		for _, h := range hs {
+			rules = append(rules, cleanLine(h.Rule))
+		}
+		return []string{"was held by: " + strings.Join(rules, ", "), "ended " + cleanLine(status) + " before every rule was released"}
 	}
 	var waiting, released []string
 	for _, h := range hs {
@@ -160,6 +167,16 @@ func holdLines(hs []Hold) []string {
 		return []string{"held by: " + strings.Join(waiting, "; "), "released: none yet"}
 	}
 	return []string{"held by: " + strings.Join(waiting, "; "), "released: " + strings.Join(released, ", ")}
+}
+
+// allReleased reports whether a person released every hold.
+func allReleased(hs []Hold) bool {
+	for _, h := range hs {
+		if h.ReleasedBy == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // shortWaitsFor is waitsFor for the summary line.
@@ -314,13 +331,21 @@ func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
 		}
 		return
 	}
-	b.WriteString(d.st.label.Render("Why it is held") + "\n")
+	held := d.run.Status == "awaiting_approval"
+	label := "Why it is held"
+	if !held {
+		label = "Why it was held"
+	}
+	b.WriteString(d.st.label.Render(label) + "\n")
 	for _, h := range p.Holds {
 		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanLine(h.Reason) + "\n")
-		if h.ReleasedBy != "" {
+		switch {
+		case h.ReleasedBy != "":
 			b.WriteString("      released by " + cleanLine(h.ReleasedBy) + "\n")
-		} else {
+		case held:
 			b.WriteString("      waits for " + waitsFor(h) + "\n")
+		default:
+			b.WriteString("      not released\n")
 		}
 	}
 }
