@@ -38,6 +38,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/switchtender/switchtender/gate"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -347,7 +350,10 @@ func FormatDiagnostic(d *hcl.Diagnostic) string {
 // the file's directory. Messages name the file as path was given. A file that
 // cannot be read gives a wrapped os error; a file that is wrong gives *Error.
 func Load(path string) (*Config, error) {
-	src, err := os.ReadFile(path)
+	src, err := gate.ReadConfigFile(path) // regular, bounded, without blocking on a FIFO
+	if errors.Is(err, gate.ErrTooDeep) {
+		src, err = os.ReadFile(path) // Parse reports where, with file:line
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}

@@ -135,6 +135,9 @@ func (p *parser) parse(src []byte) *Config {
 	p.queueRefs = map[*Queue]ref{}
 	p.keyOwners = map[string]keyOwner{}
 
+	if !p.checkBounds(src) {
+		return nil
+	}
 	file, diags := hclsyntax.ParseConfig(src, p.filename, hcl.InitialPos)
 	p.diags = append(p.diags, diags...)
 	if diags.HasErrors() {
@@ -142,6 +145,9 @@ func (p *parser) parse(src []byte) *Config {
 	}
 	content, diags := file.Body.Content(rootSchema)
 	p.diags = append(p.diags, explain(diags, "configuration file", rootSchema)...)
+	if !p.checkBlockCount(content.Blocks) {
+		return nil
+	}
 
 	cfg.Server = p.server(p.serverBlock(content.Blocks))
 
