@@ -243,25 +243,38 @@ func (s *Server) fail(id, msg string) {
 }
 
 // Problems lists what in the configuration will make runs fail or hold,
-// found without running anything: a template whose working directory cannot
-// be resolved inside its checkout, a tool binary missing from the PATH runs
-// get, a plan_gate that does not compile (its rule holds everything it
-// covers). Each is a sentence for the operator; serve prints them at start.
-func (s *Server) Problems() []string {
+// found without running anything (see Check); serve prints them at start.
+func (s *Server) Problems() []string { return problems(s.cfg, s.env, s.rules) }
+
+// Check is what `switchtender check` reports for a configuration that
+// loads, without opening a data directory or running anything: a template
+// whose working directory cannot be resolved inside its checkout, a tool
+// binary missing from the PATH in environ, a plan_gate that does not
+// compile (its rule would hold everything it covers). Each is a sentence
+// for the operator.
+func Check(cfg *config.Config, environ []string) []string {
+	rules, _ := buildRules(context.Background(), cfg)
+	return problems(cfg, environ, rules)
+}
+
+func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []string {
 	var out []string
-	for _, t := range sortedTemplates(s.cfg) {
-		if _, err := s.workdir(store.Run{Project: t.Project, Command: t.Command}); err != nil {
-			out = append(out, fmt.Sprintf("template %s (%s): %v; its runs will fail", t.Name, t.Line, err))
+	for _, t := range sortedTemplates(cfg) {
+		p := cfg.Projects[t.Project]
+		if p == nil {
+			out = append(out, fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project))
+		} else if _, err := exec.ResolveWorkingDir(p.Path, t.Command); err != nil {
+			out = append(out, fmt.Sprintf("template %s (%s): refusing working directory: %v; its runs will fail", t.Name, t.Line, err))
 		}
 		if e, err := exec.EngineFor(t.Tool); err == nil {
-			if _, err := e.Find(envValue(s.env, "PATH")); err != nil {
+			if _, err := e.Find(envValue(environ, "PATH")); err != nil {
 				out = append(out, fmt.Sprintf("template %s: %v", t.Name, err))
 			}
 		}
 	}
-	for i, r := range s.rules {
+	for i, r := range rules {
 		if r.PolicyErr != nil {
-			out = append(out, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, s.cfg.Rules[i].Line, r.PolicyErr))
+			out = append(out, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, cfg.Rules[i].Line, r.PolicyErr))
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,35 @@ func TestAuditVerifyAndExport(t *testing.T) {
 	out, err = exec.Command(binary, "audit", "verify", "--config", n.cfgPath).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "does not verify at entry") {
 		t.Fatalf("audit verify after tampering: %v\n%s", err, out)
+	}
+}
+
+// check: a configuration with a broken working directory and a hostile
+// one exit 1 with the reason; a good one exits 0. Nothing is opened or run.
+func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.hcl")
+	os.WriteFile(good, []byte("server {\n  data_dir = \""+filepath.Join(dir, "data")+"\"\n}\nproject \"p\" {\n  path = \""+dir+"\"\n}\ntemplate \"t\" {\n  project = \"p\"\n  command = \".\"\n}\n"), 0o600)
+	cmd := exec.Command(binary, "check", "--config", good)
+	cmd.Env = serverEnv
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "every plan_gate compiles") {
+		t.Errorf("good config: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
+		t.Error("check created the data directory")
+	}
+	bad := filepath.Join(dir, "bad.hcl")
+	os.WriteFile(bad, []byte("project \"p\" {\n  path = \""+dir+"\"\n}\ntemplate \"t\" {\n  project = \"p\"\n  command = \"nosuch\"\n}\n"), 0o600)
+	cmd = exec.Command(binary, "check", "--config", bad)
+	cmd.Env = serverEnv
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "template t") {
+		t.Errorf("bad config: %v\n%s", err, out)
+	}
+	deep := filepath.Join(dir, "deep.hcl")
+	os.WriteFile(deep, []byte("server {\n  max_parallel = "+strings.Repeat("[", 100000)+"\n}\n"), 0o600)
+	out, err = exec.Command(binary, "check", "--config", deep).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "deep.hcl:2,") {
+		t.Errorf("deep config: %v\n%s", err, out)
 	}
 }

@@ -24,6 +24,7 @@ Usage:
                                         run the control node on an embedded example
   switchtender keygen seal --out FILE   make a server sealing key (mode 0600)
   switchtender keygen pool              print a pool delivery key pair (age)
+  switchtender check --config FILE      report what serve would refuse or warn about (exit 1 if anything)
   switchtender audit verify --config FILE
                                         check the audit trail's hash chain (server stopped)
   switchtender audit export --config FILE
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdKeygen(args[1:], stdout)
 	case "audit":
 		return cmdAudit(args[1:], stdout)
+	case "check":
+		return cmdCheck(args[1:], stdout)
 	case "tofu":
 		return cmdTofu(ctx, stdout, stderr)
 	case "version":
