@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 const leaksTemplate = `
@@ -94,6 +97,7 @@ func TestLeakClassesStayMasked(t *testing.T) {
 			}
 		}
 		found = append(found, leaks("show --json of run "+id, []byte(h.mustSSH("bob", "show", id, "--json")), leakCanaries)...)
+		found = append(found, leaks("the console's view of run "+id, consoleText(t, h, id), leakCanaries)...)
 	}
 	for _, f := range h.dataFiles() {
 		b, err := os.ReadFile(f)
@@ -118,4 +122,25 @@ func TestRefusedSecretAnswerNotRepeated(t *testing.T) {
 	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
 		t.Errorf("%d runs queued", len(runs))
 	}
+}
+
+// consoleText is everything the console's backend gives a viewer of run
+// id: its detail (variables, proposal, plan text, message) and its log.
+func consoleText(t *testing.T, h *harness, id string) []byte {
+	t.Helper()
+	c := consoleAs(h, h.identity("bob"))
+	b, err := json.Marshal(consoleRun(t, c, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ch, err := c.FollowLog(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for chunk := range ch {
+		b = append(b, chunk.Data...)
+	}
+	return b
 }
