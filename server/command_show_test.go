@@ -6,21 +6,6 @@ import (
 	"testing"
 )
 
-// twoReviewers holds every apply of template "data" under two rules with
-// disjoint approvers.
-const twoReviewers = `
-rule "alice-reviews" {
-  templates        = ["data"]
-  require_approval = true
-  approvers        = ["alice"]
-}
-rule "bob-reviews" {
-  templates        = ["data"]
-  require_approval = true
-  approvers        = ["bob"]
-}
-`
-
 // showRaw is `show RUN --json` as user, decoded into a map, so a test sees
 // the field names a script sees.
 func (h *harness) showRaw(user, id string) map[string]any {
@@ -57,7 +42,7 @@ func mustLack(t *testing.T, what, text string, unwanted ...string) {
 // destroy count, and "waiting for you" only to someone who can release
 // something now.
 func TestShowHoldsAndWhoTheyWaitFor(t *testing.T) {
-	h := newHarness(t, dataTemplates+twoReviewers)
+	h := newHarness(t, dataTemplates+twoReviewRules)
 	if out := h.mustSSH("carol", "launch", "data", "--wait"); !strings.Contains(out, "run 1: awaiting_approval") {
 		t.Fatalf("not held:\n%s", out)
 	}
