@@ -67,11 +67,13 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 // run replaces the three resources. Eight SSH clients launch the 200 runs,
 // a new connection per launch (`launch wNN --var generation=K [--dry-run]
 // --json`); 50 connections dialled beforehand each run `log RUN --follow`
-// on every fourth run launched, as soon as its ID is known, and read
-// everything until the command exits.
+// on every fourth run launched (half as soon as its ID is known, half once
+// the run is running) and read everything until the command exits.
 //
 // Metrics:
 //
+//   - ns/op: the wall time per run through the server (the scenario's wall
+//     time over 200), not the benchmark function's time;
 //   - runs/min: 200 runs over the wall time from the first launch to the
 //     last run's end; launch-s: the time the 200 launches took; launch-p50-ms,
 //     launch-p99-ms: one launch, dial to exit status;
@@ -94,8 +96,11 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 //     backend" in the log, never overlapping another run of the same
 //     directory, never more than max_parallel at once); logs-ok: followers
 //     whose output equals the stored log (as the log command prints it)
-//     byte for byte and whose command exited 0; live-follows: followers that
-//     attached while their run was queued or running.
+//     byte for byte and whose command exited 0; queued-follows and
+//     running-follows: followers whose session started while their run was
+//     queued (the even ones start as soon as the ID is known) or running
+//     (the odd ones wait until it runs, joining mid-stream); the rest
+//     started after their run had ended.
 //
 // A check that fails fails the benchmark (b.Errorf) after the metrics.
 func BenchmarkLoad(b *testing.B) {
@@ -199,7 +204,8 @@ func (n *loadNode) dial() (*gossh.Client, error) {
 type loadFollower struct {
 	client *gossh.Client
 	runID  string
-	live   bool // the run was queued or running when the session started
+	late   bool   // the session starts once the run is running, not at launch
+	status Status // the run's status when the session started
 	out    bytes.Buffer
 	errOut bytes.Buffer
 	err    error
@@ -282,7 +288,8 @@ func (n *loadNode) scenario(b *testing.B) *loadResult {
 				}
 				res.ids[k], res.launches[k] = id, d
 				if m := int(launched.Add(1) - 1); m%(loadRuns/loadFollowers) == 0 {
-					n.follow(res.followers[m/(loadRuns/loadFollowers)], id)
+					i := m / (loadRuns / loadFollowers)
+					n.follow(res.followers[i], id, i%2 == 1, deadline)
 				}
 			}
 		}()
@@ -372,14 +379,24 @@ func (n *loadNode) launch(k int) (string, time.Duration, error) {
 	return v.ID, d, nil
 }
 
-// follow starts `log ID --follow` on f's connection.
-func (n *loadNode) follow(f *loadFollower, id string) {
-	f.runID = id
-	if r, err := n.srv.db.GetRun(id); err == nil {
-		f.live = Status(r.Status).Active()
-	}
+// follow starts `log ID --follow` on f's connection: at once, or when late
+// once the run is running (a follower joining mid-stream).
+func (n *loadNode) follow(f *loadFollower, id string, late bool, deadline time.Time) {
+	f.runID, f.late = id, late
 	go func() {
 		defer close(f.done)
+		for {
+			r, err := n.srv.db.GetRun(id)
+			if err != nil {
+				f.err = err
+				return
+			}
+			f.status = Status(r.Status)
+			if !late || f.status != StatusQueued || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
 		sess, err := f.client.NewSession()
 		if err != nil {
 			f.err = err
@@ -569,14 +586,17 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 	}
 
 	// Followers: what each read is the stored log as `log` prints it.
-	logsOK, live := 0, 0
+	logsOK, queued, running := 0, 0, 0
 	for i, f := range res.followers {
 		if f.runID == "" {
 			problems = append(problems, fmt.Sprintf("follower %d never got a run", i))
 			continue
 		}
-		if f.live {
-			live++
+		switch f.status {
+		case StatusQueued:
+			queued++
+		case StatusRunning:
+			running++
 		}
 		want := printable(n.storedLog(b, f.runID))
 		switch {
@@ -597,6 +617,7 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 	perRun := res.wall / loadRuns
 	directPerRun := direct.wall / time.Duration(len(direct.durations))
 	runMed, directMed := medianDuration(durations), medianDuration(direct.durations)
+	b.ReportMetric(float64(perRun), "ns/op")
 	b.ReportMetric(float64(loadRuns)/res.wall.Minutes(), "runs/min")
 	b.ReportMetric(float64(len(direct.durations))/direct.wall.Minutes(), "direct-runs/min")
 	b.ReportMetric(float64(perRun)/float64(directPerRun), "ratio")
@@ -611,7 +632,8 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 	b.ReportMetric(float64(procStatusBytes("VmHWM"))/(1<<20), "hwm-MB")
 	b.ReportMetric(float64(len(res.ids)-len(bad)), "runs-ok")
 	b.ReportMetric(float64(logsOK), "logs-ok")
-	b.ReportMetric(float64(live), "live-follows")
+	b.ReportMetric(float64(queued), "queued-follows")
+	b.ReportMetric(float64(running), "running-follows")
 	b.ReportMetric(float64(maxAtOnce), "max-at-once")
 	b.ReportMetric(res.wall.Seconds(), "wall-s")
 	for _, p := range problems {
