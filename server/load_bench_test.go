@@ -489,7 +489,6 @@ func (d *loadDirect) one(b *testing.B, k, g int) time.Duration {
 
 // report checks the store and the followers and reports the metrics.
 func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
-	b.Helper()
 	runs, err := n.srv.db.ListRuns()
 	if err != nil {
 		b.Fatal(err)
@@ -636,6 +635,11 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 	b.ReportMetric(float64(running), "running-follows")
 	b.ReportMetric(float64(maxAtOnce), "max-at-once")
 	b.ReportMetric(res.wall.Seconds(), "wall-s")
+	// The figures again as a sentence: a failing benchmark prints no
+	// metrics line, and a failure is when they matter.
+	b.Logf("%d runs in %.1f s (%.0f runs/min, %.2f× direct), peak RSS %.1f MB (server, clients and benchmark in one process); %d of %d runs ended exactly once, %d of %d followers read the whole log, at most %d runs at once",
+		loadRuns, res.wall.Seconds(), float64(loadRuns)/res.wall.Minutes(), float64(perRun)/float64(directPerRun),
+		float64(res.peakRSS)/(1<<20), len(res.ids)-len(bad), loadRuns, logsOK, loadFollowers, maxAtOnce)
 	for _, p := range problems {
 		b.Error(p)
 	}
