@@ -93,8 +93,9 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 //     (not the tofu processes, which are children);
 //   - runs-ok: runs that ended exactly once (succeeded, steps init then plan
 //     or init then apply, each once and exit 0, one "Initializing the
-//     backend" in the log, never overlapping another run of the same
-//     directory, never more than max_parallel at once); logs-ok: followers
+//     backend" in the log, audit events launch and succeeded once each,
+//     never overlapping another run of the same directory, never more than
+//     max_parallel at once; the audit chain must verify); logs-ok: followers
 //     whose output equals the stored log (as the log command prints it)
 //     byte for byte and whose command exited 0; queued-follows and
 //     running-follows: followers whose session started while their run was
@@ -550,6 +551,28 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 		}
 		durations = append(durations, r.FinishedAt.Sub(r.StartedAt))
 	}
+	// The audit trail: its chain verifies, and each run has its launch and
+	// its end, once each.
+	if _, err := n.srv.db.VerifyAudit(); err != nil {
+		problems = append(problems, fmt.Sprintf("the audit trail does not verify after the load: %v", err))
+	}
+	events, err := n.srv.db.AuditTrail(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	actions := map[string][]string{}
+	for _, e := range events {
+		actions[e.RunID] = append(actions[e.RunID], e.Action)
+	}
+	for _, id := range res.ids {
+		if want := []string{"launch", string(StatusSucceeded)}; id != "" && !slices.Equal(actions[id], want) {
+			problem(id, "audit events %v, want %v", actions[id], want)
+		}
+	}
+	if len(actions[""]) > 0 {
+		problems = append(problems, fmt.Sprintf("audit events for no run: %v", actions[""]))
+	}
+
 	// No two runs of one directory at once; never more than max_parallel.
 	type span struct {
 		id         string
