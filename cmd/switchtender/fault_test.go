@@ -37,12 +37,17 @@ const faultExtra = `template "open" {
   project = "infra"
   command = "infra/data"
 }
+template "open-slow" {
+  project = "infra"
+  command = "infra/slow"
+}
 `
 
 // The steps a stand-in can stop at.
 const (
 	atInit      = "init"
 	atPlan      = "plan"
+	atPlanSaved = "plan, once the plan file is saved"
 	atShow      = "show"
 	atApplyAuto = "apply -auto-approve"
 	atApplyPlan = "apply PLANFILE"
@@ -71,6 +76,8 @@ func newStandIn(t *testing.T, at, onlyIn string) *standIn {
 	switch at {
 	case atInit, atPlan, atShow:
 		cond = fmt.Sprintf(`[ "$1" = %s ]`, at)
+	case atPlanSaved:
+		cond = `[ "$1" = plan ] && after "$@"`
 	case atApplyAuto:
 		cond = `[ "$1" = apply ] && auto`
 	case atApplyPlan:
@@ -87,6 +94,10 @@ printf '%%s\t%%s\t%%s\n' "$SWITCHTENDER_RUN" "$PWD" "$*" >> %[1]s
 auto() {
 	case " $ARGS " in *" -auto-approve "*) return 0;; esac
 	return 1
+}
+# after runs the real tofu first, so the stand-in stops once it is done.
+after() {
+	%[4]s "$@"
 }
 ARGS="$*"
 if [ ! -e %[2]s ] && %[3]s; then
@@ -304,6 +315,7 @@ func killDuring(t *testing.T, at, onlyIn, template string, args ...string) (*nod
 		t.Errorf("no process of run %s before the kill; the check after the restart is not exercised", id)
 	}
 	n.kill()
+	n.t.Logf("run %s after the kill: processes %v", id, n.runProcesses(id))
 	return n, s, k
 }
 
@@ -498,4 +510,92 @@ func TestFaultKilledAfterApproval(t *testing.T) {
 	noPlans(n, "after the apply")
 	n.lockFree("infra/data")
 	n.lockFree("infra/slow")
+}
+
+// Killed during the plan step once tofu saved the plan file: the plaintext
+// plan the kill left is wiped at the restart.
+func TestFaultKilledDuringPlanSaved(t *testing.T) {
+	n, s, k := killDuring(t, atPlanSaved, "", "data", "--var", "instances=3")
+	if len(n.planFiles()) == 0 {
+		t.Errorf("no plaintext plan after the plan step saved it; the wipe at restart is not exercised")
+	}
+	restartAndCheck(n, s, k, "infra/data")
+}
+
+// waitLog waits until run id's log contains text.
+func (n *node) waitLog(id, text string) {
+	n.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(n.log(id), text) {
+		if time.Now().After(deadline) {
+			n.t.Fatalf("run %s's log never said %q:\n%s", id, text, n.log(id))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lockHeld checks that the real tofu cannot take the state lock of working
+// directory dir now (so lockFree after a restart means something).
+func (n *node) lockHeld(dir string) {
+	n.t.Helper()
+	real, err := tofubin.Ensure(context.Background(), os.Stderr)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, real, "plan", "-lock=true", "-lock-timeout=0s", "-input=false", "-no-color")
+	cmd.Dir = filepath.Join(n.project, dir)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1"}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "lock") {
+		n.t.Errorf("the state lock of %s was not held while tofu applied (%v); the lock check after the restart is not exercised\n%s", dir, err, out)
+	}
+}
+
+// The real tofu applying (its provisioner running, the state locked) when
+// the server is killed, for the one-step apply no rule covers and for an
+// approved plan: after the restart the lock is free and nothing is left.
+func TestFaultKilledDuringUngatedApplyReal(t *testing.T) {
+	s := newStandIn(t, atInit, "nowhere") // passes every call to the real tofu, counting them
+	n := newNodeWith(t, nodeOptions{pathFirst: s.dir, extra: faultExtra})
+	id := n.launch("open-slow")
+	n.waitLog(id, "started-slow")
+	n.lockHeld("infra/slow")
+	k := before(n, s, id)
+	n.kill()
+	t.Logf("run %s after the kill: processes %v", id, n.runProcesses(id))
+	n.start()
+	noPlans(n, "after the restart")
+	afterInterrupted(n, s, k)
+	n.lockFree("infra/slow")
+}
+
+func TestFaultKilledDuringGatedApplyReal(t *testing.T) {
+	s := newStandIn(t, atInit, "nowhere")
+	n := newNodeWith(t, nodeOptions{pathFirst: s.dir, extra: faultExtra})
+	out := n.mustSSH("alice", "launch", "slow", "--wait")
+	if !strings.Contains(out, "run 1: awaiting_approval") {
+		t.Fatalf("the apply was not held:\n%s", out)
+	}
+	digest := n.show("1").Proposal.Digest
+	n.mustSSH("bob", "approve", "1", "--digest", digest)
+	n.waitLog("1", "started-slow")
+	n.lockHeld("infra/slow")
+	k := before(n, s, "1")
+	if len(n.planFiles()) == 0 {
+		t.Errorf("no plaintext plan while tofu applied it; the wipe at restart is not exercised")
+	}
+	n.kill()
+	t.Logf("run 1 after the kill: processes %v", n.runProcesses("1"))
+	n.start()
+	noPlans(n, "after the restart")
+	afterInterrupted(n, s, k)
+	n.lockFree("infra/slow")
+	if a := n.approvals("1"); len(a) == 0 || a[len(a)-1].Digest != digest || a[len(a)-1].By != "bob" {
+		t.Errorf("the approval of run 1 after the restart: %+v, want bob's of %s", a, digest)
+	}
+	if got := count(s.callsOf(n, "1"), "apply "); got != 1 {
+		t.Errorf("run 1 called apply %d times, want once", got)
+	}
 }
