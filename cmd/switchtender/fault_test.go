@@ -49,6 +49,7 @@ const (
 	atPlan      = "plan"
 	atPlanSaved = "plan, once the plan file is saved"
 	atShow      = "show"
+	atStatePull = "state pull"
 	atApplyAuto = "apply -auto-approve"
 	atApplyPlan = "apply PLANFILE"
 )
@@ -76,6 +77,8 @@ func newStandIn(t *testing.T, at, onlyIn string) *standIn {
 	switch at {
 	case atInit, atPlan, atShow:
 		cond = fmt.Sprintf(`[ "$1" = %s ]`, at)
+	case atStatePull:
+		cond = `[ "$1" = state ] && [ "$2" = pull ]`
 	case atPlanSaved:
 		cond = `[ "$1" = plan ] && after "$@"`
 	case atApplyAuto:
@@ -598,4 +601,81 @@ func TestFaultKilledDuringGatedApplyReal(t *testing.T) {
 	if got := count(s.callsOf(n, "1"), "apply "); got != 1 {
 		t.Errorf("run 1 called apply %d times, want once", got)
 	}
+}
+
+// Killed in the verify step of an approved run (its state read), after the
+// approval was acknowledged and the proposal marked used, before the apply:
+// the run is interrupted, its approval kept, and the plan never applied.
+func TestFaultKilledDuringVerify(t *testing.T) {
+	s := newStandIn(t, atStatePull, "")
+	n := newNodeWith(t, nodeOptions{pathFirst: s.dir, extra: faultExtra})
+	out := n.mustSSH("alice", "launch", "data", "--var", "instances=3", "--wait")
+	if !strings.Contains(out, "run 1: awaiting_approval") {
+		t.Fatalf("the apply was not held:\n%s", out)
+	}
+	digest := n.show("1").Proposal.Digest
+	n.mustSSH("bob", "approve", "1", "--digest", digest)
+	s.waitStopped(n)
+	k := before(n, s, "1")
+	n.kill()
+	restartAndCheck(n, s, k, "infra/data")
+	if a := n.approvals("1"); len(a) == 0 || a[len(a)-1].Digest != digest || a[len(a)-1].By != "bob" {
+		t.Errorf("the approval of run 1 after the restart: %+v, want bob's of %s", a, digest)
+	}
+	if got := count(s.callsOf(n, "1"), "apply "); got != 0 {
+		t.Errorf("run 1 called apply %d times, want never", got)
+	}
+	// A second approval of the same digest is refused: the run ended.
+	if _, _, code := n.ssh("bob", "approve", "1", "--digest", digest); code == 0 {
+		t.Errorf("approving the interrupted run 1 again was accepted")
+	}
+}
+
+// Killed at once after an approval was acknowledged, with nothing holding
+// the run back: wherever the kill lands, the approval is kept and the plan
+// is applied at most once, and exactly once when the run did not start
+// executing before the kill.
+func TestFaultKilledRightAfterApproval(t *testing.T) {
+	s := newStandIn(t, atInit, "nowhere")
+	n := newNodeWith(t, nodeOptions{pathFirst: s.dir, extra: faultExtra})
+	out := n.mustSSH("alice", "launch", "data", "--var", "instances=3", "--wait")
+	if !strings.Contains(out, "run 1: awaiting_approval") {
+		t.Fatalf("the apply was not held:\n%s", out)
+	}
+	digest := n.show("1").Proposal.Digest
+	n.mustSSH("bob", "approve", "1", "--digest", digest)
+	n.kill()
+	callsAtKill := s.callsOf(n, "1")
+	n.start()
+	if a := n.approvals("1"); len(a) == 0 || a[len(a)-1].Digest != digest || a[len(a)-1].By != "bob" {
+		t.Errorf("the approval of run 1 after the restart: %+v, want bob's of %s", a, digest)
+	}
+	v := n.waitStatus("1", "succeeded", "failed", "stale", "interrupted")
+	time.Sleep(2 * time.Second)
+	calls := s.callsOf(n, "1")
+	t.Logf("run 1 %s; calls at the kill %q, in all %q", v.Status, callsAtKill, calls)
+	applies := count(calls, "apply ")
+	switch v.Status {
+	case "succeeded":
+		if applies != 1 {
+			t.Errorf("run 1 called apply %d times, want once", applies)
+		}
+		if got := n.stateInstances("infra/data", "server"); got != 3 {
+			t.Errorf("the state holds %d servers after the approved plan, want 3", got)
+		}
+	case "interrupted":
+		if applies > 1 {
+			t.Errorf("run 1 called apply %d times, want at most once", applies)
+		}
+		if len(calls) != len(callsAtKill) {
+			t.Errorf("the interrupted run 1 executed after the restart: %q", calls[len(callsAtKill):])
+		}
+	default:
+		t.Errorf("run 1 after the restart: %s %q", v.Status, v.Message)
+	}
+	noPlans(n, "after the restart")
+	if left := n.runProcesses("1"); len(left) > 0 {
+		t.Errorf("processes of run 1 left after the restart: %v", left)
+	}
+	n.lockFree("infra/data")
 }
