@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -676,6 +677,87 @@ func TestFaultKilledRightAfterApproval(t *testing.T) {
 	noPlans(n, "after the restart")
 	if left := n.runProcesses("1"); len(left) > 0 {
 		t.Errorf("processes of run 1 left after the restart: %v", left)
+	}
+	n.lockFree("infra/data")
+}
+
+// processesIn are the processes whose working directory is dir or inside it.
+func processesIn(dir string) map[int]string {
+	found := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if len(cmdline) == 0 {
+			continue // a zombie
+		}
+		found[pid] = strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")
+	}
+	return found
+}
+
+// Killed while a run's command-source credential runs (the preparation
+// before its first tool step): after the restart the run is interrupted and
+// the credential command, started for the run, is not left running.
+func TestFaultKilledDuringCredentialCommand(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "stopped")
+	script := filepath.Join(dir, "credential")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(`#!/bin/sh
+# A credential command written by a fault test: it stops the first time.
+cd %[1]s || exit 1
+if [ ! -e %[2]s ]; then
+	touch %[2]s
+	sleep 600
+fi
+echo token-from-the-command
+`, shq(dir), shq(marker))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for pid := range processesIn(dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	s := newStandIn(t, atInit, "nowhere")
+	n := newNodeWith(t, nodeOptions{pathFirst: s.dir, extra: faultExtra + fmt.Sprintf(`credential "slow" {
+  command = [%q]
+  env_var = "SLOW_TOKEN"
+}
+template "credentialed" {
+  project     = "infra"
+  command     = "infra/data"
+  credentials = ["slow"]
+}
+`, script)})
+	id := n.launch("credentialed")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the credential command never ran: run %s is %s", id, n.show(id).Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	k := before(n, s, id)
+	if len(processesIn(dir)) == 0 {
+		t.Fatalf("the credential command is not running before the kill")
+	}
+	n.kill()
+	n.start()
+	noPlans(n, "after the restart")
+	afterInterrupted(n, s, k)
+	if left := processesIn(dir); len(left) > 0 {
+		t.Errorf("the credential command of run %s is still running after the restart: %v", id, left)
 	}
 	n.lockFree("infra/data")
 }
