@@ -78,9 +78,23 @@ type node struct {
 	cmd     *osexec.Cmd
 	exited  chan error // receives the server process's exit
 	addr    string
+	env     []string // the server's environment; serverEnv when nil
+}
+
+// nodeOptions vary a node's configuration and environment; the zero value
+// is newNode's.
+type nodeOptions struct {
+	maxParallel int    // the server's max_parallel, when not 0
+	pathFirst   string // a directory put first on the server's PATH
+	extra       string // configuration appended as is
 }
 
 func newNode(t *testing.T) *node {
+	t.Helper()
+	return newNodeWith(t, nodeOptions{})
+}
+
+func newNodeWith(t *testing.T, opts nodeOptions) *node {
 	t.Helper()
 	dir := t.TempDir()
 	n := &node{
@@ -91,6 +105,18 @@ func newNode(t *testing.T) *node {
 		logPath: filepath.Join(dir, "server.log"),
 		keys:    map[string]gossh.Signer{},
 	}
+	if opts.pathFirst != "" {
+		for _, e := range serverEnv {
+			if p, ok := strings.CutPrefix(e, "PATH="); ok {
+				e = "PATH=" + opts.pathFirst + string(os.PathListSeparator) + p
+			}
+			n.env = append(n.env, e)
+		}
+	}
+	serverExtra := ""
+	if opts.maxParallel > 0 {
+		serverExtra = fmt.Sprintf("  max_parallel = %d\n", opts.maxParallel)
+	}
 	if err := os.CopyFS(n.project, os.DirFS("testdata/project")); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +124,7 @@ func newNode(t *testing.T) *node {
   ssh_listen   = "127.0.0.1:0"
   data_dir     = %q
   cancel_grace = "5s"
-}
+%s}
 project "infra" {
   path = %q
 }
@@ -126,7 +152,7 @@ user "bob" {
   public_key = %q
   roles      = ["approve"]
 }
-`, n.data, n.project, n.newKey("alice"), n.newKey("bob"))
+%s`, n.data, serverExtra, n.project, n.newKey("alice"), n.newKey("bob"), opts.extra)
 	if err := os.WriteFile(n.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +193,9 @@ func (n *node) start() {
 	from, _ := logf.Seek(0, 2)
 	cmd := osexec.Command(binary, "serve", "--config", n.cfgPath)
 	cmd.Env = serverEnv
+	if n.env != nil {
+		cmd.Env = n.env
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		n.t.Fatalf("starting switchtender serve: %v", err)
