@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
@@ -24,7 +24,7 @@ const credentialCommandTimeout = 60 * time.Second
 // running its command now, for this run. Every value is added to the masker
 // before any process prints. A failing command fails the run before any tool
 // process starts; its error names the credential, never the output.
-func (s *Server) credentials(ctx context.Context, t *config.Template, m *mask.Masker) (map[string]string, error) {
+func (s *Server) credentials(ctx context.Context, t *config.Template, runID string, m *mask.Masker) (map[string]string, error) {
 	env := map[string]string{}
 	for _, name := range t.Credentials {
 		c := s.cfg.Credentials[name]
@@ -40,7 +40,7 @@ func (s *Server) credentials(ctx context.Context, t *config.Template, m *mask.Ma
 			env["SWITCHTENDER_TOKEN"] = c.Token
 		}
 		if len(c.Command) > 0 {
-			v, err := runCredentialCommand(ctx, s.env, c)
+			v, err := s.runCredentialCommand(ctx, c, runID)
 			if err != nil {
 				return nil, err
 			}
@@ -51,18 +51,30 @@ func (s *Server) credentials(ctx context.Context, t *config.Template, m *mask.Ma
 	return env, nil
 }
 
-func runCredentialCommand(ctx context.Context, environ []string, c *config.Credential) (string, error) {
+// runCredentialCommand runs a command-source credential for run id, as a
+// tool process is run (exec.Capture): in its own process group, sent SIGINT
+// if the server dies, with the run's marker in its environment so a restart
+// finds and stops it if it outlives the server, and stopped after
+// credentialCommandTimeout. It gets the server's environment (a vault client
+// needs its address and token file), never a run's. Its stderr is dropped:
+// it may hold what it fetched; its exit status is reported.
+func (s *Server) runCredentialCommand(ctx context.Context, c *config.Credential, id string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, credentialCommandTimeout)
 	defer cancel()
-	cmd := osexec.CommandContext(ctx, c.Command[0], c.Command[1:]...)
-	cmd.Env = environ
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("credential %q: its command %q failed (%v); fix the command or its access, then launch again. Nothing ran", c.Name, c.Command[0], err)
+	bin, err := osexec.LookPath(c.Command[0])
+	if err != nil {
+		return "", fmt.Errorf("credential %q: its command %q cannot be found (%v); fix the command, then launch again. Nothing ran", c.Name, c.Command[0], err)
 	}
-	v := strings.TrimRight(stdout.String(), "\r\n")
+	env := append(append([]string{}, s.env...), runMarkerVar+"="+s.runMarker(id))
+	out, res, err := exec.Capture(ctx, exec.Invocation{Binary: bin, Args: c.Command[1:], Env: env, Grace: s.cfg.Server.CancelGrace})
+	defer clear(out)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("credential %q: its command %q failed (%v); fix the command or its access, then launch again. Nothing ran", c.Name, c.Command[0], err)
+	case res.ExitCode != 0:
+		return "", fmt.Errorf("credential %q: its command %q failed (exit status %d); fix the command or its access, then launch again. Nothing ran", c.Name, c.Command[0], res.ExitCode)
+	}
+	v := strings.TrimRight(string(out), "\r\n")
 	if v == "" {
 		return "", fmt.Errorf("credential %q: its command %q printed nothing; nothing ran", c.Name, c.Command[0])
 	}

@@ -273,7 +273,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if x.binary, err = x.engine.Find(envValue(s.env, "PATH")); err != nil {
 		return err
 	}
-	creds, err := s.credentials(ctx, t, x.masker)
+	creds, err := s.credentials(ctx, t, r.ID, x.masker)
 	if err != nil {
 		return err
 	}
