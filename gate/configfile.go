@@ -14,14 +14,20 @@ import (
 const (
 	// MaxConfigFileSize is the largest configuration file read, in bytes.
 	MaxConfigFileSize = 8 << 20
-	// MaxNesting is the deepest nesting of brackets, braces and parentheses
-	// accepted in a configuration file.
+	// MaxNesting is the deepest nesting accepted in a configuration file
+	// (see NestingDepth).
 	MaxNesting = 256
+	// MaxBlocks is the most top-level blocks a configuration file may have.
+	MaxBlocks = 10000
 )
+
+// ErrTooManyBlocks is wrapped by ReadConfigFile's error for a file with
+// more than MaxBlocks blocks.
+var ErrTooManyBlocks = errors.New("more blocks than a configuration file may have")
 
 // ReadConfigFile reads the configuration file at path: a regular file (a
 // symlink to one is followed) of at most MaxConfigFileSize bytes whose
-// nesting is at most MaxNesting. It opens the file without blocking, so a
+// nesting is at most MaxNesting, with at most MaxBlocks top-level blocks. It opens the file without blocking, so a
 // FIFO or device named main.tf is refused rather than hanging the caller.
 func ReadConfigFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -46,34 +52,12 @@ func ReadConfigFile(path string) ([]byte, error) {
 	if len(src) > MaxConfigFileSize {
 		return nil, fmt.Errorf("%s grew past the %d bytes a configuration file may have", path, MaxConfigFileSize)
 	}
-	if err := CheckNesting(src); err != nil {
+	blocks, err := scanShape(src, MaxNesting)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return src, nil
-}
-
-// ErrTooDeep is wrapped by CheckNesting's error.
-var ErrTooDeep = errors.New("nested too deeply")
-
-// CheckNesting refuses src when its brackets, braces and parentheses nest
-// deeper than MaxNesting, naming the line where the limit is passed. It
-// counts every bracket, also inside strings and comments, so it may refuse
-// a file with many unbalanced brackets in strings; that fails closed.
-func CheckNesting(src []byte) error {
-	depth, line := 0, 1
-	for _, c := range src {
-		switch c {
-		case '\n':
-			line++
-		case '{', '[', '(':
-			if depth++; depth > MaxNesting {
-				return fmt.Errorf("line %d: %w (more than %d levels of brackets, braces and parentheses)", line, ErrTooDeep, MaxNesting)
-			}
-		case '}', ']', ')':
-			if depth > 0 {
-				depth--
-			}
-		}
+	if blocks > MaxBlocks {
+		return nil, fmt.Errorf("%s has %d blocks: %w (%d)", path, blocks, ErrTooManyBlocks, MaxBlocks)
 	}
-	return nil
+	return src, nil
 }

@@ -46,12 +46,48 @@ func TestSensitiveVariablesRefusesHostileFiles(t *testing.T) {
 	}
 }
 
-func TestCheckNesting(t *testing.T) {
-	if err := CheckNesting([]byte(strings.Repeat("{", MaxNesting) + strings.Repeat("}", MaxNesting))); err != nil {
+func TestNestingAtTheLimit(t *testing.T) {
+	if err := NestingDepth([]byte(strings.Repeat("{", MaxNesting)+strings.Repeat("}", MaxNesting)), MaxNesting); err != nil {
 		t.Errorf("at the limit: %v", err)
 	}
-	err := CheckNesting([]byte("a\nb\n" + strings.Repeat("(", MaxNesting+1)))
+	err := NestingDepth([]byte("a\nb\n"+strings.Repeat("(", MaxNesting+1)), MaxNesting)
 	if !errors.Is(err, ErrTooDeep) || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("past the limit: %v", err)
+	}
+}
+
+// The chains an attacker used to pass a bracket count: unary operators,
+// brackets hidden by comments or strings, JSON strings with brackets,
+// conditionals, template directives, a heredoc holding a quote. Each is
+// refused; ordinary configurations pass.
+func TestNestingDepthHostile(t *testing.T) {
+	const n = 300000
+	hostile := map[string]string{
+		"bang":       "x = " + strings.Repeat("!", n) + "true\n",
+		"minus":      "x = " + strings.Repeat("- ", n) + "1\n",
+		"comments":   "x = " + strings.Repeat("(\n# )\n", n) + "1" + strings.Repeat(")", n) + "\n",
+		"strings":    "x = " + strings.Repeat(`("a)" + `, n) + "1" + strings.Repeat(")", n) + "\n",
+		"json":       `{"a": ` + strings.Repeat(`["]", `, n) + `1` + strings.Repeat("]", n) + "}",
+		"json-tmpl":  `{"a": "${` + strings.Repeat("!", n) + `true}"}`,
+		"ternary":    "x = " + strings.Repeat("a ? b : ", n) + "c\n",
+		"directives": "x = \"" + strings.Repeat("%{if a}", n) + strings.Repeat("%{endif}", n) + "\"\n",
+		"interp":     "x = \"" + strings.Repeat("${\"", n) + strings.Repeat("\"}", n) + "\"\n",
+		"heredoc":    "x = <<EOT\n\"\nEOT\ny = " + strings.Repeat("(", n) + "1" + strings.Repeat(")", n) + "\n",
+	}
+	for name, src := range hostile {
+		if err := NestingDepth([]byte(src), MaxNesting); !errors.Is(err, ErrTooDeep) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	friendly := []string{
+		"variable \"a\" {\n  type = list(map(string))\n  default = [{ a = \"b\" }]\n}\n",
+		"x = -1\ny = !true\nz = a ? b : c\n# (((((\n/* [[[[ */\nw = \"((((\"\n",
+		"x = <<-EOT\n  ${a} %{if b}c%{endif} ((((\n  EOT\ny = 1\n",
+		"locals {\n  m = { for k, v in var.x : k => v if v != null }\n}\n",
+	}
+	for _, src := range friendly {
+		if err := NestingDepth([]byte(src), 8); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
 	}
 }

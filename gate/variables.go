@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 )
 
 // variableSchema reads only what SensitiveVariables needs from a
@@ -51,9 +52,9 @@ func SensitiveVariables(dir string) ([]string, error) {
 	for _, e := range entries {
 		present[e.Name()] = true
 	}
-	p := hclparse.NewParser()
 	names := map[string]bool{}
 	var errs []error
+	total := 0
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() {
@@ -68,12 +69,16 @@ func SensitiveVariables(dir string) ([]string, error) {
 			errs = append(errs, fmt.Errorf("reading %s: %w", n, err))
 			continue
 		}
+		if total += len(src); total > MaxConfigFileSize*4 {
+			return nil, fmt.Errorf("the configuration files of %s hold more than %d bytes; not read", dir, MaxConfigFileSize*4)
+		}
+		// A parser per file: hclparse.Parser would keep every file parsed.
 		var f *hcl.File
 		var diags hcl.Diagnostics
 		if json {
-			f, diags = p.ParseJSON(src, n)
+			f, diags = hcljson.Parse(src, n)
 		} else {
-			f, diags = p.ParseHCL(src, n)
+			f, diags = hclsyntax.ParseConfig(src, n, hcl.InitialPos)
 		}
 		if diags.HasErrors() {
 			errs = append(errs, fmt.Errorf("reading %s: %s", n, diags.Error()))

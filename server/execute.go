@@ -78,8 +78,9 @@ func (e *stepFailed) Error() string {
 type execution struct {
 	s       *Server
 	run     store.Run
-	dir     string // working directory inside the checkout, as resolved at launch
-	private string // the run's private directory
+	dir     string   // working directory inside the checkout, as resolved at launch
+	dirFile *os.File // the working directory held open: processes start in it (see procDir)
+	private string   // the run's private directory
 	binary  string
 	engine  exec.Engine
 	env     []string
@@ -114,6 +115,7 @@ func (s *Server) execute(ctx context.Context, j job) {
 	}
 	x := s.newExecution(run)
 	defer x.sink.Close()
+	defer x.closeDir()
 	defer wipe(s, filepath.Join(x.private, planFileName))
 	if err := x.prepare(ctx); err != nil {
 		x.end(ctx, err)
@@ -260,6 +262,9 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := x.checkBefore(ctx); err != nil {
 		return err
 	}
+	if err := x.openDir(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(x.private, 0o700); err != nil {
 		return fmt.Errorf("creating the run's private directory: %w", err)
 	}
@@ -296,7 +301,7 @@ func (x *execution) say(format string, args ...any) {
 
 // invocation is a tool process of this run with args.
 func (x *execution) invocation(args []string) exec.Invocation {
-	return exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: args, Output: x.out, Grace: x.s.cfg.Server.CancelGrace}
+	return exec.Invocation{Binary: x.binary, Dir: x.procDir(), Env: x.env, Args: args, Output: x.out, Grace: x.s.cfg.Server.CancelGrace}
 }
 
 // tool runs one tool process, its output masked into the log, and records

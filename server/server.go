@@ -137,6 +137,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		db.Close()
 		return nil, err
 	}
+	if seq, head, err := db.AuditHead(); err == nil && head != "" {
+		s.log.Info("audit trail head; keep it to verify the trail later (switchtender audit verify --head)", "entry", seq, "hash", head)
+	}
 	return s, nil
 }
 

@@ -76,6 +76,7 @@ func (s *Server) newSSHServer() (sshServer, error) {
 		return nil, fmt.Errorf("setting up the SSH server: %w", err)
 	}
 	srv.HandshakeTimeout = lim.handshake
+	srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": limitedSession}
 	srv.ConnCallback = func(ctx ssh.Context, conn net.Conn) net.Conn {
 		if lc, ok := conn.(*limitConn); ok {
 			ctx.SetValue(limitConnKey{}, lc)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"charm.land/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/switchtender/switchtender/server/config"
 )
@@ -143,11 +144,17 @@ type connLimiter struct {
 	total       int
 	handshaking int
 	perSource   map[string]int
+	perSourceHS map[string]int // connections in their handshake, per source
 }
 
 func newConnLimiter(l sshLimits) *connLimiter {
-	return &connLimiter{lim: l, perSource: map[string]int{}}
+	return &connLimiter{lim: l, perSource: map[string]int{}, perSourceHS: map[string]int{}}
 }
+
+// startupsPerSource is how many of the connections in their handshake one
+// source address may hold: a quarter of the cap, so that a flood from a few
+// addresses cannot keep everyone else out of the handshake.
+func (l sshLimits) startupsPerSource() int { return max(1, l.startups/4) }
 
 // admit counts a new connection from source, or returns why it is refused.
 func (cl *connLimiter) admit(source string) string {
@@ -160,11 +167,22 @@ func (cl *connLimiter) admit(source string) string {
 		return "cap on connections in their handshake reached"
 	case cl.perSource[source] >= cl.lim.perSource:
 		return "per-source connection cap reached"
+	case cl.perSourceHS[source] >= cl.lim.startupsPerSource():
+		return "per-source cap on connections in their handshake reached"
 	}
 	cl.total++
 	cl.handshaking++
 	cl.perSource[source]++
+	cl.perSourceHS[source]++
 	return ""
+}
+
+// doneHandshake counts a connection of source out of the handshake; the
+// caller holds cl.mu.
+func (cl *connLimiter) doneHandshake(source string) {
+	if cl.perSourceHS[source]--; cl.perSourceHS[source] <= 0 {
+		delete(cl.perSourceHS, source)
+	}
 }
 
 // counts returns the open connections and those in their handshake.
@@ -290,6 +308,7 @@ func (c *limitConn) Close() error {
 		c.cl.total--
 		if !c.authed {
 			c.cl.handshaking--
+			c.cl.doneHandshake(c.source)
 		}
 		if c.cl.perSource[c.source]--; c.cl.perSource[c.source] <= 0 {
 			delete(c.cl.perSource, c.source)
@@ -315,6 +334,7 @@ func (c *limitConn) authenticated() {
 	c.authed = true
 	c.cl.mu.Lock()
 	c.cl.handshaking--
+	c.cl.doneHandshake(c.source)
 	c.cl.mu.Unlock()
 	c.touch()
 	c.idle = time.AfterFunc(c.cl.lim.idle, c.checkIdle)
@@ -399,4 +419,46 @@ func (r *refusalLog) allow(source string) (bool, int) {
 	d := r.dropped
 	r.dropped = 0
 	return true, d
+}
+
+// Bounds on a session's env requests: the library keeps every one, so an
+// unbounded stream of them would fill the server's memory. The console reads
+// NO_COLOR; nothing else needs more than a few small ones.
+const (
+	maxEnvRequests  = 16
+	maxEnvRequestSz = 1024 // bytes of payload
+)
+
+// limitedSession is the session channel handler with env requests bounded:
+// past maxEnvRequests, or larger than maxEnvRequestSz, they are refused
+// (the client is told no) and not kept.
+func limitedSession(srv *ssh.Server, conn *gossh.ServerConn, newChan gossh.NewChannel, ctx ssh.Context) {
+	ssh.DefaultSessionHandler(srv, conn, envLimitedChannel{newChan}, ctx)
+}
+
+type envLimitedChannel struct{ gossh.NewChannel }
+
+// Accept accepts the channel and filters its requests.
+func (c envLimitedChannel) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
+	ch, reqs, err := c.NewChannel.Accept()
+	if err != nil {
+		return ch, reqs, err
+	}
+	out := make(chan *gossh.Request)
+	go func() {
+		defer close(out)
+		envs := 0
+		for r := range reqs {
+			if r.Type == "env" {
+				if envs++; envs > maxEnvRequests || len(r.Payload) > maxEnvRequestSz {
+					if r.WantReply {
+						_ = r.Reply(false, nil)
+					}
+					continue
+				}
+			}
+			out <- r
+		}
+	}()
+	return ch, out, nil
 }

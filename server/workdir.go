@@ -62,3 +62,44 @@ func (x *execution) checkWorkdir() error {
 	}
 	return nil
 }
+
+// openDir holds the run's working directory open, once checkWorkdir has
+// checked it, and makes sure the handle is that directory (device and
+// inode as at launch). Every process of the run then starts in the
+// directory the handle holds (procDir), whatever the path names by then:
+// a swap between the check and the start cannot move a process outside
+// the checkout.
+func (x *execution) openDir() error {
+	f, err := os.Open(x.dir)
+	if err != nil {
+		return fmt.Errorf("opening the working directory %s: %v; nothing ran", x.dir, err)
+	}
+	fi, err := f.Stat()
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if err != nil || !fi.IsDir() || (ok && x.run.WorkdirID != "" && fmt.Sprintf("%d:%d", st.Dev, st.Ino) != x.run.WorkdirID) {
+		f.Close()
+		return fmt.Errorf("the working directory %s changed while it was being opened; nothing ran. Check the checkout, then submit the run again", x.dir)
+	}
+	x.dirFile = f
+	return nil
+}
+
+// procDir is where a process of the run starts: the held directory through
+// /proc/self/fd (the child resolves it after fork, where it still has the
+// descriptor), or the path where there is no /proc.
+func (x *execution) procDir() string {
+	if x.dirFile == nil {
+		return x.dir
+	}
+	p := fmt.Sprintf("/proc/self/fd/%d", x.dirFile.Fd())
+	if _, err := os.Stat(p); err != nil {
+		return x.dir
+	}
+	return p
+}
+
+func (x *execution) closeDir() {
+	if x.dirFile != nil {
+		x.dirFile.Close()
+	}
+}

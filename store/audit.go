@@ -19,8 +19,10 @@ import (
 // itself, exactly as hashed. The first entry's previous hash is empty.
 // Changing any byte of any entry's JSON or hash, or moving, inserting or
 // removing an entry before the last, breaks the chain at that entry.
-// Removing entries from the end is not detectable from the store alone:
-// export the trail to keep a copy elsewhere.
+// Removing entries from the end, or rewriting entries and recomputing every
+// later hash, is not detectable from the store alone (the hash has no key):
+// keep the head hash (AuditHead) outside the store — the server logs it at
+// every start, `audit verify` prints it — and verify against it (--head).
 
 // ErrAuditBroken is wrapped by VerifyAudit's error when the chain does not
 // verify.
@@ -190,4 +192,41 @@ func (db *DB) VerifyAudit() (int, error) {
 		})
 	})
 	return n, err
+}
+
+// AuditHead returns the last entry's sequence number and hash ("" for an
+// empty trail): an anchor to keep outside the store. An entry rewritten at
+// or before it, even with every later hash recomputed, changes it.
+func (db *DB) AuditHead() (uint64, string, error) {
+	var seq uint64
+	var hash string
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		k, v := tx.Bucket(bucketChain).Cursor().Last()
+		if k == nil {
+			return nil
+		}
+		h, _, ok := bytes.Cut(v, []byte("\n"))
+		if !ok || len(k) != 8 {
+			return fmt.Errorf("%w: the last entry is malformed", ErrAuditBroken)
+		}
+		seq, hash = binary.BigEndian.Uint64(k), string(h)
+		return nil
+	})
+	return seq, hash, err
+}
+
+// AuditHasAnchor reports whether the chain holds an entry with hash: an
+// anchor kept outside the store (AuditHead) is still part of the chain,
+// so nothing up to it was rewritten. Call VerifyAudit first.
+func (db *DB) AuditHasAnchor(hash string) (bool, error) {
+	found := false
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketChain).ForEach(func(k, v []byte) error {
+			if h, _, ok := bytes.Cut(v, []byte("\n")); ok && string(h) == hash {
+				found = true
+			}
+			return nil
+		})
+	})
+	return found, err
 }

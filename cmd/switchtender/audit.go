@@ -23,6 +23,7 @@ func cmdAudit(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("audit "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfgPath := fs.String("config", "", "the server's configuration file")
+	head := fs.String("head", "", "verify: a head hash kept from an earlier verify or the server log; it must still be in the chain")
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{fmt.Sprintf("audit %s: %v", args[0], err)}
 	}
@@ -39,12 +40,7 @@ func cmdAudit(args []string, stdout io.Writer) error {
 	}
 	defer db.Close()
 	if args[0] == "verify" {
-		n, err := db.VerifyAudit()
-		if err != nil {
-			return fmt.Errorf("%d entries verified, then: %w", n, err)
-		}
-		fmt.Fprintf(stdout, "audit trail verified: %d entries, each chained to the one before\n", n)
-		return nil
+		return verifyAudit(db, *head, stdout)
 	}
 	events, err := db.AuditTrail(nil)
 	if err != nil {
@@ -56,5 +52,29 @@ func cmdAudit(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// verifyAudit checks the chain, and that the anchor head (if given) is
+// still in it, then prints the head to keep for the next time.
+func verifyAudit(db *store.DB, head string, stdout io.Writer) error {
+	n, err := db.VerifyAudit()
+	if err != nil {
+		return fmt.Errorf("%d entries verified, then: %w", n, err)
+	}
+	if head != "" {
+		ok, err := db.AuditHasAnchor(head)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: no entry has the head hash %s that was kept; entries up to it were rewritten or removed", store.ErrAuditBroken, head)
+		}
+	}
+	seq, h, err := db.AuditHead()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "audit trail verified: %d entries, each chained to the one before\nhead: entry %d, hash %s (keep it outside this machine; verify --head checks nothing before it changed)\n", n, seq, h)
 	return nil
 }

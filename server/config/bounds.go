@@ -1,7 +1,11 @@
 package config
 
 import (
+	"errors"
+
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/switchtender/switchtender/gate"
 )
 
 // Bounds on a configuration file, checked before the HCL parser sees it, so
@@ -22,25 +26,12 @@ func (p *parser) checkBounds(src []byte) bool {
 			"the configuration file is %d bytes, over the %d bytes it may have", len(src), MaxFileSize)
 		return false
 	}
-	depth := 0
-	pos := hcl.InitialPos
-	for i, c := range src {
-		switch c {
-		case '{', '[', '(':
-			if depth++; depth > MaxNesting {
-				at := hcl.Pos{Line: pos.Line, Column: pos.Column, Byte: i}
-				p.errorf(hcl.Range{Filename: p.filename, Start: at, End: at}, "Nested too deeply",
-					"brackets, braces and parentheses nest more than %d levels deep here; a configuration needs far fewer", MaxNesting)
-				return false
-			}
-		case '}', ']', ')':
-			depth = max(0, depth-1)
-		}
-		if c == '\n' {
-			pos.Line, pos.Column = pos.Line+1, 1
-		} else {
-			pos.Column++
-		}
+	var ne *gate.NestingError
+	if err := gate.NestingDepth(src, MaxNesting); errors.As(err, &ne) {
+		at := hcl.Pos{Line: ne.Line, Column: 1}
+		p.errorf(hcl.Range{Filename: p.filename, Start: at, End: at}, "Nested too deeply",
+			"brackets, interpolations, unary operators or conditionals nest more than %d levels deep here; a configuration needs far fewer", MaxNesting)
+		return false
 	}
 	return true
 }

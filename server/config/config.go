@@ -351,7 +351,7 @@ func FormatDiagnostic(d *hcl.Diagnostic) string {
 // cannot be read gives a wrapped os error; a file that is wrong gives *Error.
 func Load(path string) (*Config, error) {
 	src, err := gate.ReadConfigFile(path) // regular, bounded, without blocking on a FIFO
-	if errors.Is(err, gate.ErrTooDeep) {
+	if errors.Is(err, gate.ErrTooDeep) || errors.Is(err, gate.ErrTooManyBlocks) {
 		src, err = os.ReadFile(path) // Parse reports where, with file:line
 	}
 	if err != nil {
