@@ -271,7 +271,7 @@ func messages(doc map[string]any, key string) ([]string, error) {
 	for _, m := range set {
 		s, ok := m.(string)
 		if !ok {
-			return nil, fmt.Errorf("%s contains %v (%T); its messages must be strings", key, m, m)
+			return nil, fmt.Errorf("%s contains a %T; its messages must be strings (the value is not repeated here: it may come from the plan)", key, m)
 		}
 		out = append(out, s)
 	}

@@ -66,18 +66,25 @@ type pathStep struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// walkPath follows path from v. Where a step does not resolve, the value
-// reached so far is returned whole, so more is masked rather than less.
-func walkPath(v any, path []pathStep) any {
-	for _, st := range path {
-		v = unwrapDynamic(v)
+// walkPath follows path from an instance's attributes. Only an attribute's
+// own value can be of dynamic type as the state stores it (terraform_data's
+// input: {"value":…,"type":…}), so only there is the wrapper entered; an
+// object deeper down that happens to have just those two keys is data.
+// Where a step does not resolve, the value reached so far is returned
+// whole, so more is masked rather than less.
+func walkPath(attrs map[string]any, path []pathStep) any {
+	var v any = attrs
+	for i, st := range path {
 		next, ok := step(v, st)
 		if !ok {
 			return v
 		}
 		v = next
+		if i == 0 {
+			v = unwrapDynamic(v)
+		}
 	}
-	return unwrapDynamic(v)
+	return v
 }
 
 func step(v any, st pathStep) (any, bool) {
@@ -126,10 +133,11 @@ func unwrapDynamic(v any) any {
 	return v
 }
 
-// ValueStrings returns the string forms of a JSON value as the masker should
-// know them: the document itself, and for a list or object each element
-// (recursively) as SensitiveValues renders it. A document that is not JSON
-// gives just itself.
+// ValueStrings returns the string forms of a secret JSON value (a sensitive
+// answer) as the masker should know them: the document itself, each element
+// of a list or object (recursively) as SensitiveValues renders it, and the
+// keys of its objects, which OpenTofu prints as they are beside a masked
+// value. A document that is not JSON gives just itself.
 func ValueStrings(doc string) []string {
 	c := collector{seen: map[string]bool{}}
 	c.add(doc)
@@ -138,6 +146,22 @@ func ValueStrings(doc string) []string {
 	var v any
 	if err := d.Decode(&v); err == nil {
 		c.addAll(v)
+		addKeys(&c, v)
 	}
 	return c.out
+}
+
+// addKeys adds the keys of every object in v.
+func addKeys(c *collector, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			c.add(k)
+			addKeys(c, e)
+		}
+	case []any:
+		for _, e := range x {
+			addKeys(c, e)
+		}
+	}
 }

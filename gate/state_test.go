@@ -67,3 +67,15 @@ func TestValueStrings(t *testing.T) {
 		t.Errorf("non-JSON: %q", got)
 	}
 }
+
+// An object deeper than the attribute that happens to have just the keys
+// "value" and "type" is data, not the dynamic wrapper: its "type" can be
+// the sensitive part.
+func TestStateSensitiveValueInAValueTypeObject(t *testing.T) {
+	doc := `{"resources":[{"instances":[{"attributes":{"input":{"value":{"cred":{"value":"public-part","type":"nested-canary-5a5a"}},"type":["object",{}]}},
+	  "sensitive_attributes":[[{"type":"get_attr","value":"input"},{"type":"get_attr","value":"cred"},{"type":"get_attr","value":"type"}]]}]}]}`
+	got, err := StateSensitiveValues([]byte(doc))
+	if err != nil || !slices.Contains(got, "nested-canary-5a5a") || slices.Contains(got, "public-part") {
+		t.Errorf("got %q, %v", got, err)
+	}
+}

@@ -286,7 +286,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.rememberSecrets(x.dir, secrets, x.masker); err != nil {
+	if err := s.rememberSecrets(r.Project, secrets, x.masker); err != nil {
 		return err
 	}
 	creds[runMarkerVar] = s.runMarker(r.ID)

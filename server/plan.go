@@ -53,6 +53,12 @@ func showStep(ctx context.Context, x *execution) error {
 // summary nil; decide then holds it (the gate fails closed).
 func measureStep(ctx context.Context, x *execution) error {
 	x.summary, _ = gate.AnalyzePlan(x.planJSON)
+	// What the rules say about the plan (a policy's messages, its errors)
+	// may quote the plan's values: the ones it marks sensitive join the
+	// masker before any reason is stored or shown.
+	if sens, err := gate.SensitiveValues(x.planJSON); err == nil {
+		x.masker.Add(sens...)
+	}
 	return nil
 }
 
@@ -130,10 +136,10 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		p.Addresses = sum.ByAction
 	}
 	for _, h := range dec.Holds {
-		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers})
+		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason), Approvers: h.Approvers})
 	}
 	for _, h := range dec.Refusals {
-		p.Refusals = append(p.Refusals, store.Hold{Rule: h.Rule, Reason: h.Reason})
+		p.Refusals = append(p.Refusals, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason)})
 	}
 	return p
 }

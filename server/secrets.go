@@ -22,8 +22,10 @@ import (
 // the "before" side of the next diff); and every value the current state
 // marks sensitive (a value known before planning is printed by the plan).
 
-// blobAnswers is the store's kind for a working directory's earlier secret
-// answers, sealed with the server key, keyed by the working directory.
+// blobAnswers is the store's kind for a project's earlier secret answers,
+// sealed with the server key, keyed by the project: working directories of
+// one checkout may share a state (a backend path, a remote state), and a
+// value remembered too widely is only masked where it was not needed.
 const blobAnswers = "answers"
 
 // maxRememberedSecrets bounds a working directory's remembered secrets; the
@@ -43,12 +45,15 @@ func secretForms(encoded string) []string {
 	return out
 }
 
-// rememberSecrets adds the secrets earlier runs of working directory dir
-// were given to m, then remembers this run's (values) for the runs after
-// it, sealed. Runs in one working directory never execute at once, so the
-// read-modify-write needs no lock of its own.
-func (s *Server) rememberSecrets(dir string, values []string, m *mask.Masker) error {
-	bind := "workdir:" + dir
+// rememberSecrets adds the secrets earlier runs of the project were given
+// to m, then remembers this run's (values) for the runs after it, sealed.
+// Runs of one project may execute at once, so the read-modify-write holds
+// the server's lock for remembered secrets.
+func (s *Server) rememberSecrets(project string, values []string, m *mask.Masker) error {
+	s.secretsMu.Lock()
+	defer s.secretsMu.Unlock()
+	dir := "project:" + project
+	bind := dir
 	var known []string
 	blob, err := s.db.GetBlob(blobAnswers, dir)
 	switch {
@@ -138,9 +143,9 @@ func (x *execution) readState(ctx context.Context) ([]byte, error) {
 }
 
 // localStatePath returns where the local backend keeps the working
-// directory's state (spec of OpenTofu's local backend: terraform.tfstate,
-// its "path" setting, or terraform.tfstate.d/WORKSPACE/ for a selected
-// workspace), or false when init configured another backend.
+// directory's state in the default workspace (terraform.tfstate, or the
+// backend's "path" setting), or false when init configured another backend
+// or a workspace is selected: then only `state pull` is sure.
 func localStatePath(dir string) (string, bool) {
 	var backend struct {
 		Backend *struct {
@@ -157,18 +162,19 @@ func localStatePath(dir string) (string, bool) {
 	if b, err := os.ReadFile(filepath.Join(dir, ".terraform", "environment")); err == nil {
 		ws = strings.TrimSpace(string(b))
 	}
-	if be := backend.Backend; be != nil && be.Type != "local" {
+	be := backend.Backend
+	if (be != nil && be.Type != "local") || (ws != "default" && ws != "") {
+		// Another backend, or a workspace (whose directory workspace_dir may
+		// move): only the tool knows for sure, so state pull reads it.
 		return "", false
-	} else if be != nil {
-		if p, ok := be.Config["path"].(string); ok && p != "" && ws == "default" {
+	}
+	if be != nil {
+		if p, ok := be.Config["path"].(string); ok && p != "" {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
 			return p, true
 		}
-	}
-	if ws != "default" && ws != "" {
-		return filepath.Join(dir, "terraform.tfstate.d", ws, "terraform.tfstate"), true
 	}
 	return filepath.Join(dir, "terraform.tfstate"), true
 }

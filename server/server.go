@@ -80,6 +80,7 @@ type Server struct {
 	policyTime time.Duration
 	runner     toolRunner // starts tool processes; package exec
 	held       heldIndex  // runs holding a saved plan, by working directory
+	secretsMu  sync.Mutex // serialises remembering a project's secret answers
 	sshLimits  sshLimits  // Options' SSH limits with defaults filled in
 
 	mu     sync.Mutex

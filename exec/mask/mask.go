@@ -280,11 +280,18 @@ func appendForms(out []string, f string) []string {
 			out = append(out, base64Core(e, f, k))
 		}
 	}
-	if strings.Contains(f, "\n") {
-		for line := range strings.SplitSeq(f, "\n") {
-			line = strings.TrimSuffix(line, "\r")
+	// OpenTofu prints a provisioner's output line by line, breaking at \n
+	// and \r and trimming white space: each line, and the value trimmed.
+	out = append(out, strings.TrimSpace(f))
+	if strings.ContainsAny(f, "\n\r") {
+		for line := range strings.FieldsFuncSeq(f, func(r rune) bool { return r == '\n' || r == '\r' }) {
 			out = append(out, line, strings.TrimSpace(line))
 		}
+	}
+	// A number is printed in OpenTofu's diagnostics with ten significant
+	// digits ("4.111111111e+16").
+	if n, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err == nil {
+		out = append(out, strconv.FormatFloat(n, 'g', 10, 64))
 	}
 	return out
 }
