@@ -84,7 +84,7 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if kind == "" {
 		kind = KindApply
 	}
-	if kind == "check" {
+	if kind == KindCheck {
 		return nil, errorf(ErrInvalid, "drift checks are not available in this version; a dry run previews the same plan")
 	}
 	if kind != KindApply && kind != KindPlan {

@@ -61,8 +61,10 @@ type Kind string
 
 // Run kinds, as launch names them.
 const (
-	KindApply Kind = "apply" // a real run
-	KindPlan  Kind = "plan"  // a dry run
+	KindApply     Kind = "apply"     // a real run
+	KindPlan      Kind = "plan"      // a dry run
+	KindCheck     Kind = "check"     // a drift check: a dry run that keeps a plan that finds drift
+	KindReconcile Kind = "reconcile" // an apply of exactly the plan a drift check kept
 )
 
 // Stage is what a proposal asks to release.
