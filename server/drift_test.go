@@ -249,3 +249,18 @@ func TestReconcileRefusalsAndRaces(t *testing.T) {
 		t.Errorf("no reconcile was approved, yet the state has %d servers", n)
 	}
 }
+
+// A kept plan survives a restart: the reconcile is proposed afterwards and
+// applies the digest the check showed; no plaintext plan anywhere.
+func TestKeptPlanSurvivesRestart(t *testing.T) {
+	h := driftedData(t, "")
+	digest := h.check("2").Check.Plan.Digest
+	h.restart()
+	h.noPlaintextPlan()
+	h.mustSSH("alice", "reconcile", "2")
+	h.mustSSH("bob", "approve", "3", "--digest", digest)
+	h.waitStatus("3", StatusSucceeded)
+	if r, _ := h.srv.db.GetRun("3"); releasedDigest(r) != digest || h.stateCount() != 3 {
+		t.Errorf("after restart: applied %q, %d servers", releasedDigest(r), h.stateCount())
+	}
+}
