@@ -22,6 +22,13 @@ func PlanArgs(planFile string) []string {
 	return []string{"plan", "-input=false", "-no-color", "-out=" + planFile}
 }
 
+// CheckArgs returns the arguments of a drift check's plan, which saves its
+// plan file at planFile and exits 0 when nothing would change, 2 when
+// something would, and 1 on an error (-detailed-exitcode).
+func CheckArgs(planFile string) []string {
+	return []string{"plan", "-detailed-exitcode", "-input=false", "-no-color", "-out=" + planFile}
+}
+
 // ApplyAutoArgs returns the arguments of an apply no rule covers: it plans
 // and applies in one step.
 func ApplyAutoArgs() []string {

@@ -178,12 +178,13 @@ func Exempt(ex []*Exemption, req Request) (*Exemption, bool) {
 // ReservedRuleNames are the names of the holds the server makes itself
 // (see Reason). A configured rule may not take one: releases are recorded
 // by rule name, so a rule named like one would be released with it.
-var ReservedRuleNames = []string{"require_approval", "ai_proposal", "agent", "gate"}
+var ReservedRuleNames = []string{"require_approval", "ai_proposal", "agent", "gate", "reconcile"}
 
 // Reason says why a proposal is held or refused. Rule is the rule's name,
 // or for a reason that is not a configured rule's: "require_approval" or
 // "ai_proposal" (the submission asks for approval), "agent" (an agent asked
-// and no exemption covers it), "gate" (the plan could not be read).
+// and no exemption covers it), "gate" (the plan could not be read),
+// "reconcile" (a reconcile of a drift check's plan, always held).
 type Reason struct {
 	Rule, Reason string
 	// Approvers may release this hold; empty means anyone with the approve

@@ -50,7 +50,7 @@ func verifyStep(ctx context.Context, x *execution) error {
 	}
 	if basis != (stateBasis{Lineage: p.Lineage, Serial: p.Serial}) {
 		x.say("the state changed after the plan was made (lineage %q serial %d, now lineage %q serial %d); refusing the saved plan", p.Lineage, p.Serial, basis.Lineage, basis.Serial)
-		return end(StatusStale, -1, "%s", staleMessage(x.run.ID))
+		return end(StatusStale, -1, "%s", staleMessage(x.run))
 	}
 	x.planPath, err = seal.WriteFile(x.private, planFileName, plain)
 	if err != nil {
@@ -107,7 +107,7 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 	}
 	res, err := x.tool(ctx, "apply", exec.ApplyPlanArgs(x.planPath))
 	if err != nil && res.Stale && ctx.Err() == nil {
-		return end(StatusStale, res.ExitCode, "%s", staleMessage(x.run.ID))
+		return end(StatusStale, res.ExitCode, "%s", staleMessage(x.run))
 	}
 	if err != nil {
 		return err
@@ -115,9 +115,21 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 	return end(StatusSucceeded, res.ExitCode, "Applied %s.", what)
 }
 
-// staleMessage is what run id says when its saved plan proved stale.
-func staleMessage(id string) string {
-	return "The saved plan is stale: the state changed after the plan was made, so it was refused and nothing was applied. The proposal has to be made again: `rerun " + id + "` (same answers), or submit the apply again, and it is planned afresh."
+// staleMessage is what run r says when its saved plan proved stale.
+func staleMessage(r store.Run) string {
+	if Kind(r.Kind) == KindReconcile {
+		return "The saved plan is stale: the state changed after check " + r.ReconcileOf + " made it, so it was refused and nothing was applied. " + againHint(r)
+	}
+	return "The saved plan is stale: the state changed after the plan was made, so it was refused and nothing was applied. The proposal has to be made again: `rerun " + r.ID + "` (same answers), or submit the apply again, and it is planned afresh."
+}
+
+// againHint says how a stale proposal is made again: a rerun, or for a
+// reconcile the check run again and the reconcile proposed from it.
+func againHint(r store.Run) string {
+	if Kind(r.Kind) == KindReconcile {
+		return "Run the check again (`launch " + r.Template + " --check`) and propose the reconcile from it (`reconcile` with the new check's run)."
+	}
+	return "`rerun " + r.ID + "` plans it afresh with the same answers."
 }
 
 // releasedDigest is the digest the last plan-stage release covered: a

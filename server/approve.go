@@ -96,7 +96,7 @@ func notHeld(r store.Run) error {
 	case st == StatusSucceeded && r.Proposal != nil && r.Proposal.Used:
 		return errorf(ErrConflict, "run %s already applied its plan; an approval cannot be given twice", r.ID)
 	case st == StatusStale:
-		return errorf(ErrConflict, "run %s is stale: the state changed after its plan was made, so it can never apply; `rerun %s` plans it afresh with the same answers", r.ID, r.ID)
+		return errorf(ErrConflict, "run %s is stale: the state changed after its plan was made, so it can never apply. %s", r.ID, againHint(r))
 	case st.Final():
 		return errorf(ErrConflict, "run %s is %s, not awaiting approval; `rerun %s` submits it again for a new proposal", r.ID, r.Status, r.ID)
 	case last != nil && Decision(last.Decision) == DecisionApprove:

@@ -11,8 +11,8 @@ import (
 
 var launchCommand = command{
 	name:    "launch",
-	usage:   "launch TEMPLATE [--dry-run] [--var NAME=VALUE]... [--answers -] [--require-approval] [--ai-proposal] [--wait] [--json]",
-	summary: "queue a run: an apply, or with --dry-run a plan",
+	usage:   "launch TEMPLATE [--dry-run | --check] [--var NAME=VALUE]... [--answers -] [--require-approval] [--ai-proposal] [--wait] [--json]",
+	summary: "queue a run: an apply, with --dry-run a plan, with --check a drift check",
 	help: `Answers (--var) are checked against the template's survey before anything
 is queued: a missing required answer, an unknown field or a value of the
 wrong type is refused, naming the field. An apply that a rule holds waits
@@ -25,6 +25,12 @@ never stands on a command line (shell history, ps, CI logs):
 It combines with --var for the others; a name in both is refused. Strings,
 numbers, bools, lists and maps are given as JSON values.
 
+--check runs a drift check: a plan with -detailed-exitcode. No changes ends
+it "no drift"; changes keep its plan sealed and show the drift per address
+and attribute (show RUN), and ` + "`reconcile RUN`" + ` proposes applying exactly
+that plan. A later check of the same working directory drops the plan an
+earlier one kept.
+
 --wait streams the masked log until the run ends or is held, then prints
 the run; it exits 1 unless the run succeeded or waits for approval.`,
 	args: []string{"TEMPLATE"},
@@ -34,6 +40,7 @@ the run; it exits 1 unless the run succeeded or waits for approval.`,
 		fs.Var(f.vars, "var", "a survey answer `NAME=VALUE` (repeatable)")
 		fs.StringVar(&f.answers, "answers", "", "read survey answers as a JSON object from standard input (`-`); for secrets")
 		fs.BoolVar(&f.dry, "dry-run", false, "plan only: preview the change without touching infrastructure")
+		fs.BoolVar(&f.check, "check", false, "a drift check: plan, and keep the plan sealed if it finds drift")
 		fs.BoolVar(&f.requireApproval, "require-approval", false, "the apply its plan proposes waits for a person")
 		fs.BoolVar(&f.ai, "ai-proposal", false, "mark the apply as proposed by an AI (it waits for a person)")
 		fs.BoolVar(&f.wait, "wait", false, "stream the log and wait until the run ends or is held")
@@ -43,10 +50,11 @@ the run; it exits 1 unless the run succeeded or waits for approval.`,
 
 // launchFlags are launch's flags once parsed.
 type launchFlags struct {
-	vars                     *varsFlag
-	answers                  string // "-": a JSON object of answers on standard input
-	dry, requireApproval, ai bool
-	wait                     bool
+	vars                *varsFlag
+	answers             string // "-": a JSON object of answers on standard input
+	dry, check          bool
+	requireApproval, ai bool
+	wait                bool
 }
 
 // varsFlag collects repeated --var NAME=VALUE. Set never fails, so the
@@ -87,6 +95,12 @@ func (c *call) launch(f *launchFlags) int {
 		if f.requireApproval || f.ai {
 			return c.usageErr("launch: --require-approval and --ai-proposal ask that an apply wait for a person; a dry run applies nothing, so drop one or the other")
 		}
+	}
+	if f.check {
+		if f.dry {
+			return c.usageErr("launch: --dry-run and --check are two kinds of run; give one")
+		}
+		kind = KindCheck
 	}
 	answers, code := c.answers(f)
 	if code != exitOK {

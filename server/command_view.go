@@ -37,6 +37,9 @@ type runView struct {
 	// Counts is the plan's counts in tofu's words ("N to add, N to change,
 	// N to destroy"), for a saved plan.
 	Counts string `json:"counts,omitempty"`
+	// Reconcile says, for a drift check, whether a reconcile can still be
+	// proposed from it and, if not, why not.
+	Reconcile string `json:"reconcile,omitempty"`
 }
 
 // refreshed returns r after checking whether its held plan went stale (so
@@ -78,6 +81,15 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 			v.WaitingForYou = s.waitingFor(r, who)
 		}
 	}
+	if Kind(r.Kind) == KindCheck {
+		v.Reconcile = reconcileNote(r)
+		if c := r.Check; c != nil && c.Plan != nil && !withPlan {
+			cc, cp := *c, *c.Plan
+			cp.PlanText = ""
+			cc.Plan = &cp
+			r.Check = &cc
+		}
+	}
 	v.Run = r
 	return v
 }
@@ -97,6 +109,9 @@ func (c *call) printRun(r store.Run, detail bool) int {
 	}
 	writeRunDetail(c.out, v)
 	writeApprovals(c.out, v.Approvals)
+	if v.Check != nil {
+		writeCheck(c.out, v)
+	}
 	if v.Proposal != nil {
 		writeProposal(c.out, v)
 	}
@@ -118,6 +133,12 @@ func writeRunHead(w io.Writer, v runView) {
 	}
 	if v.NewerProposal != "" {
 		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", v.NewerProposal)
+	}
+	if v.ReconcileOf != "" {
+		fmt.Fprintf(w, "  a reconcile of drift check %s\n", v.ReconcileOf)
+	}
+	if v.Reconcile != "" {
+		fmt.Fprintf(w, "  reconcile: %s\n", v.Reconcile)
 	}
 }
 

@@ -96,6 +96,8 @@ type execution struct {
 	digest   string        // the saved plan's digest
 	basis    stateBasis    // the state the plan was made from
 	approved string        // the digest the apply carries out
+	drift    *gate.Drift   // a check's drift and changes, per address and attribute
+	decision gate.Decision // the rules' decision on a check's plan, as a reconcile would carry it
 }
 
 // execute is the scheduler's job function: it claims a queued run, prepares
@@ -145,6 +147,12 @@ func (s *Server) stepsFor(r store.Run) []step {
 		return append([]step{{"state secrets", stateSecretsStep}}, apply...)
 	case Kind(r.Kind) == KindPlan:
 		return append(init, step{"plan", dryRunStep})
+	case Kind(r.Kind) == KindCheck:
+		return append(init, checkSteps()...)
+	case Kind(r.Kind) == KindReconcile:
+		return []step{{"plan", func(context.Context, *execution) error {
+			return errors.New("a reconcile only applies the plan its check kept, once released; it never plans")
+		}}}
 	case !gate.NeedsSavedPlan(s.rules, s.gateRequest(r)):
 		return append(init, step{"apply", applyAutoStep})
 	}

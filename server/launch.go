@@ -39,7 +39,7 @@ func (id Identity) Has(role string) bool {
 // LaunchRequest is a run as a person or an agent asks for it.
 type LaunchRequest struct {
 	Template string
-	Kind     Kind              // KindApply or KindPlan; empty means KindApply
+	Kind     Kind              // KindApply, KindPlan or KindCheck; empty means KindApply
 	Answers  map[string]string // survey answers as typed: NAME -> VALUE; a field left out takes its default
 	// RequireApproval asks that the apply its plan proposes wait for a
 	// person whatever the rules say (spec "A gated apply ...").
@@ -84,11 +84,14 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if kind == "" {
 		kind = KindApply
 	}
-	if kind == KindCheck {
-		return nil, errorf(ErrInvalid, "drift checks are not available in this version; a dry run previews the same plan")
+	if kind == KindReconcile {
+		return nil, errorf(ErrInvalid, "a reconcile is not launched: it is proposed from a drift check that kept a plan, with `reconcile CHECK`")
 	}
-	if kind != KindApply && kind != KindPlan {
-		return nil, errorf(ErrInvalid, "unknown run kind %q: use a real run (apply) or --dry-run (plan)", kind)
+	if kind != KindApply && kind != KindPlan && kind != KindCheck {
+		return nil, errorf(ErrInvalid, "unknown run kind %q: use a real run (apply), --dry-run (plan) or --check (drift check)", kind)
+	}
+	if kind == KindCheck && (req.RequireApproval || req.AIProposal) {
+		return nil, errorf(ErrInvalid, "a drift check applies nothing, so --require-approval and --ai-proposal do not go with it; a reconcile proposed from it is always held for a person")
 	}
 	if q := s.cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
 		return nil, errorf(ErrInvalid, "template %q runs on queue %q, which relay workers of pool %q execute; relay workers are not available in this version, so point the template at a queue the control node executes", t.Name, q.Name, q.Pool)
@@ -210,6 +213,9 @@ func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
 	var holds []store.Hold
 	if req.Agent && !req.Exempted {
 		holds = append(holds, store.Hold{Rule: "agent", Reason: req.Requester + " is an agent and no exemption covers this run"})
+	}
+	if Kind(req.Kind) == KindCheck {
+		req.Kind = string(KindPlan) // a check plans as a dry run does
 	}
 	if Kind(req.Kind) != KindPlan {
 		return holds

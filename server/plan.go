@@ -23,6 +23,12 @@ import (
 // (masked, as logged) to show approvers.
 func planStep(ctx context.Context, x *execution) error {
 	x.planPath = filepath.Join(x.private, planFileName)
+	return x.loggedPlan(ctx, exec.PlanArgs(x.planPath))
+}
+
+// loggedPlan runs a plan with args and keeps what it printed (masked, as
+// logged) in planText, even when it exits 2 (a check's plan with changes).
+func (x *execution) loggedPlan(ctx context.Context, args []string) error {
 	x.out.Flush()
 	if err := x.sink.Flush(); err != nil {
 		return fmt.Errorf("storing the log: %w", err)
@@ -31,14 +37,12 @@ func planStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return fmt.Errorf("reading the log's size: %w", err)
 	}
-	if _, err := x.tool(ctx, "plan", exec.PlanArgs(x.planPath)); err != nil {
-		return err
-	}
+	_, perr := x.tool(ctx, "plan", args)
 	if err := x.sink.Flush(); err != nil {
 		return fmt.Errorf("storing the log: %w", err)
 	}
 	x.planText = x.s.logText(x.run.ID, from)
-	return nil
+	return perr
 }
 
 // showStep renders the saved plan as JSON for the gate: the gate reads the

@@ -206,8 +206,8 @@ func (s *Server) checkStale(r store.Run) error {
 		if now == (stateBasis{p.Lineage, p.Serial}) {
 			return nil
 		}
-		return s.markStale(r, fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; the state file now has serial %d%s), so it can never apply and nothing was applied. `rerun %s` plans it afresh with the same answers.",
-			p.Serial, now.Serial, lineageNote(p.Lineage, now.Lineage), r.ID))
+		return s.markStale(r, fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; the state file now has serial %d%s), so it can never apply and nothing was applied. %s",
+			p.Serial, now.Serial, lineageNote(p.Lineage, now.Lineage), againHint(r)))
 	}
 	st, err := s.db.GetWorkdirState(s.runDir(r))
 	if errors.Is(err, store.ErrNotFound) {
@@ -219,8 +219,8 @@ func (s *Server) checkStale(r store.Run) error {
 	if !st.At.After(p.CreatedAt) || (stateBasis{st.Lineage, st.Serial}) == (stateBasis{p.Lineage, p.Serial}) {
 		return nil
 	}
-	reason := fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; run %s left serial %d%s), so it can never apply and nothing was applied. `rerun %s` plans it afresh with the same answers.",
-		p.Serial, st.RunID, st.Serial, lineageNote(p.Lineage, st.Lineage), r.ID)
+	reason := fmt.Sprintf("the state changed after this plan was made (it was planned from serial %d; run %s left serial %d%s), so it can never apply and nothing was applied. %s",
+		p.Serial, st.RunID, st.Serial, lineageNote(p.Lineage, st.Lineage), againHint(r))
 	return s.markStale(r, reason)
 }
 
@@ -273,7 +273,7 @@ func (s *Server) markStale(r store.Run, reason string) error {
 // there, and no state can be read while the server stops or starts, so the
 // plans are not trusted (the gate fails closed). A dry run changes no state.
 func (s *Server) staleAfterInterrupt(r store.Run) {
-	if Kind(r.Kind) == KindPlan {
+	if k := Kind(r.Kind); k == KindPlan || k == KindCheck {
 		return
 	}
 	held, err := s.heldInDir(s.runDir(r), r.ID)
@@ -282,7 +282,7 @@ func (s *Server) staleAfterInterrupt(r store.Run) {
 		return
 	}
 	for _, h := range held {
-		reason := fmt.Sprintf("run %s was interrupted while it executed in this working directory, so the state this plan was made from may have changed and nothing was applied. `rerun %s` plans it afresh with the same answers.", r.ID, h.ID)
+		reason := fmt.Sprintf("run %s was interrupted while it executed in this working directory, so the state this plan was made from may have changed and nothing was applied. %s", r.ID, againHint(h))
 		if err := s.markStale(h, reason); err != nil {
 			s.log.Error("marking a held plan stale", "run", h.ID, "err", err)
 		}

@@ -410,8 +410,8 @@ func blobKey(kind, key string) ([]byte, error) {
 }
 
 // PutBlob stores blob under (kind, key), replacing any earlier one: sealed
-// plans as ("plan", runID), kept drift-check plans as ("drift", working
-// directory key). Blobs are stored as given; seal them first.
+// plans as ("plan", runID), kept drift-check plans as ("drift", the
+// check's run ID). Blobs are stored as given; seal them first.
 func (db *DB) PutBlob(kind, key string, blob []byte) error {
 	k, err := blobKey(kind, key)
 	if err != nil {

@@ -35,9 +35,33 @@ type Run struct {
 	CreatedAt       time.Time         `json:"created_at"`
 	StartedAt       time.Time         `json:"started_at"`
 	FinishedAt      time.Time         `json:"finished_at"`
-	Proposal        *Proposal         `json:"proposal"`  // nil until the run proposes (or is held at request)
-	Approvals       []Approval        `json:"approvals"` // in the order they were given
-	Steps           []Step            `json:"steps"`     // which tofu steps ran, exit codes
+	Proposal        *Proposal         `json:"proposal"`        // nil until the run proposes (or is held at request)
+	Approvals       []Approval        `json:"approvals"`       // in the order they were given
+	Steps           []Step            `json:"steps"`           // which tofu steps ran, exit codes
+	Check           *Check            `json:"check,omitempty"` // a drift check's finding, once its plan was read
+}
+
+// Check is what a drift check found and what became of the plan it kept.
+// Its Plan is proposal-like (digest, counts, addresses, basis, plan text)
+// and never held itself: a reconcile carries it. Drift and Changes name
+// addresses and attributes only, never values.
+type Check struct {
+	Drifted      bool           `json:"drifted"`        // the plan changes something (plan exit code 2)
+	Plan         *Proposal      `json:"plan,omitempty"` // the kept plan, as a reconcile proposes it
+	Drift        []ResourceDiff `json:"drift"`          // resource_drift: changed outside OpenTofu
+	Changes      []ResourceDiff `json:"changes"`        // resource_changes: what the configuration would do
+	Kept         bool           `json:"kept"`           // a sealed plan is kept (blob "drift", key = this run's ID)
+	SupersededBy string         `json:"superseded_by"`  // the newer check of the same working directory that dropped the plan
+	ReconciledBy string         `json:"reconciled_by"`  // the reconcile that carries the plan
+	CheckedAt    time.Time      `json:"checked_at"`
+}
+
+// ResourceDiff is one resource instance a plan names, with the top-level
+// attributes that differ (names only: values may be sensitive).
+type ResourceDiff struct {
+	Address    string   `json:"address"`
+	Action     string   `json:"action"`
+	Attributes []string `json:"attributes,omitempty"`
 }
 
 // Proposal is what a gated run proposes to apply: the saved plan's digest,

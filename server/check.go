@@ -1,0 +1,234 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/store"
+)
+
+// A drift check (spec "A drift check works the same way") is a dry run
+// that saves its plan with -detailed-exitcode: exit 0, no changes, keeps
+// nothing; exit 2 keeps the saved plan sealed (blob "drift", keyed and
+// bound to the check's run ID) so that `reconcile CHECK` proposes applying
+// exactly that plan. A later check of the same working directory drops the
+// plan an earlier one kept, whether or not it finds drift.
+
+// blobDrift is the store's kind for a drift check's kept plan, keyed by the
+// check's run ID.
+const blobDrift = "drift"
+
+// driftBinding is what a kept plan is sealed to: the check's run ID, told
+// apart from a run's own saved plan.
+func driftBinding(checkID string) string { return "drift:" + checkID }
+
+// checkSteps are a check's steps after init: plan, show, measure, keep.
+func checkSteps() []step {
+	return []step{{"plan", checkPlanStep}, {"show", showStep}, {"measure", checkMeasureStep}, {"keep", keepStep}}
+}
+
+// checkPlanStep plans with -detailed-exitcode into the private directory.
+// Exit 2 goes on to read and keep the plan; exit 0 ends the check "no
+// drift", dropping what earlier checks kept.
+func checkPlanStep(ctx context.Context, x *execution) error {
+	x.planPath = filepath.Join(x.private, planFileName)
+	err := x.loggedPlan(ctx, exec.CheckArgs(x.planPath))
+	var sf *stepFailed
+	if errors.As(err, &sf) && sf.exit == 2 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	x.s.supersedeChecks(x.run)
+	x.s.recordCheck(x.run.ID, &store.Check{CheckedAt: time.Now()})
+	return end(StatusSucceeded, 0, "No drift: the state matches the configuration, so this check kept no plan and there is nothing to reconcile.")
+}
+
+// checkMeasureStep measures the plan as a gated apply's is measured (and
+// adds its sensitive values to the masker), reads its drift apart from its
+// changes, and lets the rules decide on it as the apply a reconcile would
+// make, so a reconcile is held by them too and refused if they refuse.
+func checkMeasureStep(ctx context.Context, x *execution) error {
+	if err := measureStep(ctx, x); err != nil {
+		return err
+	}
+	d, err := gate.AnalyzeDrift(x.planJSON)
+	if err != nil {
+		x.say("the plan's drift could not be read (%v); it is kept all the same", err)
+		d = &gate.Drift{}
+	}
+	x.drift = d
+	req := x.s.gateRequest(x.run)
+	req.Kind = string(KindApply)
+	x.decision = gate.Decide(ctx, req, x.planJSON, x.summary, x.s.rules, x.s.policyTime)
+	clear(x.planJSON)
+	x.planJSON = nil
+	return ctx.Err()
+}
+
+// keepStep seals the plan bound to the check, stores it, wipes the
+// plaintext, drops what earlier checks of the directory kept and records
+// the finding on the check.
+func keepStep(ctx context.Context, x *execution) error {
+	plan, err := os.ReadFile(x.planPath)
+	if err != nil {
+		return fmt.Errorf("reading the saved plan: %w", err)
+	}
+	defer clear(plan)
+	if x.basis, err = planBasis(plan); err != nil {
+		return fmt.Errorf("%v; no plan was kept", err)
+	}
+	x.digest = seal.Digest(plan)
+	sealed, err := seal.Seal(x.s.key, driftBinding(x.run.ID), plan)
+	if err != nil {
+		return fmt.Errorf("sealing the saved plan: %w", err)
+	}
+	wipe(x.s, x.planPath)
+	x.s.supersedeChecks(x.run)
+	if err := x.s.db.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
+		return fmt.Errorf("storing the sealed plan: %w", err)
+	}
+	p := x.newProposal(x.decision)
+	p.Requested = ""
+	x.s.recordCheck(x.run.ID, &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift),
+		Changes: diffsOf(x.drift.Changes), Kept: true, CheckedAt: time.Now()})
+	counts := planCounts(p)
+	x.say("drift: %d changed outside OpenTofu; the configuration would make %s; plan digest %s kept, sealed", len(x.drift.Drift), counts, p.Digest)
+	x.s.audit(x.run.ID, "switchtender", "drift", fmt.Sprintf("%d changed outside, %s; plan %s kept", len(x.drift.Drift), counts, p.Digest))
+	return end(StatusSucceeded, 2, "Drift found: %d changed outside OpenTofu, and applying the configuration would make %s. The plan %s is kept, sealed: `reconcile %s` proposes applying exactly that plan.", len(x.drift.Drift), counts, p.Digest, x.run.ID)
+}
+
+// diffsOf converts the gate's diffs to the store's.
+func diffsOf(ds []gate.ResourceDiff) []store.ResourceDiff {
+	out := make([]store.ResourceDiff, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, store.ResourceDiff{Address: d.Address, Action: d.Action, Attributes: d.Attributes})
+	}
+	return out
+}
+
+// recordCheck stores a check's finding on its run.
+func (s *Server) recordCheck(id string, c *store.Check) {
+	if _, err := s.db.UpdateRun(id, func(r *store.Run) error { r.Check = c; return nil }); err != nil {
+		s.log.Error("recording a check's finding", "run", id, "err", err)
+	}
+}
+
+// supersedeChecks drops the plans that checks older than check r kept for
+// its working directory: each blob is deleted and its check records that r
+// superseded it. A reconcile in progress is not interleaved (driftMu).
+func (s *Server) supersedeChecks(r store.Run) {
+	s.driftMu.Lock()
+	defer s.driftMu.Unlock()
+	runs, err := s.db.ListRuns()
+	if err != nil {
+		s.log.Error("finding plans earlier checks kept", "run", r.ID, "err", err)
+		return
+	}
+	me, _ := strconv.ParseUint(r.ID, 10, 64)
+	dir := s.runDir(r)
+	for _, o := range runs {
+		n, _ := strconv.ParseUint(o.ID, 10, 64)
+		if n >= me || Kind(o.Kind) != KindCheck || o.Check == nil || !o.Check.Kept || s.runDir(o) != dir {
+			continue
+		}
+		s.dropKept(o.ID, func(c *store.Check) { c.SupersededBy = r.ID })
+		s.audit(o.ID, "switchtender", "superseded", "check "+r.ID+" of the same working directory dropped the plan this check kept")
+	}
+}
+
+// dropKept records on check id that its plan is no longer kept (note says
+// why) and deletes the sealed plan. The caller holds driftMu.
+func (s *Server) dropKept(id string, note func(c *store.Check)) {
+	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
+		if r.Check != nil {
+			r.Check.Kept = false
+			note(r.Check)
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("recording a dropped plan", "run", id, "err", err)
+	} else {
+		s.changed(run)
+	}
+	if err := s.db.DeleteBlob(blobDrift, id); err != nil {
+		s.log.Error("dropping a kept plan", "run", id, "err", err)
+	}
+}
+
+// reconcileNote says whether a reconcile can still be proposed from check
+// r, and if not why not.
+func reconcileNote(r store.Run) string {
+	c := r.Check
+	switch {
+	case c == nil && statusOf(r).Final():
+		return "cannot be proposed: the check kept no plan (it is " + r.Status + ")"
+	case c == nil:
+		return "not yet: the check has not finished"
+	case !c.Drifted:
+		return "cannot be proposed: no drift, so no plan was kept"
+	case c.SupersededBy != "":
+		return "cannot be proposed: superseded by check " + c.SupersededBy + ", which dropped this plan"
+	case c.ReconciledBy != "":
+		return "cannot be proposed again: reconciled by run " + c.ReconciledBy
+	case !c.Kept:
+		return "cannot be proposed: the plan is no longer kept"
+	case c.Plan != nil && len(c.Plan.Refusals) > 0:
+		return "cannot be proposed: the rules refuse this plan (" + reasons(c.Plan.Refusals) + ")"
+	}
+	return "can be proposed: `reconcile " + r.ID + "` proposes applying exactly this plan"
+}
+
+// writeCheck writes what a drift check found: when it ran, the drift per
+// address and attribute, the changes the configuration would make, the
+// counts and the digest of the kept plan, and its masked plan text when
+// the view has it.
+func writeCheck(w io.Writer, v runView) {
+	c := v.Check
+	fmt.Fprintf(w, "drift check at %s\n", c.CheckedAt.Format(time.RFC3339))
+	if !c.Drifted {
+		fmt.Fprintln(w, "  no drift: the state matches the configuration")
+		return
+	}
+	writeDiffs(w, "changed outside OpenTofu", c.Drift)
+	writeDiffs(w, "the configuration would", c.Changes)
+	if p := c.Plan; p != nil {
+		fmt.Fprintf(w, "  digest   %s\n", p.Digest)
+		fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
+		fmt.Fprintf(w, "  plan:    %s\n", planCounts(p))
+		for _, h := range p.Holds {
+			fmt.Fprintf(w, "  a reconcile would be held by rule %s too: %s\n", h.Rule, oneLine(h.Reason))
+		}
+		if p.PlanText != "" {
+			fmt.Fprintf(w, "plan (masked):\n%s", p.PlanText)
+		}
+	}
+}
+
+// writeDiffs writes resource diffs under a heading, attributes by name.
+func writeDiffs(w io.Writer, heading string, ds []store.ResourceDiff) {
+	if len(ds) == 0 {
+		fmt.Fprintf(w, "  %s: nothing\n", heading)
+		return
+	}
+	fmt.Fprintf(w, "  %s:\n", heading)
+	for _, d := range ds {
+		attrs := ""
+		if len(d.Attributes) > 0 {
+			attrs = " (" + strings.Join(d.Attributes, ", ") + ")"
+		}
+		fmt.Fprintf(w, "    %s %s%s\n", d.Action, d.Address, attrs)
+	}
+}
