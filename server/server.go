@@ -82,6 +82,9 @@ type Server struct {
 	held       heldIndex  // runs holding a saved plan, by working directory
 	secretsMu  sync.Mutex // serialises remembering a project's secret answers
 	sshLimits  sshLimits  // Options' SSH limits with defaults filled in
+	// checks launches scheduled drift checks (schedule.go); nil when no
+	// template has a schedule. Set by Start, stopped by Close's cancel.
+	checks *checkSchedule
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
@@ -310,6 +313,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.sshSrv = srv
 	s.mu.Unlock()
+	s.checks = s.startCheckSchedule(ctx)
 	return nil
 }
 
