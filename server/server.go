@@ -83,6 +83,9 @@ type Server struct {
 	secretsMu  sync.Mutex // serialises remembering a project's secret answers
 	driftMu    sync.Mutex // serialises moving and dropping the plans drift checks keep
 	sshLimits  sshLimits  // Options' SSH limits with defaults filled in
+	// checks launches scheduled drift checks (schedule.go); nil when no
+	// template has a schedule. Set by Start, stopped by Close's cancel.
+	checks *checkSchedule
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
@@ -311,6 +314,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.sshSrv = srv
 	s.mu.Unlock()
+	s.checks = s.startCheckSchedule(ctx)
 	return nil
 }
 

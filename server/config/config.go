@@ -134,6 +134,9 @@ type Server struct {
 	SSHMaxConns          int           // ssh_max_connections: in all, default 256
 	SSHMaxConnsPerSource int           // ssh_max_connections_per_source: per address, default 32
 	SSHMaxCommandBytes   int           // ssh_max_command_bytes, default 65536
+	// TimeZone is time_zone, an IANA name such as "Europe/Paris": the wall
+	// clock templates' check_cron is read in. Default UTC.
+	TimeZone *time.Location
 }
 
 // Project is a checkout runs execute in. Path is absolute, and at load time
@@ -159,10 +162,17 @@ type Template struct {
 	Credentials []string // declared credentials, in file order
 	// Vars are the template vars: string, bool, json.Number, []any and
 	// map[string]any (nested). Numbers keep their exact decimal text.
-	Vars       map[string]any
-	Survey     []*SurveyField // file order
-	CheckEvery time.Duration  // check_every, e.g. "6h"; 0 when unset (no scheduled drift checks)
-	Line       string         // "file:line" of the block
+	Vars   map[string]any
+	Survey []*SurveyField // file order
+	// CheckEvery is check_every, e.g. "6h": a drift check is launched when
+	// the template's newest check was created this long ago or more. 0 when
+	// unset. At most one of CheckEvery and CheckCron is set; neither means no
+	// scheduled drift checks.
+	CheckEvery time.Duration
+	// CheckCron is check_cron, e.g. "0 */6 * * *", read in the server's
+	// time_zone (Server.TimeZone); nil when unset.
+	CheckCron *Cron
+	Line      string // "file:line" of the block
 }
 
 // SurveyField is one `survey "NAME" { ... }` block of a template: a question

@@ -195,6 +195,7 @@ func TestLoadSketch(t *testing.T) {
 		MaxParallel:       3,
 		CancelGrace:       15 * time.Second,
 		AllowSelfApproval: true,
+		TimeZone:          time.UTC,
 	}
 	if cfg.Server != wantServer {
 		t.Errorf("Server = %+v\nwant %+v", cfg.Server, wantServer)
@@ -359,6 +360,7 @@ template "t" {
 		SealKey:     filepath.Join(base, "data", "seal.key"),
 		MaxParallel: 2,
 		CancelGrace: 10 * time.Second,
+		TimeZone:    time.UTC,
 	}
 	if cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)

@@ -44,12 +44,12 @@ func attrs(names ...string) []hcl.AttributeSchema {
 
 var (
 	serverSchema = &hcl.BodySchema{Attributes: attrs("ssh_listen", "data_dir", "host_key", "seal_key", "max_parallel", "cancel_grace", "allow_self_approval",
-		"ssh_handshake_timeout", "ssh_idle_timeout", "ssh_max_startups", "ssh_max_connections", "ssh_max_connections_per_source", "ssh_max_command_bytes")}
+		"ssh_handshake_timeout", "ssh_idle_timeout", "ssh_max_startups", "ssh_max_connections", "ssh_max_connections_per_source", "ssh_max_command_bytes", "time_zone")}
 	projectSchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}}}
 	credentialSchema = &hcl.BodySchema{Attributes: attrs("env", "token", "command", "env_var")}
 	templateSchema   = &hcl.BodySchema{
 		Attributes: append([]hcl.AttributeSchema{{Name: "project", Required: true}, {Name: "command", Required: true}},
-			attrs("tool", "queue", "credentials", "vars", "check_every")...),
+			attrs("tool", "queue", "credentials", "vars", "check_every", "check_cron")...),
 		Blocks: []hcl.BlockHeaderSchema{{Type: "survey", LabelNames: []string{"name"}}},
 	}
 	surveySchema    = &hcl.BodySchema{Attributes: attrs("type", "default", "choices", "description", "sensitive")}

@@ -4,7 +4,9 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+	_ "time/tzdata" // time_zone names load without the host's zoneinfo
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -17,6 +19,7 @@ func (p *parser) server(b *hcl.Block) Server {
 		DataDir:     filepath.Join(p.baseDir, "data"),
 		MaxParallel: DefaultMaxParallel,
 		CancelGrace: DefaultCancelGrace,
+		TimeZone:    time.UTC,
 	}
 	var hostKey, sealKey string
 	if b != nil {
@@ -33,6 +36,7 @@ func (p *parser) server(b *hcl.Block) Server {
 			s.AllowSelfApproval = v
 		}
 		p.sshLimits(c, &s)
+		p.timeZone(c, &s)
 	}
 	s.HostKey = hostKey
 	if s.HostKey == "" {
@@ -120,4 +124,26 @@ func (p *parser) sshLimits(c *hcl.BodyContent, s *Server) {
 		}
 		*dst = v
 	}
+}
+
+// timeZone reads time_zone, an IANA time zone name ("Europe/Paris", "UTC").
+// The names come with the binary (time/tzdata), so they load the same on a
+// host without /usr/share/zoneinfo.
+func (p *parser) timeZone(c *hcl.BodyContent, s *Server) {
+	v, a, ok := p.str(c, "time_zone")
+	if !ok {
+		return
+	}
+	if v == "" || strings.EqualFold(v, "local") {
+		p.errorf(a.Expr.Range(), "Unknown time zone",
+			"time_zone = %q; give an IANA name like \"UTC\" or \"Europe/Paris\" (not the host's local zone), or leave it out for UTC", v)
+		return
+	}
+	loc, err := time.LoadLocation(v)
+	if err != nil {
+		p.errorf(a.Expr.Range(), "Unknown time zone",
+			"time_zone = %q is not an IANA time zone name; write one like \"UTC\", \"Europe/Paris\" or \"America/New_York\"", v)
+		return
+	}
+	s.TimeZone = loc
 }

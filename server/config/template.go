@@ -32,17 +32,41 @@ func (p *parser) template(b *hcl.Block, name string) *Template {
 	good = p.templateRunner(c, t, refs) && good
 	good = p.templateCredentials(c, t, refs) && good
 	good = p.templateVars(c, t) && good
-	if d, a, ok := p.duration(c, "check_every"); ok {
-		t.CheckEvery = d
-	} else if a != nil {
-		good = false
-	}
+	good = p.templateSchedule(c, t) && good
 	good = p.surveys(c, t) && good
 	if !good {
 		return nil
 	}
 	p.tmplRefs[t] = refs
 	return t
+}
+
+// templateSchedule reads check_every or check_cron (not both): when the
+// server launches drift checks of the template on its own.
+func (p *parser) templateSchedule(c *hcl.BodyContent, t *Template) bool {
+	good := true
+	every, ea, ok := p.duration(c, "check_every")
+	if ok {
+		t.CheckEvery = every
+	} else if ea != nil {
+		good = false
+	}
+	v, ca, ok := p.str(c, "check_cron")
+	if ok {
+		cron, err := ParseCron(v)
+		if err != nil {
+			p.errorf(ca.Expr.Range(), "Invalid check_cron", "template %q: %v", t.Name, err)
+			good = false
+		}
+		t.CheckCron = cron
+	} else if ca != nil {
+		good = false
+	}
+	if ea != nil && ca != nil {
+		p.errorf(ca.NameRange, "Two schedules", "template %q sets both check_every (%s) and check_cron; keep one of them", t.Name, p.line(ea.NameRange))
+		good = false
+	}
+	return good
 }
 
 // templateWorkdir reads project and command (both required).
