@@ -80,18 +80,9 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if !ok {
 		return nil, errorf(ErrNotFound, "no template %q; `templates` lists them", req.Template)
 	}
-	kind := req.Kind
-	if kind == "" {
-		kind = KindApply
-	}
-	if kind == KindReconcile {
-		return nil, errorf(ErrInvalid, "a reconcile is not launched: it is proposed from a drift check that kept a plan, with `reconcile CHECK`")
-	}
-	if kind != KindApply && kind != KindPlan && kind != KindCheck {
-		return nil, errorf(ErrInvalid, "unknown run kind %q: use a real run (apply), --dry-run (plan) or --check (drift check)", kind)
-	}
-	if kind == KindCheck && (req.RequireApproval || req.AIProposal) {
-		return nil, errorf(ErrInvalid, "a drift check applies nothing, so --require-approval and --ai-proposal do not go with it; a reconcile proposed from it is always held for a person")
+	kind, err := launchKind(req)
+	if err != nil {
+		return nil, err
 	}
 	if q := s.cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
 		return nil, errorf(ErrInvalid, "template %q runs on queue %q, which relay workers of pool %q execute; relay workers are not available in this version, so point the template at a queue the control node executes", t.Name, q.Name, q.Pool)
@@ -100,14 +91,7 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if err != nil {
 		return nil, errorf(ErrInvalid, "template %q: %v", t.Name, err)
 	}
-	// An answer for a variable the configuration declares sensitive is a
-	// secret too. A configuration the server cannot read for that makes
-	// every answer a secret (fails closed).
-	sensitive, serr := gate.SensitiveVariables(wd)
-	isSecret := func(name string) bool {
-		return serr != nil || slices.Contains(sensitive, name) || slices.Contains(req.secret, name)
-	}
-	vals, err := resolveVars(t, req.Answers, isSecret)
+	vals, err := resolveVars(t, req.Answers, secretNames(wd, req.secret))
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +100,35 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 		return nil, errorf(ErrInvalid, "template %q: reading its working directory: %v", t.Name, err)
 	}
 	return &launchPlan{t: t, kind: kind, workdir: wd, workdirID: id, vals: vals}, nil
+}
+
+// launchKind is the kind req asks for (an apply when empty), refusing one
+// that cannot be launched or flags that do not go with it.
+func launchKind(req LaunchRequest) (Kind, error) {
+	kind := req.Kind
+	if kind == "" {
+		kind = KindApply
+	}
+	switch {
+	case kind == KindReconcile:
+		return "", errorf(ErrInvalid, "a reconcile is not launched: it is proposed from a drift check that kept a plan, with `reconcile CHECK`")
+	case kind != KindApply && kind != KindPlan && kind != KindCheck:
+		return "", errorf(ErrInvalid, "unknown run kind %q: use a real run (apply), --dry-run (plan) or --check (drift check)", kind)
+	case kind == KindCheck && (req.RequireApproval || req.AIProposal):
+		return "", errorf(ErrInvalid, "a drift check applies nothing, so --require-approval and --ai-proposal do not go with it; a reconcile proposed from it is always held for a person")
+	}
+	return kind, nil
+}
+
+// secretNames says which answers are secrets: those for a variable the
+// configuration in wd declares sensitive, and those in also. A
+// configuration the server cannot read for that makes every answer a
+// secret (fails closed).
+func secretNames(wd string, also []string) func(name string) bool {
+	sensitive, err := gate.SensitiveVariables(wd)
+	return func(name string) bool {
+		return err != nil || slices.Contains(sensitive, name) || slices.Contains(also, name)
+	}
 }
 
 // Launch validates req for who (CheckLaunch) and queues the run. An apply or

@@ -123,8 +123,32 @@ func (c *checkSchedule) tick(ctx context.Context) int {
 		}
 		return 0
 	}
-	last := map[string]time.Time{} // template -> newest check's creation
-	var pending []store.Run        // checks queued, running or awaiting approval
+	last, pending := checksOf(runs)
+	launched := 0
+	for _, t := range c.dueTemplates(last, now) {
+		wd := c.workdirOf(t)
+		if slices.ContainsFunc(pending, func(r store.Run) bool { return sameWorkdir(r, t, wd) }) {
+			continue // waits its turn: due again at the next tick
+		}
+		if ctx.Err() != nil {
+			return launched
+		}
+		if !c.launch(ctx, t, now) {
+			continue
+		}
+		launched++
+		// Until the next tick reads it, the new check is pending here too,
+		// for another template of the same working directory.
+		pending = append(pending, store.Run{Kind: string(KindCheck), Template: t.Name, Project: t.Project, Command: t.Command, Workdir: wd})
+	}
+	return launched
+}
+
+// checksOf returns, from runs, each template's newest check's creation and
+// the checks still queued, running or awaiting approval.
+func checksOf(runs []store.Run) (map[string]time.Time, []store.Run) {
+	last := map[string]time.Time{}
+	var pending []store.Run
 	for _, r := range runs {
 		if Kind(r.Kind) != KindCheck {
 			continue
@@ -136,8 +160,13 @@ func (c *checkSchedule) tick(ctx context.Context) int {
 			pending = append(pending, r)
 		}
 	}
-	// Due templates go oldest check first (never checked first, then by
-	// name), so templates sharing a working directory take turns.
+	return last, pending
+}
+
+// dueTemplates lists the templates due at now, oldest check first (never
+// checked first, then by name), so templates sharing a working directory
+// take turns.
+func (c *checkSchedule) dueTemplates(last map[string]time.Time, now time.Time) []*config.Template {
 	var due []*config.Template
 	for _, t := range c.templates {
 		if c.due(t, last[t.Name], now) {
@@ -145,30 +174,22 @@ func (c *checkSchedule) tick(ctx context.Context) int {
 		}
 	}
 	slices.SortStableFunc(due, func(a, b *config.Template) int { return last[a.Name].Compare(last[b.Name]) })
-	launched := 0
-	for _, t := range due {
-		wd := c.workdirOf(t)
-		if slices.ContainsFunc(pending, func(r store.Run) bool { return sameWorkdir(r, t, wd) }) {
-			continue // waits its turn: due again at the next tick
+	return due
+}
+
+// launch launches t's check, logging a refusal at most hourly; it reports
+// whether the check was launched.
+func (c *checkSchedule) launch(ctx context.Context, t *config.Template, now time.Time) bool {
+	if err := c.launchCheck(t.Name); err != nil {
+		if ctx.Err() == nil && c.shouldLog(t.Name, now) {
+			c.log.Warn("scheduled drift check refused; retrying every tick, logging this at most hourly",
+				"template", t.Name, "err", err)
 		}
-		if ctx.Err() != nil {
-			return launched
-		}
-		if err := c.launchCheck(t.Name); err != nil {
-			if ctx.Err() == nil && c.shouldLog(t.Name, now) {
-				c.log.Warn("scheduled drift check refused; retrying every tick, logging this at most hourly",
-					"template", t.Name, "err", err)
-			}
-			continue
-		}
-		delete(c.refusedLogged, t.Name)
-		c.log.Info("scheduled drift check launched", "template", t.Name, "schedule", scheduleText(t))
-		launched++
-		// Until the next tick reads it, the new check is pending here too,
-		// for another template of the same working directory.
-		pending = append(pending, store.Run{Kind: string(KindCheck), Template: t.Name, Project: t.Project, Command: t.Command, Workdir: wd})
+		return false
 	}
-	return launched
+	delete(c.refusedLogged, t.Name)
+	c.log.Info("scheduled drift check launched", "template", t.Name, "schedule", scheduleText(t))
+	return true
 }
 
 // due reports whether template t, whose newest check was created at last
