@@ -91,3 +91,20 @@ func TestNestingDepthHostile(t *testing.T) {
 		}
 	}
 }
+
+// Counts never go below zero: chains cut by newlines, stray closers and
+// ends of directives without a start cannot buy depth for what follows.
+func TestNestingDepthNeverNegative(t *testing.T) {
+	const n = 1000
+	for name, prefix := range map[string]string{
+		"chains":    strings.Repeat("!!!!!!!!\n", n),
+		"closers":   strings.Repeat(")]}", n),
+		"endifs":    "x = \"" + strings.Repeat("%{endif}", n) + "\"\n",
+		"questions": strings.Repeat("a ? b : c\n", n),
+	} {
+		src := prefix + "y = " + strings.Repeat("(", MaxNesting+1) + "1" + strings.Repeat(")", MaxNesting+1) + "\n"
+		if err := NestingDepth([]byte(src), MaxNesting); !errors.Is(err, ErrTooDeep) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -119,10 +119,7 @@ func (n *nester) pop() {
 func (n *nester) code() error {
 	c := n.src[n.i]
 	unary := c == '!' || (c == '-' && !n.at("->"))
-	if !unary && c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-		n.extra -= n.unary
-		n.unary = 0
-	}
+	n.endUnary(unary, c)
 	switch {
 	case c == '#' || n.at("//"):
 		n.skipTo("\n", false)
@@ -130,23 +127,8 @@ func (n *nester) code() error {
 	case n.at("/*"):
 		n.skipTo("*/", true)
 		return nil
-	case c == '\n':
-		n.newline()
-		if len(n.stack) == 0 {
-			n.extra = 0 // a conditional at the top level ends with its line
-		}
-	case unary:
-		n.unary++
-		n.extra++
-		n.i++
-		return n.check()
-	case c == '?':
-		if len(n.stack) > 0 {
-			n.stack[len(n.stack)-1].question++
-		}
-		n.extra++
-		n.i++
-		return n.check()
+	case unary || c == '?':
+		return n.nestingOperator(c == '?')
 	case c == '"':
 		n.i++
 		return n.push(frame{})
@@ -155,13 +137,50 @@ func (n *nester) code() error {
 	case c == '{' || c == '[' || c == '(':
 		n.i++
 		return n.push(frame{code: true, closer: map[byte]byte{'{': '}', '[': ']', '(': ')'}[c]})
+	}
+	n.plain(c)
+	n.i++
+	return nil
+}
+
+// endUnary ends the chain of unary operators at any byte of code that is
+// neither one nor white space.
+func (n *nester) endUnary(unary bool, c byte) {
+	if !unary && c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+		n.extra = max(0, n.extra-n.unary)
+		n.unary = 0
+	}
+}
+
+// nestingOperator counts a unary operator of a chain, or a conditional's ?,
+// as one level more.
+func (n *nester) nestingOperator(question bool) error {
+	if question {
+		if len(n.stack) > 0 {
+			n.stack[len(n.stack)-1].question++
+		}
+	} else {
+		n.unary++
+	}
+	n.extra++
+	n.i++
+	return n.check()
+}
+
+// plain handles a byte of code that opens nothing: a newline (which ends a
+// top-level conditional) or a closing bracket.
+func (n *nester) plain(c byte) {
+	switch {
+	case c == '\n':
+		n.newline()
+		if len(n.stack) == 0 {
+			n.extra, n.unary = 0, 0
+		}
 	case c == '}' || c == ']' || c == ')':
 		if len(n.stack) > 0 && n.stack[len(n.stack)-1].closer == c {
 			n.pop()
 		}
 	}
-	n.i++
-	return nil
 }
 
 // template reads one construct of a quoted string or heredoc: an escape,
