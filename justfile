@@ -21,6 +21,7 @@ fuzz time="30s":
     go test -run '^$' -fuzz '^FuzzEncodeVar$' -fuzztime {{time}} ./exec/
     go test -run '^$' -fuzz '^FuzzJSONToValue$' -fuzztime {{time}} ./gate/
     go test -run '^$' -fuzz '^FuzzPlanReaders$' -fuzztime {{time}} ./gate/
+    go test -run '^$' -fuzz '^FuzzNestingDepth$' -fuzztime {{time}} ./gate/
     go test -run '^$' -fuzz '^FuzzVerifyAudit$' -fuzztime {{time}} ./store/
     go test -run '^$' -fuzz '^FuzzParse$' -fuzztime {{time}} ./server/config/
     go test -run '^$' -fuzz '^FuzzSplit$' -fuzztime {{time}} ./server/
