@@ -175,6 +175,15 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 	}
 	sort.Strings(r.SecretVars)
 	before := s.holdsBeforePlanning(s.gateRequest(*r))
+	if lp.kind == KindCheck {
+		// At most one check of a working directory is pending at a time;
+		// the lock makes the look and the store one step.
+		s.checkMu.Lock()
+		defer s.checkMu.Unlock()
+		if id := s.pendingCheck(lp.workdir); id != "" {
+			return store.Run{}, errorf(ErrConflict, "check %s of this working directory is still queued, running or held; wait for it (`show %s`), so checks do not pile up", id, id)
+		}
+	}
 	err = s.db.CreateRunFunc(r, func(r *store.Run) error {
 		if err := lp.vals.seal(s.key, r); err != nil {
 			return err
@@ -402,4 +411,20 @@ func (s *Server) gateRequest(r store.Run) gate.Request {
 	}
 	_, req.Exempted = gate.Exempt(s.exemptions, req)
 	return req
+}
+
+// pendingCheck returns a check of working directory dir that is queued,
+// running or awaiting approval, or "".
+func (s *Server) pendingCheck(dir string) string {
+	runs, err := s.db.ListRuns()
+	if err != nil {
+		return ""
+	}
+	for _, r := range runs {
+		st := statusOf(r)
+		if Kind(r.Kind) == KindCheck && (st.Active() || st == StatusAwaitingApproval) && s.runDir(r) == dir {
+			return r.ID
+		}
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -40,7 +41,7 @@ func (s *Server) Reconcile(ctx context.Context, who Identity, checkID string) (s
 		return store.Run{}, err
 	}
 	defer clear(plain)
-	run, err := s.createReconcile(check, who, plain)
+	run, err := s.createReconcile(ctx, check, who, plain)
 	if err != nil {
 		return store.Run{}, err
 	}
@@ -66,10 +67,10 @@ func (s *Server) reconcilable(r store.Run) error {
 		return errorf(ErrConflict, "check %s found no drift, so it kept no plan and there is nothing to reconcile", r.ID)
 	case statusOf(r) != StatusSucceeded || c == nil || !c.Kept || c.Plan == nil:
 		return errorf(ErrConflict, "check %s kept no plan (it is %s: %s); run the check again", r.ID, r.Status, oneLine(r.Message))
-	case len(c.Plan.Refusals) > 0:
-		return errorf(ErrConflict, "the rules refuse applying check %s's plan: %s; nothing was proposed", r.ID, reasons(c.Plan.Refusals))
 	case s.cfg.Templates[r.Template] == nil:
 		return errorf(ErrConflict, "template %q of check %s is no longer configured, so its plan cannot be applied", r.Template, r.ID)
+	case s.cfg.Templates[r.Template].Project != r.Project || s.cfg.Templates[r.Template].Command != r.Command:
+		return errorf(ErrConflict, "template %q now runs in %s of project %s, and check %s's plan was made for %s of project %s; run the check again", r.Template, s.cfg.Templates[r.Template].Command, s.cfg.Templates[r.Template].Project, r.ID, r.Command, r.Project)
 	}
 	return nil
 }
@@ -107,13 +108,21 @@ func (s *Server) openKept(check store.Run) ([]byte, error) {
 
 // createReconcile stores the held reconcile run of check and seals plan
 // bound to it; a reconcile whose plan could not be stored ends failed.
-func (s *Server) createReconcile(check store.Run, who Identity, plan []byte) (store.Run, error) {
+func (s *Server) createReconcile(ctx context.Context, check store.Run, who Identity, plan []byte) (store.Run, error) {
 	r := reconcileRun(check, who)
+	dec := s.reconcileDecision(ctx, check, *r)
+	if len(dec.Refusals) > 0 {
+		var rs []store.Hold
+		for _, h := range dec.Refusals {
+			rs = append(rs, store.Hold{Rule: h.Rule, Reason: h.Reason})
+		}
+		return store.Run{}, errorf(ErrConflict, "the rules refuse applying check %s's plan as %s's reconcile: %s; nothing was proposed", check.ID, who.Name, reasons(rs))
+	}
 	err := s.db.CreateRunFunc(r, func(r *store.Run) error {
 		if err := resealAnswers(s, check, r); err != nil {
 			return err
 		}
-		r.Proposal = reconcileProposal(check, *r)
+		r.Proposal = reconcileProposal(check, *r, dec)
 		r.Message = fmt.Sprintf("Held for approval: a reconcile carries the plan check %s kept (%s); a person releases exactly that plan with: approve %s --digest %s", check.ID, planCounts(r.Proposal), r.ID, r.Proposal.Digest)
 		return nil
 	})
@@ -173,11 +182,26 @@ func resealAnswers(s *Server, check store.Run, r *store.Run) error {
 // reconcileProposal is the check's plan proposed by reconcile r: the same
 // digest, counts, basis and plan text, held by the reconcile hold first
 // and by every rule that held the check's plan.
-func reconcileProposal(check store.Run, r store.Run) *store.Proposal {
+func reconcileProposal(check store.Run, r store.Run, dec gate.Decision) *store.Proposal {
 	p := *check.Check.Plan
 	p.Requested = requestedHow(r) + ", a reconcile of check " + check.ID
 	p.Stage = string(StagePlan)
 	p.Used, p.Stale, p.StaleReason = false, false, ""
-	p.Holds = append([]store.Hold{{Rule: reconcileHold, Reason: "a reconcile carries the plan check " + check.ID + " kept; a person releases it"}}, check.Check.Plan.Holds...)
+	p.Holds = []store.Hold{{Rule: reconcileHold, Reason: "a reconcile carries the plan check " + check.ID + " kept; a person releases it"}}
+	for _, h := range dec.Holds {
+		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers})
+	}
+	p.Refusals = nil
 	return &p
+}
+
+// reconcileDecision asks the rules, as they are now, about the reconcile
+// r proposes: its own requester and kind, and the plan's counts as the
+// check measured them. The plan itself is not rendered again, so a
+// plan_gate cannot read it and holds the reconcile (the gate fails closed).
+func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store.Run) gate.Decision {
+	p := check.Check.Plan
+	sum := &gate.Summary{FormatVersion: "1.2", Add: p.Add, Change: p.Change, Destroy: p.Destroy,
+		Replace: p.Replace, Forget: p.Forget, ByAction: p.Addresses}
+	return gate.Decide(ctx, s.gateRequest(r), nil, sum, s.rules, s.policyTime)
 }

@@ -81,6 +81,7 @@ type Server struct {
 	runner     toolRunner // starts tool processes; package exec
 	held       heldIndex  // runs holding a saved plan, by working directory
 	secretsMu  sync.Mutex // serialises remembering a project's secret answers
+	checkMu    sync.Mutex // serialises launching checks: at most one pending per working directory
 	driftMu    sync.Mutex // serialises moving and dropping the plans drift checks keep
 	sshLimits  sshLimits  // Options' SSH limits with defaults filled in
 	// checks launches scheduled drift checks (schedule.go); nil when no
