@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -760,4 +761,202 @@ template "credentialed" {
 		t.Errorf("the credential command of run %s is still running after the restart: %v", id, left)
 	}
 	n.lockFree("infra/data")
+}
+
+// tofuByHand runs the real tofu in working directory dir of the node's
+// project with the server's environment, as a person would outside
+// Switchtender.
+func (n *node) tofuByHand(dir string, args ...string) {
+	n.t.Helper()
+	real, err := tofubin.Ensure(context.Background(), os.Stderr)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, real, args...)
+	cmd.Dir = filepath.Join(n.project, dir)
+	cmd.Env = append(append([]string{}, serverEnv...), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		n.t.Fatalf("tofu %v by hand in %s: %v\n%s", args, dir, err, out)
+	}
+}
+
+// checkView is the part of `show CHECK --json` the drift fault tests read.
+type checkView struct {
+	Status    string
+	Message   string
+	Reconcile string
+	Check     *struct {
+		Drifted      bool
+		Kept         bool
+		SupersededBy string `json:"superseded_by"`
+		ReconciledBy string `json:"reconciled_by"`
+		Plan         *struct{ Digest string }
+	}
+}
+
+func (n *node) showCheck(id string) checkView {
+	n.t.Helper()
+	var v checkView
+	out := n.mustSSH("bob", "show", id, "--json")
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		n.t.Fatalf("show %s --json: %v\n%s", id, err, out)
+	}
+	return v
+}
+
+// noPlanAnywhere checks no file under the data directory holds a plan
+// file in clear, whatever its name: a saved plan is a zip archive with a
+// "tfplan" entry, whose name is in clear in the archive's directory.
+func noPlanAnywhere(n *node, when string) {
+	n.t.Helper()
+	noPlans(n, when)
+	filepath.WalkDir(n.data, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte("PK\x01\x02")) && bytes.Contains(b, []byte("tfplan")) {
+			n.t.Errorf("a plan in clear under the data directory %s: %s", when, p)
+		}
+		return nil
+	})
+}
+
+// driftedNode applies template open (2 servers) through the server, then
+// 4 by hand, so a check of infra/data finds drift.
+func driftedNode(t *testing.T, s *standIn) *node {
+	n := newNodeWith(t, nodeOptions{pathFirst: s.dir, extra: faultExtra})
+	if out := n.mustSSH("alice", "launch", "open", "--wait"); !strings.Contains(out, "run 1: succeeded") {
+		t.Fatalf("the apply:\n%s", out)
+	}
+	n.tofuByHand("infra/data", "apply", "-auto-approve", "-input=false", "-no-color", "-var", "instances=4")
+	if got := n.stateInstances("infra/data", "server"); got != 4 {
+		t.Fatalf("the apply by hand left %d servers", got)
+	}
+	return n
+}
+
+// keptCheck launches a check of open, waits for it, and returns its kept
+// plan's digest.
+func keptCheck(n *node, id string) string {
+	n.t.Helper()
+	out := n.mustSSH("alice", "launch", "open", "--check", "--wait")
+	if !strings.Contains(out, "run "+id+": succeeded") {
+		n.t.Fatalf("check %s:\n%s", id, out)
+	}
+	v := n.showCheck(id)
+	if v.Check == nil || !v.Check.Kept || v.Check.Plan == nil || v.Check.Plan.Digest == "" {
+		n.t.Fatalf("check %s kept no plan: %+v", id, v.Check)
+	}
+	return v.Check.Plan.Digest
+}
+
+// reconcileApplies proposes the reconcile of check and approves it: it
+// applies exactly digest once, as an `apply PLANFILE`, and the state
+// returns to 2 servers.
+func reconcileApplies(n *node, s *standIn, check, want, digest string) {
+	n.t.Helper()
+	out := n.mustSSH("alice", "reconcile", check)
+	if !strings.Contains(out, "run "+want+": awaiting_approval") {
+		n.t.Fatalf("reconcile %s:\n%s", check, out)
+	}
+	if p := n.show(want).Proposal; p == nil || p.Digest != digest {
+		n.t.Fatalf("the reconcile's proposal %+v, want the check's digest %s", p, digest)
+	}
+	n.mustSSH("bob", "approve", want, "--digest", digest)
+	if v := n.waitStatus(want, "succeeded", "failed", "stale", "interrupted"); v.Status != "succeeded" {
+		n.t.Fatalf("the reconcile: %s %q\n%s", v.Status, v.Message, n.log(want))
+	}
+	if a := n.approvals(want); len(a) == 0 || a[len(a)-1].Digest != digest {
+		n.t.Errorf("the reconcile's approval %+v, want digest %s", a, digest)
+	}
+	calls := s.callsOf(n, want)
+	if count(calls, "apply ") != 1 || count(calls, "apply -auto-approve") != 0 {
+		n.t.Errorf("the reconcile executed %q, want one apply of the plan file", calls)
+	}
+	if got := n.stateInstances("infra/data", "server"); got != 2 {
+		n.t.Errorf("the state holds %d servers after the reconcile, want 2", got)
+	}
+	noPlanAnywhere(n, "after the reconcile")
+	n.lockFree("infra/data")
+}
+
+// SIGKILL while a drift plan is kept (issue 11): after the restart no
+// plan is in clear under the data directory, nothing re-ran, the check
+// still says a reconcile can be proposed, and the reconcile applies
+// exactly the digest the check showed.
+func TestFaultKilledWhileDriftPlanKept(t *testing.T) {
+	s := newStandIn(t, atInit, "nowhere") // passes every call through, counting them
+	n := driftedNode(t, s)
+	digest := keptCheck(n, "2")
+	calls := map[string]int{"1": len(s.callsOf(n, "1")), "2": len(s.callsOf(n, "2"))}
+	noPlanAnywhere(n, "while the plan is kept")
+	n.kill()
+	noPlanAnywhere(n, "after the kill")
+	n.start()
+	noPlanAnywhere(n, "after the restart")
+	time.Sleep(2 * time.Second)
+	for id, c := range calls {
+		if got := s.callsOf(n, id); len(got) != c {
+			t.Errorf("run %s executed again after the restart: %q", id, got[c:])
+		}
+	}
+	v := n.showCheck("2")
+	if v.Status != "succeeded" || v.Check == nil || !v.Check.Kept || v.Check.Plan.Digest != digest || !strings.Contains(v.Reconcile, "can be proposed") {
+		t.Fatalf("check 2 after the restart: %s %q %+v %q", v.Status, v.Message, v.Check, v.Reconcile)
+	}
+	if got := n.stateInstances("infra/data", "server"); got != 4 {
+		t.Fatalf("the state changed across the restart: %d servers", got)
+	}
+	reconcileApplies(n, s, "2", "3", digest)
+	if v := n.showCheck("2"); v.Check == nil || v.Check.ReconciledBy != "3" || v.Check.Kept {
+		t.Errorf("check 2 after its reconcile: %+v", v.Check)
+	}
+}
+
+// SIGKILL during a later check's plan step, while an earlier check keeps
+// its plan: the later check is interrupted and keeps nothing, and the
+// earlier check's plan is untouched (a check drops earlier plans only when
+// it completes), so its reconcile still applies its digest.
+func TestFaultKilledDuringDriftCheckPlan(t *testing.T) {
+	s := newStandIn(t, atPlan, "")
+	if err := os.WriteFile(s.marker, nil, 0o600); err != nil { // disarmed until removed
+		t.Fatal(err)
+	}
+	n := driftedNode(t, s)
+	digest := keptCheck(n, "2")
+	if err := os.Remove(s.marker); err != nil { // armed: the next plan stops
+		t.Fatal(err)
+	}
+	id := n.launch("open", "--check")
+	if id != "3" {
+		t.Fatalf("the second check is run %s", id)
+	}
+	s.waitStopped(n)
+	k := before(n, s, id)
+	if len(n.runProcesses(id)) == 0 {
+		t.Errorf("no process of run %s before the kill", id)
+	}
+	n.kill()
+	n.start()
+	noPlanAnywhere(n, "after the restart")
+	afterInterrupted(n, s, k)
+	n.lockFree("infra/data")
+	later := n.showCheck(id)
+	if later.Check != nil && (later.Check.Kept || later.Check.Plan != nil) {
+		t.Errorf("the interrupted check %s kept something: %+v", id, later.Check)
+	}
+	if !strings.Contains(later.Reconcile, "cannot be proposed") {
+		t.Errorf("the interrupted check's reconcile note: %q", later.Reconcile)
+	}
+	if _, errOut, code := n.ssh("alice", "reconcile", id); code == 0 || !strings.Contains(errOut, "kept no plan") {
+		t.Errorf("reconcile of the interrupted check %s: %d %q", id, code, errOut)
+	}
+	v := n.showCheck("2")
+	if v.Check == nil || !v.Check.Kept || v.Check.SupersededBy != "" || v.Check.Plan.Digest != digest {
+		t.Fatalf("the earlier check 2 after an interrupted later check: %+v %q", v.Check, v.Reconcile)
+	}
+	reconcileApplies(n, s, "2", "4", digest)
 }
