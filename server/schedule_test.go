@@ -301,10 +301,10 @@ template "net" {
 	if h.srv.checks == nil {
 		t.Fatal("Start did not start the check schedule")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(logs.String(), "scheduled drift check") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no scheduled check launched or refused in 10 s; log:\n%s", logs.String())
+			t.Fatalf("no scheduled check launched or refused in 60 s; log:\n%s", logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
