@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/tui"
@@ -46,7 +45,7 @@ func tuiDiffs(ds []store.ResourceDiff) []tui.ResourceDiff {
 // check checkID kept (Server.Reconcile, as the SSH reconcile command) and
 // returns the held reconcile's ID; a refusal is the server's sentence.
 func (c *console) Reconcile(ctx context.Context, checkID string) (string, error) {
-	run, err := c.s.Reconcile(ctx, c.id, strings.TrimSpace(checkID))
+	run, err := c.s.Reconcile(ctx, c.id, checkID)
 	if err != nil {
 		return "", c.userErr("reconcile", c.s.coded(checkID, err))
 	}

@@ -230,3 +230,28 @@ func TestProgramReconcileEndToEnd(t *testing.T) {
 		t.Fatalf("reconciled %v, want [r-1]", f.reconciled)
 	}
 }
+
+// A check that found no drift says so, shows no digest and offers no
+// reconcile, giving the server's reason.
+func TestCheckWithoutDrift(t *testing.T) {
+	f := newFake()
+	f.editRun("r-0", func(r *RunDetail) {
+		r.Message = "No drift: the state matches the configuration, so this check kept no plan and there is nothing to reconcile."
+		r.ExitCode = 0
+		r.Check = &CheckResult{Finished: true, CheckedAt: clock.Add(-time.Hour),
+			Reconcile: "cannot be proposed: no drift, so no plan was kept"}
+	})
+	d := newDriver(t, f, Options{Width: 80, Height: 24})
+	d.openRun("r-0")
+	d.waitText("No drift: the state matches the configuration.")
+	v := d.view()
+	checkScreen(t, "no drift", v)
+	for _, want := range []string{"checked 2026-05-01 11:00 UTC (1h ago): no drift", "reconcile: cannot be proposed: no drift"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the no-drift check lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "digest:") || strings.Contains(helpLine(v), "propose reconcile") {
+		t.Errorf("a no-drift check shows a digest or offers a reconcile:\n%s", v)
+	}
+}

@@ -28,7 +28,6 @@ func (d *runDetail) checkSummary() string {
 	var lines []string
 	switch {
 	case !c.Finished:
-		lines = append(lines, "drift check: nothing recorded yet")
 	case !c.Drifted:
 		lines = append(lines, "checked "+d.checkedAt(c)+": no drift")
 	default:
@@ -63,14 +62,11 @@ func (d *runDetail) reconcileLine(c *CheckResult) string {
 	return trunc("reconcile: can be proposed by someone with the launch role", d.width)
 }
 
-// checkPanel is the Check pane's text.
+// checkPanel is the Check pane's text, for a check that recorded its
+// finding.
 func (d *runDetail) checkPanel() string {
 	c, st := d.run.Check, d.st
 	var b strings.Builder
-	if !c.Finished {
-		b.WriteString("The check has recorded nothing yet: " + cleanLine(c.Reconcile) + "\n")
-		return b.String()
-	}
 	if !c.Drifted {
 		b.WriteString("No drift: the state matches the configuration.\n")
 		return b.String()

@@ -110,7 +110,8 @@ func newFake() *fakeBackend {
 		},
 	}
 	f.details["r-6"] = RunDetail{RunSummary: f.runs[1], Project: "infra", Command: "infra/network", Tool: "opentofu"}
-	f.details["r-5"] = RunDetail{RunSummary: f.runs[2], Project: "infra", Command: "infra/dns", Tool: "terraform"}
+	f.details["r-5"] = RunDetail{RunSummary: f.runs[2], Project: "infra", Command: "infra/dns", Tool: "terraform",
+		Check: &CheckResult{Reconcile: "not yet: the check has not finished"}}
 	f.details["r-4"] = RunDetail{RunSummary: f.runs[3], Project: "infra", Command: "infra/network", Tool: "opentofu", ExitCode: 1}
 	f.details["r-3"] = RunDetail{RunSummary: f.runs[4], Project: "infra", Command: "infra/data", Tool: "opentofu",
 		Proposal: &Proposal{

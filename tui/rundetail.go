@@ -283,8 +283,8 @@ func (d *runDetail) hasCheck() bool {
 }
 
 // hasPanel reports whether the run has a second pane beside the log: its
-// proposal or what its check found.
-func (d *runDetail) hasPanel() bool { return d.hasProposal() || d.hasCheck() }
+// proposal or what its check found (once it recorded a finding).
+func (d *runDetail) hasPanel() bool { return d.hasProposal() || (d.hasCheck() && d.run.Check.Finished) }
 
 // panelID names what the panel shows: the proposal's digest, "check" once
 // a check recorded its finding, "" when there is nothing to show.

@@ -44,6 +44,8 @@ func (d *runDetail) top() string {
 	}
 	if d.hasCheck() {
 		b.WriteString(d.checkSummary())
+	}
+	if d.hasCheck() && d.hasPanel() {
 		tabs := "  Check   [Log]"
 		if d.pane == paneProposal {
 			tabs = " [Check]   Log "
