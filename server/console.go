@@ -144,6 +144,9 @@ func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 	if r.Proposal != nil {
 		d.Proposal = c.proposal(r)
 	}
+	if Kind(r.Kind) == KindCheck {
+		d.Check = c.check(r)
+	}
 	return d, nil
 }
 

@@ -37,6 +37,9 @@ var clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 const heldDigest = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
+// checkDigest is the plan drift check r-1 kept.
+const checkDigest = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+
 type approval struct{ id, digest string }
 type rejection struct{ id, reason string }
 
@@ -52,18 +55,20 @@ type fakeBackend struct {
 	templates []Template
 	subs      []chan struct{}
 
-	approveErr error
-	approved   []approval
-	cancelErr  error
-	cancelled  []string
-	rejected   []rejection
-	launched   []LaunchRequest
-	checked    []string
-	launchErr  error
-	checkErr   error           // CheckLaunch returns it, when set
-	checks     []LaunchRequest // every CheckLaunch request
-	rerunErr   error
-	reruns     []string
+	approveErr   error
+	approved     []approval
+	cancelErr    error
+	cancelled    []string
+	rejected     []rejection
+	launched     []LaunchRequest
+	checked      []string
+	launchErr    error
+	checkErr     error           // CheckLaunch returns it, when set
+	checks       []LaunchRequest // every CheckLaunch request
+	rerunErr     error
+	reruns       []string
+	reconcileErr error
+	reconciled   []string // the checks Reconcile was called for
 }
 
 var _ Backend = (*fakeBackend)(nil)
@@ -105,7 +110,8 @@ func newFake() *fakeBackend {
 		},
 	}
 	f.details["r-6"] = RunDetail{RunSummary: f.runs[1], Project: "infra", Command: "infra/network", Tool: "opentofu"}
-	f.details["r-5"] = RunDetail{RunSummary: f.runs[2], Project: "infra", Command: "infra/dns", Tool: "terraform"}
+	f.details["r-5"] = RunDetail{RunSummary: f.runs[2], Project: "infra", Command: "infra/dns", Tool: "terraform",
+		Check: &CheckResult{Reconcile: "not yet: the check has not finished"}}
 	f.details["r-4"] = RunDetail{RunSummary: f.runs[3], Project: "infra", Command: "infra/network", Tool: "opentofu", ExitCode: 1}
 	f.details["r-3"] = RunDetail{RunSummary: f.runs[4], Project: "infra", Command: "infra/data", Tool: "opentofu",
 		Proposal: &Proposal{
@@ -119,6 +125,7 @@ func newFake() *fakeBackend {
 			NewerRun: "r-5",
 		},
 	}
+	f.addChecks()
 	f.templates = []Template{
 		{Name: "network", Project: "infra", Command: "infra/network", Tool: "opentofu", Survey: []Field{
 			{Name: "region", Type: "string", Description: "Region to deploy into", Default: "eu-west-1", HasDefault: true},
@@ -279,7 +286,7 @@ func (f *fakeBackend) Launch(ctx context.Context, req LaunchRequest) (string, er
 // addRun adds a queued run as the newest (the caller holds mu) and
 // returns its ID: r-8, r-9, ...
 func (f *fakeBackend) addRun(s RunSummary) string {
-	s.ID = "r-" + strconv.Itoa(8+len(f.launched)+len(f.reruns)-1)
+	s.ID = "r-" + strconv.Itoa(8+len(f.launched)+len(f.reruns)+len(f.reconciled)-1)
 	s.Status, s.Requester, s.CreatedAt = "queued", "alice", clock
 	f.runs = append([]RunSummary{s}, f.runs...)
 	f.details[s.ID] = RunDetail{RunSummary: s, Project: "infra", Command: "infra/network", Tool: "opentofu"}
@@ -325,6 +332,88 @@ func (f *fakeBackend) Cancel(ctx context.Context, id string) error {
 	}
 	f.cancelled = append(f.cancelled, id)
 	return nil
+}
+
+// addChecks adds two drift checks of data, the oldest runs: r-1 found
+// drift and kept its plan (a reconcile can be proposed), r-0 found drift
+// too but r-1 superseded it. Statuses, exit codes and messages are the
+// server's.
+func (f *fakeBackend) addChecks() {
+	found := "Drift found: 1 changed outside OpenTofu, and applying the configuration would make 0 to add, 1 to change, 2 to destroy. " +
+		"The plan " + checkDigest + " is kept, sealed: `reconcile r-1` proposes applying exactly that plan."
+	r1 := RunSummary{ID: "r-1", Template: "data", Kind: "check", Status: "succeeded", Requester: "alice",
+		CreatedAt: clock.Add(-100 * time.Hour), Message: found}
+	r0 := RunSummary{ID: "r-0", Template: "data", Kind: "check", Status: "succeeded", Requester: "schedule",
+		CreatedAt: clock.Add(-120 * time.Hour), Message: strings.ReplaceAll(found, "r-1", "r-0")}
+	f.runs = append(f.runs, r1, r0)
+	check := CheckResult{
+		Finished: true, Drifted: true, CheckedAt: clock.Add(-100*time.Hour + 40*time.Second),
+		Drift: []ResourceDiff{{Address: "terraform_data.server[1]", Action: "update", Attributes: []string{"input", "triggers_replace"}}},
+		Changes: []ResourceDiff{
+			{Address: "terraform_data.server[1]", Action: "update", Attributes: []string{"input"}},
+			{Address: "terraform_data.server[3]", Action: "delete"},
+			{Address: "terraform_data.server[4]", Action: "delete"},
+		},
+		Digest: checkDigest, Change: 1, Destroy: 2,
+		Holds:        []Hold{{Rule: "no-destroys", Reason: "the plan destroys 2, max_destroy is 0"}},
+		PlanText:     "OpenTofu will perform the following actions:\n\n  # terraform_data.server[3] will be destroyed\n\nPlan: 0 to add, 1 to change, 2 to destroy.\n",
+		Reconcilable: true,
+		Reconcile:    "can be proposed: `reconcile r-1` proposes applying exactly this plan",
+	}
+	old := check
+	old.CheckedAt, old.Digest = clock.Add(-120*time.Hour+35*time.Second), "sha256:"+strings.Repeat("ab", 32)
+	old.SupersededBy, old.Reconcilable = "r-1", false
+	old.Reconcile = "cannot be proposed: superseded by check r-1, which dropped this plan"
+	f.details["r-1"] = RunDetail{RunSummary: r1, Project: "infra", Command: "infra/data", Tool: "opentofu", ExitCode: 2, Check: &check}
+	f.details["r-0"] = RunDetail{RunSummary: r0, Project: "infra", Command: "infra/data", Tool: "opentofu", ExitCode: 2, Check: &old}
+}
+
+// Reconcile proposes the reconcile of check id as the server does: refused
+// with the server's sentence unless the check can be reconciled; otherwise
+// a held reconcile run carrying the check's digest, and the check is
+// marked reconciled.
+func (f *fakeBackend) Reconcile(ctx context.Context, id string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.reconcileErr != nil {
+		return "", f.reconcileErr
+	}
+	d, ok := f.details[id]
+	switch {
+	case !ok:
+		return "", errors.New("no run \"" + id + "\"; `runs` lists them")
+	case d.Check == nil:
+		return "", errors.New("run " + id + " is not a drift check")
+	case !d.Check.Reconcilable:
+		return "", errors.New("check " + id + " " + d.Check.Reconcile)
+	}
+	f.reconciled = append(f.reconciled, id)
+	nid := f.addRun(RunSummary{Template: d.Template, Kind: "reconcile"})
+	f.heldReconcile(nid, d)
+	c := *d.Check
+	c.ReconciledBy, c.Reconcilable, c.Reconcile = nid, false, "cannot be proposed again: reconciled by run "+nid
+	d.Check = &c
+	f.details[id] = d
+	return nid, nil
+}
+
+// heldReconcile makes run nid the held reconcile of check (the caller
+// holds mu).
+func (f *fakeBackend) heldReconcile(nid string, check RunDetail) {
+	r := f.details[nid]
+	c := check.Check
+	r.Status, r.WaitingForMe, r.Command = "awaiting_approval", true, check.Command
+	r.Message = "Held for approval: a reconcile carries the plan check " + check.ID + " kept (0 to add, 1 to change, 2 to destroy); " +
+		"a person releases exactly that plan with: approve " + nid + " --digest " + c.Digest
+	r.Proposal = &Proposal{
+		Digest: c.Digest, Stage: "plan", Change: c.Change, Destroy: c.Destroy,
+		Addresses: map[string][]string{"destroy": {"terraform_data.server[3]", "terraform_data.server[4]"}, "change": {"terraform_data.server[1]"}},
+		Holds: append([]Hold{{Rule: "reconcile", Reason: "a reconcile carries the plan check " + check.ID + " kept; a person releases it"}},
+			c.Holds...),
+		Requested: "alice (person), a reconcile of check " + check.ID, PlanText: c.PlanText,
+	}
+	f.details[nid] = r
+	f.runs[0] = r.RunSummary
 }
 
 // --- driver ---

@@ -39,11 +39,12 @@ const (
 	stepBusy
 )
 
-// runKinds are the launch choices, the safe one first. (Drift checks join
-// them when the server runs them.)
+// runKinds are the launch choices, the safe one first. A drift check plans
+// and, when it finds drift, keeps the plan for a reconcile.
 var runKinds = []struct{ kind, label string }{
 	{"plan", "dry run (plan only)"},
 	{"apply", "real run (apply)"},
+	{"check", "drift check (plan, kept for a reconcile)"},
 }
 
 // formField is one survey prompt. A choice or bool field has choices and

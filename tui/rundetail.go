@@ -37,13 +37,13 @@ type (
 		chunks []LogChunk
 		ended  bool
 	}
-	// actionDoneMsg is the Backend's answer to an approve, reject, cancel
-	// or rerun the user confirmed.
+	// actionDoneMsg is the Backend's answer to an approve, reject, cancel,
+	// rerun or reconcile the user confirmed.
 	actionDoneMsg struct {
 		gen    int
 		act    action
 		digest string // the digest an approval released
-		newID  string // the run a rerun started
+		newID  string // the run a rerun started, or the reconcile proposed
 		err    error
 	}
 )
@@ -63,6 +63,7 @@ const (
 	actReject
 	actCancel
 	actRerun
+	actReconcile
 )
 
 const (
@@ -77,6 +78,7 @@ const (
 	modeBusy
 	modeConfirmCancel
 	modeConfirmRerun
+	modeConfirmReconcile
 )
 
 // maxDrain is how many already-waiting log chunks one message carries.
@@ -96,7 +98,7 @@ type runDetail struct {
 	loadErr  error
 	seq      int
 	applied  int
-	propSeen string // digest of the proposal last rendered
+	propSeen string // panelID of the proposal or check last rendered
 
 	// log
 	log       logView
@@ -274,6 +276,28 @@ func (d *runDetail) rerunnable() bool {
 // hasProposal reports whether the run holds a proposal to show.
 func (d *runDetail) hasProposal() bool { return d.run != nil && d.run.Proposal != nil }
 
+// hasCheck reports whether the run is a drift check to show (and holds no
+// proposal, which would be shown instead).
+func (d *runDetail) hasCheck() bool {
+	return d.run != nil && d.run.Check != nil && d.run.Proposal == nil
+}
+
+// hasPanel reports whether the run has a second pane beside the log: its
+// proposal or what its check found (once it recorded a finding).
+func (d *runDetail) hasPanel() bool { return d.hasProposal() || (d.hasCheck() && d.run.Check.Finished) }
+
+// panelID names what the panel shows: the proposal's digest, "check" once
+// a check recorded its finding, "" when there is nothing to show.
+func (d *runDetail) panelID() string {
+	switch {
+	case d.hasProposal():
+		return d.run.Proposal.Digest
+	case d.hasCheck() && d.run.Check.Finished:
+		return "check"
+	}
+	return ""
+}
+
 // canAct reports whether approve and reject are offered: a proposal that is
 // not stale waits for this identity.
 func (d *runDetail) canAct() bool { return d.whyNot() == "" }
@@ -390,7 +414,7 @@ func (d *runDetail) onDone(msg actionDoneMsg) tea.Cmd {
 		d.setNotice("proposal rejected", false)
 	case actCancel:
 		d.setNotice("cancel sent: run "+d.runID+" stops (a running tool is interrupted first)", false)
-	case actRerun:
+	case actRerun, actReconcile:
 		id := msg.newID
 		return func() tea.Msg { return openRunMsg{id: id} }
 	}
@@ -399,10 +423,11 @@ func (d *runDetail) onDone(msg actionDoneMsg) tea.Cmd {
 
 // failedWord starts the notice of a refused action.
 var failedWord = map[action]string{
-	actApprove: "approval refused: ",
-	actReject:  "rejection failed: ",
-	actCancel:  "cancel refused: ",
-	actRerun:   "rerun refused: ",
+	actApprove:   "approval refused: ",
+	actReject:    "rejection failed: ",
+	actCancel:    "cancel refused: ",
+	actRerun:     "rerun refused: ",
+	actReconcile: "reconcile refused: ",
 }
 
 func (d *runDetail) setNotice(s string, isErr bool) {
@@ -419,17 +444,18 @@ func (d *runDetail) onProposalChange() {
 		digest = d.run.Proposal.Digest
 	}
 	d.dropStaleDialog(digest)
-	if digest == d.propSeen {
+	panel := d.panelID()
+	if panel == d.propSeen {
 		d.renderProposal(true)
 		return
 	}
-	if d.propSeen == "" && digest != "" {
+	if d.propSeen == "" && panel != "" {
 		d.pane = paneProposal
 	}
-	if digest == "" {
+	if panel == "" {
 		d.pane = paneLog
 	}
-	d.propSeen = digest
+	d.propSeen = panel
 	d.renderProposal(false)
 	d.propVP.GotoTop()
 }
@@ -445,6 +471,9 @@ func (d *runDetail) dropStaleDialog(digest string) {
 	case d.mode == modeConfirmCancel && !d.cancellable():
 		d.mode = modeNormal
 		d.setNotice("run "+d.runID+" ended while you were confirming ("+d.run.Status+"): nothing to cancel", true)
+	case d.mode == modeConfirmReconcile && d.whyNoReconcile() != "":
+		d.mode = modeNormal
+		d.setNotice("the check changed while you were confirming: "+d.whyNoReconcile(), true)
 	case d.mode == modeReason && digest == "":
 		d.mode = modeNormal
 		d.reason.Blur()

@@ -18,13 +18,15 @@ func (d *runDetail) key(msg tea.KeyPressMsg) tea.Cmd {
 		return d.confirmKey(msg, keyCancelYes, keyCancelNo, "run "+d.runID+" kept", d.cancelCmd)
 	case modeConfirmRerun:
 		return d.confirmKey(msg, keyRerunYes, keyRerunNo, "no rerun", d.rerunCmd)
+	case modeConfirmReconcile:
+		return d.confirmKey(msg, keyReconcileYes, keyReconcileNo, "no reconcile proposed", d.reconcileCmd)
 	case modeReason:
 		return d.reasonKey(msg)
 	}
 	if cmd, ok := d.actionKey(msg); ok {
 		return cmd
 	}
-	if d.pane == paneProposal && d.hasProposal() {
+	if d.pane == paneProposal && d.hasPanel() {
 		d.proposalKey(msg)
 		return nil
 	}
@@ -65,6 +67,15 @@ func (d *runDetail) rerunCmd() tea.Cmd {
 	}
 }
 
+// reconcileCmd proposes the reconcile of the check on screen.
+func (d *runDetail) reconcileCmd() tea.Cmd {
+	b, ctx, gen, id := d.b, d.ctx, d.gen, d.runID
+	return func() tea.Msg {
+		newID, err := b.Reconcile(ctx, id)
+		return actionDoneMsg{gen: gen, act: actReconcile, newID: newID, err: err}
+	}
+}
+
 // reasonKey edits the rejection reason; enter sends the rejection.
 func (d *runDetail) reasonKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
@@ -91,7 +102,7 @@ func (d *runDetail) actionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, keyBack):
 		return func() tea.Msg { return backMsg{} }, true
 	case key.Matches(msg, keyPane):
-		if d.hasProposal() {
+		if d.hasPanel() {
 			d.pane = 1 - d.pane
 		}
 		return nil, true
@@ -107,6 +118,8 @@ func (d *runDetail) actionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return d.open(d.whyNoCancel(), modeConfirmCancel), true
 	case key.Matches(msg, keyRerun):
 		return d.open(d.whyNoRerun(), modeConfirmRerun), true
+	case key.Matches(msg, keyReconcile):
+		return d.open(d.whyNoReconcile(), modeConfirmReconcile), true
 	}
 	return nil, false
 }
@@ -193,4 +206,23 @@ func (d *runDetail) whyNoRerun() string {
 		return "you cannot rerun: your identity has no launch role"
 	}
 	return "run " + d.runID + " is " + d.status() + ": only a stale, failed, rejected, cancelled or interrupted run is rerun"
+}
+
+// reconcilable reports whether the console offers to propose a reconcile:
+// the run is a check the server says can be reconciled now, and the
+// identity may launch.
+func (d *runDetail) reconcilable() bool { return d.whyNoReconcile() == "" }
+
+// whyNoReconcile says why no reconcile can be proposed from the run ("" if
+// one can): the server's sentence for a check that cannot be reconciled.
+func (d *runDetail) whyNoReconcile() string {
+	switch {
+	case d.run == nil || d.run.Check == nil:
+		return "run " + d.runID + " is not a drift check: a reconcile is proposed from a check that kept a plan"
+	case !d.env.id.CanLaunch:
+		return "you cannot propose a reconcile: your identity has no launch role"
+	case !d.run.Check.Reconcilable:
+		return "no reconcile: " + cleanLine(d.run.Check.Reconcile)
+	}
+	return ""
 }

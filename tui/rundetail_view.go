@@ -42,6 +42,16 @@ func (d *runDetail) top() string {
 		}
 		b.WriteString(st.label.Render(tabs) + st.faint.Render("  (tab switches)") + "\n")
 	}
+	if d.hasCheck() {
+		b.WriteString(d.checkSummary())
+	}
+	if d.hasCheck() && d.hasPanel() {
+		tabs := "  Check   [Log]"
+		if d.pane == paneProposal {
+			tabs = " [Check]   Log "
+		}
+		b.WriteString(st.label.Render(tabs) + st.faint.Render("  (tab switches)") + "\n")
+	}
 	return b.String()
 }
 
@@ -237,6 +247,10 @@ var actionMark = map[string]string{"destroy": "-", "replace": "-/+", "change": "
 // the rules that hold it, findings and the masked plan text. keep keeps the
 // scroll position.
 func (d *runDetail) renderProposal(keep bool) {
+	if d.hasCheck() {
+		d.setPanel(d.checkPanel(), keep)
+		return
+	}
 	if !d.hasProposal() {
 		d.propVP.SetContent("")
 		return
@@ -256,8 +270,13 @@ func (d *runDetail) renderProposal(keep bool) {
 	} else {
 		b.WriteString(strings.TrimRight(clean(p.PlanText), "\n") + "\n")
 	}
+	d.setPanel(b.String(), keep)
+}
+
+// setPanel puts text in the proposal pane; keep keeps the scroll position.
+func (d *runDetail) setPanel(text string, keep bool) {
 	y := d.propVP.YOffset()
-	d.propVP.SetContent(strings.TrimRight(b.String(), "\n"))
+	d.propVP.SetContent(strings.TrimRight(text, "\n"))
 	if keep {
 		d.propVP.SetYOffset(y)
 	}
@@ -373,6 +392,8 @@ func (d *runDetail) bottom() string {
 	case modeConfirmRerun:
 		b.WriteString(st.box.Render(st.label.Render("Rerun run "+cleanLine(d.runID)+"?")+
 			" a new run: same template, kind and answers\n(secret answers reused, never shown) · y rerun · n/esc keep") + "\n")
+	case modeConfirmReconcile:
+		b.WriteString(st.box.Render(d.reconcileBody()) + "\n")
 	case modeReason:
 		b.WriteString(st.label.Render("Reject the proposal of run "+cleanLine(d.runID)) + "\n")
 		b.WriteString(d.reason.View() + "\n")
@@ -441,8 +462,12 @@ func containsName(names []string, name string) bool {
 // paneStatus says where the visible pane is: the log's following state or
 // the proposal's scroll position.
 func (d *runDetail) paneStatus() string {
-	if d.pane == paneProposal && d.hasProposal() {
-		return fmt.Sprintf("proposal %3.0f%%", d.propVP.ScrollPercent()*100)
+	if d.pane == paneProposal && d.hasPanel() {
+		name := "proposal"
+		if d.hasCheck() {
+			name = "check"
+		}
+		return fmt.Sprintf("%s %3.0f%%", name, d.propVP.ScrollPercent()*100)
 	}
 	switch {
 	case d.logErr != nil:
@@ -478,13 +503,15 @@ func (d *runDetail) keys() bindings {
 		return bindings{keyCancelYes, keyCancelNo}
 	case modeConfirmRerun:
 		return bindings{keyRerunYes, keyRerunNo}
+	case modeConfirmReconcile:
+		return bindings{keyReconcileYes, keyReconcileNo}
 	case modeReason:
 		return bindings{keySubmit, keyCancel, keyCtrlC}
 	case modeBusy:
 		return bindings{keyCtrlC}
 	}
 	b := bindings{keyBack, keyScroll}
-	if d.hasProposal() {
+	if d.hasPanel() {
 		b = append(b, keyPane)
 	}
 	if d.canAct() {
@@ -496,7 +523,10 @@ func (d *runDetail) keys() bindings {
 	if d.rerunnable() {
 		b = append(b, keyRerun)
 	}
-	if d.pane == paneLog || !d.hasProposal() {
+	if d.hasCheck() && d.reconcilable() {
+		b = append(b, keyReconcile)
+	}
+	if d.pane == paneLog || !d.hasPanel() {
 		b = append(b, keyFollow)
 	}
 	return append(b, keyQuit)
@@ -516,7 +546,7 @@ func (d *runDetail) layout() {
 
 func (d *runDetail) View() string {
 	body := d.log.view()
-	if d.pane == paneProposal && d.hasProposal() {
+	if d.pane == paneProposal && d.hasPanel() {
 		body = d.propVP.View()
 	}
 	top := strings.TrimSuffix(d.top(), "\n")

@@ -69,14 +69,48 @@ type Proposal struct {
 	NewerRun    string // ID of a run with a newer held or applied proposal for the same working directory, or ""
 }
 
+// ResourceDiff is one resource instance a drift check names: its address,
+// the action ("update", "delete", ...) and the names of the top-level
+// attributes that differ. Values are never sent: they may be sensitive.
+type ResourceDiff struct {
+	Address, Action string
+	Attributes      []string
+}
+
+// CheckResult is what a drift check found, for the check's run screen.
+// Finished is false while the check has recorded nothing (it runs, or it
+// failed); Drifted is false for a check that found no drift.
+type CheckResult struct {
+	Finished  bool
+	Drifted   bool
+	CheckedAt time.Time
+	Drift     []ResourceDiff // changed outside OpenTofu (resource_drift)
+	Changes   []ResourceDiff // what applying the configuration would do (resource_changes)
+
+	// The kept plan, as a reconcile would propose it (zero without drift).
+	Digest                                string
+	Add, Change, Destroy, Replace, Forget int
+	Holds                                 []Hold // rules that would hold the reconcile too
+	PlanText                              string // tofu's rendering, already masked
+
+	SupersededBy string // the newer check of the same working directory that dropped the plan
+	ReconciledBy string // the reconcile run that carries the plan
+	// Reconcilable is true when a reconcile can be proposed from the check
+	// now (the server's own test); Reconcile is the server's sentence on
+	// it: why not, when it cannot.
+	Reconcilable bool
+	Reconcile    string
+}
+
 // RunDetail is everything the detail screen shows about one run. Proposal is
-// nil unless the run holds one.
+// nil unless the run holds one; Check is nil unless the run is a drift check.
 type RunDetail struct {
 	RunSummary
 	Project, Command, Tool string
 	Vars                   map[string]string
 	ExitCode               int
 	Proposal               *Proposal
+	Check                  *CheckResult
 }
 
 // LogChunk is a piece of a run's log starting at byte Offset of the whole log.
@@ -164,6 +198,13 @@ type Backend interface {
 	// period), a held one is ended and its saved plan dropped. It is refused
 	// for a run that already ended or one the identity may not cancel.
 	Cancel(ctx context.Context, id string) error
+	// Reconcile proposes applying exactly the plan drift check checkID
+	// kept and returns the new reconcile run's ID; the reconcile is held
+	// for a person's approval. It is refused, with the server's sentence,
+	// for a run that is not a check, a check that kept no plan, one a newer
+	// check superseded and one already reconciled, and for an identity
+	// without the launch role.
+	Reconcile(ctx context.Context, checkID string) (string, error)
 }
 
 // Options configure a console session.
