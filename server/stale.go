@@ -155,7 +155,8 @@ func (s *Server) runDir(r store.Run) string {
 
 // recordWorkdirState runs as every execution ends (unless the server is
 // stopping), while the run still holds its working directory and before it
-// records its final status: if another proposal there is held, it reads the
+// records its final status: if another proposal there is held, it checks it
+// against the local state file, or for another backend reads the
 // state (state pull, never logged), records it and marks the held proposals
 // whose basis no longer matches stale.
 func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
@@ -164,6 +165,11 @@ func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
 	}
 	held, err := s.heldInDir(x.dir, x.run.ID)
 	if err != nil || len(held) == 0 {
+		return
+	}
+	if _, local := localStatePath(x.dir); local {
+		// checkStale reads a local state file itself: no tool process.
+		s.checkHeld(held)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -185,6 +191,11 @@ func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
 	if err := s.db.PutWorkdirState(x.dir, st); err != nil {
 		s.log.Error("recording working directory state", "dir", x.dir, "err", err)
 	}
+	s.checkHeld(held)
+}
+
+// checkHeld runs checkStale on each held run, logging what fails.
+func (s *Server) checkHeld(held []store.Run) {
 	for _, r := range held {
 		if err := s.checkStale(r); err != nil {
 			s.log.Error("marking a held plan stale", "run", r.ID, "err", err)
