@@ -1,0 +1,156 @@
+package vcs
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// repo makes a git repository with one commit holding files, and returns
+// its directory.
+func repo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main")
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-q", "-m", "first")
+	return dir
+}
+
+func run(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := osexec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestHeadCleanAndDirty(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"infra/main.tf": "# clean\n"})
+	want := run(t, dir, "rev-parse", "HEAD")
+	c, err := Head(ctx, filepath.Join(dir, "infra"))
+	if err != nil || c.SHA != want || c.Dirty {
+		t.Fatalf("Head of a clean tree = %+v, %v; want %s clean", c, err, want)
+	}
+	// An untracked file makes the tree dirty, as git status shows it.
+	if err := os.WriteFile(filepath.Join(dir, "infra", "new.tf"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Head(ctx, dir); err != nil || !c.Dirty || c.SHA != want {
+		t.Fatalf("Head with an untracked file = %+v, %v; want dirty at %s", c, err, want)
+	}
+}
+
+func TestHeadOutsideRepository(t *testing.T) {
+	_, err := Head(context.Background(), t.TempDir())
+	if !errors.Is(err, ErrNotRepository) {
+		t.Fatalf("Head outside a repository: %v; want ErrNotRepository", err)
+	}
+	if IsRepository(context.Background(), t.TempDir()) {
+		t.Fatal("IsRepository of a plain directory is true")
+	}
+}
+
+func TestResolveBranchTagAndSHA(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"main.tf": "# one\n"})
+	first := run(t, dir, "rev-parse", "HEAD")
+	run(t, dir, "tag", "v1")
+	run(t, dir, "checkout", "-q", "-b", "feature")
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte("# two\n"), 0o644)
+	run(t, dir, "commit", "-q", "-am", "two")
+	second := run(t, dir, "rev-parse", "HEAD")
+	for ref, want := range map[string]string{"main": first, "v1": first, "feature": second, first[:10]: first, second: second} {
+		got, err := Resolve(ctx, dir, ref)
+		if err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %s", ref, got, err, want)
+		}
+	}
+}
+
+// Hostile refs: an option, a ref that names nothing, a revision range, a
+// control character.
+func TestResolveRefusesHostileRefs(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"main.tf": "# one\n"})
+	for _, ref := range []string{"", "--output=/tmp/x", "-h", "nosuch", "main..main", "ma in", "main\n", "HEAD:main.tf"} {
+		if sha, err := Resolve(ctx, dir, ref); err == nil {
+			t.Errorf("Resolve(%q) = %s; want a refusal", ref, sha)
+		}
+	}
+}
+
+func TestExportWritesTheCommitNotTheWorkingTree(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"infra/main.tf": "# committed\n", "infra/mod/m.tf": "# module\n"})
+	sha := run(t, dir, "rev-parse", "HEAD")
+	os.WriteFile(filepath.Join(dir, "infra/main.tf"), []byte("# edited, not committed\n"), 0o644)
+	os.Symlink("/etc", filepath.Join(dir, "infra", "link"))
+	before := run(t, dir, "status", "--porcelain")
+	dest := filepath.Join(t.TempDir(), "tree")
+	if err := Export(ctx, dir, sha, dest); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dest, "infra/main.tf"))
+	if err != nil || string(got) != "# committed\n" {
+		t.Fatalf("exported main.tf = %q, %v; want the committed text", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "infra/mod/m.tf")); err != nil {
+		t.Fatalf("module file not exported: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "infra/link")); err == nil {
+		t.Fatal("an untracked link of the working tree was exported")
+	}
+	if after := run(t, dir, "status", "--porcelain"); after != before {
+		t.Fatalf("Export changed the checkout's status:\nbefore %q\nafter  %q", before, after)
+	}
+}
+
+// A symbolic link committed to the tree is written as a link; nothing is
+// written through it.
+func TestExtractRefusesWritingThroughALink(t *testing.T) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	outside := t.TempDir()
+	tw.WriteHeader(&tar.Header{Name: "a", Typeflag: tar.TypeSymlink, Linkname: outside})
+	tw.WriteHeader(&tar.Header{Name: "a/x.tf", Typeflag: tar.TypeReg, Size: 2, Mode: 0o644})
+	tw.Write([]byte("x\n"))
+	tw.Close()
+	err := extract(&buf, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("extract through a link: %v; want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.tf")); err == nil {
+		t.Fatal("a file was written through the link")
+	}
+}
+
+func TestExtractRefusesEscapes(t *testing.T) {
+	for _, name := range []string{"../x", "/abs", "a/../../x"} {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Size: 0, Mode: 0o644})
+		tw.Close()
+		if err := extract(&buf, t.TempDir()); err == nil {
+			t.Errorf("extract of %q succeeded", name)
+		}
+	}
+}
