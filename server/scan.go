@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,6 +167,14 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 		return nil, fmt.Errorf("copying the configuration for the scan: %w", err)
 	}
 	dir := filepath.Join(dest, rel)
+	opts := scan.Options{Root: dest, Dir: dir, Encryption: envValue(x.env, "TF_ENCRYPTION")}
+	res, err := scan.Module(opts)
+	if err != nil {
+		return nil, fmt.Errorf("scanning the configuration: %w", err)
+	}
+	if res.Modules == 1 && !slices.ContainsFunc(res.Findings, func(f scan.Finding) bool { return isModuleAddress(f.Address) }) {
+		return res, nil // no module call: nothing to download, no tofu process
+	}
 	x.say("scan: downloading the modules the configuration calls into a private copy (tofu get)")
 	if _, err := x.toolIn(ctx, "get", dir, exec.GetArgs()); err != nil {
 		var sf *stepFailed
@@ -174,9 +183,8 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 		}
 		x.say("scan: tofu get failed (exit %d); a module it could not download is left unread, a finding", sf.exit)
 	}
-	res, err := scan.Module(scan.Options{Root: dest, Dir: dir, Manifest: manifestIn(dir),
-		Encryption: envValue(x.env, "TF_ENCRYPTION")})
-	if err != nil {
+	opts.Manifest = manifestIn(dir)
+	if res, err = scan.Module(opts); err != nil {
 		return nil, fmt.Errorf("scanning the configuration: %w", err)
 	}
 	return res, nil
@@ -277,20 +285,22 @@ func (x *execution) checkPlanConfig(path string) error {
 // leftUnread reports whether a finding is a module the scan left unread
 // (its address is a module's: module.a or module.a.module.b).
 func leftUnread(fs []store.Finding) bool {
-	for _, f := range fs {
-		parts := strings.Split(f.Address, ".")
-		if len(parts)%2 != 0 || len(parts) == 0 {
-			continue
-		}
-		module := true
-		for i := 0; i < len(parts); i += 2 {
-			module = module && parts[i] == "module"
-		}
-		if module {
-			return true
+	return slices.ContainsFunc(fs, func(f store.Finding) bool { return isModuleAddress(f.Address) })
+}
+
+// isModuleAddress reports whether addr is a module's address: module.a,
+// module.a.module.b, ...
+func isModuleAddress(addr string) bool {
+	parts := strings.Split(addr, ".")
+	if len(parts)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(parts); i += 2 {
+		if parts[i] != "module" {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // scanReleasers names who released a run's scan-stage hold.
