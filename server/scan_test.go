@@ -224,3 +224,66 @@ func TestScanReleasedPlansExactlyTheScannedModules(t *testing.T) {
 		t.Fatalf("a configuration changed after the scan: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
 	}
 }
+
+// A drift check is a plan too: behind exclude_dry_run a finding holds it at
+// the scan stage before anything plans, and a clean one plans and keeps its
+// plan, made from exactly the scanned modules.
+func TestScanCoversDriftChecks(t *testing.T) {
+	h := scanHarness(t, "")
+	v := h.launchWait("alice", "scan-deep", "--check")
+	if statusOf(v.Run) != StatusAwaitingApproval || Stage(v.Proposal.Stage) != StageScan || slices.Contains(stepNames(v), "plan") {
+		t.Fatalf("a check with an external data source: %s %+v, steps %v", v.Status, v.Proposal, stepNames(v))
+	}
+	v = h.launchWait("alice", "scan-clean", "--check")
+	if statusOf(v.Run) != StatusSucceeded || v.Check == nil || !v.Check.Kept || v.Scan == nil || len(v.Scan.Findings) != 0 {
+		t.Fatalf("a clean check: %s (%s), check %+v, scan %+v", v.Status, v.Message, v.Check, v.Scan)
+	}
+}
+
+// A .terraform in the working directory that is not a directory (a link
+// out of the checkout) is refused before the scanned modules are put in
+// place: nothing is removed or written through it.
+func TestScanRefusesALinkedDataDirectory(t *testing.T) {
+	h := scanHarness(t, "")
+	outside := t.TempDir()
+	os.MkdirAll(filepath.Join(outside, "modules"), 0o755)
+	keep := filepath.Join(outside, "modules", "keep")
+	os.WriteFile(keep, []byte("outside the checkout"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(h.project, "infra/scan/clean/.terraform")); err != nil {
+		t.Fatal(err)
+	}
+	v := h.launchWait("alice", "scan-clean", "--dry-run")
+	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, ".terraform is not a directory") {
+		t.Fatalf("a linked .terraform: %s: %s", v.Status, v.Message)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("a file outside the checkout was removed: %v", err)
+	}
+}
+
+// An external key provider that arrives in TF_ENCRYPTION, through a
+// credential's environment, is a finding too; the credential's other
+// values never appear in what the scan says.
+func TestScanReadsTFEncryptionFromTheRunsEnvironment(t *testing.T) {
+	h := scanHarness(t, `
+credential "enc" {
+  env = {
+    TF_ENCRYPTION = "key_provider \"external\" \"k\" {\n  command = [\"./key\", \"enc-canary-93c1\"]\n}\n"
+  }
+}
+template "scan-clean-enc" {
+  project     = "infra"
+  command     = "infra/scan/clean"
+  credentials = ["enc"]
+}
+`)
+	v := h.launchWait("alice", "scan-clean-enc", "--dry-run")
+	if statusOf(v.Run) != StatusAwaitingApproval || len(v.Findings) != 1 || v.Findings[0].File != "TF_ENCRYPTION" {
+		t.Fatalf("TF_ENCRYPTION with an external key provider: %s (%s), findings %+v", v.Status, v.Message, v.Findings)
+	}
+	for _, out := range []string{h.mustSSH("bob", "show", v.ID), h.mustSSH("bob", "show", v.ID, "--json"), h.mustSSH("bob", "audit"), h.mustSSH("bob", "log", v.ID)} {
+		if strings.Contains(out, "enc-canary-93c1") {
+			t.Fatalf("a credential's value leaked:\n%s", out)
+		}
+	}
+}
