@@ -194,7 +194,6 @@ func (x *execution) end(ctx context.Context, err error) {
 	}
 	if o.status != StatusAwaitingApproval {
 		x.s.dropSealedPlan(x.run.ID)
-		x.dropPrivateTrees()
 	}
 	if o.status != StatusInterrupted {
 		// Before the run says it ended: whoever waits for it sees held

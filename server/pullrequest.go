@@ -133,13 +133,3 @@ func (x *execution) moveTo(tree, wd string) error {
 	x.dirFile, x.dir, x.tree = f, wd, tree
 	return nil
 }
-
-// dropPrivateTrees removes the scan's copy and a pull request's tree once
-// the run no longer waits on them (it ended, or moved past its scan).
-func (x *execution) dropPrivateTrees() {
-	for _, name := range []string{scanCopyName, treeName} {
-		if err := os.RemoveAll(filepath.Join(x.private, name)); err != nil {
-			x.s.log.Error("removing a run's private tree", "run", x.run.ID, "dir", name, "err", err)
-		}
-	}
-}

@@ -287,3 +287,18 @@ template "scan-clean-enc" {
 		}
 	}
 }
+
+// What a held scan keeps (the private copy of the configuration) is removed
+// once the run no longer waits: rejected here.
+func TestScanCopyRemovedWhenTheRunEnds(t *testing.T) {
+	h := scanHarness(t, "")
+	v := h.launchWait("alice", "scan-deep", "--dry-run")
+	copyDir := filepath.Join(h.srv.runsDir, v.ID, scanCopyName)
+	if _, err := os.Stat(copyDir); err != nil {
+		t.Fatalf("a held run's scanned copy is gone: %v", err)
+	}
+	h.mustSSH("bob", "reject", v.ID, "--reason", "runs a program")
+	if _, err := os.Stat(copyDir); err == nil {
+		t.Fatal("a rejected run's scanned copy was kept")
+	}
+}
