@@ -176,7 +176,7 @@ ephemeral "http" "e" { method = "GET" }
 		reasons: []string{`encryption key_provider "external" runs`, `encryption method "external" runs`},
 	},
 	{
-		name:  "a benign encryption block",
+		name: "a benign encryption block",
 		files: map[string]string{"main.tf": `terraform {
   encryption {
     key_provider "pbkdf2" "p" { passphrase = "correct horse battery staple" }
