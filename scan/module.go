@@ -1,12 +1,14 @@
 package scan
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 )
 
 // call is a module block as the calling module's files declare it, after
@@ -40,15 +42,24 @@ func (s *scanner) module(path []string, dir string, callFile string, callLine in
 	s.read[key] = map[string][32]byte{}
 	calls := map[string]call{}
 	files := ConfigFiles(names)
+	results := make([]*fileResult, len(files))
+	parallel(len(files), func(i int) { results[i] = readFile(s.root, path, dir, files[i]) })
+	for i, r := range results {
+		s.findings = append(s.findings, r.findings...)
+		if r.read {
+			s.read[key][files[i]] = r.sum
+			s.files++
+		}
+	}
 	// Primary files first, then override files, whose module blocks
 	// replace the source of a call of the same name (OpenTofu's
 	// ModuleCall.merge in internal/configs/module_merge.go).
 	for _, override := range []bool{false, true} {
-		for _, name := range files {
+		for i, name := range files {
 			if isOverrideFile(name) != override {
 				continue
 			}
-			for _, c := range s.file(path, dir, name) {
+			for _, c := range results[i].calls {
 				prev, dup := calls[c.name]
 				if dup && override && !c.hasSource {
 					continue // the source stays the primary block's
@@ -141,8 +152,25 @@ func (s *scanner) installedOrOwn(dir string) bool {
 	return true
 }
 
-// hashFile records a configuration file read for the module at key.
-func (s *scanner) hashFile(key, name string, src []byte) {
-	s.read[key][name] = sha256.Sum256(src)
-	s.files++
+// parallel calls f(0) to f(n-1), on up to GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

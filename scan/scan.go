@@ -92,7 +92,7 @@ type scanner struct {
 	packages []string // directories under dir/.terraform/modules that the manifest installed
 	read     map[string]map[string][32]byte
 	files    int
-	findings []Finding
+	report
 }
 
 func newScanner(opts Options) (*scanner, error) {
@@ -151,15 +151,16 @@ func startsWithParent(rel string) bool {
 
 // rel returns path relative to the scan root, with slashes.
 func (s *scanner) rel(path string) string {
-	r, err := filepath.Rel(s.root, path)
+	return relTo(s.root, path)
+}
+
+// relTo returns path relative to root, with slashes.
+func relTo(root, path string) string {
+	r, err := filepath.Rel(root, path)
 	if err != nil {
 		return filepath.ToSlash(path)
 	}
 	return filepath.ToSlash(r)
-}
-
-func (s *scanner) find(addr, file string, line int, reason string) {
-	s.findings = append(s.findings, Finding{Address: addr, File: file, Line: line, Reason: reason})
 }
 
 func sortFindings(fs []Finding) {
