@@ -3,7 +3,6 @@ package scan
 import (
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
@@ -31,16 +30,17 @@ type fileResult struct {
 }
 
 // readFile reads the configuration file name in dir, the directory of the
-// module at path, root being the scan's root: it records a finding for
+// module at path, root being the scan's root (link: the file is a
+// symlink, which is read only if it leads to a file inside root): it records a finding for
 // each block that acts when the plan reads it, and returns the module
 // blocks. A file it cannot read or parse is a finding. It touches no
 // shared state, so files are read in parallel.
-func readFile(root string, path []string, dir, name string) *fileResult {
+func readFile(root string, path []string, dir, name string, link bool) *fileResult {
 	out := &fileResult{}
 	full := filepath.Join(dir, name)
 	rel := relTo(root, full)
 	addr := ModuleAddress(path)
-	if fi, err := os.Lstat(full); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+	if link {
 		real, err := filepath.EvalSymlinks(full)
 		if err != nil || !within(root, real) {
 			out.find(addr, rel, 0, "configuration file is a symlink that leads outside the configuration's root (or nowhere); left unread")

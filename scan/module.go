@@ -22,28 +22,85 @@ type call struct {
 	line      int
 }
 
-// module reads the module at the call path in the directory dir (absolute,
-// symlinks resolved), then the modules it calls. stack holds the
-// directories of its callers, to refuse a cycle.
-func (s *scanner) module(path []string, dir string, callFile string, callLine int, stack []string) {
-	addr := ModuleAddress(path)
-	entries, err := os.ReadDir(dir)
+// pending is a module to read: its call path, its directory (absolute,
+// symlinks resolved), where it is called from, and the directories of its
+// callers, to refuse a cycle.
+type pending struct {
+	path     []string
+	dir      string
+	callFile string
+	callLine int
+	stack    []string
+}
+
+// job is one configuration file of a pending module.
+type job struct {
+	mod  int // index in the level
+	name string
+	link bool // the file is a symlink
+}
+
+// walk reads the modules from the root down, a level of the module tree at
+// a time: the files of every module of a level are read in parallel, then
+// their module calls make the next level.
+func (s *scanner) walk(root pending) {
+	level := []pending{root}
+	for len(level) > 0 {
+		var jobs []job
+		for i, m := range level {
+			names, links := s.moduleFiles(m)
+			for _, name := range names {
+				jobs = append(jobs, job{i, name, links[name]})
+			}
+		}
+		results := make([]*fileResult, len(jobs))
+		parallel(len(jobs), func(i int) {
+			m := level[jobs[i].mod]
+			results[i] = readFile(s.root, m.path, m.dir, jobs[i].name, jobs[i].link)
+		})
+		var next []pending
+		for i, m := range level {
+			var files []string
+			var res []*fileResult
+			for j, jb := range jobs {
+				if jb.mod == i {
+					files, res = append(files, jb.name), append(res, results[j])
+				}
+			}
+			next = append(next, s.module(m, files, res)...)
+		}
+		level = next
+	}
+}
+
+// moduleFiles lists the configuration files of the module m, and which of
+// its entries are symlinks, and records the module as read; a directory it
+// cannot list is a finding. A directory is never a configuration file,
+// but a symlink to one is (and fails to read), as in OpenTofu.
+func (s *scanner) moduleFiles(m pending) ([]string, map[string]bool) {
+	entries, err := os.ReadDir(m.dir)
 	if err != nil {
-		s.find(addr, callFile, callLine, fmt.Sprintf("module directory %s could not be read (%v); left unread", s.rel(dir), err))
-		return
+		s.find(ModuleAddress(m.path), m.callFile, m.callLine, fmt.Sprintf("module directory %s could not be read (%v); left unread", s.rel(m.dir), err))
+		return nil, nil
 	}
 	var names []string
+	links := map[string]bool{}
 	for _, e := range entries {
 		if !e.IsDir() {
 			names = append(names, e.Name())
 		}
+		if e.Type()&os.ModeSymlink != 0 {
+			links[e.Name()] = true
+		}
 	}
-	key := ModuleKey(path)
-	s.read[key] = map[string][32]byte{}
-	calls := map[string]call{}
-	files := ConfigFiles(names)
-	results := make([]*fileResult, len(files))
-	parallel(len(files), func(i int) { results[i] = readFile(s.root, path, dir, files[i]) })
+	s.read[ModuleKey(m.path)] = map[string][32]byte{}
+	return ConfigFiles(names), links
+}
+
+// module takes in what was read of the files of module m and returns the
+// modules it calls that are to be read.
+func (s *scanner) module(m pending, files []string, results []*fileResult) []pending {
+	key := ModuleKey(m.path)
 	for i, r := range results {
 		s.findings = append(s.findings, r.findings...)
 		if r.read {
@@ -51,9 +108,28 @@ func (s *scanner) module(path []string, dir string, callFile string, callLine in
 			s.files++
 		}
 	}
-	// Primary files first, then override files, whose module blocks
-	// replace the source of a call of the same name (OpenTofu's
-	// ModuleCall.merge in internal/configs/module_merge.go).
+	calls := s.calls(m.path, files, results)
+	order := make([]string, 0, len(calls))
+	for n := range calls {
+		order = append(order, n)
+	}
+	sort.Strings(order)
+	var next []pending
+	stack := append(m.stack[:len(m.stack):len(m.stack)], m.dir)
+	for _, n := range order {
+		if p, ok := s.child(m.path, m.dir, calls[n], stack); ok {
+			next = append(next, p)
+		}
+	}
+	return next
+}
+
+// calls merges the module blocks of a module's files: primary files first,
+// then override files, whose module blocks replace the source of a call of
+// the same name (OpenTofu's ModuleCall.merge in
+// internal/configs/module_merge.go).
+func (s *scanner) calls(path []string, files []string, results []*fileResult) map[string]call {
+	calls := map[string]call{}
 	for _, override := range []bool{false, true} {
 		for i, name := range files {
 			if isOverrideFile(name) != override {
@@ -73,35 +149,31 @@ func (s *scanner) module(path []string, dir string, callFile string, callLine in
 			}
 		}
 	}
-	order := make([]string, 0, len(calls))
-	for n := range calls {
-		order = append(order, n)
-	}
-	sort.Strings(order)
-	for _, n := range order {
-		s.child(path, dir, calls[n], append(stack, dir))
-	}
+	return calls
 }
 
-// child reads the module a call in the module at path (in dir) names, or
-// records why it is left unread.
-func (s *scanner) child(path []string, dir string, c call, stack []string) {
+// child returns the module a call in the module at path (in dir) names,
+// or records why it is left unread and returns false.
+func (s *scanner) child(path []string, dir string, c call, stack []string) (pending, bool) {
 	childPath := append(path[:len(path):len(path)], c.name)
-	addr := ModuleAddress(childPath)
-	unread := func(format string, args ...any) {
-		s.find(addr, c.file, c.line, fmt.Sprintf(format, args...)+"; left unread")
+	real, why := s.childDir(childPath, dir, c, stack)
+	if why != "" {
+		s.find(ModuleAddress(childPath), c.file, c.line, why+"; left unread")
+		return pending{}, false
 	}
-	if len(childPath) > MaxDepth {
-		unread("module nesting is deeper than %d", MaxDepth)
-		return
-	}
-	if !c.hasSource {
-		unread("module block has no source")
-		return
-	}
-	if c.lit != literalString {
-		unread("module source is not a plain string: OpenTofu evaluates it at init, from a variable or expression")
-		return
+	return pending{path: childPath, dir: real, callFile: c.file, callLine: c.line, stack: stack}, true
+}
+
+// childDir returns the directory (symlinks resolved) of the module at
+// childPath that call c in dir names, or why it is not read.
+func (s *scanner) childDir(childPath []string, dir string, c call, stack []string) (string, string) {
+	switch {
+	case len(childPath) > MaxDepth:
+		return "", fmt.Sprintf("module nesting is deeper than %d", MaxDepth)
+	case !c.hasSource:
+		return "", "module block has no source"
+	case c.lit != literalString:
+		return "", "module source is not a plain string: OpenTofu evaluates it at init, from a variable or expression"
 	}
 	var target string
 	if local, ok := localSource(c.source); ok {
@@ -109,8 +181,7 @@ func (s *scanner) child(path []string, dir string, c call, stack []string) {
 	} else {
 		rec, ok := s.manifest[ModuleKey(childPath)]
 		if !ok {
-			unread("module source %q could not be downloaded (no entry in the manifest of the gate's tofu get)", c.source)
-			return
+			return "", fmt.Sprintf("module source %q could not be downloaded (no entry in the manifest of the gate's tofu get)", c.source)
 		}
 		target = rec.Dir
 		if !filepath.IsAbs(target) {
@@ -118,20 +189,17 @@ func (s *scanner) child(path []string, dir string, c call, stack []string) {
 		}
 	}
 	real, err := filepath.EvalSymlinks(target)
-	if err != nil {
-		unread("module directory %s does not exist or cannot be read", s.rel(target))
-		return
-	}
 	switch {
+	case err != nil:
+		return "", fmt.Sprintf("module directory %s does not exist or cannot be read", s.rel(target))
 	case !within(s.root, real):
-		unread("module directory %s leads outside the configuration's root", s.rel(target))
+		return "", fmt.Sprintf("module directory %s leads outside the configuration's root", s.rel(target))
 	case !s.installedOrOwn(real):
-		unread("module directory %s is inside a .terraform directory the gate's tofu get did not install", s.rel(real))
+		return "", fmt.Sprintf("module directory %s is inside a .terraform directory the gate's tofu get did not install", s.rel(real))
 	case slices.Contains(stack, real):
-		unread("module %s calls a module that contains it (a cycle)", s.rel(real))
-	default:
-		s.module(childPath, real, c.file, c.line, stack)
+		return "", fmt.Sprintf("module %s calls a module that contains it (a cycle)", s.rel(real))
 	}
+	return real, ""
 }
 
 // installedOrOwn reports whether the module directory dir (real, inside the

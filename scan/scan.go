@@ -74,7 +74,7 @@ func Module(opts Options) (*Result, error) {
 		return nil, err
 	}
 	s.encryptionEnv(opts.Encryption)
-	s.module(nil, s.dir, "", 0, nil)
+	s.walk(pending{dir: s.dir})
 	sortFindings(s.findings)
 	return &Result{
 		Findings: s.findings,
