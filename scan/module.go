@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // call is a module block as the calling module's files declare it, after
@@ -33,55 +31,48 @@ type pending struct {
 	stack    []string
 }
 
-// job is one configuration file of a pending module.
-type job struct {
-	mod  int // index in the level
-	name string
-	link bool // the file is a symlink
-}
-
-// walk reads the modules from the root down, a level of the module tree at
-// a time: the files of every module of a level are read in parallel, then
-// their module calls make the next level.
-func (s *scanner) walk(root pending) {
-	level := []pending{root}
-	for len(level) > 0 {
-		var jobs []job
-		for i, m := range level {
-			names, links := s.moduleFiles(m)
-			for _, name := range names {
-				jobs = append(jobs, job{i, name, links[name]})
-			}
-		}
-		results := make([]*fileResult, len(jobs))
-		parallel(len(jobs), func(i int) {
-			m := level[jobs[i].mod]
-			results[i] = readFile(s.root, m.path, m.dir, jobs[i].name, jobs[i].link)
-		})
-		var next []pending
-		for i, m := range level {
-			var files []string
-			var res []*fileResult
-			for j, jb := range jobs {
-				if jb.mod == i {
-					files, res = append(files, jb.name), append(res, results[j])
-				}
-			}
-			next = append(next, s.module(m, files, res)...)
-		}
-		level = next
+// walk reads the module m and, concurrently, every module it calls, then
+// calls wg.Done. Each module's files are read in parallel, each read
+// holding a slot of s.slots so that at most GOMAXPROCS files are read at
+// once; the scanner's state is changed only under s.mu.
+func (s *scanner) walk(m pending, wg *sync.WaitGroup) {
+	defer wg.Done()
+	names, links, err := moduleFiles(m.dir)
+	if err != nil {
+		s.mu.Lock()
+		s.find(ModuleAddress(m.path), m.callFile, m.callLine, fmt.Sprintf("module directory %s could not be read (%v); left unread", s.rel(m.dir), err))
+		s.mu.Unlock()
+		return
+	}
+	results := make([]*fileResult, len(names))
+	var files sync.WaitGroup
+	for i, name := range names {
+		s.slots <- struct{}{}
+		files.Add(1)
+		go func() {
+			defer files.Done()
+			results[i] = readFile(s.root, m.path, m.dir, name, links[name])
+			<-s.slots
+		}()
+	}
+	files.Wait()
+	s.mu.Lock()
+	next := s.module(m, names, results)
+	s.mu.Unlock()
+	for _, p := range next {
+		wg.Add(1)
+		go s.walk(p, wg)
 	}
 }
 
-// moduleFiles lists the configuration files of the module m, and which of
-// its entries are symlinks, and records the module as read; a directory it
-// cannot list is a finding. A directory is never a configuration file,
-// but a symlink to one is (and fails to read), as in OpenTofu.
-func (s *scanner) moduleFiles(m pending) ([]string, map[string]bool) {
-	entries, err := os.ReadDir(m.dir)
+// moduleFiles lists the configuration files in the module directory dir,
+// and which of its entries are symlinks. A directory is never a
+// configuration file, but a symlink to one is (and fails to read), as in
+// OpenTofu.
+func moduleFiles(dir string) ([]string, map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		s.find(ModuleAddress(m.path), m.callFile, m.callLine, fmt.Sprintf("module directory %s could not be read (%v); left unread", s.rel(m.dir), err))
-		return nil, nil
+		return nil, nil, err
 	}
 	var names []string
 	links := map[string]bool{}
@@ -93,14 +84,14 @@ func (s *scanner) moduleFiles(m pending) ([]string, map[string]bool) {
 			links[e.Name()] = true
 		}
 	}
-	s.read[ModuleKey(m.path)] = map[string][32]byte{}
-	return ConfigFiles(names), links
+	return ConfigFiles(names), links, nil
 }
 
 // module takes in what was read of the files of module m and returns the
 // modules it calls that are to be read.
 func (s *scanner) module(m pending, files []string, results []*fileResult) []pending {
 	key := ModuleKey(m.path)
+	s.read[key] = map[string][32]byte{}
 	for i, r := range results {
 		s.findings = append(s.findings, r.findings...)
 		if r.read {
@@ -218,27 +209,4 @@ func (s *scanner) installedOrOwn(dir string) bool {
 		}
 	}
 	return true
-}
-
-// parallel calls f(0) to f(n-1), on up to GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 )
 
 // MaxDepth is the deepest module nesting read: a module call this many
@@ -74,7 +76,10 @@ func Module(opts Options) (*Result, error) {
 		return nil, err
 	}
 	s.encryptionEnv(opts.Encryption)
-	s.walk(pending{dir: s.dir})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	s.walk(pending{dir: s.dir}, &wg)
+	wg.Wait()
 	sortFindings(s.findings)
 	return &Result{
 		Findings: s.findings,
@@ -89,7 +94,9 @@ type scanner struct {
 	root     string // Root, absolute with symlinks resolved
 	dir      string // Dir, likewise
 	manifest map[string]manifestRecord
-	packages []string // directories under dir/.terraform/modules that the manifest installed
+	packages []string      // directories under dir/.terraform/modules that the manifest installed
+	slots    chan struct{} // one for each file being read
+	mu       sync.Mutex    // guards what follows
 	read     map[string]map[string][32]byte
 	files    int
 	report
@@ -107,7 +114,8 @@ func newScanner(opts Options) (*scanner, error) {
 	if !within(root, dir) {
 		return nil, fmt.Errorf("root module %s is outside %s", dir, root)
 	}
-	s := &scanner{root: root, dir: dir, read: map[string]map[string][32]byte{}}
+	s := &scanner{root: root, dir: dir, read: map[string]map[string][32]byte{},
+		slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if opts.Manifest != "" {
 		if s.manifest, err = readManifest(opts.Manifest); err != nil {
 			return nil, err
@@ -172,6 +180,9 @@ func sortFindings(fs []Finding) {
 		if a.File != b.File {
 			return a.File < b.File
 		}
-		return a.Line < b.Line
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Reason < b.Reason
 	})
 }
