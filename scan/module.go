@@ -38,10 +38,7 @@ type pending struct {
 func (s *scanner) walk(m pending, wg *sync.WaitGroup) {
 	defer wg.Done()
 	names, links, err := moduleFiles(m.dir)
-	if err != nil {
-		s.mu.Lock()
-		s.find(ModuleAddress(m.path), m.callFile, m.callLine, fmt.Sprintf("module directory %s could not be read (%v); left unread", s.rel(m.dir), err))
-		s.mu.Unlock()
+	if !s.admitFiles(m, len(names), err) {
 		return
 	}
 	results := make([]*fileResult, len(names))
@@ -63,6 +60,28 @@ func (s *scanner) walk(m pending, wg *sync.WaitGroup) {
 		wg.Add(1)
 		go s.walk(p, wg)
 	}
+}
+
+// admitFiles records the module m for reading n files, or, when its
+// directory could not be listed (err) or n would take the files read past
+// MaxFiles, records it as unread and returns false.
+func (s *scanner) admitFiles(m pending, n int, err error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	file := m.callFile
+	if file == "" {
+		file = s.rel(m.dir)
+	}
+	switch {
+	case err != nil:
+		s.find(ModuleAddress(m.path), file, m.callLine, fmt.Sprintf("module directory %s could not be read (%v); left unread", s.rel(m.dir), err))
+		return false
+	case s.listed+n > MaxFiles:
+		s.find(ModuleAddress(m.path), file, m.callLine, fmt.Sprintf("module has %d configuration files, which would take the scan past the %d it reads; left unread", n, MaxFiles))
+		return false
+	}
+	s.listed += n
+	return true
 }
 
 // moduleFiles lists the configuration files in the module directory dir,
@@ -161,6 +180,8 @@ func (s *scanner) childDir(childPath []string, dir string, c call, stack []strin
 	switch {
 	case len(childPath) > MaxDepth:
 		return "", fmt.Sprintf("module nesting is deeper than %d", MaxDepth)
+	case s.modules >= MaxModules:
+		return "", fmt.Sprintf("the configuration calls more than %d modules", MaxModules)
 	case !c.hasSource:
 		return "", "module block has no source"
 	case c.lit != literalString:
@@ -190,6 +211,7 @@ func (s *scanner) childDir(childPath []string, dir string, c call, stack []strin
 	case slices.Contains(stack, real):
 		return "", fmt.Sprintf("module %s calls a module that contains it (a cycle)", s.rel(real))
 	}
+	s.modules++
 	return real, ""
 }
 

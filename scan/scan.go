@@ -10,9 +10,19 @@ import (
 	"sync"
 )
 
-// MaxDepth is the deepest module nesting read: a module call this many
-// levels below the root is left unread (a finding).
-const MaxDepth = 32
+// Bounds on what Module reads, so a hostile configuration (a module that
+// calls the same module twice, and so on 32 levels down) cannot keep it
+// busy without end: past them modules are left unread (a finding). Which
+// modules are cut at the bound can change from scan to scan.
+const (
+	// MaxDepth is the deepest module nesting read: a module call more
+	// than this many levels below the root is left unread.
+	MaxDepth = 32
+	// MaxModules is the most module calls read, the root not counted.
+	MaxModules = 10000
+	// MaxFiles is the most configuration files read in all.
+	MaxFiles = 100000
+)
 
 // Finding is one thing the scan found that makes a plan more than a read,
 // or that it could not read.
@@ -98,7 +108,9 @@ type scanner struct {
 	slots    chan struct{} // one for each file being read
 	mu       sync.Mutex    // guards what follows
 	read     map[string]map[string][32]byte
-	files    int
+	files    int // configuration files read
+	listed   int // configuration files admitted for reading
+	modules  int // module calls admitted for reading
 	report
 }
 

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -460,5 +461,22 @@ func TestAddress(t *testing.T) {
 	}
 	if got := ModuleKey([]string{"a", "b"}); got != "a.b" {
 		t.Errorf("ModuleKey = %q", got)
+	}
+}
+
+func TestModuleFanOutBound(t *testing.T) {
+	// Each level calls the next twice: 2^20 module instances unbounded.
+	files := map[string]string{"main.tf": `module "top" { source = "./l0" }`}
+	for i := 0; i < 20; i++ {
+		files[fmt.Sprintf("l%d/main.tf", i)] = fmt.Sprintf(`module "a" { source = "../l%[1]d" }
+module "b" { source = "../l%[1]d" }`, i+1)
+	}
+	files["l20/main.tf"] = `variable "x" {}`
+	r := scanTree(t, writeTree(t, files))
+	if r.Modules != MaxModules+1 {
+		t.Errorf("read %d modules, want %d", r.Modules, MaxModules+1)
+	}
+	if len(r.Findings) == 0 || !strings.Contains(r.Findings[0].Reason, "more than 10000 modules") {
+		t.Errorf("no finding for the bound; first of %d: %+v", len(r.Findings), r.Findings[:min(1, len(r.Findings))])
 	}
 }
