@@ -53,7 +53,7 @@ func readFile(root string, path []string, dir, name string, link bool) *fileResu
 		return out
 	}
 	out.read, out.sum = true, sha256.Sum256(src)
-	f, diags := parseConfig(src, rel, IsJSONFile(name))
+	f, diags := parseConfig(src, rel, isJSONFile(name))
 	if diags.HasErrors() {
 		out.find(addr, rel, diagLine(diags), fmt.Sprintf("configuration file does not parse: %s", diags.Error()))
 		return out

@@ -480,3 +480,28 @@ module "b" { source = "../l%[1]d" }`, i+1)
 		t.Errorf("no finding for the bound; first of %d: %+v", len(r.Findings), r.Findings[:min(1, len(r.Findings))])
 	}
 }
+
+func TestDataReason(t *testing.T) {
+	for _, c := range []struct {
+		kind, typ, check, method string
+		literal, body            bool
+		want                     string // "" for none, else a substring
+	}{
+		{"data", "http", "", "GET", true, false, ""},
+		{"data", "http", "", "HEAD", true, false, ""},
+		{"data", "http", "", "POST", true, false, `sends a "POST" request when the plan reads it`},
+		{"data", "http", "", "GET", false, false, "not a plain string"},
+		{"data", "http", "", "GET", true, true, "request body"},
+		{"data", "http", "c", "head", true, false, `data "http" in check "c" sends a "head" request`},
+		{"ephemeral", "local_command", "", "", true, false, "when the plan opens it"},
+		{"data", "aws_instance", "", "", true, false, ""},
+	} {
+		got := DataReason(c.kind, c.typ, c.check, c.method, c.literal, c.body)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("DataReason(%q, %q, %q, %q, %v, %v) = %q, want %q", c.kind, c.typ, c.check, c.method, c.literal, c.body, got, c.want)
+		}
+	}
+	if EncryptionReason("method", "aes_gcm") != "" || EncryptionReason("key_provider", "external") == "" {
+		t.Error("EncryptionReason flags the wrong types")
+	}
+}
