@@ -219,3 +219,39 @@ func TestPlanDigestSnapshot(t *testing.T) {
 		t.Error("a file that is not a zip: no error")
 	}
 }
+
+// TestTofuGetModules runs the real tofu get, as the gate does in its
+// private copy, and scans with the manifest it wrote: a module it links in
+// from outside the tree is left unread, and so is one whose source tofu
+// evaluated from a variable; a module it links in from inside is read.
+func TestTofuGetModules(t *testing.T) {
+	bin, err := tofuBinary()
+	if err != nil {
+		t.Fatalf("these tests need OpenTofu: %v", err)
+	}
+	top := writeTree(t, map[string]string{
+		"outside/main.tf":       `data "external" "x" { program = ["sh"] }`,
+		"repo/vendored/main.tf": `data "http" "p" { method = "POST" }`,
+		"repo/local/main.tf":    `variable "x" { default = 1 }`,
+		"repo/vars.tf": `variable "src" {
+  type    = string
+  default = "./local"
+}`,
+	})
+	root := filepath.Join(top, "repo")
+	main := fmt.Sprintf(`module "out" { source = %q }
+module "in" { source = %q }
+module "byvar" { source = var.src }
+`, filepath.Join(top, "outside"), filepath.Join(root, "vendored"))
+	if err := os.WriteFile(filepath.Join(root, "main.tf"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runTofu(bin, root, "get"); err != nil {
+		t.Fatal(err)
+	}
+	r := scanOpts(t, Options{Root: root, Dir: root, Manifest: filepath.Join(root, ".terraform/modules/modules.json")})
+	wantFindings(t, r, `
+module.byvar|main.tf|3
+module.in.data.http.p|vendored/main.tf|1
+module.out|main.tf|1`, "evaluates it at init", `"POST"`, "outside the configuration's root")
+}
