@@ -31,10 +31,29 @@ type pending struct {
 	stack    []string
 }
 
+// fileJob is a configuration file for a reader to read.
+type fileJob struct {
+	m    *pending
+	name string
+	link bool
+	out  **fileResult
+	done *sync.WaitGroup
+}
+
+// reader reads the files of jobs until the channel is closed. Module runs
+// GOMAXPROCS of them: long-lived goroutines keep the deep stacks parsing
+// grows, where a goroutine a file would grow one each time.
+func (s *scanner) reader() {
+	for j := range s.jobs {
+		*j.out = readFile(s.root, j.m.path, j.m.dir, j.name, j.link)
+		j.done.Done()
+	}
+}
+
 // walk reads the module m and, concurrently, every module it calls, then
-// calls wg.Done. Each module's files are read in parallel, each read
-// holding a slot of s.slots so that at most GOMAXPROCS files are read at
-// once; the scanner's state is changed only under s.mu.
+// calls wg.Done. Its files are read by the readers, in parallel with each
+// other and with other modules' files; the scanner's state is changed only
+// under s.mu.
 func (s *scanner) walk(m pending, wg *sync.WaitGroup) {
 	defer wg.Done()
 	names, links, err := moduleFiles(m.dir)
@@ -43,14 +62,9 @@ func (s *scanner) walk(m pending, wg *sync.WaitGroup) {
 	}
 	results := make([]*fileResult, len(names))
 	var files sync.WaitGroup
+	files.Add(len(names))
 	for i, name := range names {
-		s.slots <- struct{}{}
-		files.Add(1)
-		go func() {
-			defer files.Done()
-			results[i] = readFile(s.root, m.path, m.dir, name, links[name])
-			<-s.slots
-		}()
+		s.jobs <- fileJob{m: &m, name: name, link: links[name], out: &results[i], done: &files}
 	}
 	files.Wait()
 	s.mu.Lock()

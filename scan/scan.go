@@ -86,10 +86,14 @@ func Module(opts Options) (*Result, error) {
 		return nil, err
 	}
 	s.encryptionEnv(opts.Encryption)
+	for range runtime.GOMAXPROCS(0) {
+		go s.reader()
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	s.walk(pending{dir: s.dir}, &wg)
 	wg.Wait()
+	close(s.jobs)
 	sortFindings(s.findings)
 	return &Result{
 		Findings: s.findings,
@@ -104,9 +108,9 @@ type scanner struct {
 	root     string // Root, absolute with symlinks resolved
 	dir      string // Dir, likewise
 	manifest map[string]manifestRecord
-	packages []string      // directories under dir/.terraform/modules that the manifest installed
-	slots    chan struct{} // one for each file being read
-	mu       sync.Mutex    // guards what follows
+	packages []string     // directories under dir/.terraform/modules that the manifest installed
+	jobs     chan fileJob // files for the readers to read
+	mu       sync.Mutex   // guards what follows
 	read     map[string]map[string][32]byte
 	files    int // configuration files read
 	listed   int // configuration files admitted for reading
@@ -127,7 +131,7 @@ func newScanner(opts Options) (*scanner, error) {
 		return nil, fmt.Errorf("root module %s is outside %s", dir, root)
 	}
 	s := &scanner{root: root, dir: dir, read: map[string]map[string][32]byte{},
-		slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		jobs: make(chan fileJob)}
 	if opts.Manifest != "" {
 		if s.manifest, err = readManifest(opts.Manifest); err != nil {
 			return nil, err
