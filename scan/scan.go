@@ -60,7 +60,7 @@ type Options struct {
 
 // Result is what Module found.
 type Result struct {
-	// Findings are sorted by Address, then File, then Line.
+	// Findings are sorted by Address, then File, then Line (then Reason).
 	Findings []Finding
 	// Digest is "sha256:<hex>" over the configuration files read (see
 	// Digest); PlanDigest computes the same from a saved plan.
