@@ -45,9 +45,22 @@ type fileJob struct {
 // grows, where a goroutine a file would grow one each time.
 func (s *scanner) reader() {
 	for j := range s.jobs {
-		*j.out = readFile(s.root, j.m.path, j.m.dir, j.name, j.link)
+		*j.out = s.readJob(j)
 		j.done.Done()
 	}
+}
+
+// readJob reads a job's file. A panic in the parser on hostile input is a
+// finding for the file, not the end of the process.
+func (s *scanner) readJob(j fileJob) (out *fileResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = &fileResult{}
+			out.find(ModuleAddress(j.m.path), relTo(s.root, filepath.Join(j.m.dir, j.name)), 0,
+				fmt.Sprintf("configuration file could not be read: the parser failed (%v); left unread", p))
+		}
+	}()
+	return readFile(s.root, j.m.path, j.m.dir, j.name, j.link)
 }
 
 // walk reads the module m and, concurrently, every module it calls, then
