@@ -37,7 +37,8 @@
 //     get did not install; a module source that is not a plain string (it
 //     is evaluated at init); a module that is not local and has no record in
 //     Options.Manifest (it could not be downloaded); a module nested deeper
-//     than MaxDepth, or one that calls a module containing it.
+//     than MaxDepth, or one that calls a module containing it; modules and
+//     files past MaxModules and MaxFiles.
 //
 // Local modules ("./" or "../") are read from the caller's directory, even
 // when the caller was itself downloaded; any other module is read only from
