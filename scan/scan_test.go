@@ -505,3 +505,15 @@ func TestDataReason(t *testing.T) {
 		t.Error("EncryptionReason flags the wrong types")
 	}
 }
+
+func TestInstalledPackageCannotReachAnUninstalledOne(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"main.tf":                          `module "vpc" { source = "hashicorp/vpc/aws" }`,
+		".terraform/modules/vpc/main.tf":   `module "stale" { source = "../stale" }`,
+		".terraform/modules/stale/main.tf": `variable "x" {}`,
+		"modules.json": `{"Modules":[{"Key":"","Source":"","Dir":"."},
+{"Key":"vpc","Source":"registry.opentofu.org/hashicorp/vpc/aws","Version":"1.0.0","Dir":".terraform/modules/vpc"}]}`,
+	})
+	r := scanOpts(t, Options{Root: root, Dir: root, Manifest: filepath.Join(root, "modules.json")})
+	wantFindings(t, r, "module.vpc.module.stale|.terraform/modules/vpc/main.tf|1", "did not install")
+}
