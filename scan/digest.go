@@ -17,7 +17,9 @@ const digestVersion = "switchtender scan digest v1"
 // (ConfigFiles: override files included, files shadowed by .tofu files and
 // test files left out). Those are exactly what a saved plan's configuration
 // snapshot holds, so Module's digest of a tree equals PlanDigest's of a
-// plan made from it.
+// plan made from it. A file or module Module left unread (a finding) is
+// missing from its digest, so that digest does not match a plan that
+// holds it; such a plan is held by the finding in any case.
 //
 // The hash is sha256 of: digestVersion, then for each module in key order
 // its key, its number of files, and for each file in name order its name

@@ -1,8 +1,8 @@
 package scan
 
 import (
+	"crypto/sha256"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
@@ -12,54 +12,72 @@ import (
 	"github.com/switchtender/switchtender/gate"
 )
 
-// file reads the configuration file name in dir, the directory of the
-// module at path: it records a finding for each block that acts when the
-// plan reads it, and returns the module blocks. A file it cannot read or
-// parse is a finding.
-func (s *scanner) file(path []string, dir, name string) []call {
+// report collects findings.
+type report struct {
+	findings []Finding
+}
+
+func (r *report) find(addr, file string, line int, reason string) {
+	r.findings = append(r.findings, Finding{Address: addr, File: file, Line: line, Reason: reason})
+}
+
+// fileResult is what readFile makes of one configuration file.
+type fileResult struct {
+	report
+	calls []call   // its module blocks
+	read  bool     // whether it was read (and sum is its digest)
+	sum   [32]byte // the sha256 of its contents
+}
+
+// readFile reads the configuration file name in dir, the directory of the
+// module at path, root being the scan's root (link: the file is a
+// symlink, which is read only if it leads to a file inside root): it records a finding for
+// each block that acts when the plan reads it, and returns the module
+// blocks. A file it cannot read or parse is a finding. It touches no
+// shared state, so files are read in parallel.
+func readFile(root string, path []string, dir, name string, link bool) *fileResult {
+	out := &fileResult{}
 	full := filepath.Join(dir, name)
-	rel := s.rel(full)
+	rel := relTo(root, full)
 	addr := ModuleAddress(path)
-	if fi, err := os.Lstat(full); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+	if link {
 		real, err := filepath.EvalSymlinks(full)
-		if err != nil || !within(s.root, real) {
-			s.find(addr, rel, 0, "configuration file is a symlink that leads outside the configuration's root (or nowhere); left unread")
-			return nil
+		if err != nil || !within(root, real) {
+			out.find(addr, rel, 0, "configuration file is a symlink that leads outside the configuration's root (or nowhere); left unread")
+			return out
 		}
 	}
 	src, err := gate.ReadConfigFile(full)
 	if err != nil {
-		s.find(addr, rel, 0, fmt.Sprintf("configuration file could not be read: %v; left unread", err))
-		return nil
+		out.find(addr, rel, 0, fmt.Sprintf("configuration file could not be read: %v; left unread", err))
+		return out
 	}
-	s.hashFile(ModuleKey(path), name, src)
-	f, diags := parseConfig(src, rel, IsJSONFile(name))
+	out.read, out.sum = true, sha256.Sum256(src)
+	f, diags := parseConfig(src, rel, isJSONFile(name))
 	if diags.HasErrors() {
-		s.find(addr, rel, diagLine(diags), fmt.Sprintf("configuration file does not parse: %s", diags.Error()))
-		return nil
+		out.find(addr, rel, diagLine(diags), fmt.Sprintf("configuration file does not parse: %s", diags.Error()))
+		return out
 	}
 	content, _, diags := f.Body.PartialContent(fileSchema)
 	if diags.HasErrors() {
-		s.find(addr, rel, diagLine(diags), fmt.Sprintf("configuration file could not be read: %s", diags.Error()))
+		out.find(addr, rel, diagLine(diags), fmt.Sprintf("configuration file could not be read: %s", diags.Error()))
 	}
 	if content == nil {
-		return nil
+		return out
 	}
-	var calls []call
 	for _, b := range content.Blocks {
-		line := b.DefRange.Start.Line
 		switch b.Type {
 		case "data", "ephemeral":
-			s.dataFinding(path, b.Type, "", b, src, rel)
+			out.dataFinding(path, b.Type, "", b, src, rel)
 		case "check":
-			s.check(path, b, src, rel)
+			out.check(path, b, src, rel)
 		case "terraform":
-			s.terraform(path, b, rel)
+			out.terraform(path, b, rel)
 		case "module":
-			calls = append(calls, moduleCall(b, src, rel, line))
+			out.calls = append(out.calls, moduleCall(b, src, rel, b.DefRange.Start.Line))
 		}
 	}
-	return calls
+	return out
 }
 
 // parseConfig parses a configuration file in the native or JSON syntax.
@@ -82,7 +100,7 @@ func diagLine(diags hcl.Diagnostics) int {
 
 // dataFinding records a finding for a data or ephemeral block (kind) that
 // acts when the plan reads it; check names the check block it is in.
-func (s *scanner) dataFinding(path []string, kind, check string, b *hcl.Block, src []byte, rel string) {
+func (r *report) dataFinding(path []string, kind, check string, b *hcl.Block, src []byte, rel string) {
 	reason := dataBlock(kind, check, b, src)
 	if reason == "" {
 		return
@@ -91,29 +109,29 @@ func (s *scanner) dataFinding(path []string, kind, check string, b *hcl.Block, s
 	if kind == "data" {
 		local = "data." + b.Labels[0] + "." + b.Labels[1]
 	}
-	s.find(Address(path, local), rel, b.DefRange.Start.Line, reason)
+	r.find(Address(path, local), rel, b.DefRange.Start.Line, reason)
 }
 
 // check reads the data blocks nested in a check block: OpenTofu addresses
 // them as the module's own data.TYPE.NAME.
-func (s *scanner) check(path []string, b *hcl.Block, src []byte, rel string) {
+func (r *report) check(path []string, b *hcl.Block, src []byte, rel string) {
 	content, _, diags := b.Body.PartialContent(checkSchema)
 	if diags.HasErrors() {
-		s.find(Address(path, "check."+b.Labels[0]), rel, diagLine(diags), fmt.Sprintf("check block could not be read: %s", diags.Error()))
+		r.find(Address(path, "check."+b.Labels[0]), rel, diagLine(diags), fmt.Sprintf("check block could not be read: %s", diags.Error()))
 	}
 	if content == nil {
 		return
 	}
 	for _, d := range content.Blocks {
-		s.dataFinding(path, "data", b.Labels[0], d, src, rel)
+		r.dataFinding(path, "data", b.Labels[0], d, src, rel)
 	}
 }
 
 // terraform reads the encryption blocks of a terraform block.
-func (s *scanner) terraform(path []string, b *hcl.Block, rel string) {
+func (r *report) terraform(path []string, b *hcl.Block, rel string) {
 	content, _, diags := b.Body.PartialContent(terraformSchema)
 	if diags.HasErrors() {
-		s.find(ModuleAddress(path), rel, diagLine(diags), fmt.Sprintf("terraform block could not be read: %s", diags.Error()))
+		r.find(ModuleAddress(path), rel, diagLine(diags), fmt.Sprintf("terraform block could not be read: %s", diags.Error()))
 	}
 	if content == nil {
 		return
@@ -121,20 +139,20 @@ func (s *scanner) terraform(path []string, b *hcl.Block, rel string) {
 	for _, e := range content.Blocks {
 		ec, _, diags := e.Body.PartialContent(encryptionSchema)
 		if diags.HasErrors() {
-			s.find(ModuleAddress(path), rel, diagLine(diags), fmt.Sprintf("encryption block could not be read: %s", diags.Error()))
+			r.find(ModuleAddress(path), rel, diagLine(diags), fmt.Sprintf("encryption block could not be read: %s", diags.Error()))
 		}
 		if ec != nil {
-			s.encryptionBlocks(path, ec.Blocks, rel)
+			r.encryptionBlocks(path, ec.Blocks, rel)
 		}
 	}
 }
 
 // encryptionBlocks records a finding for each key_provider or method block
 // that runs something.
-func (s *scanner) encryptionBlocks(path []string, blocks hcl.Blocks, file string) {
+func (r *report) encryptionBlocks(path []string, blocks hcl.Blocks, file string) {
 	for _, kb := range blocks {
-		if r := EncryptionReason(kb.Type, kb.Labels[0]); r != "" {
-			s.find(Address(path, kb.Type+"."+kb.Labels[0]+"."+kb.Labels[1]), file, kb.DefRange.Start.Line, r)
+		if reason := EncryptionReason(kb.Type, kb.Labels[0]); reason != "" {
+			r.find(Address(path, kb.Type+"."+kb.Labels[0]+"."+kb.Labels[1]), file, kb.DefRange.Start.Line, reason)
 		}
 	}
 }

@@ -41,9 +41,9 @@ func configExt(name string) string {
 	return ""
 }
 
-// IsJSONFile reports whether a configuration file of this name is read with
+// isJSONFile reports whether a configuration file of this name is read with
 // the JSON syntax (.tf.json, .tofu.json) rather than the native one.
-func IsJSONFile(name string) bool {
+func isJSONFile(name string) bool {
 	return strings.HasSuffix(name, ".json")
 }
 

@@ -30,7 +30,8 @@ const (
 // module with files but no manifest record is an error) and keeps of each
 // module only the files ConfigFiles selects, as OpenTofu does when it loads
 // the configuration back from the snapshot. A file over
-// gate.MaxConfigFileSize is an error.
+// gate.MaxConfigFileSize is an error, and so is a plan that is not a zip
+// archive: one encrypted with TF_ENCRYPTION must be decrypted first.
 func PlanDigest(planFile string) (string, error) {
 	z, err := zip.OpenReader(planFile)
 	if err != nil {

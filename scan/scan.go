@@ -5,12 +5,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 )
 
-// MaxDepth is the deepest module nesting read: a module call this many
-// levels below the root is left unread (a finding).
-const MaxDepth = 32
+// Bounds on what Module reads, so a hostile configuration (a module that
+// calls the same module twice, and so on 32 levels down) cannot keep it
+// busy without end: past them modules are left unread (a finding). Which
+// modules are cut at the bound can change from scan to scan.
+const (
+	// MaxDepth is the deepest module nesting read: a module call more
+	// than this many levels below the root is left unread.
+	MaxDepth = 32
+	// MaxModules is the most module calls read, the root not counted.
+	MaxModules = 10000
+	// MaxFiles is the most configuration files read in all.
+	MaxFiles = 100000
+)
 
 // Finding is one thing the scan found that makes a plan more than a read,
 // or that it could not read.
@@ -48,7 +60,7 @@ type Options struct {
 
 // Result is what Module found.
 type Result struct {
-	// Findings are sorted by Address, then File, then Line.
+	// Findings are sorted by Address, then File, then Line (then Reason).
 	Findings []Finding
 	// Digest is "sha256:<hex>" over the configuration files read (see
 	// Digest); PlanDigest computes the same from a saved plan.
@@ -74,7 +86,14 @@ func Module(opts Options) (*Result, error) {
 		return nil, err
 	}
 	s.encryptionEnv(opts.Encryption)
-	s.module(nil, s.dir, "", 0, nil)
+	for range runtime.GOMAXPROCS(0) {
+		go s.reader()
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	s.walk(pending{dir: s.dir}, &wg)
+	wg.Wait()
+	close(s.jobs)
 	sortFindings(s.findings)
 	return &Result{
 		Findings: s.findings,
@@ -89,10 +108,14 @@ type scanner struct {
 	root     string // Root, absolute with symlinks resolved
 	dir      string // Dir, likewise
 	manifest map[string]manifestRecord
-	packages []string // directories under dir/.terraform/modules that the manifest installed
+	packages []string     // directories under dir/.terraform/modules that the manifest installed
+	jobs     chan fileJob // files for the readers to read
+	mu       sync.Mutex   // guards what follows
 	read     map[string]map[string][32]byte
-	files    int
-	findings []Finding
+	files    int // configuration files read
+	listed   int // configuration files admitted for reading
+	modules  int // module calls admitted for reading
+	report
 }
 
 func newScanner(opts Options) (*scanner, error) {
@@ -107,7 +130,8 @@ func newScanner(opts Options) (*scanner, error) {
 	if !within(root, dir) {
 		return nil, fmt.Errorf("root module %s is outside %s", dir, root)
 	}
-	s := &scanner{root: root, dir: dir, read: map[string]map[string][32]byte{}}
+	s := &scanner{root: root, dir: dir, read: map[string]map[string][32]byte{},
+		jobs: make(chan fileJob)}
 	if opts.Manifest != "" {
 		if s.manifest, err = readManifest(opts.Manifest); err != nil {
 			return nil, err
@@ -151,15 +175,16 @@ func startsWithParent(rel string) bool {
 
 // rel returns path relative to the scan root, with slashes.
 func (s *scanner) rel(path string) string {
-	r, err := filepath.Rel(s.root, path)
+	return relTo(s.root, path)
+}
+
+// relTo returns path relative to root, with slashes.
+func relTo(root, path string) string {
+	r, err := filepath.Rel(root, path)
 	if err != nil {
 		return filepath.ToSlash(path)
 	}
 	return filepath.ToSlash(r)
-}
-
-func (s *scanner) find(addr, file string, line int, reason string) {
-	s.findings = append(s.findings, Finding{Address: addr, File: file, Line: line, Reason: reason})
 }
 
 func sortFindings(fs []Finding) {
@@ -171,6 +196,9 @@ func sortFindings(fs []Finding) {
 		if a.File != b.File {
 			return a.File < b.File
 		}
-		return a.Line < b.Line
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Reason < b.Reason
 	})
 }
