@@ -76,6 +76,8 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 		return store.Run{}, s.coded(id, err)
 	}
 	s.audit(id, who.Name, "approve", fmt.Sprintf("%s %s %s", run.Approvals[len(run.Approvals)-1].Stage, digest, rulesPhrase(released)))
+	s.log.Info("approval", "run", id, "template", run.Template, "by", who.Name, "stage", run.Approvals[len(run.Approvals)-1].Stage,
+		"digest", digest, "rules", released, "released", done)
 	s.changed(run)
 	if done {
 		s.enqueue(run)

@@ -161,6 +161,7 @@ func (c *call) usageErr(format string, args ...any) int {
 // internal error's detail goes to the operator log only.
 func (c *call) refuse(err error) int {
 	fmt.Fprintf(c.errOut, "switchtender: %s\n", UserMessage(err))
+	c.s.log.Info("refusal", "command", c.cmd.name, "identity", c.id.Name, "agent", c.id.Agent, "code", ErrorCode(err), "reason", c.s.scrub(UserMessage(err)))
 	if ErrorCode(err) == "internal" {
 		c.s.log.Error("command failed", "command", c.cmd.name, "identity", c.id.Name, "err", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,7 @@ type harness struct {
 	srv     *Server
 	addr    string
 	keys    map[string]gossh.Signer
+	logger  *slog.Logger // the server's operator log; nil discards it
 }
 
 // identities of the test configuration: people with roles and agents.
@@ -72,6 +74,14 @@ func newHarness(t *testing.T, extra string) *harness {
 // newHarnessWith is newHarness with more lines for the server block.
 func newHarnessWith(t *testing.T, serverExtra, extra string) *harness {
 	t.Helper()
+	h := writeHarness(t, serverExtra, extra)
+	h.start()
+	return h
+}
+
+// writeHarness is newHarnessWith without the start.
+func writeHarness(t *testing.T, serverExtra, extra string) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	h := &harness{t: t, dir: dir, project: filepath.Join(dir, "project"), keys: map[string]gossh.Signer{}}
 	if err := os.CopyFS(h.project, os.DirFS("testdata/project")); err != nil {
@@ -91,7 +101,6 @@ func newHarnessWith(t *testing.T, serverExtra, extra string) *harness {
 	if err := os.WriteFile(h.cfgPath, []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.start()
 	return h
 }
 
@@ -115,7 +124,7 @@ func (h *harness) start() {
 	if err != nil {
 		h.t.Fatalf("loading test configuration: %v", err)
 	}
-	srv, err := New(cfg, Options{Environ: testEnviron})
+	srv, err := New(cfg, Options{Environ: testEnviron, Logger: h.logger})
 	if err != nil {
 		h.t.Fatalf("starting server: %v", err)
 	}

@@ -212,7 +212,7 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 	if len(before) == 0 {
 		s.enqueue(run)
 	}
-	s.broker.runChanged()
+	s.changed(run)
 	what := fmt.Sprintf("%s of template %s", run.Kind, run.Template)
 	if c := run.Commit; c != nil {
 		what += fmt.Sprintf(", a pull request's plan of %s at %s", c.Ref, c.SHA)

@@ -129,18 +129,20 @@ func (s *Server) transition(id string, to Status, fn func(r *store.Run) error) (
 // every write of a status calls it.
 func (s *Server) changed(r store.Run) {
 	s.held.note(s.runDir(r), r)
+	s.noteRun(r)
 	s.broker.runChanged()
 }
 
 // setStatus moves r to status to, guarded by [Status.To], inside a store
-// transaction the caller holds; it sets FinishedAt for a final status.
+// transaction the caller holds; it sets StatusAt, PrevStatus (for the
+// operator log, never stored) and FinishedAt for a final status.
 func setStatus(r *store.Run, to Status) error {
 	if err := statusOf(*r).To(to); err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, err)
 	}
-	r.Status = string(to)
+	r.PrevStatus, r.Status, r.StatusAt = r.Status, string(to), time.Now()
 	if to.Final() {
-		r.FinishedAt = time.Now()
+		r.FinishedAt = r.StatusAt
 	}
 	return nil
 }

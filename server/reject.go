@@ -28,5 +28,11 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 	s.changed(run)
 	s.dropSealedPlan(id)
 	s.audit(id, who.Name, "reject", reason)
+	var rules []string
+	for _, h := range run.Proposal.Holds {
+		rules = append(rules, h.Rule)
+	}
+	s.log.Info("rejection", "run", id, "template", run.Template, "by", who.Name, "stage", run.Proposal.Stage,
+		"digest", run.Proposal.Digest, "rules", rules, "reason", s.scrub(reason))
 	return run, nil
 }

@@ -80,6 +80,7 @@ type Server struct {
 	policyTime time.Duration
 	runner     toolRunner // starts tool processes; package exec
 	held       heldIndex  // runs holding a saved plan, by working directory
+	runs       runTracker // every run not ended, for the operator log and metrics
 	secretsMu  sync.Mutex // serialises remembering a project's secret answers
 	checkMu    sync.Mutex // serialises launching checks: at most one pending per working directory
 	driftMu    sync.Mutex // serialises moving and dropping the plans drift checks keep
@@ -192,6 +193,7 @@ func (s *Server) recover() error {
 		return fmt.Errorf("wiping plaintext plans left by a previous process: %w", err)
 	}
 	if wiped > 0 {
+		s.log.Warn("recovery: wiped plaintext plan files a previous process left", "count", wiped)
 		s.audit("", "switchtender", "recover", fmt.Sprintf("wiped %d plaintext plan files a previous process left", wiped))
 	}
 	runs, err := s.db.ListRuns()
@@ -201,6 +203,7 @@ func (s *Server) recover() error {
 	var interrupted []string
 	for _, r := range runs {
 		s.held.note(s.runDir(r), r)
+		s.runs.seed(r)
 		if statusOf(r) == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
@@ -210,6 +213,7 @@ func (s *Server) recover() error {
 		s.audit("", "switchtender", "recover", fmt.Sprintf("stopped %d processes a previous server left running for runs %v", n, interrupted))
 	}
 	// ListRuns is newest first; queue again oldest first.
+	var requeued, held int
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		switch statusOf(r) {
@@ -221,12 +225,17 @@ func (s *Server) recover() error {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
 			}
 			s.dropSealedPlan(r.ID)
+			s.log.Warn("recovery: marked a run interrupted; it was executing when the server stopped and is not re-run", "run", r.ID, "template", r.Template, "kind", r.Kind)
 			s.audit(r.ID, "switchtender", "recover", "marked interrupted: the server stopped while it executed; not re-run")
 			s.staleAfterInterrupt(r)
 		case StatusQueued:
 			s.enqueue(r)
+			requeued++
+		case StatusAwaitingApproval:
+			held++
 		}
 	}
+	s.log.Info("recovery: start", "queued_again", requeued, "interrupted", len(interrupted), "held", held)
 	return nil
 }
 

@@ -41,6 +41,13 @@ type Run struct {
 	Check           *Check            `json:"check,omitempty"`  // a drift check's finding, once its plan was read
 	Commit          *Commit           `json:"commit,omitempty"` // the commit the run ran, when its checkout is a git repository
 	Scan            *Scan             `json:"scan,omitempty"`   // the configuration scan's evidence, when the run was scanned
+
+	// StatusAt is when the run entered Status (zero for runs stored before
+	// it was kept: their CreatedAt stands in).
+	StatusAt time.Time `json:"status_at,omitzero"`
+	// PrevStatus is the status a change made in memory moved the run from,
+	// so that whoever made the change can report it; it is never stored.
+	PrevStatus string `json:"-"`
 }
 
 // Commit is the commit a run ran. For a pull request's plan (launch --ref)

@@ -19,7 +19,8 @@ var version = "dev"
 const usage = `switchtender runs OpenTofu and Terraform for a team.
 
 Usage:
-  switchtender serve --config FILE      run the control node
+  switchtender serve --config FILE [--log-format text|json] [--log-level LEVEL]
+                                        run the control node
   switchtender demo [--data DIR] [--listen ADDR]
                                         run the control node on an embedded example
   switchtender keygen seal --out FILE   make a server sealing key (mode 0600)

@@ -17,23 +17,55 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
+	format := fs.String("log-format", "text", "the operator log's format on stderr: text or json")
+	level := fs.String("log-level", "info", "the operator log's least level: debug, info, warn or error")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return nil // the flag package printed the usage
 	} else if err != nil {
+		return usageError{err.Error()}
+	}
+	logger, err := newLogger(stderr, *format, *level)
+	if err != nil {
 		return usageError{err.Error()}
 	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, os.Environ(), stderr, func(addr string) {
+	return serveLogged(ctx, cfg, os.Environ(), logger, func(addr string) {
 		fmt.Fprintf(stdout, "switchtender: serving SSH on %s (data in %s)\n", addr, cfg.Server.DataDir)
 	})
 }
 
-// serve runs a control node until ctx ends.
+// newLogger builds the operator log writing to out: format "text" (slog's
+// key=value lines) or "json" (one JSON object per line), at level "debug",
+// "info", "warn" or "error" and above. Anything else is an error naming
+// the choices.
+func newLogger(out io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: give debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(out, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(out, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: give text or json", format)
+}
+
+// serve runs a control node until ctx ends, with a text operator log on
+// logOut.
 func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.Writer, ready func(addr string)) error {
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger, _ := newLogger(logOut, "text", "info")
+	return serveLogged(ctx, cfg, environ, logger, ready)
+}
+
+// serveLogged runs a control node until ctx ends, logging to logger; ready
+// gets the SSH address once it listens.
+func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, ready func(addr string)) error {
 	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
 	if err != nil {
 		return err
@@ -43,10 +75,10 @@ func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.
 		return err
 	}
 	for _, p := range srv.Problems() {
-		fmt.Fprintf(logOut, "switchtender: warning: %s\n", p)
+		logger.Warn("configuration problem", "problem", p)
 	}
 	ready(srv.SSHAddr())
 	<-ctx.Done()
-	fmt.Fprintln(logOut, "switchtender: stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
+	logger.Info("stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
 	return srv.Close()
 }

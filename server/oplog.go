@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/store"
+)
+
+// The operator log (README "Operations"): one record per run transition,
+// approval, rejection, refusal, recovery action and reload, through the
+// *slog.Logger in Options. Records carry names, statuses, digests and
+// sentences the store already keeps, never a value; what a person typed is
+// passed through scrub first.
+
+// endedKeep is how long the tracker remembers a run after it ended, so that
+// a late or repeated report of an earlier change is told apart from news.
+const endedKeep = 10 * time.Minute
+
+// runTracker keeps the status of every run that has not ended (and of runs
+// that ended in the last endedKeep), fed by every status write: the
+// operator log's transition records and the metrics' gauges come from it.
+type runTracker struct {
+	mu   sync.Mutex
+	runs map[string]trackedRun
+}
+
+// trackedRun is a run as the tracker last saw it.
+type trackedRun struct {
+	status Status
+	at     time.Time // when it entered status
+}
+
+// transitionNote is one status change the tracker accepted.
+type transitionNote struct {
+	from, to Status
+	at       time.Time
+}
+
+// statusAt is when r entered its status: StatusAt, or CreatedAt for a run
+// stored before StatusAt was kept (or just created).
+func statusAt(r store.Run) time.Time {
+	if r.StatusAt.IsZero() {
+		return r.CreatedAt
+	}
+	return r.StatusAt
+}
+
+// seed records a run found at start without reporting it.
+func (t *runTracker) seed(r store.Run) {
+	if statusOf(r).Final() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.runs == nil {
+		t.runs = map[string]trackedRun{}
+	}
+	t.runs[r.ID] = trackedRun{status: statusOf(r), at: statusAt(r)}
+}
+
+// note records r as written and reports whether it is a status change not
+// reported before (false for a repeat, an older write arriving late, or a
+// change to a run that ended before the tracker knew it).
+func (t *runTracker) note(r store.Run) (transitionNote, bool) {
+	at, to := statusAt(r), statusOf(r)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.runs == nil {
+		t.runs = map[string]trackedRun{}
+	}
+	e, known := t.runs[r.ID]
+	switch {
+	case known && !at.After(e.at):
+		return transitionNote{}, false
+	case !known && r.PrevStatus == "" && to.Final():
+		return transitionNote{}, false
+	}
+	from := Status(r.PrevStatus)
+	if from == "" && known {
+		from = e.status
+	}
+	t.runs[r.ID] = trackedRun{status: to, at: at}
+	if to.Final() {
+		t.sweep(at)
+	}
+	return transitionNote{from: from, to: to, at: at}, true
+}
+
+// sweep forgets runs that ended more than endedKeep before now.
+func (t *runTracker) sweep(now time.Time) {
+	for id, e := range t.runs {
+		if e.status.Final() && now.Sub(e.at) > endedKeep {
+			delete(t.runs, id)
+		}
+	}
+}
+
+// counts returns how many runs are in each non-final status, and when the
+// longest-waiting held run entered awaiting_approval (zero if none).
+func (t *runTracker) counts() (map[Status]int, time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := map[Status]int{}
+	var oldest time.Time
+	for _, e := range t.runs {
+		if e.status.Final() {
+			continue
+		}
+		n[e.status]++
+		if e.status == StatusAwaitingApproval && (oldest.IsZero() || e.at.Before(oldest)) {
+			oldest = e.at
+		}
+	}
+	return n, oldest
+}
+
+// noteRun writes the operator log's record of a status change of r (and
+// counts it in the metrics); changed calls it after every write of a run.
+func (s *Server) noteRun(r store.Run) {
+	tn, ok := s.runs.note(r)
+	if !ok {
+		return
+	}
+	level := slog.LevelInfo
+	if tn.to == StatusFailed || tn.to == StatusInterrupted {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("run", r.ID), slog.String("template", r.Template), slog.String("kind", r.Kind),
+		slog.String("requester", r.Requester), slog.String("requester_kind", r.RequesterKind),
+		slog.String("from", string(tn.from)), slog.String("status", string(tn.to)),
+		slog.Float64("duration_seconds", tn.at.Sub(r.CreatedAt).Seconds()),
+	}
+	if tn.to.Final() || tn.to == StatusAwaitingApproval {
+		attrs = append(attrs, slog.String("message", s.scrub(r.Message)))
+	}
+	s.log.LogAttrs(context.Background(), level, "run "+string(tn.to), attrs...)
+}
+
+// scrub masks, in a sentence bound for the operator log, every static
+// credential value the configuration holds (a sentence the store keeps
+// holds no secret already; this guards what a person typed).
+func (s *Server) scrub(text string) string {
+	m := mask.New()
+	for _, c := range s.cfg.Credentials {
+		if c.Token != "" {
+			m.Add(c.Token)
+		}
+		for _, v := range c.Env {
+			m.Add(v)
+		}
+	}
+	return m.String(text)
+}

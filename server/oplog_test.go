@@ -1,0 +1,163 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// logBuffer collects an operator log safely across goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// records parses every line as one JSON object, failing the test on a line
+// that is not one.
+func (b *logBuffer) records(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("an operator log line is not JSON: %v\n%s", err, line)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// newLoggedHarness is newHarnessWith with a JSON operator log at debug.
+func newLoggedHarness(t *testing.T, serverExtra, extra string) (*harness, *logBuffer) {
+	t.Helper()
+	buf := &logBuffer{}
+	h := writeHarness(t, serverExtra, extra)
+	h.logger = slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.start()
+	return h, buf
+}
+
+// heldSecretTemplate is a gated apply that takes a secret answer and reads
+// an env credential, both of which the provisioner prints.
+const heldSecretTemplate = `
+credential "cloud" {
+  env = { CLOUD_KEY = "` + canaryCloud + `" }
+}
+template "held-secret" {
+  project     = "infra"
+  command     = "infra/secret"
+  credentials = ["cloud"]
+  survey "db_password" {
+    type      = "string"
+    sensitive = true
+  }
+}
+rule "hold-all" {
+  templates        = ["held-secret"]
+  require_approval = true
+}
+`
+
+// Launch, hold, a refused approval, approve: the JSON operator log has one
+// record per transition of the run, in order, with its template, kind and
+// requester; an approval record with the digest and the rule; a refusal
+// with its reason; and no secret anywhere.
+func TestOperatorLogOneRecordPerTransition(t *testing.T) {
+	h, logs := newLoggedHarness(t, "", heldSecretTemplate)
+	out, errOut, code := h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-", "--json")
+	if code != 0 {
+		t.Fatalf("launch: %d %s %s", code, out, errOut)
+	}
+	h.waitStatus("1", StatusAwaitingApproval)
+	digest := h.show("bob", "1").Proposal.Digest
+	if _, _, code := h.ssh("carol", "approve", "1", "--digest", digest); code == 0 {
+		t.Fatal("carol, without the approve role, approved")
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", digest)
+	h.waitStatus("1", StatusSucceeded)
+
+	var got []string
+	var approval, refusal map[string]any
+	for _, rec := range logs.records(t) {
+		switch msg, _ := rec["msg"].(string); {
+		case strings.HasPrefix(msg, "run ") && rec["run"] == "1":
+			got = append(got, rec["from"].(string)+">"+rec["status"].(string))
+			for k, want := range map[string]string{"template": "held-secret", "kind": "apply", "requester": "alice", "requester_kind": "user"} {
+				if rec[k] != want {
+					t.Errorf("record %v: %s = %v, want %s", rec, k, rec[k], want)
+				}
+			}
+			if _, ok := rec["duration_seconds"].(float64); !ok {
+				t.Errorf("record %v has no duration_seconds", rec)
+			}
+		case msg == "approval":
+			approval = rec
+		case msg == "refusal":
+			refusal = rec
+		}
+	}
+	want := ">queued queued>running running>awaiting_approval awaiting_approval>queued queued>running running>succeeded"
+	if strings.Join(got, " ") != want {
+		t.Errorf("transition records:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	if approval == nil || approval["digest"] != digest || approval["by"] != "bob" || !strings.Contains(toJSON(approval["rules"]), "hold-all") {
+		t.Errorf("approval record %v, want bob releasing hold-all at %s", approval, digest)
+	}
+	if refusal == nil || refusal["identity"] != "carol" || refusal["command"] != "approve" || refusal["reason"] == "" {
+		t.Errorf("refusal record %v, want carol's approve with a reason", refusal)
+	}
+	if found := leaks("operator log", []byte(logs.String()), []string{canaryDB, canaryCloud, canaryDerived()}); len(found) > 0 {
+		t.Errorf("secrets in the operator log: %v", found)
+	}
+}
+
+// A restart logs what recovery did: a held run is counted, and its
+// transitions after the restart are still one record each.
+func TestOperatorLogRecovery(t *testing.T) {
+	h, logs := newLoggedHarness(t, "", dataTemplates+approveAllData)
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	h.restart()
+	h.mustSSH("bob", "reject", "1", "--reason", "not today")
+	var recovery, rejection map[string]any
+	rejected := 0
+	for _, rec := range logs.records(t) {
+		switch rec["msg"] {
+		case "recovery: start":
+			recovery = rec
+		case "rejection":
+			rejection = rec
+		case "run rejected":
+			rejected++
+		}
+	}
+	if recovery == nil || recovery["held"] != float64(1) {
+		t.Errorf("recovery record %v, want held 1", recovery)
+	}
+	if rejection == nil || rejection["reason"] != "not today" || !strings.HasPrefix(rejection["digest"].(string), "sha256:") || !strings.Contains(toJSON(rejection["rules"]), "everything") {
+		t.Errorf("rejection record %v", rejection)
+	}
+	if rejected != 1 {
+		t.Errorf("%d 'run rejected' records, want 1", rejected)
+	}
+}
+
+func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
