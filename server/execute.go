@@ -253,7 +253,7 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 func (s *Server) newExecution(r store.Run) *execution {
 	m := mask.New()
 	sink := newLogSink(r.ID, s.db, s.broker)
-	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(sink),
+	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(countingWriter{sink, s.metrics.maskerBytes}),
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }
 
@@ -382,6 +382,7 @@ func ctx0(err error) bool {
 func (x *execution) recordStep(name string, code int, started time.Time) {
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
 		r.Steps = append(r.Steps, store.Step{Name: name, ExitCode: code, Started: started, Finished: time.Now()})
+		x.s.metrics.stepDuration.WithLabelValues(name).Observe(time.Since(started).Seconds())
 		r.ExitCode = code
 		return nil
 	}); err != nil {

@@ -139,6 +139,10 @@ func (s *Server) noteRun(r store.Run) {
 		attrs = append(attrs, slog.String("message", s.scrub(r.Message)))
 	}
 	s.log.LogAttrs(context.Background(), level, "run "+string(tn.to), attrs...)
+	if tn.to.Final() {
+		s.metrics.runsTotal.WithLabelValues(r.Template, r.Kind, string(tn.to)).Inc()
+		s.metrics.runDuration.WithLabelValues(r.Template, r.Kind, string(tn.to)).Observe(tn.at.Sub(r.CreatedAt).Seconds())
+	}
 }
 
 // scrub masks, in a sentence bound for the operator log, every static

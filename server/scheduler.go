@@ -102,6 +102,13 @@ func (s *scheduler) dispatch() {
 	}
 }
 
+// depth returns how many jobs wait in the queue and how many run.
+func (s *scheduler) depth() (queued, running int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue), s.running
+}
+
 // stop prevents new dispatches and waits for running jobs to return (their
 // contexts end when the context given to start ends).
 func (s *scheduler) stop() {

@@ -81,6 +81,7 @@ type Server struct {
 	runner     toolRunner // starts tool processes; package exec
 	held       heldIndex  // runs holding a saved plan, by working directory
 	runs       runTracker // every run not ended, for the operator log and metrics
+	metrics    *metrics   // Prometheus metrics, served on metrics_listen
 	secretsMu  sync.Mutex // serialises remembering a project's secret answers
 	checkMu    sync.Mutex // serialises launching checks: at most one pending per working directory
 	driftMu    sync.Mutex // serialises moving and dropping the plans drift checks keep
@@ -89,10 +90,11 @@ type Server struct {
 	// template has a schedule. Set by Start, stopped by Close's cancel.
 	checks *checkSchedule
 
-	mu     sync.Mutex
-	cancel context.CancelCauseFunc
-	closed bool
-	sshSrv sshServer
+	mu      sync.Mutex
+	cancel  context.CancelCauseFunc
+	closed  bool
+	sshSrv  sshServer
+	httpSrv *httpServer // metrics_listen; nil without it
 }
 
 // New opens the data directory (created mode 0700), the store and the
@@ -137,6 +139,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		policyTime: opts.PolicyTimeout,
 		runner:     execRunner{},
 	}
+	s.metrics = newMetrics(s.liveCounts)
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.rules, s.exemptions = buildRules(context.Background(), cfg)
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
@@ -324,6 +327,15 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.sshSrv = srv
 	s.mu.Unlock()
+	hs, err := s.startHTTP()
+	if err != nil {
+		srv.close()
+		cancel(err)
+		return err
+	}
+	s.mu.Lock()
+	s.httpSrv = hs
+	s.mu.Unlock()
 	s.checks = s.startCheckSchedule(ctx)
 	return nil
 }
@@ -349,7 +361,9 @@ func (s *Server) Close() error {
 	s.closed = true
 	srv := s.sshSrv
 	cancel := s.cancel
+	hs := s.httpSrv
 	s.mu.Unlock()
+	hs.close()
 	if srv != nil {
 		srv.close()
 	}

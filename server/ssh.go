@@ -99,7 +99,8 @@ func (s *Server) newSSHServer() (sshServer, error) {
 	cl := newConnLimiter(lim)
 	acceptLog := newRefusalLog()
 	return &wishServer{srv: srv, wrap: func(ln net.Listener) net.Listener {
-		return &limitListener{Listener: ln, cl: cl, log: s.log, refusal: acceptLog}
+		return &limitListener{Listener: ln, cl: cl, log: s.log, refusal: acceptLog,
+			refused: s.metrics.sshRefused.WithLabelValues("connection_limit")}
 	}}, nil
 }
 
@@ -118,6 +119,7 @@ func (s *Server) noteRefusedKey(ctx ssh.Context, key ssh.PublicKey, rl *refusalL
 		user = user[:64] + "..."
 	}
 	report := func(fingerprints []string) {
+		s.metrics.sshRefused.WithLabelValues("unknown_key").Inc()
 		ok, dropped := rl.allow(sourceOf(remote))
 		if !ok {
 			return
@@ -164,6 +166,8 @@ func (s *Server) identify(key ssh.PublicKey) (Identity, bool) {
 func (s *Server) routeMiddleware() wish.Middleware {
 	return func(next ssh.Handler) ssh.Handler {
 		return func(sess ssh.Session) {
+			s.metrics.sshOpen.Inc()
+			defer s.metrics.sshOpen.Dec()
 			id, ok := s.identify(sess.PublicKey())
 			if !ok {
 				wish.Fatalln(sess, "switchtender: this key is not configured for any user or agent")

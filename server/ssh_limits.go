@@ -200,6 +200,7 @@ type limitListener struct {
 	cl      *connLimiter
 	log     *slog.Logger
 	refusal *refusalLog
+	refused interface{ Inc() } // counts refusals; may be nil
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -211,6 +212,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		src := sourceOf(c.RemoteAddr())
 		if why := l.cl.admit(src); why != "" {
 			_ = c.Close()
+			if l.refused != nil {
+				l.refused.Inc()
+			}
 			if ok, dropped := l.refusal.allow(src); ok {
 				l.log.Warn("refused an SSH connection at accept", "reason", why, "remote", c.RemoteAddr().String(), "unlogged_refusals", dropped)
 			}

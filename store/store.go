@@ -511,3 +511,20 @@ func (db *DB) GetWorkdirState(dir string) (WorkdirState, error) {
 	})
 	return st, err
 }
+
+// Ping reports whether the database is open and readable.
+func (db *DB) Ping() error {
+	if err := db.bolt.View(func(*bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("reading the database: %w", err)
+	}
+	return nil
+}
+
+// Writable reports whether a write transaction commits (the file is open,
+// not read-only, and the disk takes a write).
+func (db *DB) Writable() error {
+	if err := db.bolt.Update(func(*bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("writing the database: %w", err)
+	}
+	return nil
+}

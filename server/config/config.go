@@ -137,6 +137,9 @@ type Server struct {
 	// TimeZone is time_zone, an IANA name such as "Europe/Paris": the wall
 	// clock templates' check_cron is read in. Default UTC.
 	TimeZone *time.Location
+	// MetricsListen is metrics_listen, host:port of the HTTP listener for
+	// /metrics, /healthz and /readyz; "" (the default) serves none.
+	MetricsListen string
 }
 
 // Project is a checkout runs execute in. Path is absolute, and at load time

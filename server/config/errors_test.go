@@ -44,6 +44,7 @@ agent "bot" { public_key = "BOT" }
 		{"unknown attribute", "template \"t\" {\n  project = \"infra\"\n  colour = \"red\"\n  command = \"x\"\n}",
 			[]string{"e.hcl:3,3:", "Unsupported argument", `"colour"`, "a template block takes project, command, tool"}},
 		{"unknown server attribute", "server {\n  listen = \":22\"\n}", []string{"e.hcl:2,", "Unsupported argument", `"listen"`}},
+		{"bad metrics_listen", "server {\n  metrics_listen = \"9464\"\n}", []string{"e.hcl:2,", "Invalid listen address", "metrics_listen", "HOST:PORT"}},
 		{"missing required", "template \"t\" {\n  project = \"infra\"\n}", []string{"e.hcl:1,", "Missing required argument", `"command"`}},
 		{"template unknown project", "template \"t\" {\n  project = \"nope\"\n  command = \"x\"\n}",
 			[]string{"e.hcl:2,13:", "Unknown project", `template "t" names project "nope"`, "add a project block"}},

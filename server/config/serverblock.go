@@ -37,6 +37,7 @@ func (p *parser) server(b *hcl.Block) Server {
 		}
 		p.sshLimits(c, &s)
 		p.timeZone(c, &s)
+		p.metricsListen(c, &s)
 	}
 	s.HostKey = hostKey
 	if s.HostKey == "" {
@@ -50,19 +51,35 @@ func (p *parser) server(b *hcl.Block) Server {
 }
 
 func (p *parser) sshListen(c *hcl.BodyContent, s *Server) {
-	v, a, ok := p.str(c, "ssh_listen")
+	if v, ok := p.listen(c, "ssh_listen", "127.0.0.1:2222"); ok {
+		s.SSHListen = v
+	}
+}
+
+// metricsListen reads metrics_listen, the HTTP address of /metrics.
+func (p *parser) metricsListen(c *hcl.BodyContent, s *Server) {
+	if v, ok := p.listen(c, "metrics_listen", "127.0.0.1:9464"); ok {
+		s.MetricsListen = v
+	}
+}
+
+// listen reads a HOST:PORT attribute; example is a good value for the
+// error's advice.
+func (p *parser) listen(c *hcl.BodyContent, name, example string) (string, bool) {
+	v, a, ok := p.str(c, name)
 	if !ok {
-		return
+		return "", false
 	}
 	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
 		p.errorf(a.Expr.Range(), "Invalid listen address",
-			"ssh_listen = %q must be HOST:PORT, like \"127.0.0.1:2222\" or \":2222\"", v)
+			"%s = %q must be HOST:PORT, like %q or \"%s\"", name, v, example, example[strings.LastIndex(example, ":"):])
+		return "", false
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		p.errorf(a.Expr.Range(), "Invalid listen address",
-			"ssh_listen = %q has port %q; give a number from 0 to 65535", v, port)
-	} else {
-		s.SSHListen = v
+			"%s = %q has port %q; give a number from 0 to 65535", name, v, port)
+		return "", false
 	}
+	return v, true
 }
 
 func (p *parser) dataDir(c *hcl.BodyContent, s *Server) {
