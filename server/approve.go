@@ -25,6 +25,8 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 	}
 	if r, err := s.getRun(id); err != nil {
 		return store.Run{}, err
+	} else if err := s.unsealable(r); err != nil && s.mayApprove(r, who) == nil {
+		return store.Run{}, err
 	} else if err := s.checkStale(r); err != nil {
 		s.log.Error("checking whether a held plan is stale", "run", id, "err", err)
 	}

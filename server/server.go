@@ -89,6 +89,9 @@ type Server struct {
 	// checks launches scheduled drift checks (schedule.go); nil when no
 	// template has a schedule. Set by Start, stopped by Close's cancel.
 	checks *checkSchedule
+	// sealed lists, from start, held or kept sealed values the sealing key
+	// cannot open (the key was changed).
+	sealed []Problem
 
 	mu      sync.Mutex
 	cancel  context.CancelCauseFunc
@@ -144,6 +147,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.rules, s.exemptions = buildRules(context.Background(), cfg)
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
 	if err := s.recover(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.checkSealed(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -263,39 +270,52 @@ func (s *Server) fail(id, msg string) {
 	s.audit(id, "switchtender", string(StatusFailed), msg)
 }
 
-// Problems lists what in the configuration will make runs fail or hold,
-// found without running anything (see Check); serve prints them at start.
-func (s *Server) Problems() []string { return problems(s.cfg, s.env, s.rules) }
+// Problems lists, as sentences, what ProblemList lists.
+func (s *Server) Problems() []string {
+	var out []string
+	for _, p := range s.ProblemList() {
+		out = append(out, p.What)
+	}
+	return out
+}
+
+// ProblemList lists what will make runs fail or hold: the configuration's
+// problems (see Check), found without running anything, and the held or
+// kept sealed values the sealing key could not open at start. serve
+// prints them at start and, with --strict, refuses to start on any.
+func (s *Server) ProblemList() []Problem {
+	return append(problems(s.cfg, s.env, s.rules), s.sealed...)
+}
 
 // Check is what `switchtender check` reports for a configuration that
 // loads, without opening a data directory or running anything: a template
 // whose working directory cannot be resolved inside its checkout, a tool
 // binary missing from the PATH in environ, a plan_gate that does not
-// compile (its rule would hold everything it covers). Each is a sentence
-// for the operator.
-func Check(cfg *config.Config, environ []string) []string {
+// compile (its rule would hold everything it covers). Each names the
+// file:line of its block; CheckData checks the data directory.
+func Check(cfg *config.Config, environ []string) []Problem {
 	rules, _ := buildRules(context.Background(), cfg)
 	return problems(cfg, environ, rules)
 }
 
-func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []string {
-	var out []string
+func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Problem {
+	var out []Problem
 	for _, t := range sortedTemplates(cfg) {
 		p := cfg.Projects[t.Project]
 		if p == nil {
-			out = append(out, fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project))
+			out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project)})
 		} else if _, err := exec.ResolveWorkingDir(p.Path, t.Command); err != nil {
-			out = append(out, fmt.Sprintf("template %s (%s): refusing working directory: %v; its runs will fail", t.Name, t.Line, err))
+			out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): refusing working directory: %v; its runs will fail", t.Name, t.Line, err)})
 		}
 		if e, err := exec.EngineFor(t.Tool); err == nil {
 			if _, err := e.Find(envValue(environ, "PATH")); err != nil {
-				out = append(out, fmt.Sprintf("template %s: %v", t.Name, err))
+				out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): %v", t.Name, t.Line, err)})
 			}
 		}
 	}
 	for i, r := range rules {
 		if r.PolicyErr != nil {
-			out = append(out, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, cfg.Rules[i].Line, r.PolicyErr))
+			out = append(out, Problem{cfg.Rules[i].Line, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, cfg.Rules[i].Line, r.PolicyErr)})
 		}
 	}
 	return out

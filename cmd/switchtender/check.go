@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
@@ -14,28 +18,93 @@ import (
 // errProblems makes `check` exit 1 after printing what it found.
 var errProblems = errors.New("the configuration has problems (above); serve would refuse it or warn")
 
+// checkReport is `check --json`'s output: ok is true when problems is empty.
+type checkReport struct {
+	Config   string           `json:"config"`
+	OK       bool             `json:"ok"`
+	Problems []server.Problem `json:"problems"`
+}
+
 // cmdCheck reports everything `serve` would refuse or warn about in a
-// configuration, for CI, without opening its data directory or running
-// anything: exit 0 and one line when there is nothing, exit 1 with one line
-// per problem otherwise.
+// configuration, for CI, without running anything: a configuration that
+// does not load (every error with file:line), a template whose working
+// directory or tool binary cannot be found, a plan_gate that does not
+// compile, and, when the data directory holds a store, a held or kept
+// sealed value the sealing key cannot open. Exit 0 and one line when there
+// is nothing, exit 1 with one line per problem otherwise; --json prints a
+// checkReport instead.
 func cmdCheck(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
+	asJSON := fs.Bool("json", false, "print a JSON report")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return usageError{"check takes --config FILE and nothing else"}
+		return usageError{"check takes --config FILE [--json] and nothing else"}
 	}
-	cfg, err := config.Load(*cfgPath)
+	found, err := checkProblems(*cfgPath)
 	if err != nil {
 		return err
 	}
-	found := server.Check(cfg, os.Environ())
-	for _, p := range found {
-		fmt.Fprintf(stdout, "%s\n", p)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(checkReport{Config: *cfgPath, OK: len(found) == 0, Problems: found}); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+	} else {
+		for _, p := range found {
+			fmt.Fprintf(stdout, "%s\n", p)
+		}
 	}
 	if len(found) > 0 {
 		return errProblems
 	}
-	fmt.Fprintf(stdout, "%s: the configuration loads, every working directory resolves inside its checkout, every tool is on the PATH and every plan_gate compiles\n", *cfgPath)
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%s: the configuration loads, every working directory resolves inside its checkout, every tool is on the PATH, every plan_gate compiles and the sealing key opens every sealed value runs still need\n", *cfgPath)
+	}
 	return nil
+}
+
+// checkProblems loads the configuration at path and lists its problems and
+// its data directory's; a configuration that does not load is one problem
+// per error (each with its file:line). err is for what is not a problem
+// of the configuration (none yet).
+func checkProblems(path string) ([]server.Problem, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return loadProblems(path, err), nil
+	}
+	found := server.Check(cfg, os.Environ())
+	return append(found, server.CheckData(cfg.Server.DataDir, cfg.Server.SealKey)...), nil
+}
+
+// loadProblems turns a load error into problems: one per diagnostic of a
+// *config.Error, or one for anything else.
+func loadProblems(path string, err error) []server.Problem {
+	var ce *config.Error
+	if !errors.As(err, &ce) {
+		return []server.Problem{{Where: path, What: err.Error()}}
+	}
+	var out []server.Problem
+	diags := slices.Clone(ce.Diagnostics)
+	slices.SortStableFunc(diags, func(a, b *hcl.Diagnostic) int { return lineOf(a) - lineOf(b) })
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		where := path
+		if d.Subject != nil {
+			where = fmt.Sprintf("%s:%d", d.Subject.Filename, d.Subject.Start.Line)
+		}
+		out = append(out, server.Problem{Where: where, What: config.FormatDiagnostic(d)})
+	}
+	return out
+}
+
+// lineOf is the line a diagnostic is about, 0 when it has no place.
+func lineOf(d *hcl.Diagnostic) int {
+	if d.Subject == nil {
+		return 0
+	}
+	return d.Subject.Start.Line
 }

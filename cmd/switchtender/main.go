@@ -19,13 +19,14 @@ var version = "dev"
 const usage = `switchtender runs OpenTofu and Terraform for a team.
 
 Usage:
-  switchtender serve --config FILE [--log-format text|json] [--log-level LEVEL]
+  switchtender serve --config FILE [--strict] [--log-format text|json] [--log-level LEVEL]
                                         run the control node
   switchtender demo [--data DIR] [--listen ADDR]
                                         run the control node on an embedded example
   switchtender keygen seal --out FILE   make a server sealing key (mode 0600)
   switchtender keygen pool              print a pool delivery key pair (age)
-  switchtender check --config FILE      report what serve would refuse or warn about (exit 1 if anything)
+  switchtender check --config FILE [--json]
+                                        report what serve would refuse or warn about (exit 1 if anything)
   switchtender audit verify --config FILE
                                         check the audit trail's hash chain (server stopped)
   switchtender audit export --config FILE

@@ -19,6 +19,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
 	format := fs.String("log-format", "text", "the operator log's format on stderr: text or json")
 	level := fs.String("log-level", "info", "the operator log's least level: debug, info, warn or error")
+	strict := fs.Bool("strict", false, "refuse to start (exit 1) when check would report a problem")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return nil // the flag package printed the usage
 	} else if err != nil {
@@ -32,7 +33,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return serveLogged(ctx, cfg, os.Environ(), logger, func(addr string) {
+	return serveLogged(ctx, cfg, os.Environ(), logger, *strict, func(addr string) {
 		fmt.Fprintf(stdout, "switchtender: serving SSH on %s (data in %s)\n", addr, cfg.Server.DataDir)
 	})
 }
@@ -60,22 +61,28 @@ func newLogger(out io.Writer, format, level string) (*slog.Logger, error) {
 // logOut.
 func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.Writer, ready func(addr string)) error {
 	logger, _ := newLogger(logOut, "text", "info")
-	return serveLogged(ctx, cfg, environ, logger, ready)
+	return serveLogged(ctx, cfg, environ, logger, false, ready)
 }
 
 // serveLogged runs a control node until ctx ends, logging to logger; ready
-// gets the SSH address once it listens.
-func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, ready func(addr string)) error {
+// gets the SSH address once it listens. Every problem check would report
+// is logged before it listens; with strict, any problem stops it there.
+func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, strict bool, ready func(addr string)) error {
 	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
 	if err != nil {
 		return err
 	}
+	problems := srv.ProblemList()
+	for _, p := range problems {
+		logger.Warn("configuration problem", "where", p.Where, "problem", p.What)
+	}
+	if strict && len(problems) > 0 {
+		srv.Close()
+		return fmt.Errorf("--strict: %d problems (logged above); nothing was started", len(problems))
+	}
 	if err := srv.Start(ctx); err != nil {
 		srv.Close()
 		return err
-	}
-	for _, p := range srv.Problems() {
-		logger.Warn("configuration problem", "problem", p)
 	}
 	ready(srv.SSHAddr())
 	<-ctx.Done()

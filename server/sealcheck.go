@@ -1,0 +1,166 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/store"
+)
+
+// Problem is one thing in a configuration or data directory that will make
+// runs fail or hold: Where is "file:line" (or a path, or a run), What the
+// sentence for the operator.
+type Problem struct {
+	Where string `json:"where"`
+	What  string `json:"problem"`
+}
+
+func (p Problem) String() string { return p.What }
+
+// sealedBlob is one sealed value a run still needs: where it is stored,
+// what it is bound to and what it is, for the sentence.
+type sealedBlob struct {
+	run, kind, key, binding, what string
+	inline                        []byte // sealed in the run record itself (SealedVars), or nil
+}
+
+// neededBlobs lists the sealed values of runs that may still use them: a
+// held run's saved plan, a run not ended's secret answers, a check's kept
+// plan, a project's remembered secret answers.
+func neededBlobs(db *store.DB) ([]sealedBlob, error) {
+	runs, err := db.ListRuns()
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	var out []sealedBlob
+	for _, r := range runs {
+		out = append(out, runBlobs(r)...)
+	}
+	keys, err := db.ListBlobs(blobAnswers)
+	if err != nil {
+		return nil, fmt.Errorf("listing remembered secret answers: %w", err)
+	}
+	for _, k := range keys {
+		out = append(out, sealedBlob{kind: blobAnswers, key: k, binding: k, what: "remembered secret answers of " + k})
+	}
+	return out, nil
+}
+
+// runBlobs lists the sealed values run r may still use.
+func runBlobs(r store.Run) []sealedBlob {
+	var out []sealedBlob
+	st := statusOf(r)
+	if st == StatusAwaitingApproval && r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan {
+		out = append(out, sealedBlob{run: r.ID, kind: blobPlan, key: r.ID, binding: r.ID, what: "held plan"})
+	}
+	if !st.Final() && len(r.SealedVars) > 0 {
+		out = append(out, sealedBlob{run: r.ID, binding: r.ID, what: "secret answers", inline: r.SealedVars})
+	}
+	if Kind(r.Kind) == KindCheck && r.Check != nil && r.Check.Kept {
+		out = append(out, sealedBlob{run: r.ID, kind: blobDrift, key: r.ID, binding: driftBinding(r.ID), what: "kept drift plan"})
+	}
+	return out
+}
+
+// unsealable refuses to approve a held run whose sealed values were sealed
+// to another key (the key was changed): approving it would only fail later.
+// A damaged or swapped plan is left to the apply, which refuses it and
+// ends the run failed.
+func (s *Server) unsealable(r store.Run) error {
+	if statusOf(r) != StatusAwaitingApproval {
+		return nil
+	}
+	for _, b := range runBlobs(r) {
+		if err := b.opens(s.db, s.key); errors.Is(err, seal.ErrWrongKey) {
+			return errorf(ErrConflict, "run %s cannot be approved: the sealing key cannot open its %s (%v); the key was changed since it was sealed. Nothing was approved: the operator can restore the key it was sealed with, or reject the run and launch it again", r.ID, b.what, err)
+		}
+	}
+	return nil
+}
+
+// opens reports why key cannot open b (nil when it opens).
+func (b sealedBlob) opens(db *store.DB, key *seal.Key) error {
+	blob := b.inline
+	if blob == nil {
+		var err error
+		if blob, err = db.GetBlob(b.kind, b.key); err != nil {
+			return fmt.Errorf("reading it: %w", err)
+		}
+	}
+	plain, _, err := seal.Open(key, b.binding, blob)
+	clear(plain)
+	return err
+}
+
+// sealProblems lists every sealed value a run still needs that key cannot
+// open, by run (run "" for a project's remembered answers).
+func sealProblems(db *store.DB, key *seal.Key) ([]Problem, map[string]string, error) {
+	blobs, err := neededBlobs(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Problem
+	byRun := map[string]string{}
+	for _, b := range blobs {
+		err := b.opens(db, key)
+		if err == nil {
+			continue
+		}
+		where := "run " + b.run
+		if b.run == "" {
+			where = db.Path()
+		}
+		advice := "it is damaged: reject or cancel the run and launch it again"
+		if errors.Is(err, seal.ErrWrongKey) {
+			advice = "the sealing key was changed since: restore the key it was sealed with, or reject or cancel the run and launch it again"
+		}
+		what := fmt.Sprintf("%s: the sealing key cannot open its %s (%v); %s", where, b.what, err, advice)
+		out = append(out, Problem{Where: where, What: what})
+		if b.run != "" && byRun[b.run] == "" {
+			byRun[b.run] = fmt.Sprintf("the sealing key cannot open its %s (%v); %s", b.what, err, advice)
+		}
+	}
+	return out, byRun, nil
+}
+
+// CheckData checks a data directory for `switchtender check`: when it holds
+// a store, the sealing key (which must exist) must open every held plan,
+// kept plan and secret answer a run still needs. No data directory, or no
+// store in it, is no problem. A store another process holds open is one.
+func CheckData(dataDir, sealKey string) []Problem {
+	dbPath := filepath.Join(dataDir, "switchtender.db")
+	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	key, err := seal.LoadKey(sealKey)
+	if err != nil {
+		return []Problem{{Where: sealKey, What: fmt.Sprintf("%s: %v; the store %s holds sealed values only this key opens", sealKey, err, dbPath)}}
+	}
+	db, err := store.Open(dbPath)
+	if err != nil {
+		return []Problem{{Where: dbPath, What: fmt.Sprintf("%s: %v; the sealed values were not checked (stop the server, or run check where its data directory is not in use)", dbPath, err)}}
+	}
+	defer db.Close()
+	found, _, err := sealProblems(db, key)
+	if err != nil {
+		return append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)})
+	}
+	return found
+}
+
+// checkSealed finds at start the sealed values runs still need that the
+// key cannot open, and names each in the operator log.
+func (s *Server) checkSealed() error {
+	found, byRun, err := sealProblems(s.db, s.key)
+	if err != nil {
+		return fmt.Errorf("checking the sealed values runs still need: %w", err)
+	}
+	s.sealed = found
+	for id, why := range byRun {
+		s.log.Error("a held run cannot be approved or go on: the sealing key cannot open what it sealed", "run", id, "reason", why)
+	}
+	return nil
+}
