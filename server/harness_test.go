@@ -52,7 +52,8 @@ type harness struct {
 	srv     *Server
 	addr    string
 	keys    map[string]gossh.Signer
-	logger  *slog.Logger // the server's operator log; nil discards it
+	logger  *slog.Logger   // the server's operator log; nil discards it
+	tune    func(*Options) // changes the Options of every start; may be nil
 }
 
 // identities of the test configuration: people with roles and agents.
@@ -124,7 +125,11 @@ func (h *harness) start() {
 	if err != nil {
 		h.t.Fatalf("loading test configuration: %v", err)
 	}
-	srv, err := New(cfg, Options{Environ: testEnviron, Logger: h.logger})
+	opts := Options{Environ: testEnviron, Logger: h.logger}
+	if h.tune != nil {
+		h.tune(&opts)
+	}
+	srv, err := New(cfg, opts)
 	if err != nil {
 		h.t.Fatalf("starting server: %v", err)
 	}

@@ -139,6 +139,7 @@ func (s *Server) noteRun(r store.Run) {
 		attrs = append(attrs, slog.String("message", s.scrub(r.Message)))
 	}
 	s.log.LogAttrs(context.Background(), level, "run "+string(tn.to), attrs...)
+	s.notifyRun(r, tn)
 	if tn.to.Final() {
 		s.metrics.runsTotal.WithLabelValues(r.Template, r.Kind, string(tn.to)).Inc()
 		s.metrics.runDuration.WithLabelValues(r.Template, r.Kind, string(tn.to)).Observe(tn.at.Sub(r.CreatedAt).Seconds())
@@ -157,6 +158,9 @@ func (s *Server) scrub(text string) string {
 		for _, v := range c.Env {
 			m.Add(v)
 		}
+	}
+	for _, n := range s.cfg.Notifies {
+		m.Add(n.URL, n.Secret)
 	}
 	return m.String(text)
 }

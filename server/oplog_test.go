@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // logBuffer collects an operator log safely across goroutines.
@@ -43,6 +44,18 @@ func (b *logBuffer) records(t *testing.T) []map[string]any {
 		out = append(out, rec)
 	}
 	return out
+}
+
+// waitFor polls until the log holds text, or fails.
+func (b *logBuffer) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the operator log never got %s:\n%s", text, b.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // newLoggedHarness is newHarnessWith with a JSON operator log at debug.
@@ -93,6 +106,7 @@ func TestOperatorLogOneRecordPerTransition(t *testing.T) {
 	}
 	h.mustSSH("bob", "approve", "1", "--digest", digest)
 	h.waitStatus("1", StatusSucceeded)
+	logs.waitFor(t, `"msg":"run succeeded"`) // logged a moment after the store has it
 
 	var got []string
 	var approval, refusal map[string]any

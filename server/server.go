@@ -33,6 +33,11 @@ type Options struct {
 	Logger *slog.Logger
 	// PolicyTimeout bounds one Rego evaluation; 0 means 10 s.
 	PolicyTimeout time.Duration
+	// NotifyBackoff is the wait before a failed notification's first retry;
+	// it doubles per attempt up to 5 min. 0 means 1 s.
+	NotifyBackoff time.Duration
+	// NotifyTimeout bounds one notification attempt. 0 means 10 s.
+	NotifyTimeout time.Duration
 
 	// SSH limits (see README "SSH limits"). Zero or negative means the
 	// default; none can be turned off.
@@ -82,6 +87,7 @@ type Server struct {
 	held       heldIndex  // runs holding a saved plan, by working directory
 	runs       runTracker // every run not ended, for the operator log and metrics
 	metrics    *metrics   // Prometheus metrics, served on metrics_listen
+	notifier   *notifier  // sends notify blocks' deliveries in the background
 	secretsMu  sync.Mutex // serialises remembering a project's secret answers
 	checkMu    sync.Mutex // serialises launching checks: at most one pending per working directory
 	driftMu    sync.Mutex // serialises moving and dropping the plans drift checks keep
@@ -143,6 +149,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		runner:     execRunner{},
 	}
 	s.metrics = newMetrics(s.liveCounts)
+	s.notifier = newNotifier(s, opts.NotifyBackoff, opts.NotifyTimeout)
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.rules, s.exemptions = buildRules(context.Background(), cfg)
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
@@ -335,6 +342,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.cancel = cancel
 	s.mu.Unlock()
 	s.sched.start(ctx)
+	s.notifier.start(ctx)
 	srv, err := s.newSSHServer()
 	if err != nil {
 		cancel(err)
@@ -391,6 +399,7 @@ func (s *Server) Close() error {
 		cancel(errShutdown)
 	}
 	s.sched.stop()
+	s.notifier.wait()
 	return s.db.Close()
 }
 

@@ -110,6 +110,8 @@ type Config struct {
 	Exemptions []*Exemption
 	Users      map[string]*User
 	Agents     map[string]*Agent
+	// Notifies are the notify blocks: webhooks told of run events.
+	Notifies map[string]*Notify
 }
 
 // Server holds the `server` block; every field has a default.

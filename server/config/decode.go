@@ -32,6 +32,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "exemption", LabelNames: []string{"name"}},
 	{Type: "user", LabelNames: []string{"name"}},
 	{Type: "agent", LabelNames: []string{"name"}},
+	{Type: "notify", LabelNames: []string{"name"}},
 }}
 
 func attrs(names ...string) []hcl.AttributeSchema {
@@ -127,6 +128,7 @@ func (p *parser) parse(src []byte) *Config {
 		Pools:       map[string]*Pool{},
 		Users:       map[string]*User{},
 		Agents:      map[string]*Agent{},
+		Notifies:    map[string]*Notify{},
 	}
 	p.declared = map[string]map[string]hcl.Range{}
 	p.tmplRefs = map[*Template]*templateRefs{}
@@ -206,6 +208,8 @@ func (p *parser) block(cfg *Config, b *hcl.Block) {
 		put(cfg.Users, name, p.user(b, name))
 	case "agent":
 		put(cfg.Agents, name, p.agent(b, name))
+	case "notify":
+		put(cfg.Notifies, name, p.notify(b, name))
 	}
 }
 

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"crypto/hmac"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	notifySecret = "hook-secret-canary-7d1e0b55"
+	urlToken     = "T0KEN-url-canary-e4f2a9"
+)
+
+// receiver is a webhook receiver for tests: it records every request.
+type receiver struct {
+	mu   sync.Mutex
+	got  []received
+	hold chan struct{} // when non-nil, handlers block until it closes
+	code int           // answer status; 0 means 200
+	huge bool          // answer with a body far larger than anyone should read
+}
+
+type received struct {
+	path, event, sig string
+	body             []byte
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	rc.got = append(rc.got, received{r.URL.Path, r.Header.Get("X-Switchtender-Event"), r.Header.Get("X-Switchtender-Signature"), body})
+	hold, code, huge := rc.hold, rc.code, rc.huge
+	rc.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+		return
+	}
+	if code != 0 {
+		w.WriteHeader(code)
+	}
+	if huge {
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		for range 256 { // 256 MiB unless the reader hangs up
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// requests returns what was received so far.
+func (rc *receiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// waitFor polls until cond holds of the requests received, or fails.
+func (rc *receiver) waitFor(t *testing.T, what string, cond func([]received) bool) []received {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := rc.requests()
+		if cond(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s; received %d requests: %+v", what, len(got), got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func notifyBlock(name, url, format, events string) string {
+	secret := ""
+	if format == "json" {
+		secret = fmt.Sprintf("  secret = %q\n", notifySecret)
+	}
+	return fmt.Sprintf("notify %q {\n  url = %q\n%s  format = %q\n  events = %s\n}\n", name, url, secret, format, events)
+}
+
+// fastNotify makes retries quick for tests.
+func fastNotify(o *Options) { o.NotifyBackoff, o.NotifyTimeout = 50*time.Millisecond, 2*time.Second }
+
+// One signed awaiting_approval POST whose signature verifies with the
+// configured secret, then approved and applied; a Slack block gets
+// {"text"}; nothing secret (the answer, the credential, the URL's token,
+// the notify secret) in any body nor in the operator log.
+func TestNotifySignedAndNothingSecret(t *testing.T) {
+	rc := &receiver{}
+	ts := httptest.NewServer(rc)
+	defer ts.Close()
+	extra := heldSecretTemplate + notifyBlock("hook", ts.URL+"/hook/"+urlToken, "json", `["awaiting_approval", "approved", "applied"]`) +
+		notifyBlock("chat", ts.URL+"/chat", "slack", `["awaiting_approval"]`)
+	logs := &logBuffer{}
+	h := writeHarness(t, "", extra)
+	h.logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.tune = fastNotify
+	h.start()
+	h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-")
+	h.waitStatus("1", StatusAwaitingApproval)
+	got := rc.waitFor(t, "awaiting_approval on both", func(g []received) bool { return len(g) >= 2 })
+	digest := h.show("bob", "1").Proposal.Digest
+	var hook received
+	for _, g := range got {
+		if strings.HasPrefix(g.path, "/hook/") {
+			hook = g
+		} else if g.path != "/chat" || !strings.Contains(string(g.body), `"text":"Switchtender: run 1 (apply of held-secret by alice) awaits approval`) {
+			t.Errorf("slack delivery %s %s", g.path, g.body)
+		}
+	}
+	if want := signature(notifySecret, hook.body); hook.sig != want || !hmac.Equal([]byte(hook.sig), []byte(want)) {
+		t.Errorf("signature %q does not verify (want %q)", hook.sig, want)
+	}
+	var p notifyPayload
+	if err := json.Unmarshal(hook.body, &p); err != nil || p.Event != "awaiting_approval" || p.Run != "1" || p.Template != "held-secret" ||
+		p.Requester != "alice" || p.Digest != digest || p.Counts == nil || hook.event != "awaiting_approval" {
+		t.Errorf("payload %s: %v", hook.body, err)
+	}
+	h.mustSSH("bob", "approve", "1", "--digest", digest)
+	h.waitStatus("1", StatusSucceeded)
+	got = rc.waitFor(t, "approved and applied", func(g []received) bool { return len(g) >= 4 })
+	var events []string
+	canaries := []string{canaryDB, canaryCloud, canaryDerived(), notifySecret, urlToken}
+	for _, g := range got {
+		if strings.HasPrefix(g.path, "/hook/") {
+			events = append(events, g.event)
+		}
+		if found := leaks("notification "+g.path, g.body, canaries[:3]); len(found) > 0 {
+			t.Errorf("secret in a notification: %v", found)
+		}
+		if strings.Contains(string(g.body), notifySecret) || strings.Contains(string(g.body), urlToken) {
+			t.Errorf("the notify secret or URL in a body: %s", g.body)
+		}
+	}
+	if strings.Join(events, " ") != "awaiting_approval approved applied" {
+		t.Errorf("hook events %v", events)
+	}
+	if found := leaks("operator log", []byte(logs.String()), canaries); len(found) > 0 {
+		t.Errorf("secrets in the operator log: %v", found)
+	}
+}
+
+// freeAddr is a loopback address nothing listens on (for now).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// The receiver is down (connection refused) while a run is held, and
+// through a restart: the delivery waits in the store, retried, and is
+// delivered once the receiver comes back, exactly once.
+func TestNotifyReceiverDownThenUp(t *testing.T) {
+	addr := freeAddr(t)
+	h := writeHarness(t, metricsListen, dataTemplates+approveAllData+notifyBlock("hook", "http://"+addr+"/in", "json", `["awaiting_approval"]`))
+	h.tune = fastNotify
+	h.start()
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, body := h.scrape("/metrics")
+		if metricValue(body, `switchtender_notify_failures_total{notify="hook"}`) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed attempts counted:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.restart()
+	if ds, err := h.srv.db.Deliveries(); err != nil || len(ds) != 1 || ds[0].Attempts < 2 {
+		t.Fatalf("after the restart the store holds %+v (%v), want the one delivery with its attempts", ds, err)
+	}
+	rc := &receiver{}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the receiver's port was taken meanwhile: %v", err)
+	}
+	ts := &httptest.Server{Listener: ln, Config: &http.Server{Handler: rc}}
+	ts.Start()
+	defer ts.Close()
+	got := rc.waitFor(t, "the delivery after the receiver came back", func(g []received) bool { return len(g) >= 1 })
+	if got[0].event != "awaiting_approval" || got[0].sig != signature(notifySecret, got[0].body) {
+		t.Errorf("delivery %+v", got[0])
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(rc.requests()); n != 1 {
+		t.Errorf("%d deliveries, want exactly 1", n)
+	}
+	if ds, _ := h.srv.db.Deliveries(); len(ds) != 0 {
+		t.Errorf("delivered, yet the store still holds %+v", ds)
+	}
+}
+
+// Hostile receivers — one that never answers, one that answers 500
+// forever, one that answers with 256 MiB — never slow a run: the whole
+// launch, hold, approve, apply happens while the silent one still holds
+// its first request; the 500 one is retried; the huge one counts as
+// delivered without being read whole; Close does not wait for them.
+func TestNotifyHostileReceiversNeverSlowARun(t *testing.T) {
+	silent := &receiver{hold: make(chan struct{})}
+	failing := &receiver{code: 500}
+	huge := &receiver{huge: true}
+	var servers []*httptest.Server
+	for _, rc := range []*receiver{silent, failing, huge} {
+		servers = append(servers, httptest.NewServer(rc))
+	}
+	defer func() {
+		close(silent.hold)
+		for _, ts := range servers {
+			ts.Close()
+		}
+	}()
+	all := `["awaiting_approval", "approved", "applied"]`
+	extra := dataTemplates + approveAllData + notifyBlock("silent", servers[0].URL, "json", all) +
+		notifyBlock("failing", servers[1].URL, "json", all) + notifyBlock("huge", servers[2].URL, "slack", all)
+	h := writeHarness(t, metricsListen, extra)
+	h.tune = func(o *Options) { o.NotifyBackoff, o.NotifyTimeout = 50*time.Millisecond, time.Hour }
+	h.start()
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	silent.waitFor(t, "the silent receiver's first request", func(g []received) bool { return len(g) == 1 })
+	h.mustSSH("bob", "approve", "1", "--digest", h.show("bob", "1").Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+	if n := len(silent.requests()); n != 1 {
+		t.Fatalf("the silent receiver got %d requests", n)
+	}
+	select {
+	case <-silent.hold:
+		t.Fatal("the silent receiver was released before the run ended")
+	default:
+	}
+	failing.waitFor(t, "retries of the failing receiver", func(g []received) bool { return len(g) >= 4 })
+	huge.waitFor(t, "the huge receiver's three events", func(g []received) bool { return len(g) >= 3 })
+	_, body := h.scrape("/metrics")
+	if v := metricValue(body, `switchtender_notify_deliveries_total{notify="huge"}`); v != 3 {
+		t.Errorf("huge receiver deliveries %v, want 3", v)
+	}
+	if v := metricValue(body, `switchtender_notify_deliveries_total{notify="failing"}`); v > 0 {
+		t.Errorf("a 500 counted as delivered: %v", v)
+	}
+	start := time.Now()
+	h.stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close waited %v for a receiver that never answers", d)
+	}
+}
