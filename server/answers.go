@@ -37,7 +37,7 @@ func (c *call) answers(f *launchFlags) (map[string]string, int) {
 	if err != nil {
 		return nil, c.usageErr("launch: --answers -: %v", err)
 	}
-	if name := unquotedString(c.s.cfg.Templates[c.arg(0)], read, quoted); name != "" {
+	if name := unquotedString(c.s.config().Templates[c.arg(0)], read, quoted); name != "" {
 		return nil, c.usageErr("launch: --answers -: answer %q is not a JSON string, and its survey field wants text; write it in double quotes (the value is not repeated here)", name)
 	}
 	for name, v := range read {

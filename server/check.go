@@ -74,7 +74,7 @@ func checkMeasureStep(ctx context.Context, x *execution) error {
 	x.drift = d
 	req := x.s.gateRequest(x.run)
 	req.Kind = string(KindApply)
-	x.decision = gate.Decide(ctx, req, x.planJSON, x.summary, x.s.rules, x.s.policyTime)
+	x.decision = gate.Decide(ctx, req, x.planJSON, x.summary, x.s.currentRules(), x.s.policyTime)
 	clear(x.planJSON)
 	x.planJSON = nil
 	return ctx.Err()

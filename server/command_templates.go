@@ -42,7 +42,7 @@ type fieldView struct {
 // templates lists templates with their survey fields.
 func (c *call) templates() int {
 	var list []templateView
-	for _, t := range sortedTemplates(c.s.cfg) {
+	for _, t := range sortedTemplates(c.s.config()) {
 		v := templateView{Name: t.Name, Project: t.Project, Tool: t.Tool, Command: t.Command, Queue: t.Queue}
 		for _, f := range t.Survey {
 			fv := fieldView{Name: f.Name, Type: f.Type, Required: f.Required, Choices: f.Choices, Sensitive: f.Sensitive}

@@ -198,7 +198,7 @@ func (c *console) FollowLog(ctx context.Context, id string, from int64) (<-chan 
 
 func (c *console) Templates(ctx context.Context) ([]tui.Template, error) {
 	var out []tui.Template
-	for _, t := range sortedTemplates(c.s.cfg) {
+	for _, t := range sortedTemplates(c.s.config()) {
 		tt := tui.Template{Name: t.Name, Project: t.Project, Command: t.Command, Tool: t.Tool}
 		for _, f := range t.Survey {
 			tf := tui.Field{Name: f.Name, Type: f.Type, Description: f.Description, Choices: f.Choices, Sensitive: f.Sensitive}
@@ -235,7 +235,7 @@ func answerText(v any) string {
 }
 
 func (c *console) CheckAnswer(template, field, value string) error {
-	t := c.s.cfg.Templates[template]
+	t := c.s.config().Templates[template]
 	if t == nil {
 		return fmt.Errorf("no template %q", template)
 	}

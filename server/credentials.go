@@ -27,7 +27,7 @@ const credentialCommandTimeout = 60 * time.Second
 func (s *Server) credentials(ctx context.Context, t *config.Template, runID string, m *mask.Masker) (map[string]string, error) {
 	env := map[string]string{}
 	for _, name := range t.Credentials {
-		c := s.cfg.Credentials[name]
+		c := s.config().Credentials[name]
 		if c == nil {
 			return nil, fmt.Errorf("credential %q of template %q is not configured", name, t.Name)
 		}
@@ -66,7 +66,7 @@ func (s *Server) runCredentialCommand(ctx context.Context, c *config.Credential,
 		return "", fmt.Errorf("credential %q: its command %q cannot be found (%v); fix the command, then launch again. Nothing ran", c.Name, c.Command[0], err)
 	}
 	env := append(append([]string{}, s.env...), runMarkerVar+"="+s.runMarker(id))
-	out, res, err := exec.Capture(ctx, exec.Invocation{Binary: bin, Args: c.Command[1:], Env: env, Grace: s.cfg.Server.CancelGrace})
+	out, res, err := exec.Capture(ctx, exec.Invocation{Binary: bin, Args: c.Command[1:], Env: env, Grace: s.config().Server.CancelGrace})
 	defer clear(out)
 	switch {
 	case err != nil:

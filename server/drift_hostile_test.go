@@ -351,7 +351,7 @@ func TestHostileDriftSecretsInACheck(t *testing.T) {
 // schedule promises at most one.
 func TestHostileDriftScheduledAndManualRace(t *testing.T) {
 	h := newHarness(t, dataTemplates)
-	cfg := *h.srv.cfg
+	cfg := *h.srv.config()
 	tpl := *cfg.Templates["data-free"]
 	tpl.CheckEvery = 1
 	cfg.Templates = map[string]*config.Template{"data-free": &tpl}

@@ -161,7 +161,7 @@ func (s *Server) stepsFor(r store.Run) []step {
 		return []step{{"plan", func(context.Context, *execution) error {
 			return errors.New("a reconcile only applies the plan its check kept, once released; it never plans")
 		}}}
-	case !gate.NeedsSavedPlan(s.rules, s.gateRequest(r)):
+	case !gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(r)):
 		return append(init, step{"apply", applyAutoStep})
 	}
 	gated := append(init, []step{{"plan", planStep}, {"show", showStep}, {"measure", measureStep},
@@ -264,7 +264,7 @@ func (s *Server) newExecution(r store.Run) *execution {
 // environment.
 func (x *execution) prepare(ctx context.Context) error {
 	s, r := x.s, x.run
-	t := s.cfg.Templates[r.Template]
+	t := s.config().Templates[r.Template]
 	if t == nil {
 		return fmt.Errorf("template %q is no longer configured; nothing ran", r.Template)
 	}
@@ -318,7 +318,7 @@ func (x *execution) say(format string, args ...any) {
 
 // invocation is a tool process of this run with args.
 func (x *execution) invocation(args []string) exec.Invocation {
-	return exec.Invocation{Binary: x.binary, Dir: x.procDir(), Env: x.env, Args: args, Output: x.out, Grace: x.s.cfg.Server.CancelGrace}
+	return exec.Invocation{Binary: x.binary, Dir: x.procDir(), Env: x.env, Args: args, Output: x.out, Grace: x.s.config().Server.CancelGrace}
 }
 
 // tool runs one tool process, its output masked into the log, and records

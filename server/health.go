@@ -21,7 +21,7 @@ type httpServer struct {
 // and the store open) and /readyz (SSH listens and the store takes a write)
 // on metrics_listen; with no metrics_listen it does nothing.
 func (s *Server) startHTTP() (*httpServer, error) {
-	addr := s.cfg.Server.MetricsListen
+	addr := s.config().Server.MetricsListen
 	if addr == "" {
 		return nil, nil
 	}

@@ -81,7 +81,7 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if !who.Agent && !who.Has("launch") {
 		return nil, errorf(ErrForbidden, "%s may not launch runs: the launch role is missing from user %q in the configuration", who.Name, who.Name)
 	}
-	t, ok := s.cfg.Templates[req.Template]
+	t, ok := s.config().Templates[req.Template]
 	if !ok {
 		return nil, errorf(ErrNotFound, "no template %q; `templates` lists them", req.Template)
 	}
@@ -89,7 +89,7 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if err != nil {
 		return nil, err
 	}
-	if q := s.cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
+	if q := s.config().Queues[t.Queue]; q != nil && q.Pool != "" {
 		return nil, errorf(ErrInvalid, "template %q runs on queue %q, which relay workers of pool %q execute; relay workers are not available in this version, so point the template at a queue the control node executes", t.Name, q.Name, q.Pool)
 	}
 	wd, err := s.workdir(store.Run{Project: t.Project, Command: t.Command})
@@ -256,7 +256,7 @@ func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
 	if Kind(req.Kind) != KindPlan {
 		return holds
 	}
-	for _, r := range s.rules {
+	for _, r := range s.currentRules() {
 		if r.ExcludeDryRun || !r.WouldHold(req) {
 			continue
 		}
@@ -417,7 +417,7 @@ func (s *Server) gateRequest(r store.Run) gate.Request {
 		RequireApproval: r.RequireApproval,
 		AIProposal:      r.AIProposal,
 	}
-	_, req.Exempted = gate.Exempt(s.exemptions, req)
+	_, req.Exempted = gate.Exempt(s.currentExemptions(), req)
 	return req
 }
 

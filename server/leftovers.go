@@ -16,7 +16,7 @@ import (
 const runMarkerVar = "SWITCHTENDER_RUN"
 
 func (s *Server) runMarker(id string) string {
-	return s.cfg.Server.DataDir + "#" + id
+	return s.config().Server.DataDir + "#" + id
 }
 
 // stopLeftovers stops the processes a previous server left running for the

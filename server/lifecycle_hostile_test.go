@@ -70,7 +70,7 @@ func TestHostileRerunKeepsSealedAnswersSealed(t *testing.T) {
 	h.mustSSH("alice", "launch", "data-free", "--wait")
 	h.mustSSH("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--wait")
 	h.mustSSH("bob", "reject", "2", "--reason", "later")
-	tmpl := h.srv.cfg.Templates["data-secret"]
+	tmpl := h.srv.config().Templates["data-secret"]
 	f := *tmpl.Survey[1]
 	f.Sensitive = false
 	tmpl.Survey[1] = &f
@@ -482,7 +482,7 @@ func TestHostileRerunRefusalNeverQuotesASealedSecret(t *testing.T) {
 	h.mustSSH("alice", "launch", "data-free", "--wait")
 	h.mustSSH("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--wait")
 	h.mustSSH("bob", "reject", "2", "--reason", "later")
-	tmpl := h.srv.cfg.Templates["data-secret"]
+	tmpl := h.srv.config().Templates["data-secret"]
 	f := *tmpl.Survey[1]
 	f.Sensitive, f.Type = false, "number"
 	tmpl.Survey[1] = &f

@@ -146,7 +146,7 @@ func TestOneApprovalReleasesEveryRuleNamingTheApprover(t *testing.T) {
 // identity is who the harness's configuration says name is.
 func (h *harness) identity(name string) Identity {
 	id := Identity{Name: name}
-	if u := h.srv.cfg.Users[name]; u != nil {
+	if u := h.srv.config().Users[name]; u != nil {
 		id.Roles = u.Roles
 	} else {
 		id.Agent = true
@@ -251,7 +251,7 @@ func TestRerunRefusedForOpenRunsAndChangedSurveys(t *testing.T) {
 		t.Errorf("rerun of no run: %v", err)
 	}
 	// The survey changes: instances becomes a choice that lacks "1".
-	tmpl := h.srv.cfg.Templates["data-secret"]
+	tmpl := h.srv.config().Templates["data-secret"]
 	f := *tmpl.Survey[0]
 	f.Type, f.Choices = "choice", []string{"2", "3"}
 	tmpl.Survey[0] = &f

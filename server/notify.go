@@ -201,7 +201,7 @@ func (n *notifier) attempt(ctx context.Context, d store.Delivery) {
 		n.mu.Unlock()
 		n.poke()
 	}()
-	block := n.s.cfg.Notifies[d.Notify]
+	block := n.s.config().Notifies[d.Notify]
 	if block == nil {
 		n.s.log.Warn("dropped a notification: its notify block is no longer configured", "notify", d.Notify, "event", d.Event, "run", d.Run)
 		n.drop(d)
@@ -316,8 +316,9 @@ func (s *Server) notifyRun(r store.Run, tn transitionNote) {
 	}
 	var ds []store.Delivery
 	var body []byte
-	for _, name := range sortedKeys(s.cfg.Notifies) {
-		if !slices.Contains(s.cfg.Notifies[name].Events, event) {
+	blocks := s.config().Notifies
+	for _, name := range sortedKeys(blocks) {
+		if !slices.Contains(blocks[name].Events, event) {
 			continue
 		}
 		if body == nil {

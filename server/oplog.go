@@ -151,7 +151,7 @@ func (s *Server) noteRun(r store.Run) {
 // holds no secret already; this guards what a person typed).
 func (s *Server) scrub(text string) string {
 	m := mask.New()
-	for _, c := range s.cfg.Credentials {
+	for _, c := range s.config().Credentials {
 		if c.Token != "" {
 			m.Add(c.Token)
 		}
@@ -159,7 +159,7 @@ func (s *Server) scrub(text string) string {
 			m.Add(v)
 		}
 	}
-	for _, n := range s.cfg.Notifies {
+	for _, n := range s.config().Notifies {
 		m.Add(n.URL, n.Secret)
 	}
 	return m.String(text)

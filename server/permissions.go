@@ -89,7 +89,7 @@ func (s *Server) mayApprove(r store.Run, who Identity) error {
 		return errorf(ErrConflict, "run %s's plan is stale: %s", r.ID, r.Proposal.StaleReason)
 	case r.Proposal.Used:
 		return errorf(ErrConflict, "run %s's plan was already used", r.ID)
-	case isSelf(r, who) && !s.cfg.Server.AllowSelfApproval:
+	case isSelf(r, who) && !s.config().Server.AllowSelfApproval:
 		return errorf(ErrForbidden, "%s asked for run %s and cannot approve it; another approver must (allow_self_approval is off)", who.Name, r.ID)
 	}
 	if len(releasable(r, who)) > 0 {
@@ -159,7 +159,7 @@ func waitsFor(h store.Hold) string {
 // run may not release it (unless allow_self_approval), so a hold whose only
 // approvers asked says that no one can.
 func (s *Server) waitsForIn(r store.Run, h store.Hold) string {
-	if len(h.Approvers) == 0 || s.cfg.Server.AllowSelfApproval || r.RequesterKind != "user" {
+	if len(h.Approvers) == 0 || s.config().Server.AllowSelfApproval || r.RequesterKind != "user" {
 		return waitsFor(h)
 	}
 	others := slices.DeleteFunc(slices.Clone(h.Approvers), func(a string) bool { return a == r.Requester })

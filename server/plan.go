@@ -93,7 +93,7 @@ func sealStep(ctx context.Context, x *execution) error {
 // hold waits for approvers, pass goes on to apply the saved plan.
 func decideStep(ctx context.Context, x *execution) error {
 	r := x.run
-	dec := gate.Decide(ctx, x.s.gateRequest(r), x.planJSON, x.summary, x.s.rules, x.s.policyTime)
+	dec := gate.Decide(ctx, x.s.gateRequest(r), x.planJSON, x.summary, x.s.currentRules(), x.s.policyTime)
 	clear(x.planJSON)
 	x.planJSON = nil
 	if ctx.Err() != nil {

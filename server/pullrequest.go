@@ -27,7 +27,7 @@ func (s *Server) resolveRef(ctx context.Context, project, ref string, kind Kind)
 	if kind != KindPlan {
 		return nil, errorf(ErrInvalid, "--ref plans a pull request's commit, so it goes with --dry-run only; a real run applies what the checkout holds")
 	}
-	p, ok := s.cfg.Projects[project]
+	p, ok := s.config().Projects[project]
 	if !ok {
 		return nil, errorf(ErrNotFound, "project %q is no longer configured", project)
 	}
@@ -70,7 +70,7 @@ func (x *execution) recordCommit(ctx context.Context) {
 // directory and moves the run's working directory there, with a read-only
 // copy of the checkout's local state file when it has one.
 func exportStep(ctx context.Context, x *execution) error {
-	p, ok := x.s.cfg.Projects[x.run.Project]
+	p, ok := x.s.config().Projects[x.run.Project]
 	if !ok {
 		return fmt.Errorf("project %q is no longer configured; nothing ran", x.run.Project)
 	}

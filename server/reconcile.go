@@ -55,7 +55,7 @@ func (s *Server) Reconcile(ctx context.Context, who Identity, checkID string) (s
 // reconcilable refuses, with a sentence, a run whose kept plan cannot be
 // proposed as a reconcile; nil when it can.
 func (s *Server) reconcilable(r store.Run) error {
-	c := r.Check
+	c, t := r.Check, s.config().Templates[r.Template]
 	switch {
 	case Kind(r.Kind) != KindCheck:
 		return errorf(ErrInvalid, "run %s is %s, not a drift check; a reconcile is proposed only from a check that kept a plan (`launch %s --check`)", r.ID, kindPhrase(Kind(r.Kind)), r.Template)
@@ -67,10 +67,10 @@ func (s *Server) reconcilable(r store.Run) error {
 		return errorf(ErrConflict, "check %s found no drift, so it kept no plan and there is nothing to reconcile", r.ID)
 	case statusOf(r) != StatusSucceeded || c == nil || !c.Kept || c.Plan == nil:
 		return errorf(ErrConflict, "check %s kept no plan (it is %s: %s); run the check again", r.ID, r.Status, oneLine(r.Message))
-	case s.cfg.Templates[r.Template] == nil:
+	case t == nil:
 		return errorf(ErrConflict, "template %q of check %s is no longer configured, so its plan cannot be applied", r.Template, r.ID)
-	case s.cfg.Templates[r.Template].Project != r.Project || s.cfg.Templates[r.Template].Command != r.Command:
-		return errorf(ErrConflict, "template %q now runs in %s of project %s, and check %s's plan was made for %s of project %s; run the check again", r.Template, s.cfg.Templates[r.Template].Command, s.cfg.Templates[r.Template].Project, r.ID, r.Command, r.Project)
+	case t.Project != r.Project || t.Command != r.Command:
+		return errorf(ErrConflict, "template %q now runs in %s of project %s, and check %s's plan was made for %s of project %s; run the check again", r.Template, t.Command, t.Project, r.ID, r.Command, r.Project)
 	}
 	return nil
 }
@@ -203,5 +203,5 @@ func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store
 	p := check.Check.Plan
 	sum := &gate.Summary{FormatVersion: "1.2", Add: p.Add, Change: p.Change, Destroy: p.Destroy,
 		Replace: p.Replace, Forget: p.Forget, ByAction: p.Addresses}
-	return gate.Decide(ctx, s.gateRequest(r), nil, sum, s.rules, s.policyTime)
+	return gate.Decide(ctx, s.gateRequest(r), nil, sum, s.currentRules(), s.policyTime)
 }

@@ -63,7 +63,7 @@ func (s *Server) scanFor(r store.Run) (why string, holds []store.Hold) {
 	}
 	req := s.gateRequest(r)
 	req.Kind = string(KindPlan) // a check plans as a dry run does
-	for _, rule := range s.rules {
+	for _, rule := range s.currentRules() {
 		full := *rule
 		full.ExcludeDryRun = false
 		if rule.ExcludeDryRun && full.WouldHold(req) {
@@ -199,7 +199,7 @@ func (x *execution) copyDir() string { return filepath.Join(x.private, scanCopyN
 func (x *execution) scanRoot() (root, rel string, err error) {
 	root = x.tree
 	if root == "" {
-		p, ok := x.s.cfg.Projects[x.run.Project]
+		p, ok := x.s.config().Projects[x.run.Project]
 		if !ok {
 			return "", "", fmt.Errorf("project %q is no longer configured", x.run.Project)
 		}

@@ -78,7 +78,7 @@ func newCheckSchedule(cfg *config.Config, log *slog.Logger) *checkSchedule {
 // missed while the server was down starts now, then every
 // checkScheduleTick, until ctx ends (Close cancels it).
 func (s *Server) startCheckSchedule(ctx context.Context) *checkSchedule {
-	c := newCheckSchedule(s.cfg, s.log)
+	c := newCheckSchedule(s.config(), s.log)
 	if len(c.templates) == 0 {
 		return nil
 	}
@@ -93,6 +93,22 @@ func (s *Server) startCheckSchedule(ctx context.Context) *checkSchedule {
 	}
 	go c.run(ctx, checkScheduleTick)
 	return c
+}
+
+// restartCheckSchedule stops the check schedule, if any, and starts one on
+// the configuration now; Start and Reload call it.
+func (s *Server) restartCheckSchedule() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runCtx == nil || s.closed {
+		return
+	}
+	if s.checksStop != nil {
+		s.checksStop()
+	}
+	ctx, cancel := context.WithCancel(s.runCtx)
+	s.checksStop = cancel
+	s.checks = s.startCheckSchedule(ctx)
 }
 
 // run ticks until ctx ends.

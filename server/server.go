@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
@@ -72,15 +73,13 @@ type Options struct {
 // Server is a running control node. Create it with New, start it with Start,
 // stop it with Close.
 type Server struct {
-	cfg        *config.Config
+	live       atomic.Pointer[liveConfig] // the configuration now; Reload swaps it
 	env        []string
 	log        *slog.Logger
 	db         *store.DB
 	key        *seal.Key
 	broker     *broker
 	sched      *scheduler
-	rules      []*gate.Rule
-	exemptions []*gate.Exemption
 	runsDir    string
 	policyTime time.Duration
 	runner     toolRunner // starts tool processes; package exec
@@ -104,6 +103,10 @@ type Server struct {
 	closed  bool
 	sshSrv  sshServer
 	httpSrv *httpServer // metrics_listen; nil without it
+	// runCtx is Start's context; checksStop stops the check schedule
+	// started from it (Reload starts a new one).
+	runCtx     context.Context
+	checksStop context.CancelFunc
 }
 
 // New opens the data directory (created mode 0700), the store and the
@@ -138,7 +141,6 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	s := &Server{
-		cfg:        cfg,
 		env:        opts.Environ,
 		log:        opts.Logger,
 		db:         db,
@@ -151,7 +153,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.metrics = newMetrics(s.liveCounts)
 	s.notifier = newNotifier(s, opts.NotifyBackoff, opts.NotifyTimeout)
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
-	s.rules, s.exemptions = buildRules(context.Background(), cfg)
+	s.live.Store(newLiveConfig(cfg))
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
 	if err := s.recover(); err != nil {
 		db.Close()
@@ -225,7 +227,7 @@ func (s *Server) recover() error {
 			interrupted = append(interrupted, r.ID)
 		}
 	}
-	if n := s.stopLeftovers(interrupted, s.cfg.Server.CancelGrace); n > 0 {
+	if n := s.stopLeftovers(interrupted, s.config().Server.CancelGrace); n > 0 {
 		s.log.Warn("stopped processes a previous server left running", "count", n, "runs", interrupted)
 		s.audit("", "switchtender", "recover", fmt.Sprintf("stopped %d processes a previous server left running for runs %v", n, interrupted))
 	}
@@ -291,7 +293,7 @@ func (s *Server) Problems() []string {
 // kept sealed values the sealing key could not open at start. serve
 // prints them at start and, with --strict, refuses to start on any.
 func (s *Server) ProblemList() []Problem {
-	return append(problems(s.cfg, s.env, s.rules), s.sealed...)
+	return append(problems(s.config(), s.env, s.currentRules()), s.sealed...)
 }
 
 // Check is what `switchtender check` reports for a configuration that
@@ -364,7 +366,10 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.httpSrv = hs
 	s.mu.Unlock()
-	s.checks = s.startCheckSchedule(ctx)
+	s.mu.Lock()
+	s.runCtx = ctx
+	s.mu.Unlock()
+	s.restartCheckSchedule()
 	return nil
 }
 

@@ -59,8 +59,8 @@ func (s *Server) newSSHServer() (sshServer, error) {
 	lim := s.checkedSSHLimits()
 	keyLog := newRefusalLog()
 	srv, err := wish.NewServer(
-		wish.WithAddress(s.cfg.Server.SSHListen),
-		wish.WithHostKeyPath(s.cfg.Server.HostKey),
+		wish.WithAddress(s.config().Server.SSHListen),
+		wish.WithHostKeyPath(s.config().Server.HostKey),
 		wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
 			if _, ok := s.identify(key); ok {
 				return true
@@ -146,13 +146,14 @@ func (s *Server) identify(key ssh.PublicKey) (Identity, bool) {
 	if key == nil {
 		return Identity{}, false
 	}
-	name, agent, ok := s.cfg.Identify(key)
+	cfg := s.config() // one configuration for both looks (Reload swaps it)
+	name, agent, ok := cfg.Identify(key)
 	if !ok {
 		return Identity{}, false
 	}
 	id := Identity{Name: name, Agent: agent}
 	if !agent {
-		id.Roles = s.cfg.Users[name].Roles
+		id.Roles = cfg.Users[name].Roles
 	}
 	return id, true
 }

@@ -12,7 +12,7 @@ import (
 // workdir resolves a run's working directory inside its checkout (DESIGN
 // invariant 4), refusing escapes before any process starts.
 func (s *Server) workdir(r store.Run) (string, error) {
-	p, ok := s.cfg.Projects[r.Project]
+	p, ok := s.config().Projects[r.Project]
 	if !ok {
 		return "", fmt.Errorf("project %q is no longer configured", r.Project)
 	}

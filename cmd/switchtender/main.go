@@ -27,6 +27,7 @@ Usage:
   switchtender keygen pool              print a pool delivery key pair (age)
   switchtender check --config FILE [--json]
                                         report what serve would refuse or warn about (exit 1 if anything)
+  switchtender reload --config FILE     check the configuration, then send SIGHUP to the serve using its data directory
   switchtender audit verify --config FILE
                                         check the audit trail's hash chain (server stopped)
   switchtender audit export --config FILE
@@ -69,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdAudit(args[1:], stdout)
 	case "check":
 		return cmdCheck(args[1:], stdout)
+	case "reload":
+		return cmdReload(args[1:], stdout)
 	case "tofu":
 		return cmdTofu(ctx, stdout, stderr)
 	case "version":

@@ -33,7 +33,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return serveLogged(ctx, cfg, os.Environ(), logger, *strict, func(addr string) {
+	return serveLogged(ctx, cfg, os.Environ(), logger, serveFlags{strict: *strict, cfgPath: *cfgPath}, func(addr string) {
 		fmt.Fprintf(stdout, "switchtender: serving SSH on %s (data in %s)\n", addr, cfg.Server.DataDir)
 	})
 }
@@ -61,13 +61,22 @@ func newLogger(out io.Writer, format, level string) (*slog.Logger, error) {
 // logOut.
 func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.Writer, ready func(addr string)) error {
 	logger, _ := newLogger(logOut, "text", "info")
-	return serveLogged(ctx, cfg, environ, logger, false, ready)
+	return serveLogged(ctx, cfg, environ, logger, serveFlags{}, ready)
+}
+
+// serveFlags are serve's choices beyond the configuration.
+type serveFlags struct {
+	strict  bool   // refuse to start on any problem check reports
+	cfgPath string // the file SIGHUP reloads; "" turns reload off
 }
 
 // serveLogged runs a control node until ctx ends, logging to logger; ready
 // gets the SSH address once it listens. Every problem check would report
 // is logged before it listens; with strict, any problem stops it there.
-func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, strict bool, ready func(addr string)) error {
+// SIGHUP reloads the configuration from flags.cfgPath (see reloadOn); the
+// process ID is in DATA/switchtender.pid while it serves.
+func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, flags serveFlags, ready func(addr string)) error {
+	strict := flags.strict
 	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
 	if err != nil {
 		return err
@@ -84,8 +93,13 @@ func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logg
 		srv.Close()
 		return err
 	}
+	removePID, err := writePIDFile(cfg.Server.DataDir)
+	if err != nil {
+		logger.Warn("the pid file was not written; `switchtender reload` cannot find this server (send SIGHUP yourself)", "err", err)
+	}
+	defer removePID()
 	ready(srv.SSHAddr())
-	<-ctx.Done()
+	reloadOn(ctx, srv, flags.cfgPath, logger)
 	logger.Info("stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
 	return srv.Close()
 }

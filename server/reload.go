@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/server/config"
+)
+
+// liveConfig is one configuration with the rules compiled from it; Reload
+// replaces it whole, so a reader that loads it once sees one consistent
+// configuration.
+type liveConfig struct {
+	cfg        *config.Config
+	rules      []*gate.Rule
+	exemptions []*gate.Exemption
+}
+
+func newLiveConfig(cfg *config.Config) *liveConfig {
+	rules, ex := buildRules(context.Background(), cfg)
+	return &liveConfig{cfg: cfg, rules: rules, exemptions: ex}
+}
+
+// config is the configuration now. A caller that reads it more than once
+// for one decision keeps the pointer rather than calling again.
+func (s *Server) config() *config.Config { return s.live.Load().cfg }
+
+// currentRules are the gate rules of the configuration now.
+func (s *Server) currentRules() []*gate.Rule { return s.live.Load().rules }
+
+// currentExemptions are the exemptions of the configuration now.
+func (s *Server) currentExemptions() []*gate.Exemption { return s.live.Load().exemptions }
+
+// Reload replaces the configuration with cfg, which the caller loaded
+// (a configuration that does not load never reaches here: the caller logs
+// its errors and the old one stays). Users and keys, rules and policies,
+// templates, credentials, projects and notify blocks take effect for what
+// starts after it; the server block does not (listen addresses, data
+// directory, keys and limits need a restart: a change there is logged and
+// ignored). Running runs go on as they started; a held proposal keeps the
+// holds it was decided with, and the audit trail says so per held run.
+func (s *Server) Reload(cfg *config.Config) {
+	old := s.config()
+	next := *cfg
+	if changed := serverChanges(old.Server, cfg.Server); len(changed) > 0 {
+		s.log.Warn("reload: the server block changed; those settings take effect at the next restart", "settings", changed)
+	}
+	next.Server = old.Server
+	live := newLiveConfig(&next)
+	s.live.Store(live)
+	s.restartCheckSchedule()
+	held := s.auditHeldAtReload()
+	s.log.Info("reload: the configuration was replaced", "users", len(next.Users), "agents", len(next.Agents),
+		"templates", len(next.Templates), "rules", len(next.Rules), "notify", len(next.Notifies), "held_runs_keep_holds", held)
+	for _, p := range problems(&next, s.env, live.rules) {
+		s.log.Warn("configuration problem", "where", p.Where, "problem", p.What)
+	}
+	s.audit("", "switchtender", "reload", fmt.Sprintf("configuration reloaded: %d users, %d agents, %d templates, %d rules, %d notify blocks",
+		len(next.Users), len(next.Agents), len(next.Templates), len(next.Rules), len(next.Notifies)))
+}
+
+// serverChanges names the server block's settings that differ.
+func serverChanges(a, b config.Server) []string {
+	var out []string
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			out = append(out, va.Type().Field(i).Name)
+		}
+	}
+	return out
+}
+
+// auditHeldAtReload writes, for each run awaiting approval, that it keeps
+// the holds it was decided with, and returns how many there are.
+func (s *Server) auditHeldAtReload() int {
+	runs, err := s.db.ListRuns()
+	if err != nil {
+		s.log.Error("reload: listing held runs", "err", err)
+		return 0
+	}
+	n := 0
+	for _, r := range runs {
+		if statusOf(r) != StatusAwaitingApproval || r.Proposal == nil {
+			continue
+		}
+		var rules []string
+		for _, h := range pendingHolds(r) {
+			rules = append(rules, h.Rule)
+		}
+		s.audit(r.ID, "switchtender", "reload", fmt.Sprintf("keeps the holds it was decided with (pending: %s); the reloaded rules apply to what plans next", strings.Join(rules, ", ")))
+		n++
+	}
+	return n
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchtender/switchtender/server/config"
+)
+
+// reloadWith appends extra to the harness's configuration file, loads it and
+// reloads the server with it.
+func (h *harness) reloadWith(extra string) {
+	h.t.Helper()
+	f, err := os.OpenFile(h.cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := f.WriteString(extra); err != nil {
+		h.t.Fatal(err)
+	}
+	f.Close()
+	cfg, err := config.Load(h.cfgPath)
+	if err != nil {
+		h.t.Fatalf("loading the changed configuration: %v", err)
+	}
+	h.srv.Reload(cfg)
+}
+
+// A user added by a reload connects without a restart; a rule removed by
+// it leaves the held run's holds as they were decided (audited), and the
+// run can still be approved; a server block change is logged, not applied.
+func TestReloadUsersAndHeldHolds(t *testing.T) {
+	h, logs := newLoggedHarness(t, "", dataTemplates+approveAllData)
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	key := h.newKey("erin")
+	if _, err := dialAs(h, "erin"); err == nil {
+		t.Fatal("erin got in before she was configured")
+	}
+	// Drop the rule (rewrite the file without it), add erin, change max_parallel.
+	b, _ := os.ReadFile(h.cfgPath)
+	src := strings.Replace(string(b), approveAllData, "", 1)
+	src = strings.Replace(src, "cancel_grace = \"5s\"\n", "cancel_grace = \"5s\"\n  max_parallel = 7\n", 1)
+	os.WriteFile(h.cfgPath, []byte(src), 0o600)
+	h.reloadWith(fmt.Sprintf("user \"erin\" {\n  public_key = %q\n  roles = [\"launch\", \"approve\"]\n}\n", key))
+
+	if out := h.mustSSH("erin", "templates"); !strings.Contains(out, "data") {
+		t.Errorf("erin's templates: %s", out)
+	}
+	v := h.show("bob", "1")
+	if v.Status != string(StatusAwaitingApproval) || len(v.Proposal.Holds) != 1 || v.Proposal.Holds[0].Rule != "everything" {
+		t.Fatalf("after the reload run 1 is %s with holds %+v", v.Status, v.Proposal.Holds)
+	}
+	if out := h.mustSSH("bob", "audit", "--run", "1"); !strings.Contains(out, "keeps the holds it was decided with (pending: everything)") {
+		t.Errorf("the audit trail does not say run 1 kept its holds:\n%s", out)
+	}
+	h.mustSSH("erin", "approve", "1", "--digest", v.Proposal.Digest)
+	h.waitStatus("1", StatusSucceeded)
+	if !strings.Contains(logs.String(), `"msg":"reload: the server block changed; those settings take effect at the next restart","settings":["MaxParallel"]`) {
+		t.Errorf("the server block change was not logged:\n%s", logs.String())
+	}
+	if h.srv.config().Server.MaxParallel == 7 {
+		t.Error("max_parallel changed without a restart")
+	}
+	// A new run of data is no longer held: the rule is gone for what plans next.
+	h.mustSSH("erin", "launch", "data", "--var", "instances=2", "--wait")
+}
+
+// Reloads racing launches (run with -race): every launch is accepted or
+// refused whole, every run ends, and nothing panics.
+func TestReloadRacingLaunches(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	cfgs := make([]*config.Config, 2)
+	for i := range cfgs {
+		var err error
+		if cfgs[i], err = config.Load(h.cfgPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delete(cfgs[1].Templates, "data") // every other reload removes the template launched
+	var wg sync.WaitGroup
+	ids := make(chan string, 64)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 5 {
+				r, err := h.srv.Launch(context.Background(), h.identity("alice"), LaunchRequest{Template: "data", Kind: KindPlan,
+					Answers: map[string]string{"generation": fmt.Sprint(w*10 + i)}})
+				if err == nil {
+					ids <- r.ID
+				} else if ErrorCode(err) != ErrNotFound {
+					t.Errorf("launch: %v", err)
+				}
+			}
+		}()
+	}
+	for i := range 40 {
+		h.srv.Reload(cfgs[i%2])
+	}
+	wg.Wait()
+	close(ids)
+	h.srv.Reload(cfgs[0])
+	for id := range ids {
+		h.waitStatus(id, StatusSucceeded, StatusFailed)
+	}
+}
