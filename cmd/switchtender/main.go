@@ -33,7 +33,7 @@ Usage:
   switchtender audit export --config FILE
                                         write the audit trail as JSON lines
   switchtender tofu                     build or find the pinned OpenTofu; print its path
-  switchtender version
+  switchtender version                  print the module version and VCS commit of this build
 `
 
 func main() {
@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "tofu":
 		return cmdTofu(ctx, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "switchtender", version)
+		fmt.Fprintln(stdout, versionLine())
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
