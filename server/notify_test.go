@@ -9,10 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/store"
 )
 
 const (
@@ -262,5 +265,74 @@ func TestNotifyHostileReceiversNeverSlowARun(t *testing.T) {
 	h.stop()
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Close waited %v for a receiver that never answers", d)
+	}
+}
+
+// Which status change is which event, and the summary says what happened
+// with names and counts only.
+func TestNotifyEventOf(t *testing.T) {
+	drifted := store.Run{ID: "9", Kind: "check", Template: "net", Requester: "schedule",
+		Check: &store.Check{Drifted: true, Drift: []store.ResourceDiff{{Address: "a"}}, Plan: &store.Proposal{Digest: "sha256:d", Change: 1}}}
+	cases := []struct {
+		r        store.Run
+		from, to Status
+		want     string
+	}{
+		{store.Run{Kind: "apply"}, StatusRunning, StatusAwaitingApproval, "awaiting_approval"},
+		{store.Run{Kind: "apply"}, "", StatusAwaitingApproval, "awaiting_approval"},
+		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusQueued, "approved"},
+		{store.Run{Kind: "apply"}, "", StatusQueued, ""},
+		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusRejected, "rejected"},
+		{store.Run{Kind: "apply"}, StatusRunning, StatusSucceeded, "applied"},
+		{store.Run{Kind: "reconcile"}, StatusRunning, StatusSucceeded, "applied"},
+		{store.Run{Kind: "plan"}, StatusRunning, StatusSucceeded, ""},
+		{store.Run{Kind: "check"}, StatusRunning, StatusSucceeded, ""},
+		{drifted, StatusRunning, StatusSucceeded, "drift"},
+		{store.Run{Kind: "apply"}, StatusRunning, StatusFailed, "failed"},
+		{store.Run{Kind: "apply"}, StatusRunning, StatusRefused, "failed"},
+		{store.Run{Kind: "apply"}, StatusRunning, StatusInterrupted, "failed"},
+		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusStale, "stale"},
+		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusCancelled, ""},
+	}
+	for _, tc := range cases {
+		if got := eventOf(tc.r, transitionNote{from: tc.from, to: tc.to}); got != tc.want {
+			t.Errorf("%s %s→%s: %q, want %q", tc.r.Kind, tc.from, tc.to, got, tc.want)
+		}
+	}
+	p := payloadOf(drifted, "drift")
+	if p.Summary != "run 9 (check of net by schedule) found drift: 1 changed outside OpenTofu; plan: 0 to add, 1 to change, 0 to destroy" || p.Digest != "sha256:d" {
+		t.Errorf("drift payload %+v", p)
+	}
+}
+
+// A delivery whose notify block a reload removed is dropped, not sent.
+func TestNotifyBlockRemovedByReload(t *testing.T) {
+	rc := &receiver{hold: make(chan struct{})}
+	ts := httptest.NewServer(rc)
+	defer func() { close(rc.hold); ts.Close() }()
+	h := writeHarness(t, "", dataTemplates+approveAllData+notifyBlock("gone", ts.URL, "json", `["awaiting_approval", "approved"]`))
+	h.tune = func(o *Options) { o.NotifyBackoff, o.NotifyTimeout = 50*time.Millisecond, time.Hour }
+	h.start()
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	rc.waitFor(t, "the first event", func(g []received) bool { return len(g) == 1 }) // held there
+	h.mustSSH("bob", "approve", "1", "--digest", h.show("bob", "1").Proposal.Digest)
+	b, _ := os.ReadFile(h.cfgPath)
+	os.WriteFile(h.cfgPath, []byte(strings.Split(string(b), "notify \"gone\"")[0]), 0o600)
+	h.reloadWith("")
+	rc.hold <- struct{}{} // let the first attempt end (it was sent to the old block)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ds, _ := h.srv.db.Deliveries()
+		if len(ds) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries of a removed block still stored: %+v", ds)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(rc.requests()); n != 1 {
+		t.Errorf("%d requests reached the removed block's receiver, want 1", n)
 	}
 }

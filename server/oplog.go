@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/url"
 	"sync"
 	"time"
 
 	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -147,11 +149,15 @@ func (s *Server) noteRun(r store.Run) {
 }
 
 // scrub masks, in a sentence bound for the operator log, every static
-// credential value the configuration holds (a sentence the store keeps
-// holds no secret already; this guards what a person typed).
-func (s *Server) scrub(text string) string {
+// credential value and notify URL and secret the configuration holds (a
+// sentence the store keeps holds no secret already; this guards what a
+// person typed).
+func (s *Server) scrub(text string) string { return s.live.Load().scrubber.String(text) }
+
+// newScrubber is scrub's masker for cfg.
+func newScrubber(cfg *config.Config) *mask.Masker {
 	m := mask.New()
-	for _, c := range s.config().Credentials {
+	for _, c := range cfg.Credentials {
 		if c.Token != "" {
 			m.Add(c.Token)
 		}
@@ -159,8 +165,17 @@ func (s *Server) scrub(text string) string {
 			m.Add(v)
 		}
 	}
-	for _, n := range s.config().Notifies {
+	for _, n := range cfg.Notifies {
 		m.Add(n.URL, n.Secret)
+		if u, err := url.Parse(n.URL); err == nil {
+			// A webhook's token is usually its path or query: mask each
+			// long enough to be one on its own.
+			for _, part := range []string{u.Path, u.RawQuery, u.User.String()} {
+				if len(part) >= 16 {
+					m.Add(part)
+				}
+			}
+		}
 	}
-	return m.String(text)
+	return m
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/server/config"
 )
@@ -17,11 +18,12 @@ type liveConfig struct {
 	cfg        *config.Config
 	rules      []*gate.Rule
 	exemptions []*gate.Exemption
+	scrubber   *mask.Masker // the configuration's secrets, for scrub
 }
 
 func newLiveConfig(cfg *config.Config) *liveConfig {
 	rules, ex := buildRules(context.Background(), cfg)
-	return &liveConfig{cfg: cfg, rules: rules, exemptions: ex}
+	return &liveConfig{cfg: cfg, rules: rules, exemptions: ex, scrubber: newScrubber(cfg)}
 }
 
 // config is the configuration now. A caller that reads it more than once

@@ -129,26 +129,29 @@ func sealProblems(db *store.DB, key *seal.Key) ([]Problem, map[string]string, er
 // CheckData checks a data directory for `switchtender check`: when it holds
 // a store, the sealing key (which must exist) must open every held plan,
 // kept plan and secret answer a run still needs. No data directory, or no
-// store in it, is no problem. A store another process holds open is one.
-func CheckData(dataDir, sealKey string) []Problem {
+// store in it, is no problem. A store a running server holds open is not
+// checked, and note says so (that server checked it at its start).
+func CheckData(dataDir, sealKey string) (found []Problem, note string) {
 	dbPath := filepath.Join(dataDir, "switchtender.db")
 	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, ""
 	}
 	key, err := seal.LoadKey(sealKey)
 	if err != nil {
-		return []Problem{{Where: sealKey, What: fmt.Sprintf("%s: %v; the store %s holds sealed values only this key opens", sealKey, err, dbPath)}}
+		return []Problem{{Where: sealKey, What: fmt.Sprintf("%s: %v; the store %s holds sealed values only this key opens", sealKey, err, dbPath)}}, ""
 	}
 	db, err := store.Open(dbPath)
-	if err != nil {
-		return []Problem{{Where: dbPath, What: fmt.Sprintf("%s: %v; the sealed values were not checked (stop the server, or run check where its data directory is not in use)", dbPath, err)}}
+	if errors.Is(err, store.ErrLocked) {
+		return nil, fmt.Sprintf("%s is in use by a running server, so its sealed values were not checked here (the server checked them at its start; its log names any it cannot open)", dbPath)
+	} else if err != nil {
+		return []Problem{{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)}}, ""
 	}
 	defer db.Close()
-	found, _, err := sealProblems(db, key)
+	found, _, err = sealProblems(db, key)
 	if err != nil {
-		return append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)})
+		found = append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)})
 	}
-	return found
+	return found, ""
 }
 
 // checkSealed finds at start the sealed values runs still need that the

@@ -23,6 +23,7 @@ type checkReport struct {
 	Config   string           `json:"config"`
 	OK       bool             `json:"ok"`
 	Problems []server.Problem `json:"problems"`
+	Notes    []string         `json:"notes,omitempty"` // what was not checked, and why
 }
 
 // cmdCheck reports everything `serve` would refuse or warn about in a
@@ -41,19 +42,19 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return usageError{"check takes --config FILE [--json] and nothing else"}
 	}
-	found, err := checkProblems(*cfgPath)
-	if err != nil {
-		return err
-	}
+	found, notes := checkProblems(*cfgPath)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(checkReport{Config: *cfgPath, OK: len(found) == 0, Problems: found}); err != nil {
+		if err := enc.Encode(checkReport{Config: *cfgPath, OK: len(found) == 0, Problems: found, Notes: notes}); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 	} else {
 		for _, p := range found {
 			fmt.Fprintf(stdout, "%s\n", p)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(stdout, "note: %s\n", n)
 		}
 	}
 	if len(found) > 0 {
@@ -67,15 +68,19 @@ func cmdCheck(args []string, stdout io.Writer) error {
 
 // checkProblems loads the configuration at path and lists its problems and
 // its data directory's; a configuration that does not load is one problem
-// per error (each with its file:line). err is for what is not a problem
-// of the configuration (none yet).
-func checkProblems(path string) ([]server.Problem, error) {
+// per error (each with its file:line), in line order. notes say what was
+// not checked and why.
+func checkProblems(path string) (found []server.Problem, notes []string) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return loadProblems(path, err), nil
 	}
-	found := server.Check(cfg, os.Environ())
-	return append(found, server.CheckData(cfg.Server.DataDir, cfg.Server.SealKey)...), nil
+	found = server.Check(cfg, os.Environ())
+	data, note := server.CheckData(cfg.Server.DataDir, cfg.Server.SealKey)
+	if note != "" {
+		notes = append(notes, note)
+	}
+	return append(found, data...), notes
 }
 
 // loadProblems turns a load error into problems: one per diagnostic of a

@@ -79,14 +79,17 @@ type node struct {
 	exited  chan error // receives the server process's exit
 	addr    string
 	env     []string // the server's environment; serverEnv when nil
+	args    []string // more arguments for serve
 }
 
 // nodeOptions vary a node's configuration and environment; the zero value
 // is newNode's.
 type nodeOptions struct {
-	maxParallel int    // the server's max_parallel, when not 0
-	pathFirst   string // a directory put first on the server's PATH
-	extra       string // configuration appended as is
+	maxParallel int      // the server's max_parallel, when not 0
+	pathFirst   string   // a directory put first on the server's PATH
+	extra       string   // configuration appended as is
+	serverExtra string   // lines added to the server block
+	args        []string // more arguments for serve
 }
 
 func newNode(t *testing.T) *node {
@@ -104,6 +107,7 @@ func newNodeWith(t *testing.T, opts nodeOptions) *node {
 		cfgPath: filepath.Join(dir, "switchtender.hcl"),
 		logPath: filepath.Join(dir, "server.log"),
 		keys:    map[string]gossh.Signer{},
+		args:    opts.args,
 	}
 	if opts.pathFirst != "" {
 		for _, e := range serverEnv {
@@ -113,9 +117,9 @@ func newNodeWith(t *testing.T, opts nodeOptions) *node {
 			n.env = append(n.env, e)
 		}
 	}
-	serverExtra := ""
+	serverExtra := opts.serverExtra
 	if opts.maxParallel > 0 {
-		serverExtra = fmt.Sprintf("  max_parallel = %d\n", opts.maxParallel)
+		serverExtra += fmt.Sprintf("  max_parallel = %d\n", opts.maxParallel)
 	}
 	if err := os.CopyFS(n.project, os.DirFS("testdata/project")); err != nil {
 		t.Fatal(err)
@@ -191,7 +195,7 @@ func (n *node) start() {
 	}
 	defer logf.Close()
 	from, _ := logf.Seek(0, 2)
-	cmd := osexec.Command(binary, "serve", "--config", n.cfgPath)
+	cmd := osexec.Command(binary, append([]string{"serve", "--config", n.cfgPath}, n.args...)...)
 	cmd.Env = serverEnv
 	if n.env != nil {
 		cmd.Env = n.env

@@ -98,6 +98,7 @@ func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logg
 		logger.Warn("the pid file was not written; `switchtender reload` cannot find this server (send SIGHUP yourself)", "err", err)
 	}
 	defer removePID()
+	logger.Info("serving", "ssh", srv.SSHAddr(), "metrics", srv.MetricsAddr(), "data_dir", cfg.Server.DataDir)
 	ready(srv.SSHAddr())
 	reloadOn(ctx, srv, flags.cfgPath, logger)
 	logger.Info("stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
