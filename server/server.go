@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -327,7 +329,38 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Proble
 			out = append(out, Problem{cfg.Rules[i].Line, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, cfg.Rules[i].Line, r.PolicyErr)})
 		}
 	}
+	return append(out, credentialProblems(cfg, environ)...)
+}
+
+// credentialProblems names command-source credentials whose command is not
+// found on environ's PATH: every run that uses one would fail before
+// starting.
+func credentialProblems(cfg *config.Config, environ []string) []Problem {
+	var out []Problem
+	for _, name := range sortedKeys(cfg.Credentials) {
+		c := cfg.Credentials[name]
+		if len(c.Command) == 0 {
+			continue
+		}
+		if _, err := findCommand(c.Command[0], envValue(environ, "PATH")); err != nil {
+			out = append(out, Problem{c.Line, fmt.Sprintf("credential %s (%s): its command %q is not found (%v); runs that use it will fail", name, c.Line, c.Command[0], err)})
+		}
+	}
 	return out
+}
+
+// findCommand finds name as exec.LookPath would, on path instead of the
+// process's PATH.
+func findCommand(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return osexec.LookPath(name)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if p, err := osexec.LookPath(filepath.Join(dir, name)); err == nil && dir != "" {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("not on the PATH %q", path)
 }
 
 // isPlaintextPlan names the files of a run's private directory that hold a
