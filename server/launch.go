@@ -209,10 +209,10 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 		return store.Run{}, fmt.Errorf("storing run: %w", err)
 	}
 	run := *r
+	s.changed(run) // before it is queued: its creation is reported before it runs
 	if len(before) == 0 {
 		s.enqueue(run)
 	}
-	s.changed(run)
 	what := fmt.Sprintf("%s of template %s", run.Kind, run.Template)
 	if c := run.Commit; c != nil {
 		what += fmt.Sprintf(", a pull request's plan of %s at %s", c.Ref, c.SHA)

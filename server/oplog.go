@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,8 +33,9 @@ type runTracker struct {
 
 // trackedRun is a run as the tracker last saw it.
 type trackedRun struct {
-	status Status
-	at     time.Time // when it entered status
+	status   Status
+	at       time.Time   // when it entered status
+	reported []time.Time // the StatusAt of its last few changes reported, to tell a repeat
 }
 
 // transitionNote is one status change the tracker accepted.
@@ -61,12 +63,15 @@ func (t *runTracker) seed(r store.Run) {
 	if t.runs == nil {
 		t.runs = map[string]trackedRun{}
 	}
-	t.runs[r.ID] = trackedRun{status: statusOf(r), at: statusAt(r)}
+	t.runs[r.ID] = trackedRun{status: statusOf(r), at: statusAt(r), reported: []time.Time{statusAt(r)}}
 }
 
 // note records r as written and reports whether it is a status change not
-// reported before (false for a repeat, an older write arriving late, or a
-// change to a run that ended before the tracker knew it).
+// reported before: false for a write that changed no status, a repeat, or
+// a change to a run that ended before the tracker knew it. Changes of one
+// run may arrive out of order (two goroutines write it one after the
+// other, then report); each is reported once, and the tracker keeps the
+// newest status.
 func (t *runTracker) note(r store.Run) (transitionNote, bool) {
 	at, to := statusAt(r), statusOf(r)
 	t.mu.Lock()
@@ -76,7 +81,9 @@ func (t *runTracker) note(r store.Run) (transitionNote, bool) {
 	}
 	e, known := t.runs[r.ID]
 	switch {
-	case known && !at.After(e.at):
+	case known && slices.ContainsFunc(e.reported, at.Equal):
+		return transitionNote{}, false
+	case known && !at.After(e.at) && r.PrevStatus == "":
 		return transitionNote{}, false
 	case !known && r.PrevStatus == "" && to.Final():
 		return transitionNote{}, false
@@ -85,7 +92,11 @@ func (t *runTracker) note(r store.Run) (transitionNote, bool) {
 	if from == "" && known {
 		from = e.status
 	}
-	t.runs[r.ID] = trackedRun{status: to, at: at}
+	if !known || at.After(e.at) {
+		e.status, e.at = to, at
+	}
+	e.reported = append(e.reported[max(0, len(e.reported)-3):], at)
+	t.runs[r.ID] = e
 	if to.Final() {
 		t.sweep(at)
 	}
