@@ -1,0 +1,310 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// h1Hash is OpenTofu's "h1:" package hash of a provider directory
+// (golang.org/x/mod/sumdb/dirhash.HashDir(dir, "", Hash1)).
+func h1Hash(t *testing.T, dir string) string {
+	var files []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%x  %s\n", sha256.Sum256(b), f)
+	}
+	return "h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// writeFakeProvider writes, under base (a .terraform/providers directory or
+// a terraform.d/plugins mirror), a "hashicorp/null" 3.2.2 provider that is a
+// shell script touching marker, and returns its h1 hash.
+func writeFakeProvider(t *testing.T, pkgDir, marker string) string {
+	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\ntouch %s\nexit 1\n", marker)
+	if err := os.WriteFile(filepath.Join(pkgDir, "terraform-provider-null_v3.2.2_x5"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return h1Hash(t, pkgDir)
+}
+
+const nullProviderConfig = `terraform {
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = "3.2.2"
+    }
+  }
+}
+
+resource "null_resource" "x" {}
+`
+
+func lockFor(hash string) string {
+	return fmt.Sprintf("provider \"registry.opentofu.org/hashicorp/null\" {\n  version     = \"3.2.2\"\n  constraints = \"3.2.2\"\n  hashes = [\n    %q,\n  ]\n}\n", hash)
+}
+
+// Promise (README "The configuration scan" step 1 and issue 12 item 5)
+// NOTE: held here only because this machine cannot reach the registry:
+// init queries it before reusing the committed package ("Could not resolve
+// provider hashicorp/null"). Online, init reuses a cached package whose h1
+// hash matches the branch's lock file, so this needs a networked re-check.: "A
+// .terraform the gate did not install — committed, or left in a working
+// directory — is never read, and no setting makes it trusted"; and a pull
+// request's plan that would run code is refused, "no tofu process starts".
+// Break: a branch commits .terraform/providers/.../terraform-provider-null
+// (a shell script) and a .terraform.lock.hcl with its h1 hash. The scan
+// finds nothing (it only looks at configuration files and modules), the
+// export keeps the committed .terraform, modulesStep replaces only
+// .terraform/modules, and `tofu init -get=false` reuses the committed
+// provider ("Using previously-installed"), so the plan executes the
+// branch's program with the server's credentials.
+func TestAttack12CommittedProviderInPullRequestRuns(t *testing.T) {
+	h := prHarness(t)
+	marker := filepath.Join(h.dir, "provider-ran")
+	h.git("checkout", "-q", "-b", "prov")
+	wd := filepath.Join(h.project, "infra/data")
+	pkg := filepath.Join(wd, ".terraform/providers/registry.opentofu.org/hashicorp/null/3.2.2/linux_amd64")
+	hash := writeFakeProvider(t, pkg, marker)
+	os.WriteFile(filepath.Join(wd, "prov.tf"), []byte(nullProviderConfig), 0o644)
+	os.WriteFile(filepath.Join(wd, ".terraform.lock.hcl"), []byte(lockFor(hash)), 0o644)
+	h.git("add", "-A", "-f")
+	h.git("commit", "-q", "-m", "prov")
+	h.git("checkout", "-q", "main")
+	os.RemoveAll(filepath.Join(wd, ".terraform"))
+
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "prov")
+	log := h.mustSSH("bob", "log", v.ID)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the pull request's committed provider ran during its plan: %s (%s), steps %v\n%s", v.Status, v.Message, stepNames(v), log)
+	}
+	t.Logf("%s (%s) steps %v\n%s", v.Status, v.Message, stepNames(v), log)
+}
+
+// Same as above with no .terraform at all: OpenTofu's implied local mirror
+// terraform.d/plugins in the working directory. A pull request ships the
+// provider binary and its plan runs it: "a plan that would run code" is
+// planned without a person.
+func TestAttack12PullRequestImpliedMirrorProviderRuns(t *testing.T) {
+	h := prHarness(t)
+	marker := filepath.Join(h.dir, "mirror-ran")
+	h.git("checkout", "-q", "-b", "mirror")
+	wd := filepath.Join(h.project, "infra/data")
+	pkg := filepath.Join(wd, "terraform.d/plugins/registry.opentofu.org/hashicorp/null/3.2.2/linux_amd64")
+	hash := writeFakeProvider(t, pkg, marker)
+	os.WriteFile(filepath.Join(wd, "prov.tf"), []byte(nullProviderConfig), 0o644)
+	os.WriteFile(filepath.Join(wd, ".terraform.lock.hcl"), []byte(lockFor(hash)), 0o644)
+	h.git("add", "-A", "-f")
+	h.git("commit", "-q", "-m", "mirror")
+	h.git("checkout", "-q", "main")
+	os.RemoveAll(filepath.Join(wd, "terraform.d"))
+
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "mirror")
+	log := h.mustSSH("bob", "log", v.ID)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the pull request's shipped provider ran during its plan: %s (%s), steps %v\n%s", v.Status, v.Message, stepNames(v), log)
+	}
+}
+
+var _ = strings.Contains
+var _ = syscall.Mkfifo
+var _ = time.Second
+
+// Promise (README "The configuration scan" step 1): the scan's copy is
+// private (DATA_DIR/runs/ID/scan) and "no .terraform" is copied; tofu get
+// downloads "there". Break: copyConfiguration skips .terraform only when it
+// is a directory (d.IsDir() in server/scancopy.go); a .terraform that is a
+// symbolic link is copied as a link, so `tofu get` in the private copy
+// writes its modules through it, wherever it points (outside the checkout
+// and the data dir). modulesStep refuses the working directory's symlinked
+// .terraform only afterwards.
+func TestAttack12SymlinkedDotTerraformMakesGetWriteOutside(t *testing.T) {
+	h := scanHarness(t, "")
+	outside := filepath.Join(h.dir, "outside")
+	os.MkdirAll(outside, 0o755)
+	wd := filepath.Join(h.project, "infra/scan/clean")
+	if err := os.Symlink(outside, filepath.Join(wd, ".terraform")); err != nil {
+		t.Fatal(err)
+	}
+	v := h.launchWait("alice", "scan-clean", "--dry-run")
+	var written []string
+	filepath.WalkDir(outside, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != outside {
+			written = append(written, p)
+		}
+		return nil
+	})
+	if len(written) > 0 {
+		t.Fatalf("the scan's tofu get wrote outside its private copy through a symlinked .terraform: %v (run %s: %s)", written, v.Status, v.Message)
+	}
+}
+
+// The same through a pull request: the branch commits .terraform as a
+// symbolic link to an absolute path; the export writes the link, the
+// copy keeps it, and tofu get writes through it.
+func TestAttack12PullRequestSymlinkedDotTerraformWritesOutside(t *testing.T) {
+	h := prHarness(t)
+	outside := filepath.Join(h.dir, "outside-pr")
+	os.MkdirAll(outside, 0o755)
+	h.git("checkout", "-q", "-b", "link")
+	wd := filepath.Join(h.project, "infra/data")
+	os.MkdirAll(filepath.Join(wd, "m"), 0o755)
+	os.WriteFile(filepath.Join(wd, "m/main.tf"), []byte("resource \"terraform_data\" \"m\" {}\n"), 0o644)
+	os.WriteFile(filepath.Join(wd, "mod.tf"), []byte("module \"m\" {\n  source = \"./m\"\n}\n"), 0o644)
+	os.Symlink(outside, filepath.Join(wd, ".terraform"))
+	h.git("add", "-A", "-f")
+	h.git("commit", "-q", "-m", "link")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "link")
+	var written []string
+	filepath.WalkDir(outside, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != outside {
+			written = append(written, p)
+		}
+		return nil
+	})
+	if len(written) > 0 {
+		t.Fatalf("a pull request's plan wrote outside its private directory through a committed .terraform link: %v (run %s: %s)", written, v.Status, v.Message)
+	}
+}
+
+// Promise (README "The configuration scan"): "anything it cannot read" is a
+// finding, and "verify modules: the tree the plan will read is read again;
+// unless its digest is the scanned one, the run is refused". Break: a
+// configuration file that is not a regular file (a FIFO named extra.tf) is
+// not copied into the scan's copy (copyConfiguration keeps only regular
+// files), so the scan finds nothing; verifyModulesStep reads the checkout
+// again, gets a finding for it, but compares only digests (an unread file
+// adds nothing to the digest) and lets the run plan. tofu then reads the
+// FIFO: whatever a writer feeds it is planned unscanned (here a resource;
+// it could as well be a data "external"), or with no writer the plan hangs.
+func TestAttack12FifoConfigFilePlansUnscanned(t *testing.T) {
+	h := scanHarness(t, "")
+	fifo := filepath.Join(h.project, "infra/scan/clean/extra.tf")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // feed every reader that opens the FIFO
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			f.Write([]byte("resource \"terraform_data\" \"from_fifo\" {\n  input = \"never scanned\"\n}\n"))
+			f.Close()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	v := h.launchWait("alice", "scan-clean", "--dry-run")
+	log := h.mustSSH("bob", "log", v.ID)
+	if strings.Contains(log, "$ tofu plan") {
+		t.Fatalf("a plan started over a configuration file the scan never read: %s (%s), scan %+v\n%s", v.Status, v.Message, v.Scan, log)
+	}
+}
+
+// Promise (README "Pull-request plans"): a pull request's plan runs in a
+// private tree, "the checkout's working tree, index and HEAD are never
+// touched", against "a read-only copy" of a local state file. Break: the
+// branch's own configuration names a local backend whose path is in the
+// checkout (any path the server can write); the scan does not look at
+// backends, and the plan's state lock creates that state file (and its
+// directories) in the checkout, where it stays.
+func TestAttack12PullRequestBackendPathWritesIntoCheckout(t *testing.T) {
+	h := prHarness(t)
+	target := filepath.Join(h.project, "pwned", "by-pr.tfstate")
+	h.git("checkout", "-q", "-b", "backend")
+	be := fmt.Sprintf("terraform {\n  backend \"local\" {\n    path = %q\n  }\n}\n", target)
+	os.WriteFile(filepath.Join(h.project, "infra/data/backend.tf"), []byte(be), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "backend")
+	h.git("checkout", "-q", "main")
+	before := h.git("status", "--porcelain", "--ignored")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "backend")
+	after := h.git("status", "--porcelain", "--ignored")
+	t.Logf("%s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
+	if _, err := os.Stat(target); err == nil || after != before {
+		t.Fatalf("a pull request's plan wrote into the checkout (%s: %s):\nbefore %q\nafter  %q\n%s", v.Status, v.Message, before, after, h.mustSSH("bob", "log", v.ID))
+	}
+}
+
+// TF_ENCRYPTION in a credential's env: a finding holds the exempted dry
+// run before anything plans (held: envValue reads the run's built env).
+func TestAttack12EncryptionFromCredentialHeld(t *testing.T) {
+	h := scanHarness(t, `
+credential "enc" {
+  env = { TF_ENCRYPTION = "key_provider \"external\" \"k\" {\n  command = [\"sh\", \"-c\", \"touch /tmp/x\"]\n}\n" }
+}
+template "enc-clean" {
+  project = "infra"
+  command = "infra/scan/clean"
+  credentials = ["enc"]
+}
+`)
+	v := h.launchWait("alice", "enc-clean", "--dry-run")
+	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+		t.Fatalf("TF_ENCRYPTION with an external key provider in a credential: %s (%s) findings %+v", v.Status, v.Message, v.Findings)
+	}
+}
+
+// Promise (issue 12 "Named by address" and the masking of credentials): a
+// credential's value never shows in show, show --json or the audit trail.
+// Break: a TF_ENCRYPTION credential the scan cannot parse (a passphrase
+// left unquoted in its JSON) becomes a finding whose reason is the parser's
+// message, which quotes the passphrase; the masker masks the credential's
+// whole value, not the fragment, so the passphrase is shown to whoever may
+// read the run (readEncryptionEnv in scan/encryption.go, Reason masked with
+// x.masker.String in server/scan.go scanStep).
+func TestAttack12EncryptionCredentialLeaksIntoFindings(t *testing.T) {
+	const secret = "TroubadorHorseBatteryStaple"
+	h := scanHarness(t, `
+credential "enc" {
+  env = { TF_ENCRYPTION = "{\"key_provider\": {\"pbkdf2\": {\"k\": {\"passphrase\": `+secret+`}}}}" }
+}
+template "enc-clean" {
+  project = "infra"
+  command = "infra/scan/clean"
+  credentials = ["enc"]
+}
+`)
+	v := h.launchWait("alice", "enc-clean", "--dry-run")
+	show := h.mustSSH("carol", "show", v.ID)
+	js := h.mustSSH("carol", "show", v.ID, "--json")
+	audit := h.mustSSH("bob", "audit", "--json")
+	t.Logf("%s: %s\n%s", v.Status, v.Message, show)
+	for what, text := range map[string]string{"show": show, "show --json": js, "audit": audit, "message": v.Message} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the TF_ENCRYPTION passphrase leaks into %s (%s):\n%s", what, v.Status, text)
+		}
+	}
+}
