@@ -308,3 +308,42 @@ template "enc-clean" {
 		}
 	}
 }
+
+// Promise (README "Pull-request plans"): a pull request's plan never
+// touches the checkout and plans "against the state the checkout's runs use
+// (for a local state file, a read-only copy)". Break: when the checkout's
+// local backend keeps its state outside the working directory
+// (path = "../state/data.tfstate"), copyLocalState (server/pullrequest.go)
+// puts the copy at the same relative path in the private tree and first
+// runs os.Remove(dest); the branch commits infra/state as a symbolic link
+// to the checkout's infra/state, so that Remove deletes the checkout's real
+// state file through the link (and the copy then fails: its source is
+// gone).
+func TestAttack12PullRequestDeletesCheckoutStateThroughLink(t *testing.T) {
+	h := prHarness(t)
+	stateDir := filepath.Join(h.project, "infra/state")
+	backend := "terraform {\n  backend \"local\" {\n    path = \"../state/data.tfstate\"\n  }\n}\n"
+	h.git("checkout", "-q", "-b", "rmstate")
+	os.WriteFile(filepath.Join(h.project, "infra/data/backend.tf"), []byte(backend), 0o644)
+	// infra/state -> <checkout>/infra/state (absolute): in the private tree
+	// it leads back into the checkout.
+	if err := os.Symlink(stateDir, stateDir); err != nil {
+		t.Fatal(err)
+	}
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "state link")
+	h.git("checkout", "-q", "main")
+	os.WriteFile(filepath.Join(h.project, "infra/data/backend.tf"), []byte(backend), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "state outside the working directory")
+	os.MkdirAll(stateDir, 0o755)
+	h.mustSSH("alice", "launch", "data", "--wait")
+	state := filepath.Join(stateDir, "data.tfstate")
+	if _, err := os.Stat(state); err != nil {
+		t.Fatalf("setup: no state at %s: %v", state, err)
+	}
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "rmstate")
+	if _, err := os.Stat(state); err != nil {
+		t.Fatalf("a pull request's plan deleted the checkout's state file (%v): %s: %s", err, v.Status, v.Message)
+	}
+}
