@@ -414,3 +414,78 @@ func TestAttack12PullRequestRerunOfRefusedScansAgain(t *testing.T) {
 		t.Fatalf("rerun of a refused pull-request plan:\n%s", out)
 	}
 }
+
+// Path escapes in the exempted path: a module directory that is a link out
+// of the checkout, a ../ module source that leaves the checkout, and a
+// working directory that is a link out of it. Each is held or refused, and
+// no plan starts (held).
+func TestAttack12PathEscapesHeld(t *testing.T) {
+	h := scanHarness(t, `
+template "esc-link" {
+  project = "infra"
+  command = "infra/esc/link"
+}
+template "esc-up" {
+  project = "infra"
+  command = "infra/esc/up"
+}
+template "esc-wd" {
+  project = "infra"
+  command = "infra/esc/wd"
+}
+`)
+	outside := filepath.Join(h.dir, "outside-mod")
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "main.tf"), []byte("data \"external\" \"o\" {\n  program = [\"sh\"]\n}\n"), 0o644)
+	esc := filepath.Join(h.project, "infra/esc")
+	os.MkdirAll(filepath.Join(esc, "link"), 0o755)
+	os.WriteFile(filepath.Join(esc, "link/main.tf"), []byte("module \"o\" {\n  source = \"./o\"\n}\n"), 0o644)
+	os.Symlink(outside, filepath.Join(esc, "link/o"))
+	os.MkdirAll(filepath.Join(esc, "up"), 0o755)
+	rel, _ := filepath.Rel(filepath.Join(esc, "up"), outside)
+	os.WriteFile(filepath.Join(esc, "up/main.tf"), []byte(fmt.Sprintf("module \"o\" {\n  source = %q\n}\n", "./"+rel)), 0o644)
+	os.Symlink(outside, filepath.Join(esc, "wd"))
+	for _, tpl := range []string{"esc-link", "esc-up", "esc-wd"} {
+		out, errOut, _ := h.ssh("alice", "launch", tpl, "--dry-run", "--wait", "--json")
+		t.Logf("%s: %.300s %s", tpl, regexpStatus(out), errOut)
+		if strings.Contains(out, `"status": "succeeded"`) || strings.Contains(out, `"name": "plan"`) {
+			t.Fatalf("%s planned:\n%s%s", tpl, out, errOut)
+		}
+	}
+}
+
+func regexpStatus(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, `"message"`) {
+			return l
+		}
+	}
+	return out
+}
+
+// Promise (README "Pull-request plans"): the commit is written with `git
+// archive`, which "reads the repository's objects only" (vcs.Export), and a
+// pull request's plan runs no program its content names before the scan.
+// Break: git archive applies the .gitattributes of the commit it archives,
+// including filter drivers (smudge) and so runs, on the branch's content,
+// whichever filter program the checkout's git configuration defines (git-lfs
+// is the common one: its smudge fetches objects with the checkout's
+// credentials and writes them into the checkout's .git/lfs). Here the
+// checkout defines filter "lfs" with a program that records it ran; the
+// branch marks *.tf with filter=lfs, and the export runs it.
+func TestAttack12PullRequestExportRunsFilterDriversTheBranchNames(t *testing.T) {
+	h := prHarness(t)
+	marker := filepath.Join(h.dir, "smudge-ran")
+	h.git("config", "filter.lfs.smudge", "touch "+marker+"; cat")
+	h.git("checkout", "-q", "-b", "attrs")
+	os.WriteFile(filepath.Join(h.project, ".gitattributes"), []byte("*.tf filter=lfs\n"), 0o644)
+	os.WriteFile(filepath.Join(h.project, "infra/data/extra.tf"), []byte("# nothing\n"), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "attrs")
+	h.git("checkout", "-q", "main")
+	os.Remove(marker) // the checkout above smudged; only the run counts
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "attrs")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("exporting a pull request's commit ran a filter program its .gitattributes named: %s (%s)", v.Status, v.Message)
+	}
+}
