@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,4 +182,31 @@ func TestAttack12ScanHostileShapes(t *testing.T) {
 			t.Fatalf("findings %+v", res.Findings)
 		}
 	})
+}
+
+// Promise (issue 12: crash/hang inputs end in a finding; "Fast"): the scan
+// is bounded by the tree it reads. Break: module calls are followed per
+// call path, not per directory, and nothing bounds the total, so a
+// "diamond" of D directories, each calling the next one twice, is read 2^D
+// times (module in scan/module.go walks every call path; only a cycle and
+// MaxDepth=32 are refused). 13 files here are read as 8191 modules (17 files take ~6 s);
+// 32 levels, which MaxDepth allows, are 2^33 module reads: days of CPU and
+// memory for the scan, which takes no context and so cannot be cancelled.
+// A pull request's branch can carry it.
+func TestAttack12ScanDiamondExplodes(t *testing.T) {
+	const depth = 12
+	files := map[string]string{}
+	for i := 0; i < depth; i++ {
+		files[fmt.Sprintf("l%d/main.tf", i)] = fmt.Sprintf("module \"a\" {\n  source = \"../l%d\"\n}\nmodule \"b\" {\n  source = \"../l%d\"\n}\n", i+1, i+1)
+	}
+	files[fmt.Sprintf("l%d/main.tf", depth)] = ""
+	root := writeTree(t, files)
+	start := time.Now()
+	res, err := Module(Options{Root: root, Dir: filepath.Join(root, "l0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > time.Second || res.Modules > 10*(depth+1) {
+		t.Fatalf("a tree of %d files took %v to scan, reading %d modules (%d findings)", depth+1, took, res.Modules, len(res.Findings))
+	}
 }
