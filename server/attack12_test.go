@@ -68,20 +68,15 @@ func lockFor(hash string) string {
 }
 
 // Promise (README "The configuration scan" step 1 and issue 12 item 5)
-// NOTE: held here only because this machine cannot reach the registry:
-// init queries it before reusing the committed package ("Could not resolve
-// provider hashicorp/null"). Online, init reuses a cached package whose h1
-// hash matches the branch's lock file, so this needs a networked re-check.: "A
-// .terraform the gate did not install — committed, or left in a working
-// directory — is never read, and no setting makes it trusted"; and a pull
-// request's plan that would run code is refused, "no tofu process starts".
 // Break: a branch commits .terraform/providers/.../terraform-provider-null
 // (a shell script) and a .terraform.lock.hcl with its h1 hash. The scan
 // finds nothing (it only looks at configuration files and modules), the
 // export keeps the committed .terraform, modulesStep replaces only
 // .terraform/modules, and `tofu init -get=false` reuses the committed
 // provider ("Using previously-installed"), so the plan executes the
-// branch's program with the server's credentials.
+// branch's program with the server's credentials. (init resolves the
+// version first: online from the registry, here from a filesystem mirror in
+// the server's CLI configuration; the package it then uses is the branch's.)
 func TestAttack12CommittedProviderInPullRequestRuns(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "provider-ran")
@@ -95,6 +90,15 @@ func TestAttack12CommittedProviderInPullRequestRuns(t *testing.T) {
 	h.git("commit", "-q", "-m", "prov")
 	h.git("checkout", "-q", "main")
 	os.RemoveAll(filepath.Join(wd, ".terraform"))
+
+	// The server's own provider source: a filesystem mirror that has
+	// hashicorp/null 3.2.2 (a team's mirror or cache), so init can resolve
+	// the version offline, as it would online from the registry.
+	mirror := filepath.Join(h.dir, "mirror")
+	writeFakeProvider(t, filepath.Join(mirror, "registry.opentofu.org/hashicorp/null/3.2.2/linux_amd64"), filepath.Join(h.dir, "mirror-provider-ran"))
+	cli := filepath.Join(h.dir, "tofurc")
+	os.WriteFile(cli, []byte(fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror)), 0o644)
+	h.srv.env = append(append([]string{}, h.srv.env...), "TF_CLI_CONFIG_FILE="+cli)
 
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "prov")
 	log := h.mustSSH("bob", "log", v.ID)
