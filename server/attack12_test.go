@@ -133,9 +133,6 @@ func TestAttack12PullRequestImpliedMirrorProviderRuns(t *testing.T) {
 	}
 }
 
-var _ = strings.Contains
-var _ = syscall.Mkfifo
-var _ = time.Second
 
 // Promise (README "The configuration scan" step 1): the scan's copy is
 // private (DATA_DIR/runs/ID/scan) and "no .terraform" is copied; tofu get
@@ -491,5 +488,103 @@ func TestAttack12PullRequestExportRunsFilterDriversTheBranchNames(t *testing.T) 
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "attrs")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("exporting a pull request's commit ran a filter program its .gitattributes named: %s (%s)", v.Status, v.Message)
+	}
+}
+
+// TF_ENCRYPTION from a credential's command (env_var) is scanned too: held.
+func TestAttack12EncryptionFromCredentialCommandHeld(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "enc.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s' 'key_provider \"external\" \"k\" { command = [\"true\"] }'\n"), 0o755)
+	h := scanHarness(t, fmt.Sprintf(`
+credential "enc" {
+  command = [%q]
+  env_var = "TF_ENCRYPTION"
+}
+template "enc-clean" {
+  project = "infra"
+  command = "infra/scan/clean"
+  credentials = ["enc"]
+}
+`, script))
+	v := h.launchWait("alice", "enc-clean", "--dry-run")
+	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+		t.Fatalf("TF_ENCRYPTION from a credential command: %s (%s) findings %+v", v.Status, v.Message, v.Findings)
+	}
+}
+
+// Promise (README "The configuration scan"): local modules are read from
+// the copy of the repository as OpenTofu reads them; the plan runs exactly
+// the modules scanned. Break: the scanner resolves a local source relative
+// to the caller's directory with symbolic links resolved (child in
+// scan/module.go: filepath.Join(dir, local) where dir is EvalSymlinks'd),
+// while OpenTofu joins it lexically to the caller's manifest Dir
+// (filepath.Join(parentRecord.Dir, source) in initwd's installLocalModule).
+// With module "a" at ./link_a -> deep/x/a calling "../b", the scan reads
+// deep/x/b (clean) while OpenTofu loads ./b. verifyModulesStep repeats the
+// scanner's reading, so the digests match, and the plan evaluates ./b,
+// which nobody scanned; the saved plan's snapshot check refuses the plan
+// only after it ran (a data "external" in ./b would have run).
+func TestAttack12SymlinkedCallerResolvesLocalSourceElsewhere(t *testing.T) {
+	h := scanHarness(t, `
+template "lex" {
+  project = "infra"
+  command = "infra/lex"
+}
+`)
+	wd := filepath.Join(h.project, "infra/lex")
+	for name, body := range map[string]string{
+		"main.tf":          "module \"a\" {\n  source = \"./link_a\"\n}\n",
+		"deep/x/a/main.tf": "module \"b\" {\n  source = \"../b\"\n}\n",
+		"deep/x/b/main.tf": "resource \"terraform_data\" \"scanned\" {}\n",
+		"b/main.tf":        "resource \"terraform_data\" \"never_scanned\" {\n  input = \"a data external here would run\"\n}\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(wd, name)), 0o755)
+		os.WriteFile(filepath.Join(wd, name), []byte(body), 0o644)
+	}
+	if err := os.Symlink("deep/x/a", filepath.Join(wd, "link_a")); err != nil {
+		t.Fatal(err)
+	}
+	v := h.launchWait("alice", "lex", "--dry-run")
+	log := h.mustSSH("bob", "log", v.ID)
+	t.Logf("%s: %s\n%s", v.Status, v.Message, log)
+	if strings.Contains(log, "never_scanned") {
+		t.Fatalf("the plan evaluated a module the scan never read (%s: %s), scan %+v\n%s", v.Status, v.Message, v.Scan, log)
+	}
+}
+
+// Promise (README "Releasing a scan-stage hold ... plans exactly the
+// modules scanned, from the copy the gate kept"; step 4 "verify modules").
+// Break: verifyModulesStep reads local modules from the filesystem by their
+// source (package scan ignores the manifest for local sources), but OpenTofu
+// loads every module, local ones included, from the Dir its modules.json
+// records; modulesStep copies that manifest from the kept private copy. A
+// kept copy whose modules.json was altered while the run waited (it lives
+// under DATA_DIR/runs/ID/scan) sends module.a.module.b to another directory
+// of the checkout: the digest still matches, and the plan loads a module
+// nobody scanned or released.
+func TestAttack12ReleasedRunWithTamperedCopyPlansOtherModule(t *testing.T) {
+	h := scanHarness(t, "")
+	wd := filepath.Join(h.project, "infra/scan/deep")
+	os.MkdirAll(filepath.Join(wd, "other"), 0o755)
+	os.WriteFile(filepath.Join(wd, "other/main.tf"), []byte("resource \"terraform_data\" \"tampered\" {}\n"), 0o644)
+	v := h.launchWait("alice", "scan-deep", "--dry-run")
+	if v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+		t.Fatalf("deep: %s %+v", v.Status, v.Proposal)
+	}
+	manifest := filepath.Join(h.srv.runsDir, v.ID, scanCopyName, "infra/scan/deep/.terraform/modules/modules.json")
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatalf("the kept copy has no manifest: %v", err)
+	}
+	tampered := strings.Replace(string(b), `"Dir":"a/b"`, `"Dir":"other"`, 1)
+	if tampered == string(b) {
+		t.Fatalf("manifest layout: %s", b)
+	}
+	os.WriteFile(manifest, []byte(tampered), 0o600)
+	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
+	h.waitStatus(v.ID, StatusSucceeded, StatusFailed, StatusRefused)
+	log := h.mustSSH("bob", "log", v.ID)
+	if strings.Contains(log, "tampered will be created") {
+		t.Fatalf("a released run planned a module other than the scanned one after its kept copy changed:\n%s", log)
 	}
 }
