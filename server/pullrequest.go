@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,9 @@ func exportStep(ctx context.Context, x *execution) error {
 	if err := vcs.Export(ctx, p.Path, c.SHA, tree); err != nil {
 		return fmt.Errorf("writing commit %s (%s) into the run's private directory: %w; nothing planned", c.SHA, c.Ref, err)
 	}
+	if err := dropUntrusted(tree); err != nil {
+		return fmt.Errorf("clearing what the commit may not bring: %w", err)
+	}
 	wd, err := exec.ResolveWorkingDir(tree, x.run.Command)
 	if err != nil {
 		return end(StatusFailed, -1, "Commit %s (%s) has no working directory %q inside it: %v; nothing planned.", c.SHA, c.Ref, x.run.Command, err)
@@ -106,20 +110,78 @@ func copyLocalState(dir, checkout, tree, wd string) error {
 	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	dest := filepath.Join(wd, "terraform.tfstate")
+	rel, err := filepath.Rel(tree, filepath.Join(wd, "terraform.tfstate"))
+	if err != nil {
+		return fmt.Errorf("copying the local state: %w", err)
+	}
 	if root, err := filepath.EvalSymlinks(checkout); err == nil {
-		if rel, err := filepath.Rel(root, src); err == nil && !strings.HasPrefix(rel, "..") {
-			dest = filepath.Join(tree, rel)
+		if r, err := filepath.Rel(root, src); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			rel = r
 		}
 	}
-	os.Remove(dest) // a state file the commit carries is not the checkout's state
-	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-		return fmt.Errorf("copying the local state: %w", err)
+	dest, err := placeInTree(tree, rel)
+	if err != nil {
+		return end(StatusRefused, -1, "The commit cannot take the checkout's state: %v; nothing planned.", err)
+	}
+	if err := os.Remove(dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("copying the local state: %w", err) // a state file the commit carries is not the checkout's state
 	}
 	if err := copyFile(src, dest); err != nil {
 		return fmt.Errorf("copying the local state: %w", err)
 	}
 	return os.Chmod(dest, 0o400)
+}
+
+// placeInTree returns tree/rel after making its parent directories, none of
+// which may be a symbolic link (the commit's tree is the branch's to shape:
+// a link there would lead the copy out of the tree).
+func placeInTree(tree, rel string) (string, error) {
+	dir := tree
+	parts := strings.Split(filepath.Clean(rel), string(filepath.Separator))
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return "", err
+			}
+		case err != nil:
+			return "", err
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s in the commit is not a directory (%s)", filepath.ToSlash(strings.TrimPrefix(dir, tree+string(filepath.Separator))), fi.Mode().Type())
+		}
+	}
+	return filepath.Join(dir, parts[len(parts)-1]), nil
+}
+
+// dropUntrusted removes from a pull request's tree what OpenTofu would
+// take from it without the scan reading it: every .terraform (committed
+// providers and modules) and every terraform.d (an implied local provider
+// mirror). A branch's providers come from where the checkout's come from.
+func dropUntrusted(tree string) error {
+	var drop []string
+	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n := d.Name(); p != tree && (n == ".terraform" || n == "terraform.d") {
+			drop = append(drop, p)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range drop {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // moveTo makes the run execute in wd inside the private tree: its processes

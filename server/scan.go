@@ -164,7 +164,7 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 		return nil, fmt.Errorf("clearing the scan's private copy: %w", err)
 	}
 	if err := copyConfiguration(root, dest); err != nil {
-		return nil, fmt.Errorf("copying the configuration for the scan: %w", err)
+		return nil, end(StatusRefused, -1, "The configuration cannot be copied for the scan: %v; nothing planned.", err)
 	}
 	dir := filepath.Join(dest, rel)
 	opts := scan.Options{Root: dest, Dir: dir, Encryption: envValue(x.env, "TF_ENCRYPTION")}
@@ -252,7 +252,7 @@ func verifyModulesStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return fmt.Errorf("reading the configuration again: %w", err)
 	}
-	if res.Digest != x.scanned.Digest {
+	if res.Digest != x.scanned.Digest || !sameFindings(res.Findings, x.scanned.Findings) {
 		return end(StatusRefused, -1, "The configuration or its modules changed after the scan (they read as %s now, %s when scanned), so this run cannot plan the modules the gate read; nothing planned. Launch it again to scan what is there now.", res.Digest, x.scanned.Digest)
 	}
 	x.say("scan: the modules in place are the ones scanned (%s)", res.Digest)
@@ -312,6 +312,22 @@ func scanReleasers(r store.Run) string {
 		}
 	}
 	return strings.Join(by, ", ")
+}
+
+// sameFindings reports whether a scan of the tree the plan reads found
+// what the scan that was weighed found: a file it can read no longer (a
+// FIFO swapped in, say) adds nothing to the digest but is a finding.
+func sameFindings(now []scan.Finding, scanned []store.Finding) bool {
+	if len(now) != len(scanned) {
+		return false
+	}
+	for i, f := range now {
+		g := scanned[i]
+		if f.Address != g.Address || f.File != g.File || f.Line != g.Line {
+			return false
+		}
+	}
+	return true
 }
 
 // manifestIn is the module manifest in dir's .terraform, or "" when there
