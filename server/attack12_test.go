@@ -133,7 +133,6 @@ func TestAttack12PullRequestImpliedMirrorProviderRuns(t *testing.T) {
 	}
 }
 
-
 // Promise (README "The configuration scan" step 1): the scan's copy is
 // private (DATA_DIR/runs/ID/scan) and "no .terraform" is copied; tofu get
 // downloads "there". Break: copyConfiguration skips .terraform only when it
