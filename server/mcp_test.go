@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -435,10 +436,14 @@ template "secret" {
 }
 
 // A client that connects and never speaks is disconnected by the SSH idle
-// timeout at the latest: its MCP session ends (it answers no ping), and
-// the connection closes.
+// timeout at the latest: its MCP session ends (it answers no ping), the
+// connection closes, and nothing of it stays behind in the server. Live
+// clients, answering the pings, outlast the timeout.
 func TestMCPSilentClientIsDisconnected(t *testing.T) {
 	h, _ := newLimitHarness(t, Options{SSHIdleTimeout: time.Second}, "")
+	live := []*mcpConn{h.mcpAs("helper-bot"), h.mcpAs("alice", "2025-11-25")}
+	time.Sleep(200 * time.Millisecond)
+	baseline := runtime.NumGoroutine()
 	client, err := dialAs(h, "deploy-bot")
 	if err != nil {
 		t.Fatal(err)
@@ -448,29 +453,73 @@ func TestMCPSilentClientIsDisconnected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
+	var out lockedBuffer
 	sess.Stdout = &out
 	stdin, _ := sess.StdinPipe() // held open, never written
 	defer stdin.Close()
 	if err := sess.Start("mcp"); err != nil {
 		t.Fatal(err)
 	}
-	ended := make(chan error, 1)
-	go func() { ended <- sess.Wait() }()
-	select {
-	case err := <-ended:
-		t.Logf("the session ended: %v", err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("a silent MCP session outlived the idle timeout")
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- client.Wait() }()
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the silent client's connection was not closed")
-	}
+	waitClosed(t, "the silent MCP session", sess.Wait)
+	waitClosed(t, "the silent client's connection", client.Wait)
 	if !strings.Contains(out.String(), `"method":"ping"`) {
 		t.Errorf("the server sent no ping:\n%s", out.String())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > baseline {
+		t.Errorf("%d goroutines after the silent client left, %d before it came", n, baseline)
+	}
+	for i, c := range live {
+		var runs mcpRuns
+		c.ok("list_runs", map[string]any{}, &runs)
+		if runs.Total != 0 {
+			t.Errorf("live client %d: %+v", i, runs)
+		}
+	}
+}
+
+// waitClosed waits up to five seconds for wait to return.
+func waitClosed(t *testing.T, what string, wait func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s outlived the idle timeout", what)
+	}
+}
+
+// Input that is not JSON, a message nested past the decoder's depth, and a
+// message over the size bound each end their session at once (the client
+// keeps its input open), and the server goes on serving others.
+func TestMCPGarbageInput(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	for _, input := range []string{"not json at all\n", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + strings.Repeat("[", 100000) + "\n", `{"x":"` + strings.Repeat("a", mcpMaxMessage+10) + "\"}\n"} {
+		client, err := dialAs(h, "deploy-bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := client.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out lockedBuffer
+		sess.Stdout = &out
+		stdin, _ := sess.StdinPipe()
+		if err := sess.Start("mcp"); err != nil {
+			t.Fatal(err)
+		}
+		go func() { stdin.Write([]byte(input)) }() // stdin stays open
+		waitClosed(t, "a session fed garbage", sess.Wait)
+		client.Close()
+	}
+	var tpl mcpTemplates
+	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
+	if len(tpl.Templates) != 2 {
+		t.Fatalf("after the garbage: %+v", tpl)
 	}
 }
