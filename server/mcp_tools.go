@@ -65,13 +65,13 @@ type mcpRuns struct {
 // mcpLog is read_log's result: masked log text from Offset to NextOffset.
 type mcpLog struct {
 	Run        string `json:"run"`
-	Status     string `json:"status"`
-	Offset     int64  `json:"offset"`
-	NextOffset int64  `json:"next_offset"`
-	Size       int64  `json:"size"`     // the log's length in bytes so far
-	More       bool   `json:"more"`     // more is stored past next_offset now
-	Finished   bool   `json:"finished"` // the run no longer executes, so the log grows no further until it is released
-	Text       string `json:"text"`
+	Status     string `json:"status" jsonschema:"the run's status now"`
+	Offset     int64  `json:"offset" jsonschema:"the byte offset text starts at"`
+	NextOffset int64  `json:"next_offset" jsonschema:"the byte offset to read from next"`
+	Size       int64  `json:"size" jsonschema:"the log's length in bytes so far"`
+	More       bool   `json:"more" jsonschema:"more of the log is stored past next_offset now"`
+	Finished   bool   `json:"finished" jsonschema:"the run no longer executes (it ended, or waits for a person), so its log grows no further for now"`
+	Text       string `json:"text" jsonschema:"the log's text from offset to next_offset, secrets masked"`
 }
 
 // Bounds of list_runs and read_log.
@@ -238,18 +238,22 @@ func (m *mcpSession) listRuns(_ context.Context, in mcpListRunsArgs) (string, mc
 	}
 	out := mcpRuns{Runs: []runView{}, Total: len(runs)}
 	var b strings.Builder
+	sw := newSafeWriter(&b)
+	defer sw.Flush()
 	for i, r := range runs {
 		if i == limit {
-			fmt.Fprintf(&b, "(%d older runs left out; raise limit to see them)\n", len(runs)-limit)
+			fmt.Fprintf(sw, "(%d older runs left out; raise limit to see them)\n", len(runs)-limit)
 			break
 		}
 		v := m.s.view(m.s.refreshed(r), m.who, false)
 		out.Runs = append(out.Runs, v)
-		writeRunHead(newSafeWriterTo(&b), v)
+		writeRunHead(sw, v)
+		writeHolds(sw, v)
 	}
 	if len(runs) == 0 {
-		b.WriteString("no runs yet\n")
+		fmt.Fprintln(sw, "no runs yet")
 	}
+	sw.Flush()
 	return b.String(), out, nil
 }
 
@@ -300,20 +304,6 @@ func (m *mcpSession) runResult(r store.Run, detail bool) (string, runView, error
 	c.printRun(r, detail)
 	sw.Flush()
 	return b.String(), m.s.view(r, m.who, detail), nil
-}
-
-// newSafeWriterTo is a safe writer that needs no flush: for text built in
-// one piece per call.
-func newSafeWriterTo(b *strings.Builder) *flushingWriter {
-	return &flushingWriter{sw: newSafeWriter(b)}
-}
-
-type flushingWriter struct{ sw *safeWriter }
-
-func (f *flushingWriter) Write(p []byte) (int, error) {
-	n, err := f.sw.Write(p)
-	f.sw.Flush()
-	return n, err
 }
 
 // mcpAnswers turns launch's answers (JSON values) into answers as typed, as
