@@ -377,6 +377,12 @@ func TestMCPHostileCalls(t *testing.T) {
 	if runs, _ := h.srv.db.ListRuns(); len(runs) != 1 {
 		t.Errorf("refused launches queued runs: %d runs", len(runs))
 	}
+	var own runView
+	c.ok("launch", map[string]any{"template": "data"}, &own)
+	c.ok("cancel_run", map[string]any{"run": own.ID}, &own)
+	if Status(own.Status) != StatusCancelled {
+		t.Errorf("cancel of its own held run: %+v", own)
+	}
 }
 
 // Secret answers are accepted over MCP and never come back: not in a
@@ -521,5 +527,27 @@ func TestMCPGarbageInput(t *testing.T) {
 	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
 	if len(tpl.Templates) != 2 {
 		t.Fatalf("after the garbage: %+v", tpl)
+	}
+}
+
+// A drift check launched over MCP that finds drift keeps its plan, and the
+// reconcile tool proposes exactly that plan: a reconcile held for a person.
+func TestMCPCheckAndReconcile(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	c := h.mcpAs("carol")
+	var run runView
+	c.ok("launch", map[string]any{"template": "data-free", "kind": "check"}, &run)
+	h.waitStatus(run.ID, StatusSucceeded, StatusFailed)
+	c.ok("show_run", map[string]any{"run": run.ID}, &run)
+	if run.Check == nil || run.Check.Plan == nil {
+		t.Fatalf("the check kept no plan: %s %s %+v", run.Status, run.Message, run.Check)
+	}
+	var rec runView
+	c.ok("reconcile", map[string]any{"check": run.ID}, &rec)
+	if Kind(rec.Kind) != KindReconcile || Status(rec.Status) != StatusAwaitingApproval || rec.ReconcileOf != run.ID || rec.Proposal.Digest != run.Check.Plan.Digest {
+		t.Fatalf("reconcile: %+v", rec)
+	}
+	if msg := c.refused("reconcile", map[string]any{"check": run.ID}); !strings.Contains(msg, rec.ID) {
+		t.Errorf("a second reconcile: %s", msg)
 	}
 }
