@@ -70,7 +70,7 @@ var commandTable []*command
 func init() {
 	commandTable = []*command{
 		&templatesCommand, &launchCommand, &runsCommand, &showCommand, &logCommand,
-		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &helpCommand,
+		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &mcpCommand, &helpCommand,
 	}
 }
 
