@@ -1,0 +1,115 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// kubeconfigExec is a kubeconfig whose user runs sh (touching marker) for
+// its credentials: client-go runs an exec credential plugin when it first
+// talks to the cluster.
+func kubeconfigExec(marker string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://127.0.0.1:1
+    insecure-skip-tls-verify: true
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: sh
+      args: ["-c", "env > %s; echo '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"x\"}}'"]
+      interactiveMode: Never
+`, marker)
+}
+
+const remoteStateKube = `data "terraform_remote_state" "k" {
+  backend = "kubernetes"
+  config = {
+    config_path   = "./kc.yaml"
+    secret_suffix = "x"
+  }
+}
+`
+
+// Promise (issue 12 "Pull-request plans" and README "Pull-request plans"):
+// a pull request's plan is scanned first, and a plan "that would run code"
+// is refused, no tofu plan starts. Break: the built-in data source
+// terraform_remote_state (no provider to install, nothing the team chose)
+// with backend "kubernetes" loads a kubeconfig the branch commits; its
+// users[].user.exec runs any program when the backend first talks to the
+// cluster, i.e. during `tofu plan`. The scan (scan/blocks.go DataReason,
+// runsSomething) knows only external, aws_lambda_invocation, local_command
+// and http, so the branch's plan runs its program with the server's
+// environment and credentials, unheld. (The same holds for an s3 backend
+// with a committed shared_config_files naming a credential_process.)
+func TestAttack12bPullRequestRemoteStateKubeconfigExecRuns(t *testing.T) {
+	h := prHarness(t)
+	marker := filepath.Join(h.dir, "kube-exec-ran")
+	h.git("checkout", "-q", "-b", "kube")
+	os.WriteFile(filepath.Join(h.project, "infra/data/kc.yaml"), []byte(kubeconfigExec(marker)), 0o644)
+	os.WriteFile(filepath.Join(h.project, "infra/data/remote.tf"), []byte(remoteStateKube), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "kube")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "kube")
+	if _, err := os.Stat(marker); err == nil {
+		env, _ := os.ReadFile(marker)
+		t.Fatalf("a pull request's plan ran the program its kubeconfig names (%s: %s; findings %+v); it saw %d bytes of the server's run environment",
+			v.Status, v.Message, v.Findings, len(env))
+	}
+}
+
+// The same through the exempted path: a dry run under exclude_dry_run whose
+// configuration reads remote state through a kubeconfig with an exec
+// plugin is exempted (the scan finds nothing) and the plan runs the
+// program without a person.
+func TestAttack12bExemptedDryRunRemoteStateKubeconfigExecRuns(t *testing.T) {
+	h := scanHarness(t, `
+template "kube" {
+  project = "infra"
+  command = "infra/kube"
+}
+`)
+	marker := filepath.Join(h.dir, "kube-exec-ran")
+	dir := filepath.Join(h.project, "infra/kube")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "kc.yaml"), []byte(kubeconfigExec(marker)), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(remoteStateKube), 0o644)
+	v := h.launchWait("alice", "kube", "--dry-run")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("an exempted dry run ran the program a kubeconfig names without a person (%s: %s; findings %+v)", v.Status, v.Message, v.Findings)
+	}
+	_ = strings.Contains
+}
+
+// The branch's own backend: terraform { backend "kubernetes" { config_path =
+// "./kc.yaml" } } in a pull request. `tofu init` in the private tree
+// configures the backend and lists its workspaces, which runs the
+// kubeconfig's exec plugin before any plan; the scan reads no backend
+// (scan/blocks.go terraformSchema has only "encryption").
+func TestAttack12bPullRequestBackendKubeconfigExecRuns(t *testing.T) {
+	h := prHarness(t)
+	marker := filepath.Join(h.dir, "kube-backend-ran")
+	h.git("checkout", "-q", "-b", "kubebe")
+	os.WriteFile(filepath.Join(h.project, "infra/data/kc.yaml"), []byte(kubeconfigExec(marker)), 0o644)
+	os.WriteFile(filepath.Join(h.project, "infra/data/backend.tf"), []byte("terraform {\n  backend \"kubernetes\" {\n    config_path   = \"./kc.yaml\"\n    secret_suffix = \"x\"\n  }\n}\n"), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "kube backend")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "kubebe")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("a pull request's init ran the program its backend's kubeconfig names (%s: %s; steps %v)", v.Status, v.Message, stepNames(v))
+	}
+}
