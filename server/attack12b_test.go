@@ -113,3 +113,46 @@ func TestAttack12bPullRequestBackendKubeconfigExecRuns(t *testing.T) {
 		t.Fatalf("a pull request's init ran the program its backend's kubeconfig names (%s: %s; steps %v)", v.Status, v.Message, stepNames(v))
 	}
 }
+
+// Promise (README "The configuration scan" step 1, issue 12 item 5): "A
+// .terraform the gate did not install, committed or left in the working
+// directory, is never read, and no setting makes it trusted"; "verify
+// modules: the tree the plan will read is read again". Break: a
+// credential's env sets TF_DATA_DIR (BuildEnv drops the server's own, not a
+// credential's). The gate's get then writes its manifest to .tfdata in the
+// copy, which manifestIn (server/scan.go) never looks at; modulesStep puts
+// nothing in place; `tofu init -get=false` and `tofu plan` use the
+// working directory's .tfdata/modules/modules.json, left there or
+// committed, which sends module "m" (source "./mod") to another directory;
+// verifyModulesStep reads ./mod with no manifest (manifestIn looks only in
+// .terraform), finds the scanned digest and lets the plan run the module
+// the scan never read. Only after the plan does checkPlanConfig notice.
+func TestAttack12bDataDirSettingMakesLeftoverManifestTrusted(t *testing.T) {
+	h := scanHarness(t, `
+credential "dd" {
+  env = { TF_DATA_DIR = ".tfdata" }
+}
+template "dd" {
+  project = "infra"
+  command = "infra/dd"
+  credentials = ["dd"]
+}
+`)
+	dir := filepath.Join(h.project, "infra/dd")
+	for name, body := range map[string]string{
+		"main.tf":     "module \"m\" {\n  source = \"./mod\"\n}\n",
+		"mod/main.tf": "resource \"terraform_data\" \"m\" {\n  input = \"scanned\"\n}\n",
+		// not a configuration file OpenTofu loads here: only through the manifest
+		"other/main.tf":                "resource \"terraform_data\" \"m\" {\n  input = \"never-scanned\"\n}\n",
+		".tfdata/modules/modules.json": `{"Modules":[{"Key":"","Source":"","Dir":"."},{"Key":"m","Source":"./mod","Dir":"other"}]}`,
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	v := h.launchWait("alice", "dd", "--dry-run")
+	log := h.mustSSH("bob", "log", v.ID)
+	if strings.Contains(log, "$ tofu plan") && strings.Contains(log, "never-scanned") {
+		t.Fatalf("the plan read a module the scan never read (%s: %s):\n%s", v.Status, v.Message, log)
+	}
+	t.Logf("%s: %s\n%s", v.Status, v.Message, log)
+}
