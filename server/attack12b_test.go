@@ -156,3 +156,63 @@ template "dd" {
 	}
 	t.Logf("%s: %s\n%s", v.Status, v.Message, log)
 }
+
+// awsConfigProcess is an AWS shared config whose profile "p" gets its
+// credentials by running sh (touching marker).
+func awsConfigProcess(marker string) string {
+	return fmt.Sprintf("[profile p]\ncredential_process = sh -c \"env > %s; echo '{\\\"Version\\\":1,\\\"AccessKeyId\\\":\\\"a\\\",\\\"SecretAccessKey\\\":\\\"b\\\"}'\"\nregion = us-east-1\n", marker)
+}
+
+// Promise (issue 12 item 2, README "The configuration scan"): an
+// encryption block whose key provider runs a program is a finding, because
+// it "runs a program the configuration names at plan time just as external
+// does". Break: the scan flags only key_provider "external"
+// (scan/blocks.go EncryptionReason). The built-in aws_kms key provider takes
+// shared_config_files and profile from the configuration; a profile with
+// credential_process runs that program as soon as OpenTofu builds the key
+// provider, at `tofu init` already (so before the plan, and in a pull
+// request's private tree too). The dry run is exempted and the program runs
+// with the run's environment, no person asked.
+func TestAttack12bEncryptionAwsKmsCredentialProcessRuns(t *testing.T) {
+	h := scanHarness(t, `
+template "kms" {
+  project = "infra"
+  command = "infra/kms"
+}
+`)
+	marker := filepath.Join(h.dir, "kms-credential-process-ran")
+	dir := filepath.Join(h.project, "infra/kms")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "awsconf"), []byte(awsConfigProcess(marker)), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`terraform {
+  encryption {
+    key_provider "aws_kms" "k" {
+      kms_key_id                  = "alias/x"
+      key_spec                    = "AES_256"
+      region                      = "us-east-1"
+      profile                     = "p"
+      shared_config_files         = ["./awsconf"]
+      skip_credentials_validation = true
+      skip_requesting_account_id  = true
+      skip_metadata_api_check     = true
+      endpoints {
+        sts = "http://127.0.0.1:1"
+      }
+    }
+    method "aes_gcm" "m" {
+      keys = key_provider.aws_kms.k
+    }
+    plan {
+      method = method.aes_gcm.m
+    }
+  }
+}
+
+resource "terraform_data" "x" {}
+`), 0o644)
+	v := h.launchWait("alice", "kms", "--dry-run")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("an exempted dry run ran the credential_process an aws_kms key provider's shared config names (%s: %s; steps %v; findings %+v)",
+			v.Status, v.Message, stepNames(v), v.Findings)
+	}
+}
