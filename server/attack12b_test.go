@@ -216,3 +216,21 @@ resource "terraform_data" "x" {}
 			v.Status, v.Message, stepNames(v), v.Findings)
 	}
 }
+
+// A server restart while a run is held at the scan stage: the private copy
+// the gate read is kept, and releasing the run afterwards plans the
+// modules scanned (held if it passes).
+func TestAttack12bReleaseAfterRestartPlansScanned(t *testing.T) {
+	h := scanHarness(t, "")
+	v := h.launchWait("alice", "scan-modvar", "--dry-run")
+	if v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+		t.Fatalf("modvar: %s %+v", v.Status, v.Proposal)
+	}
+	h.restart()
+	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
+	h.waitStatus(v.ID, StatusSucceeded, StatusFailed, StatusRefused)
+	v = h.show("bob", v.ID)
+	if statusOf(v.Run) != StatusSucceeded {
+		t.Fatalf("released after a restart: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
+	}
+}
