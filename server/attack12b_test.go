@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -233,4 +234,54 @@ func TestAttack12bReleaseAfterRestartPlansScanned(t *testing.T) {
 	if statusOf(v.Run) != StatusSucceeded {
 		t.Fatalf("released after a restart: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
+}
+
+// gitIn runs git in dir with a fixed identity.
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := osexec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// Promise (README "The configuration scan" step 1): "get installs no
+// provider and runs nothing the configuration names"; and (README
+// "Pull-request plans", the attack12 fix) no filter driver a tree's
+// .gitattributes names runs. Break: a git module source is cloned by `tofu
+// get` with the server's git and HOME, and the module repository's
+// .gitattributes (the module author's, or a pull request's choice of
+// repository) names filter=lfs; the clone's checkout runs the smudge
+// program of the server user's global git configuration (what `git lfs
+// install` writes on most CI machines), in the scan's private copy, before
+// the scan reads anything.
+func TestAttack12bGetRunsGlobalFilterDriverOfModuleRepo(t *testing.T) {
+	h := scanHarness(t, `
+template "gitmod" {
+  project = "infra"
+  command = "infra/gitmod"
+}
+`)
+	marker := filepath.Join(h.dir, "module-smudge-ran")
+	home := filepath.Join(h.dir, "home")
+	os.MkdirAll(home, 0o755)
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(fmt.Sprintf("[filter \"lfs\"]\n\tsmudge = \"touch %s; cat\"\n\tclean = cat\n", marker)), 0o644)
+	h.srv.env = append(append([]string{}, h.srv.env...), "HOME="+home)
+
+	repo := filepath.Join(h.dir, "modrepo")
+	os.MkdirAll(repo, 0o755)
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("*.tf filter=lfs\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "main.tf"), []byte("resource \"terraform_data\" \"m\" {}\n"), 0o644)
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "module")
+
+	dir := filepath.Join(h.project, "infra/gitmod")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(fmt.Sprintf("module \"m\" {\n  source = \"git::file://%s\"\n}\n", repo)), 0o644)
+	v := h.launchWait("alice", "gitmod", "--dry-run")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("tofu get ran a filter program the module repository's .gitattributes names (%s: %s)\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
+	}
+	t.Logf("%s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 }
