@@ -285,3 +285,50 @@ template "gitmod" {
 	}
 	t.Logf("%s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 }
+
+// Promise (README "Secrets": the masker replaces "every secret answer ...
+// each also as OpenTofu renders it"): a survey answer marked sensitive
+// never shows in show, show --json, the audit trail or the log. Break
+// (minor): used as a module source (a variable the configuration declares
+// plain), the finding does not quote it, but the gate's own `tofu get` in
+// the scan step prints the module directory as OpenTofu cleans it
+// ("- m in hunter2-module-XYZZY" for "./hunter2-module-XYZZY"), which the
+// masker does not know, and the log keeps it. With the variable declared
+// sensitive in the configuration nothing shows (held: the second case).
+func TestAttack12bSensitiveModuleSourceShowsInGetLog(t *testing.T) {
+	for _, c := range []struct {
+		name, decl string
+	}{
+		{"plain", "variable \"src\" {\n  type = string\n}\n"},
+		{"declared sensitive", "variable \"src\" {\n  type      = string\n  sensitive = true\n}\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := scanHarness(t, `
+template "secsrc" {
+  project = "infra"
+  command = "infra/secsrc"
+  survey "src" {
+    type      = "string"
+    sensitive = true
+  }
+}
+`)
+			const secret = "hunter2-module-XYZZY"
+			dir := filepath.Join(h.project, "infra/secsrc")
+			os.MkdirAll(filepath.Join(dir, secret), 0o755)
+			os.WriteFile(filepath.Join(dir, secret, "main.tf"), []byte("resource \"terraform_data\" \"m\" {}\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "main.tf"), []byte(c.decl+"\nmodule \"m\" {\n  source = var.src\n}\n"), 0o644)
+			v := h.launchWait("alice", "secsrc", "--dry-run", "--var", "src=./"+secret)
+			for what, text := range map[string]string{
+				"show":      h.mustSSH("bob", "show", v.ID),
+				"show json": h.mustSSH("bob", "show", v.ID, "--json"),
+				"audit":     h.mustSSH("bob", "audit", "--json"),
+				"log":       h.mustSSH("bob", "log", v.ID),
+			} {
+				if strings.Contains(text, secret) {
+					t.Errorf("the sensitive answer shows in %s (%s):\n%s", what, v.Status, text)
+				}
+			}
+		})
+	}
+}
