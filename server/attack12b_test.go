@@ -429,3 +429,55 @@ template "data" {
 			len(got), v.Status, v.Message, stepNames(v), got)
 	}
 }
+
+// Promise (README "Pull-request plans"): a pull request's plan runs
+// "against the state the checkout's runs use", and a plan that would send a
+// write request is refused. Break: the branch replaces the backend with
+// backend "http" at a host it names, with lock_address there too; the scan
+// reads no backend block, and init and plan send the run's TF_HTTP_*
+// credentials (basic auth) to that host, the plan's state lock as a LOCK
+// request (a write). The pull request's plan also no longer plans against
+// the checkout's state.
+func TestAttack12bPullRequestHttpBackendSendsRunCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" auth="+u+":"+p)
+		mu.Unlock()
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	h := newHarness(t, `
+credential "state" {
+  env = { TF_HTTP_USERNAME = "switchtender", TF_HTTP_PASSWORD = "state-password-XYZZY" }
+}
+template "data" {
+  project = "infra"
+  command = "infra/data"
+  credentials = ["state"]
+}
+`)
+	h.git("init", "-q", "-b", "main")
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "main")
+	h.git("checkout", "-q", "-b", "httpbe")
+	os.WriteFile(filepath.Join(h.project, "infra/data/backend.tf"), []byte(fmt.Sprintf(
+		"terraform {\n  backend \"http\" {\n    address      = %q\n    lock_address = %q\n    unlock_address = %q\n  }\n}\n",
+		srv.URL+"/state", srv.URL+"/lock", srv.URL+"/lock")), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "http backend")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "httpbe")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) > 0 {
+		t.Fatalf("a pull request's plan sent the run's state credentials to the branch's host (%s: %s; steps %v): %v",
+			v.Status, v.Message, stepNames(v), got)
+	}
+}
