@@ -481,3 +481,29 @@ template "data" {
 			v.Status, v.Message, stepNames(v), got)
 	}
 }
+
+// Promise (README "Pull-request plans"): the plan runs in a private tree
+// and "the checkout's working tree, index and HEAD are never touched"; the
+// branch's tree "is the branch's to shape", so no link in it may lead a
+// write out (placeInTree). Break: the branch commits
+// .terraform.tfstate.lock.info in its working directory as a symbolic link
+// to any file the server's user can write (here a file standing for the
+// checkout's real state; the runs directory's absolute path is in every
+// plan log's -out=). dropUntrusted (server/pullrequest.go) removes only
+// .terraform and terraform.d; the local backend's state lock writes its lock
+// information through the link, overwriting the target, then removes the
+// link. The target keeps the lock JSON.
+func TestAttack12bPullRequestLockInfoLinkOverwritesOutside(t *testing.T) {
+	h := prHarness(t)
+	victim := filepath.Join(h.dir, "victim.tfstate")
+	os.WriteFile(victim, []byte("the real state\n"), 0o644)
+	h.git("checkout", "-q", "-b", "lockinfo")
+	os.Symlink(victim, filepath.Join(h.project, "infra/data/.terraform.tfstate.lock.info"))
+	h.git("add", "-A", "-f")
+	h.git("commit", "-q", "-m", "lock info link")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "lockinfo")
+	if b, _ := os.ReadFile(victim); string(b) != "the real state\n" {
+		t.Fatalf("a pull request's plan overwrote a file outside its tree through a committed lock-info link (%s: %s): now %q", v.Status, v.Message, b)
+	}
+}
