@@ -7,6 +7,7 @@ import (
 
 var approveCommand = command{
 	name:    "approve",
+	example: `ssh -p 2222 HOST approve 4 --digest sha256:3f1a…`,
 	usage:   "approve RUN --digest sha256:HEX [--json]",
 	summary: "release exactly the held proposal with that digest",
 	help: `Releases every rule that holds the run and names you (or names nobody),

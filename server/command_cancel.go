@@ -2,6 +2,7 @@ package server
 
 var cancelCommand = command{
 	name:    "cancel",
+	example: `ssh -p 2222 HOST cancel 4`,
 	usage:   "cancel RUN [--json]",
 	summary: "stop a run (tofu gets an interrupt first)",
 	help: `A queued run never starts; a running one's tool gets SIGINT (so it

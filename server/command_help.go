@@ -7,6 +7,7 @@ import (
 
 var helpCommand = command{
 	name:    "help",
+	example: `ssh -p 2222 HOST help launch`,
 	aliases: []string{"--help", "-h"},
 	usage:   "help [COMMAND]",
 	summary: "these commands and the statuses a run goes through; with COMMAND, that command's usage, flags and help",

@@ -11,6 +11,7 @@ import (
 
 var launchCommand = command{
 	name:    "launch",
+	example: `ssh -p 2222 HOST launch network --var region=eu-west-1 --wait`,
 	usage:   "launch TEMPLATE [--dry-run | --check] [--var NAME=VALUE]... [--answers -] [--require-approval] [--ai-proposal] [--wait] [--json]",
 	summary: "queue a run: an apply, with --dry-run a plan, with --check a drift check",
 	help: `Answers (--var) are checked against the template's survey before anything

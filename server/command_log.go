@@ -8,6 +8,7 @@ import (
 
 var logCommand = command{
 	name:    "log",
+	example: `ssh -p 2222 HOST log 4 --follow`,
 	usage:   "log RUN [--follow]",
 	summary: "a run's masked log (--follow: until it stops or is held)",
 	help: `The run's log as stored, secrets masked and control characters escaped.

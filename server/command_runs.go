@@ -8,6 +8,7 @@ import (
 
 var runsCommand = command{
 	name:    "runs",
+	example: `ssh -p 2222 HOST runs --json`,
 	usage:   "runs [--json]",
 	summary: "list runs, newest first",
 	help: `One line per run: its ID, status, template, kind, who asked and when.

@@ -8,6 +8,7 @@ import (
 
 var templatesCommand = command{
 	name:    "templates",
+	example: `ssh -p 2222 HOST templates --json`,
 	usage:   "templates [--json]",
 	summary: "list templates and their survey fields",
 	help: `Each template with its tool, working directory, project and queue, and

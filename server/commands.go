@@ -33,6 +33,7 @@ type command struct {
 	usage   string   // the whole usage line, as help shows it
 	summary string   // one line, for the list `help` prints
 	help    string   // what else a user needs: behaviour, refusals, exit status
+	example string   // one command line a user can copy, as `help CMD` shows it
 	args    []string // positional arguments; one in [brackets] is optional
 	json    bool     // the command takes --json
 	// bind declares the command's own flags on fs and returns the handler,
@@ -338,6 +339,7 @@ func writeCommandHelp(w io.Writer, c *command) {
 		fmt.Fprintf(w, "  --%-20s %s\n", f.Name+name, usage)
 	})
 	fmt.Fprintf(w, "  --%-20s %s\n", "help, -h", "this help")
+	fmt.Fprintf(w, "\nexample:\n  %s\n", c.example)
 }
 
 // writeJSON prints v as indented JSON and returns exitOK (exitRefused when

@@ -26,6 +26,16 @@ import (
 //go:embed demo
 var demoFiles embed.FS
 
+// demoFlags declares demo's flags; it returns them and where --data and
+// --listen land.
+func demoFlags() (*flag.FlagSet, *string, *string) {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dataDir := fs.String("data", "switchtender-demo", "the demo's data `DIR` (kept between runs)")
+	listen := fs.String("listen", "127.0.0.1:2222", "the SSH listen `ADDR` (host:port)")
+	return fs, dataDir, listen
+}
+
 // cmdDemo runs the control node on the embedded example: the spec's
 // infra/network working directory and one of terraform_data resources, a
 // data directory, an SSH listener on localhost, and two generated keys (a
@@ -33,14 +43,12 @@ var demoFiles embed.FS
 // to connect. Running it again reuses the data directory: runs, logs and
 // state are kept.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dataDir := fs.String("data", "switchtender-demo", "the demo's data directory (kept between runs)")
-	listen := fs.String("listen", "127.0.0.1:2222", "the SSH listen address")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return nil // the flag package printed the usage
-	} else if err != nil {
-		return usageError{err.Error()}
+	fs, dataDir, listen := demoFlags()
+	if err := fs.Parse(args); err != nil {
+		return usageError{"demo: " + err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("demo takes only flags, not %q; see `switchtender demo --help`", fs.Arg(0))}
 	}
 	dir, err := filepath.Abs(*dataDir)
 	if err != nil {
