@@ -1,9 +1,6 @@
 package server
 
-import (
-	"flag"
-	"fmt"
-)
+import "flag"
 
 var approveCommand = command{
 	name:    "approve",
@@ -27,8 +24,7 @@ rules that still hold it and whom each waits for.`,
 // approve releases the rules of a held proposal that name the caller.
 func (c *call) approve(digest string) int {
 	if digest == "" {
-		fmt.Fprintf(c.errOut, "switchtender: approve needs --digest sha256:HEX, the digest of the plan you release; `show %s` gives it\n", c.arg(0))
-		return exitUsage
+		return c.usageErr("approve needs --digest sha256:HEX, the digest of the plan you release; `show %s` gives it", c.arg(0))
 	}
 	run, err := c.s.Approve(c.ctx, c.id, c.arg(0), digest)
 	if err != nil {

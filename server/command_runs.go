@@ -35,10 +35,7 @@ func (c *call) runs() int {
 	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED")
 	for _, v := range views {
-		who := v.Requester
-		if v.RequesterKind == "agent" {
-			who += " (agent)"
-		}
+		who := v.Requester + " (" + requesterKind(v.RequesterKind) + ")"
 		status := v.Status
 		if v.WaitingForYou {
 			status += " ▶ you"

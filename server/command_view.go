@@ -40,6 +40,8 @@ type runView struct {
 	// Reconcile says, for a drift check, whether a reconcile can still be
 	// proposed from it and, if not, why not.
 	Reconcile string `json:"reconcile,omitempty"`
+	// JSONPhase is the phase JSON shows (see jsonPhase).
+	JSONPhase string `json:"-"`
 }
 
 // refreshed returns r after checking whether its held plan went stale (so
@@ -62,7 +64,7 @@ func (s *Server) refreshed(r store.Run) store.Run {
 // view is r as who sees it; withPlan keeps tofu's plan text.
 func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	r.SealedVars, r.SealedAnswers = nil, nil
-	v := runView{Holds: s.holdViews(r)}
+	v := runView{Holds: s.holdViews(r), JSONPhase: s.jsonPhase(r)}
 	if p := r.Proposal; p != nil {
 		v.Stale, v.StaleReason = p.Stale, p.StaleReason
 		if Stage(p.Stage) == StagePlan {
@@ -94,11 +96,12 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	return v
 }
 
-// printRun prints r for the caller: as JSON when asked, else as text; with
-// detail (show) its variables, approvals, proposal and plan text too. It
-// returns the exit status.
+// printRun prints r for the caller: as JSON when asked (always the whole
+// run, as show --json gives it), else as text; with detail (show) its
+// variables, approvals, proposal and plan text too. It returns the exit
+// status.
 func (c *call) printRun(r store.Run, detail bool) int {
-	v := c.s.view(r, c.id, detail)
+	v := c.s.view(r, c.id, detail || c.json)
 	if c.json {
 		return writeJSON(c.out, v)
 	}

@@ -128,6 +128,7 @@ func (c *call) run(words []string) int {
 	var asJSON *bool
 	if c.cmd.json {
 		asJSON = fs.Bool("json", false, "print JSON instead of text")
+		c.json = asksJSON(words) // so malformed words are refused in JSON too
 	}
 	h := c.cmd.bind(fs)
 	onlyOnce(fs)
@@ -151,17 +152,44 @@ func (c *call) run(words []string) int {
 	return h(c)
 }
 
+// asksJSON reports whether words ask for JSON (--json, -json, --json=true),
+// before they are parsed.
+func asksJSON(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
+}
+
 // usageErr reports malformed words (one sentence pointing at the
-// command's help) and returns exitUsage.
+// command's help; with --json the JSON error object, code "usage") and
+// returns exitUsage.
 func (c *call) usageErr(format string, args ...any) int {
-	fmt.Fprintf(c.errOut, "switchtender: %s; see `help %s`\n", fmt.Sprintf(format, args...), c.cmd.name)
+	msg := fmt.Sprintf("%s; see `help %s`", fmt.Sprintf(format, args...), c.cmd.name)
+	if c.json {
+		writeJSONError(c.errOut, errCodeUsage, msg, "")
+		return exitUsage
+	}
+	fmt.Fprintf(c.errOut, "switchtender: %s\n", msg)
 	return exitUsage
 }
 
-// refuse reports a refusal as its one sentence and returns exitRefused; an
-// internal error's detail goes to the operator log only.
+// refuse reports a refusal as its one sentence (with --json the JSON error
+// object with the error's code) and returns exitRefused; an internal
+// error's detail goes to the operator log only.
 func (c *call) refuse(err error) int {
-	fmt.Fprintf(c.errOut, "switchtender: %s\n", UserMessage(err))
+	if c.json {
+		var field string
+		if e := (*Error)(nil); errors.As(err, &e) {
+			field = e.Field
+		}
+		writeJSONError(c.errOut, ErrorCode(err), UserMessage(err), field)
+	} else {
+		fmt.Fprintf(c.errOut, "switchtender: %s\n", UserMessage(err))
+	}
 	if ErrorCode(err) == "internal" {
 		c.s.log.Error("command failed", "command", c.cmd.name, "identity", c.id.Name, "err", err)
 	}
