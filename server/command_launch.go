@@ -123,15 +123,10 @@ func (c *call) queued(run store.Run, wait bool) int {
 	if !wait {
 		return c.printRun(run, false)
 	}
-	write := func(store.Chunk) error { return nil }
 	if !c.json {
 		fmt.Fprintf(c.out, "run %s queued (%s of %s)\n", run.ID, run.Kind, run.Template)
-		write = func(ch store.Chunk) error { _, err := c.out.Write(ch.Data); return err }
 	}
-	if err := c.s.FollowLog(c.ctx, run.ID, 0, write); err != nil {
-		return c.refuse(err)
-	}
-	run, err := c.s.getRun(run.ID)
+	run, err := c.follow(run.ID, 0)
 	if err != nil {
 		return c.refuse(err)
 	}
@@ -140,4 +135,28 @@ func (c *call) queued(run store.Run, wait bool) int {
 		code = exitRefused
 	}
 	return code
+}
+
+// follow streams run id's masked log from byte offset from (text only;
+// with --json nothing) until the run ends or is held, and returns the run
+// as it is then.
+func (c *call) follow(id string, from int64) (store.Run, error) {
+	write := func(store.Chunk) error { return nil }
+	if !c.json {
+		write = func(ch store.Chunk) error { _, err := c.out.Write(ch.Data); return err }
+	}
+	if err := c.s.FollowLog(c.ctx, id, from, write); err != nil {
+		return store.Run{}, err
+	}
+	return c.s.getRun(id)
+}
+
+// logSize is how many bytes run id's log holds now (0 when it cannot tell).
+func (s *Server) logSize(id string) int64 {
+	chunks, err := s.db.ReadLog(id, 0)
+	if err != nil || len(chunks) == 0 {
+		return 0
+	}
+	last := chunks[len(chunks)-1]
+	return last.Offset + int64(len(last.Data))
 }

@@ -40,6 +40,9 @@ type runView struct {
 	// Reconcile says, for a drift check, whether a reconcile can still be
 	// proposed from it and, if not, why not.
 	Reconcile string `json:"reconcile,omitempty"`
+	// WaitsBehind says, for a queued run, what it waits for: "waiting
+	// behind run 31 in the same working directory".
+	WaitsBehind string `json:"waits_behind,omitempty"`
 	// JSONPhase is the phase JSON shows (see jsonPhase).
 	JSONPhase string `json:"-"`
 }
@@ -65,6 +68,9 @@ func (s *Server) refreshed(r store.Run) store.Run {
 func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	r.SealedVars, r.SealedAnswers = nil, nil
 	v := runView{Holds: s.holdViews(r), JSONPhase: s.jsonPhase(r)}
+	if statusOf(r) == StatusQueued && s.sched != nil {
+		v.WaitsBehind = s.sched.waitReason(r.ID)
+	}
 	if p := r.Proposal; p != nil {
 		v.Stale, v.StaleReason = p.Stale, p.StaleReason
 		if Stage(p.Stage) == StagePlan {
@@ -133,6 +139,9 @@ func writeRunHead(w io.Writer, v runView) {
 		fmt.Fprintf(w, "  STALE: %s\n", oneLine(v.StaleReason))
 	} else if v.Message != "" {
 		fmt.Fprintf(w, "  %s\n", oneLine(v.Message))
+	}
+	if v.WaitsBehind != "" {
+		fmt.Fprintf(w, "  %s\n", v.WaitsBehind)
 	}
 	if v.NewerProposal != "" {
 		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", v.NewerProposal)

@@ -71,7 +71,7 @@ var commandTable []*command
 func init() {
 	commandTable = []*command{
 		&templatesCommand, &launchCommand, &runsCommand, &showCommand, &logCommand,
-		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &helpCommand,
+		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &whoamiCommand, &helpCommand,
 	}
 }
 
@@ -93,7 +93,7 @@ func lookupCommand(name string) *command {
 // runCommand carries out one SSH command for id, writing results to the
 // session and refusals to the session's stderr, and returns the exit status.
 func (s *Server) runCommand(sess ssh.Session, id Identity, args []string) int {
-	return s.command(sess.Context(), id, args, sess, sess, sess.Stderr())
+	return s.command(withKeyOf(sess.Context(), sess), id, args, sess, sess, sess.Stderr())
 }
 
 // command is runCommand without the session, for tests and reuse: args is

@@ -128,6 +128,7 @@ func TestJSONContractShapes(t *testing.T) {
 		t.Errorf("audit --json on an empty server = %q, want []", out)
 	}
 	checkGolden(t, "templates", h.mustSSH("bob", "templates", "--json"))
+	checkGolden(t, "whoami", h.mustSSH("bob", "whoami", "--json"))
 	checkGolden(t, "launch", h.mustSSH("alice", "launch", "slow", "--json"), ".started_at")
 	waitLog(t, h, "1", "started-slow")
 	checkGolden(t, "launch-queued", h.mustSSH("alice", "launch", "slow", "--json"))
