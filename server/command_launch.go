@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -103,6 +104,10 @@ func (c *call) launch(f *launchFlags) int {
 		}
 		kind = KindCheck
 	}
+	fromVar := map[string]bool{}
+	for name := range f.vars.m {
+		fromVar[name] = true
+	}
 	answers, code := c.answers(f)
 	if code != exitOK {
 		return code
@@ -111,7 +116,7 @@ func (c *call) launch(f *launchFlags) int {
 		RequireApproval: f.requireApproval, AIProposal: f.ai})
 	clear(answers)
 	if err != nil {
-		return c.refuse(err)
+		return c.refuse(c.quotingHint(err, fromVar))
 	}
 	return c.queued(run, f.wait)
 }
@@ -159,4 +164,29 @@ func (s *Server) logSize(id string) int64 {
 	}
 	last := chunks[len(chunks)-1]
 	return last.Offset + int64(len(last.Data))
+}
+
+// quotingHint adds to a refused --var answer for a list or map field why
+// it most likely failed and how to give it: SSH sends the command as one
+// line that the server splits again, so the JSON's double quotes were
+// eaten by the second split unless quoted twice.
+func (c *call) quotingHint(err error, fromVar map[string]bool) error {
+	var e *Error
+	t := c.s.cfg.Templates[c.arg(0)]
+	if !errors.As(err, &e) || e.Field == "" || !fromVar[e.Field] || t == nil {
+		return err
+	}
+	for _, f := range t.Survey {
+		if f.Name != e.Field || (f.Type != config.TypeList && f.Type != config.TypeMap) {
+			continue
+		}
+		example := `["a","b"]`
+		if f.Type == config.TypeMap {
+			example = `{"team":"infra"}`
+		}
+		hint := fmt.Sprintf(" Over SSH the command line is split twice, by your shell and again by the server, so a JSON %s must be quoted for both: ssh HOST \"launch %s --var '%s=%s'\" (single quotes inside double quotes), or give it on standard input with --answers -.",
+			f.Type, t.Name, f.Name, strings.ReplaceAll(example, `"`, `\"`))
+		return &Error{Code: e.Code, Msg: strings.TrimRight(e.Msg, ".") + "." + hint, Field: e.Field}
+	}
+	return err
 }
