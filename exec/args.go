@@ -16,6 +16,14 @@ func InitArgs(getModules bool) []string {
 	return a
 }
 
+// GetArgs returns the arguments of the module download the configuration
+// scan runs in its private copy (spec "What a plan runs, and what the gate
+// reads": tofu get installs modules only, no provider, and runs nothing the
+// configuration names).
+func GetArgs() []string {
+	return []string{"get", "-no-color"}
+}
+
 // PlanArgs returns the arguments of a plan that saves its plan file at
 // planFile (a path in the run's private directory).
 func PlanArgs(planFile string) []string {

@@ -39,7 +39,11 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 			return errorf(ErrConflict, "digest %s is not the digest of run %s's held proposal (it may be another run's, or a superseded plan's); read the plan with `show %s`, then approve the digest shown there", digest, r.ID, r.ID)
 		}
 		released = releasable(*r, who)
-		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Digest: digest, Stage: p.Stage, Decision: string(DecisionApprove), Rules: released, At: time.Now()})
+		a := store.Approval{By: who.Name, Digest: digest, Stage: p.Stage, Decision: string(DecisionApprove), Rules: released, At: time.Now()}
+		if Stage(p.Stage) == StageScan && r.Scan != nil {
+			a.Modules = r.Scan.Digest // the approval carries the modules the scan read
+		}
+		r.Approvals = append(r.Approvals, a)
 		if pending := pendingHolds(*r); len(pending) > 0 {
 			var waits []string
 			for _, h := range pending {
@@ -55,6 +59,9 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 		if Stage(p.Stage) == StagePlan {
 			r.Phase = string(phaseApply)
 			r.Message = fmt.Sprintf("Approved by %s; the saved plan %s is queued to apply.", who.Name, digest)
+		} else if Stage(p.Stage) == StageScan {
+			r.Phase = string(phasePlan)
+			r.Message = fmt.Sprintf("Released by %s; queued to plan exactly the modules scanned (%s).", who.Name, r.Scan.Digest)
 		} else {
 			r.Phase = string(phasePlan)
 			r.Proposal = nil

@@ -45,9 +45,12 @@ func checkPlanStep(ctx context.Context, x *execution) error {
 	err := x.loggedPlan(ctx, exec.CheckArgs(x.planPath))
 	var sf *stepFailed
 	if errors.As(err, &sf) && sf.exit == 2 {
-		return nil
+		return x.checkPlanConfig(x.planPath)
 	}
 	if err != nil {
+		return err
+	}
+	if err := x.checkPlanConfig(x.planPath); err != nil {
 		return err
 	}
 	x.s.supersedeChecks(x.run)

@@ -13,7 +13,7 @@ import (
 var launchCommand = command{
 	name:    "launch",
 	example: `ssh -p 2222 HOST launch network --var region=eu-west-1 --wait`,
-	usage:   "launch TEMPLATE [--dry-run | --check] [--var NAME=VALUE]... [--answers -] [--require-approval] [--ai-proposal] [--wait] [--json]",
+	usage:   "launch TEMPLATE [--dry-run [--ref REF] | --check] [--var NAME=VALUE]... [--answers -] [--require-approval] [--ai-proposal] [--wait] [--json]",
 	summary: "queue a run: an apply, with --dry-run a plan, with --check a drift check",
 	help: `Answers (--var) are checked against the template's survey before anything
 is queued: a missing required answer, an unknown field or a value of the
@@ -33,6 +33,16 @@ and attribute (show RUN), and ` + "`reconcile RUN`" + ` proposes applying exactl
 that plan. A later check of the same working directory drops the plan an
 earlier one kept.
 
+--dry-run --ref REF is a pull request's plan: it plans the commit REF
+(a branch, tag or SHA the checkout's git repository has) in a private
+tree, never touching the checkout, against the state the checkout's runs
+use, and records the commit's SHA. Its configuration and every module it
+calls are scanned first; a plan that would run more than a read (an
+external, aws_lambda_invocation or local_command data source, an http
+data source that writes, an external encryption key provider, anything
+the scan cannot read) is refused, naming each finding, and no tofu plan
+starts.
+
 --wait streams the masked log until the run ends or is held, then prints
 the run; it exits 1 unless the run succeeded or waits for approval.`,
 	args: []string{"TEMPLATE"},
@@ -42,6 +52,7 @@ the run; it exits 1 unless the run succeeded or waits for approval.`,
 		fs.Var(f.vars, "var", "a survey answer `NAME=VALUE` (repeatable)")
 		fs.StringVar(&f.answers, "answers", "", "read survey answers as a JSON object from standard input (`-`); for secrets")
 		fs.BoolVar(&f.dry, "dry-run", false, "plan only: preview the change without touching infrastructure")
+		fs.StringVar(&f.ref, "ref", "", "with --dry-run: plan the commit `REF` (branch, tag or SHA) as a pull request's plan")
 		fs.BoolVar(&f.check, "check", false, "a drift check: plan, and keep the plan sealed if it finds drift")
 		fs.BoolVar(&f.requireApproval, "require-approval", false, "the apply its plan proposes waits for a person")
 		fs.BoolVar(&f.ai, "ai-proposal", false, "mark the apply as proposed by an AI (it waits for a person)")
@@ -57,6 +68,7 @@ type launchFlags struct {
 	dry, check          bool
 	requireApproval, ai bool
 	wait                bool
+	ref                 string
 }
 
 // varsFlag collects repeated --var NAME=VALUE. Set never fails, so the
@@ -98,6 +110,9 @@ func (c *call) launch(f *launchFlags) int {
 			return c.usageErr("launch: --require-approval and --ai-proposal ask that an apply wait for a person; a dry run applies nothing, so drop one or the other")
 		}
 	}
+	if f.ref != "" && !f.dry {
+		return c.usageErr("launch: --ref plans a pull request's commit, which only a dry run does; add --dry-run")
+	}
 	if f.check {
 		if f.dry {
 			return c.usageErr("launch: --dry-run and --check are two kinds of run; give one")
@@ -113,7 +128,7 @@ func (c *call) launch(f *launchFlags) int {
 		return code
 	}
 	run, err := c.s.Launch(c.ctx, c.id, LaunchRequest{Template: c.arg(0), Kind: kind, Answers: answers,
-		RequireApproval: f.requireApproval, AIProposal: f.ai})
+		RequireApproval: f.requireApproval, AIProposal: f.ai, Ref: f.ref})
 	clear(answers)
 	if err != nil {
 		return c.refuse(c.quotingHint(err, fromVar))

@@ -40,6 +40,10 @@ type runView struct {
 	// Reconcile says, for a drift check, whether a reconcile can still be
 	// proposed from it and, if not, why not.
 	Reconcile string `json:"reconcile,omitempty"`
+	// Findings are the configuration scan's findings, by address with
+	// file:line and reason; empty when the run was not scanned or the scan
+	// found nothing (scan says which).
+	Findings []store.Finding `json:"findings"`
 	// WaitsBehind says, for a queued run, what it waits for: "waiting
 	// behind run 31 in the same working directory".
 	WaitsBehind string `json:"waits_behind,omitempty"`
@@ -67,9 +71,12 @@ func (s *Server) refreshed(r store.Run) store.Run {
 // view is r as who sees it; withPlan keeps tofu's plan text.
 func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	r.SealedVars, r.SealedAnswers = nil, nil
-	v := runView{Holds: s.holdViews(r), JSONPhase: s.jsonPhase(r)}
+	v := runView{Holds: s.holdViews(r), Findings: []store.Finding{}, JSONPhase: s.jsonPhase(r)}
 	if statusOf(r) == StatusQueued && s.sched != nil {
 		v.WaitsBehind = s.sched.waitReason(r.ID)
+	}
+	if r.Scan != nil && len(r.Scan.Findings) > 0 {
+		v.Findings = r.Scan.Findings
 	}
 	if p := r.Proposal; p != nil {
 		v.Stale, v.StaleReason = p.Stale, p.StaleReason
@@ -121,6 +128,9 @@ func (c *call) printRun(r store.Run, detail bool) int {
 	if v.Check != nil {
 		writeCheck(c.out, v)
 	}
+	if v.Scan != nil {
+		writeScan(c.out, v.Scan)
+	}
 	if v.Proposal != nil {
 		writeProposal(c.out, v)
 	}
@@ -151,6 +161,33 @@ func writeRunHead(w io.Writer, v runView) {
 	}
 	if v.Reconcile != "" {
 		fmt.Fprintf(w, "  reconcile: %s\n", v.Reconcile)
+	}
+	writeCommit(w, v.Commit)
+}
+
+// writeCommit says which commit a run ran, when its checkout is a git
+// repository.
+func writeCommit(w io.Writer, c *store.Commit) {
+	switch {
+	case c == nil:
+	case c.Ref != "":
+		fmt.Fprintf(w, "  a pull request's plan of %s at commit %s\n", c.Ref, c.SHA)
+	case c.Dirty:
+		fmt.Fprintf(w, "  commit %s, with changes not committed\n", c.SHA)
+	default:
+		fmt.Fprintf(w, "  commit %s\n", c.SHA)
+	}
+}
+
+// writeScan writes what the configuration scan read and every finding.
+func writeScan(w io.Writer, sc *store.Scan) {
+	fmt.Fprintf(w, "configuration scan (%s): %d %s, %d %s, modules digest %s\n", sc.Why,
+		sc.Modules, plural(sc.Modules, "module", "modules"), sc.Files, plural(sc.Files, "file", "files"), sc.Digest)
+	if len(sc.Findings) == 0 {
+		fmt.Fprintln(w, "  no finding")
+	}
+	for _, f := range sc.Findings {
+		fmt.Fprintf(w, "  finding %s\n", findingText(f))
 	}
 }
 
@@ -212,9 +249,6 @@ func writeProposal(w io.Writer, v runView) {
 	for _, h := range p.Refusals {
 		fmt.Fprintf(w, "  refused by rule %s: %s\n", h.Rule, oneLine(h.Reason))
 	}
-	for _, f := range p.Findings {
-		fmt.Fprintf(w, "  finding %s: %s\n", f.Address, oneLine(f.Reason))
-	}
 	writeRelease(w, v)
 	if p.PlanText != "" {
 		fmt.Fprintf(w, "plan (masked):\n%s", p.PlanText)
@@ -258,6 +292,10 @@ func writeRelease(w io.Writer, v runView) {
 	prefix := ""
 	if v.WaitingForYou {
 		prefix = "waiting for you: "
+	}
+	if Stage(v.Proposal.Stage) == StageScan {
+		fmt.Fprintf(w, "  %snothing has planned yet; releasing it plans exactly the modules scanned, findings included: %s\n", prefix, v.Waiting)
+		return
 	}
 	if Stage(v.Proposal.Stage) == StageRequest {
 		fmt.Fprintf(w, "  %snothing has planned yet; releasing the request lets it plan: %s\n", prefix, v.Waiting)

@@ -98,6 +98,8 @@ type execution struct {
 	approved string        // the digest the apply carries out
 	drift    *gate.Drift   // a check's drift and changes, per address and attribute
 	decision gate.Decision // the rules' decision on a check's plan, as a reconcile would carry it
+	scanned  *store.Scan   // the scan's evidence, for a scanned run: what the plan must read
+	tree     string        // a pull request's exported commit, when the run plans one
 }
 
 // execute is the scheduler's job function: it claims a queued run, prepares
@@ -142,6 +144,12 @@ func (s *Server) execute(ctx context.Context, j job) {
 func (s *Server) stepsFor(r store.Run) []step {
 	apply := []step{{"verify", verifyStep}, {"mask", maskStep}, {"apply", applyPlanStep}}
 	init := []step{{"init", initStep}, {"state secrets", stateSecretsStep}}
+	if why, _ := s.scanFor(r); why != "" && Phase(r.Phase) == phasePlan {
+		init = append(scanSteps(), step{"state secrets", stateSecretsStep})
+		if why == scanForPullRequest {
+			init = append([]step{{"export", exportStep}}, init...)
+		}
+	}
 	switch {
 	case Phase(r.Phase) == phaseApply:
 		return append([]step{{"state secrets", stateSecretsStep}}, apply...)
@@ -273,6 +281,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := x.openDir(); err != nil {
 		return err
 	}
+	x.recordCommit(ctx)
 	if err := os.MkdirAll(x.private, 0o700); err != nil {
 		return fmt.Errorf("creating the run's private directory: %w", err)
 	}
@@ -321,6 +330,19 @@ func (x *execution) tool(ctx context.Context, name string, args []string) (exec.
 	fmt.Fprintf(x.out, "$ %s %s\n", x.engine.Binary, strings.Join(args, " "))
 	started := time.Now()
 	res, err := x.s.runner.Run(ctx, x.invocation(args))
+	x.out.Flush()
+	x.recordStep(name, res.ExitCode, started)
+	return res, x.toolErr(name, res, err)
+}
+
+// toolIn runs one tool process in dir, a directory of the run's own (the
+// scan's private copy), its output masked into the log.
+func (x *execution) toolIn(ctx context.Context, name, dir string, args []string) (exec.Result, error) {
+	fmt.Fprintf(x.out, "$ %s %s\n", x.engine.Binary, strings.Join(args, " "))
+	inv := x.invocation(args)
+	inv.Dir = dir
+	started := time.Now()
+	res, err := x.s.runner.Run(ctx, inv)
 	x.out.Flush()
 	x.recordStep(name, res.ExitCode, started)
 	return res, x.toolErr(name, res, err)
@@ -375,10 +397,15 @@ func initStep(ctx context.Context, x *execution) error {
 }
 
 // dryRunStep runs a dry run's plan, saving the plan file into the private
-// directory (wiped when the run ends).
+// directory (wiped when the run ends); a scanned run's saved plan must
+// embed the configuration the scan read.
 func dryRunStep(ctx context.Context, x *execution) error {
-	res, err := x.tool(ctx, "plan", exec.PlanArgs(filepath.Join(x.private, planFileName)))
+	path := filepath.Join(x.private, planFileName)
+	res, err := x.tool(ctx, "plan", exec.PlanArgs(path))
 	if err != nil {
+		return err
+	}
+	if err := x.checkPlanConfig(path); err != nil {
 		return err
 	}
 	return end(StatusSucceeded, res.ExitCode, "Dry run complete: its log (`log %s`) shows the plan; nothing was applied.", x.run.ID)

@@ -51,6 +51,7 @@ type runWire struct {
 	Steps         []store.Step      `json:"steps"`
 	Holds         []HoldView        `json:"holds"`
 	Check         *store.Check      `json:"check,omitempty"`
+	Scan          *store.Scan       `json:"scan,omitempty"`
 }
 
 // wireView is runView without its MarshalJSON, so runWire can embed it.
@@ -72,6 +73,7 @@ func (v runView) MarshalJSON() ([]byte, error) {
 		Steps:         orEmpty(v.Steps),
 		Holds:         orEmpty(v.Holds),
 		Check:         normalCheck(v.Check),
+		Scan:          normalScan(v.Scan),
 	}
 	for i := range w.Approvals {
 		w.Approvals[i].Rules = orEmpty(w.Approvals[i].Rules)
@@ -127,6 +129,16 @@ func normalCheck(c *store.Check) *store.Check {
 	cc.Drift, cc.Changes = orEmpty(cc.Drift), orEmpty(cc.Changes)
 	cc.Plan = normalProposal(cc.Plan)
 	return &cc
+}
+
+// normalScan returns a copy of sc whose findings are never nil.
+func normalScan(sc *store.Scan) *store.Scan {
+	if sc == nil {
+		return nil
+	}
+	cs := *sc
+	cs.Findings = orEmpty(cs.Findings)
+	return &cs
 }
 
 // orEmpty returns a copy of s, or an empty slice for nil, so JSON says []

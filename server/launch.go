@@ -47,6 +47,10 @@ type LaunchRequest struct {
 	// AIProposal marks an apply an AI proposed; it is handled as
 	// RequireApproval.
 	AIProposal bool
+	// Ref, with Kind KindPlan, makes the run a pull request's plan: it
+	// plans the commit Ref names (a branch, tag or SHA) in a private tree,
+	// scanned first (spec "What a plan runs, and what the gate reads").
+	Ref string
 	// secret names answers that stay secret whatever the template says now
 	// (a rerun's answers that were sealed).
 	secret []string
@@ -59,6 +63,7 @@ type launchPlan struct {
 	workdir   string
 	workdirID string
 	vals      surveyValues
+	commit    *store.Commit // a pull request's commit, resolved from Ref
 }
 
 // CheckLaunch is the one validation of a launch, used by the launch command
@@ -99,7 +104,13 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if err != nil {
 		return nil, errorf(ErrInvalid, "template %q: reading its working directory: %v", t.Name, err)
 	}
-	return &launchPlan{t: t, kind: kind, workdir: wd, workdirID: id, vals: vals}, nil
+	lp := &launchPlan{t: t, kind: kind, workdir: wd, workdirID: id, vals: vals}
+	if req.Ref != "" {
+		if lp.commit, err = s.resolveRef(context.Background(), t.Project, req.Ref, kind); err != nil {
+			return nil, err
+		}
+	}
+	return lp, nil
 }
 
 // launchKind is the kind req asks for (an apply when empty), refusing one
@@ -162,6 +173,7 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 		Vars:            lp.vals.vars,
 		Answers:         lp.vals.answers,
 		RerunOf:         rerunOf,
+		Commit:          lp.commit,
 		Status:          string(StatusQueued),
 		Phase:           string(phasePlan),
 		ExitCode:        -1,
@@ -202,6 +214,9 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 	}
 	s.broker.runChanged()
 	what := fmt.Sprintf("%s of template %s", run.Kind, run.Template)
+	if c := run.Commit; c != nil {
+		what += fmt.Sprintf(", a pull request's plan of %s at %s", c.Ref, c.SHA)
+	}
 	if rerunOf != "" {
 		what += ", a rerun of run " + rerunOf
 	}
@@ -227,10 +242,9 @@ func holdRequest(r *store.Run, holds []store.Hold) {
 // anything plans, or nothing. An agent's run is held unless an exemption
 // covers it (spec "An apply an AI agent asks for is the exception"; "An
 // agent's plan waits for a person ... unless an exemption covers it"). A dry
-// run that an approval rule covers is held too. A rule with exclude_dry_run
-// may exempt a dry run only after the configuration scan has read it (spec
-// "What a plan runs, and what the gate reads"); this version has no scan, so
-// such a dry run is held as the real run it may be (the gate fails closed).
+// run that an approval rule covers is held too, unless the rule has
+// exclude_dry_run: the configuration scan then decides, before the run
+// plans (scanFor; spec "What a plan runs, and what the gate reads").
 func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
 	var holds []store.Hold
 	if req.Agent && !req.Exempted {
@@ -243,16 +257,10 @@ func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
 		return holds
 	}
 	for _, r := range s.rules {
-		full := *r
-		full.ExcludeDryRun = false
-		if !full.WouldHold(req) {
+		if r.ExcludeDryRun || !r.WouldHold(req) {
 			continue
 		}
-		h := store.Hold{Rule: r.Name, Reason: "the rule requires approval for this dry run", Approvers: r.Approvers}
-		if r.ExcludeDryRun {
-			h.Reason = "exclude_dry_run exempts a plan only after the configuration scan reads it, and this version has no scan; held as the real run it may be"
-		}
-		holds = append(holds, h)
+		holds = append(holds, store.Hold{Rule: r.Name, Reason: "the rule requires approval for this dry run", Approvers: r.Approvers})
 	}
 	return holds
 }

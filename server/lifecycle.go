@@ -73,6 +73,7 @@ type Stage string
 // Proposal stages.
 const (
 	StageRequest Stage = "request" // held before anything plans; releasing it lets the run plan
+	StageScan    Stage = "scan"    // the configuration scan found something before anything planned; releasing it lets the run plan exactly the scanned modules
 	StagePlan    Stage = "plan"    // a saved plan; releasing it applies exactly that plan
 )
 

@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/switchtender/switchtender/store"
@@ -16,9 +18,17 @@ func (s *Server) setProposal(id string, p *store.Proposal) {
 	}
 }
 
+// dropSealedPlan drops what a held run keeps once it no longer waits: its
+// sealed saved plan, and the scan's private copy of its configuration and a
+// pull request's tree in its private directory.
 func (s *Server) dropSealedPlan(id string) {
 	if err := s.db.DeleteBlob(blobPlan, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("dropping sealed plan", "run", id, "err", err)
+	}
+	for _, name := range []string{scanCopyName, treeName} {
+		if err := os.RemoveAll(filepath.Join(s.runsDir, id, name)); err != nil {
+			s.log.Error("removing a run's private tree", "run", id, "dir", name, "err", err)
+		}
 	}
 }
 

@@ -43,6 +43,9 @@ func (s *Server) Rerun(ctx context.Context, who Identity, id string) (store.Run,
 	}
 	req := LaunchRequest{Template: old.Template, Kind: Kind(old.Kind), Answers: answers,
 		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal, secret: old.SecretVars}
+	if old.Commit != nil && old.Commit.Ref != "" {
+		req.Ref = old.Commit.Ref // a pull request's plan plans its ref again, as it names a commit now
+	}
 	run, err := s.launch(who, req, old.ID)
 	clear(answers)
 	if err != nil {

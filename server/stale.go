@@ -160,7 +160,7 @@ func (s *Server) runDir(r store.Run) string {
 // state (state pull, never logged), records it and marks the held proposals
 // whose basis no longer matches stale.
 func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
-	if x.binary == "" || x.dir == "" || x.checkWorkdir() != nil {
+	if x.binary == "" || x.dir == "" || x.tree != "" || x.checkWorkdir() != nil {
 		return // prepare did not get far enough, or the directory is not the run's
 	}
 	held, err := s.heldInDir(x.dir, x.run.ID)

@@ -43,6 +43,9 @@ func dirIdentity(dir string) (string, error) {
 // directory or symlink swapped in between two steps, or while a proposal
 // waited, stops the run.
 func (x *execution) checkWorkdir() error {
+	if x.tree != "" {
+		return nil // a pull request's plan runs in its private tree, not the checkout
+	}
 	wd, err := x.s.workdir(x.run)
 	if err != nil {
 		return fmt.Errorf("before %s: %v; nothing more ran", x.current, err)

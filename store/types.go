@@ -35,10 +35,35 @@ type Run struct {
 	CreatedAt       time.Time         `json:"created_at"`
 	StartedAt       time.Time         `json:"started_at"`
 	FinishedAt      time.Time         `json:"finished_at"`
-	Proposal        *Proposal         `json:"proposal"`        // nil until the run proposes (or is held at request)
-	Approvals       []Approval        `json:"approvals"`       // in the order they were given
-	Steps           []Step            `json:"steps"`           // which tofu steps ran, exit codes
-	Check           *Check            `json:"check,omitempty"` // a drift check's finding, once its plan was read
+	Proposal        *Proposal         `json:"proposal"`         // nil until the run proposes (or is held at request)
+	Approvals       []Approval        `json:"approvals"`        // in the order they were given
+	Steps           []Step            `json:"steps"`            // which tofu steps ran, exit codes
+	Check           *Check            `json:"check,omitempty"`  // a drift check's finding, once its plan was read
+	Commit          *Commit           `json:"commit,omitempty"` // the commit the run ran, when its checkout is a git repository
+	Scan            *Scan             `json:"scan,omitempty"`   // the configuration scan's evidence, when the run was scanned
+}
+
+// Commit is the commit a run ran. For a pull request's plan (launch --ref)
+// Ref is the ref as given and SHA the commit it named at launch; for any
+// other run SHA is the checkout's HEAD when the run started and Dirty says
+// whether its working tree had changes.
+type Commit struct {
+	Ref   string `json:"ref,omitempty"`
+	SHA   string `json:"sha"`
+	Dirty bool   `json:"dirty"`
+}
+
+// Scan is the configuration scan's evidence (spec "What a plan runs, and
+// what the gate reads"): what it read and what it found. Digest is the
+// digest of the modules it read ("sha256:<hex>", package scan); the run
+// plans only that tree.
+type Scan struct {
+	Digest    string    `json:"digest"`
+	Modules   int       `json:"modules"`  // modules read, the root module included
+	Files     int       `json:"files"`    // configuration files read
+	Findings  []Finding `json:"findings"` // in address order; empty when the configuration is clean
+	Why       string    `json:"why"`      // why it was scanned: "exclude_dry_run" or "pull request"
+	ScannedAt time.Time `json:"scanned_at"`
 }
 
 // Check is what a drift check found and what became of the plan it kept.
@@ -99,7 +124,9 @@ type Hold struct {
 
 // Finding is a configuration scan finding: an address and why it matters.
 type Finding struct {
-	Address string `json:"address"`
+	Address string `json:"address"`        // e.g. module.network.data.external.lookup
+	File    string `json:"file,omitempty"` // slash path relative to the checkout (or TF_ENCRYPTION)
+	Line    int    `json:"line,omitempty"` // 1-based; 0 when unknown
 	Reason  string `json:"reason"`
 }
 
@@ -108,8 +135,9 @@ type Approval struct {
 	By       string    `json:"by"`
 	Digest   string    `json:"digest"`
 	Stage    string    `json:"stage"`
-	Decision string    `json:"decision"` // "approve" | "reject" | "pass" (no rule held it)
-	Rules    []string  `json:"rules"`    // the holding rules this approval released
+	Decision string    `json:"decision"`          // "approve" | "reject" | "pass" (no rule held it)
+	Rules    []string  `json:"rules"`             // the holding rules this approval released
+	Modules  string    `json:"modules,omitempty"` // the digest of the modules the scan read, for a scanned run
 	Reason   string    `json:"reason"`
 	At       time.Time `json:"at"`
 }

@@ -117,7 +117,11 @@ func (d *runDetail) summary(p *Proposal) string {
 	st := d.st
 	var big string
 	var lines []string
-	if p.Stage == "request" {
+	if p.Stage == "scan" {
+		big = st.destroy.Render(fmt.Sprintf("SCAN FOUND %d", len(p.Findings)))
+		lines = []string{"nothing is planned yet: the configuration would run code",
+			"at plan time; releasing it plans exactly the modules scanned"}
+	} else if p.Stage == "request" {
 		big = st.box.Render("HELD BEFORE PLANNING")
 		lines = []string{"nothing is planned yet: releasing it lets it plan,",
 			"and the apply its plan proposes is held again"}
@@ -283,7 +287,7 @@ func (d *runDetail) renderProposal(keep bool) {
 	p := d.run.Proposal
 	var b strings.Builder
 	d.writeStale(&b, p)
-	if p.Stage != "request" {
+	if p.Stage == "plan" {
 		d.writeAddresses(&b, p)
 		b.WriteString("\n")
 	}
@@ -371,7 +375,7 @@ func addressKeys(addrs map[string][]string) []string {
 // waits for or who released it.
 func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
 	if len(p.Holds) == 0 {
-		if p.Stage != "request" {
+		if p.Stage == "plan" {
 			b.WriteString("No rule held this saved plan.\n")
 		}
 		return
@@ -457,7 +461,9 @@ func (d *runDetail) confirmBody() string {
 	var body strings.Builder
 	body.WriteString(st.label.Render("Release this proposal of run "+cleanLine(d.runID)+"?") + "\n")
 	body.WriteString(wrapHard(d.confirmDigest, max(20, d.width-4)) + "\n")
-	if p.Stage == "request" {
+	if p.Stage == "scan" {
+		body.WriteString(st.danger.Render(fmt.Sprintf("SCAN FOUND %d", len(p.Findings))) + " · it plans next, running what the scan found\n")
+	} else if p.Stage == "request" {
 		body.WriteString("it plans next; its apply is held again for approval\n")
 	} else {
 		body.WriteString(st.danger.Render(fmt.Sprintf("DESTROYS %d", p.Destroy)) + " · " + planCounts(p) + "\n")

@@ -53,7 +53,7 @@ type Hold struct {
 // Proposal is what a held run would do and what an approval releases.
 type Proposal struct {
 	Digest string // "sha256:HEX" of the saved plan (or of the request, at stage "request")
-	Stage  string // "request" (held before planning) | "plan"
+	Stage  string // "request" (held before planning) | "scan" (the configuration scan found something) | "plan"
 
 	Add, Change, Destroy, Replace, Forget int
 	// Addresses lists resource addresses by action; the keys are "destroy",

@@ -1,0 +1,197 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/vcs"
+)
+
+// A pull request's plan (launch TEMPLATE --dry-run --ref REF) plans the
+// commit REF named at launch in a private tree under the run's directory,
+// never touching the checkout, against the state the checkout's runs use
+// (a read-only copy of a local state file). Its configuration is always
+// scanned first, and a finding refuses it: no tofu plan starts (spec "What a
+// plan runs, and what the gate reads": "a pull request's plan of it is
+// refused rather than run").
+
+// resolveRef resolves a launch's --ref in the template's checkout: the
+// commit it names, for a dry run only.
+func (s *Server) resolveRef(ctx context.Context, project, ref string, kind Kind) (*store.Commit, error) {
+	if kind != KindPlan {
+		return nil, errorf(ErrInvalid, "--ref plans a pull request's commit, so it goes with --dry-run only; a real run applies what the checkout holds")
+	}
+	p, ok := s.cfg.Projects[project]
+	if !ok {
+		return nil, errorf(ErrNotFound, "project %q is no longer configured", project)
+	}
+	if !vcs.IsRepository(ctx, p.Path) {
+		return nil, errorf(ErrInvalid, "project %q's checkout %s is not a git repository, so --ref has no commit to plan; drop --ref to plan what the checkout holds", project, p.Path)
+	}
+	sha, err := vcs.Resolve(ctx, p.Path, ref)
+	if err != nil {
+		return nil, errorf(ErrInvalid, "--ref: %v", err)
+	}
+	return &store.Commit{Ref: ref, SHA: sha}, nil
+}
+
+// recordCommit records the commit a run in a git checkout runs: HEAD and
+// whether the working tree is dirty, when its plan phase starts. A checkout
+// that is not a git repository records nothing.
+func (x *execution) recordCommit(ctx context.Context) {
+	if x.run.Commit != nil && x.run.Commit.Ref != "" || Phase(x.run.Phase) != phasePlan {
+		return
+	}
+	c, err := vcs.Head(ctx, x.dir)
+	if err != nil {
+		if !errors.Is(err, vcs.ErrNotRepository) {
+			x.say("the checkout's commit could not be read: %v", err)
+		}
+		return
+	}
+	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
+		r.Commit = &store.Commit{SHA: c.SHA, Dirty: c.Dirty}
+		return nil
+	})
+	if err != nil {
+		x.s.log.Error("recording a run's commit", "run", x.run.ID, "err", err)
+		return
+	}
+	x.run = run
+}
+
+// exportStep writes the pull request's commit into the run's private
+// directory and moves the run's working directory there, with a read-only
+// copy of the checkout's local state file when it has one.
+func exportStep(ctx context.Context, x *execution) error {
+	p, ok := x.s.cfg.Projects[x.run.Project]
+	if !ok {
+		return fmt.Errorf("project %q is no longer configured; nothing ran", x.run.Project)
+	}
+	tree := filepath.Join(x.private, treeName)
+	if err := os.RemoveAll(tree); err != nil {
+		return fmt.Errorf("clearing the private tree: %w", err)
+	}
+	c := x.run.Commit
+	if err := vcs.Export(ctx, p.Path, c.SHA, tree); err != nil {
+		return fmt.Errorf("writing commit %s (%s) into the run's private directory: %w; nothing planned", c.SHA, c.Ref, err)
+	}
+	if err := dropUntrusted(tree); err != nil {
+		return fmt.Errorf("clearing what the commit may not bring: %w", err)
+	}
+	wd, err := exec.ResolveWorkingDir(tree, x.run.Command)
+	if err != nil {
+		return end(StatusFailed, -1, "Commit %s (%s) has no working directory %q inside it: %v; nothing planned.", c.SHA, c.Ref, x.run.Command, err)
+	}
+	if err := copyLocalState(x.dir, p.Path, tree, wd); err != nil {
+		return err
+	}
+	x.say("planning commit %s (%s) in a private tree; the checkout is not touched", c.SHA, c.Ref)
+	return x.moveTo(tree, wd)
+}
+
+// copyLocalState copies the local state file of the checkout's working
+// directory dir, if it has one, to the same place in the pull request's
+// tree (or into the tree's working directory wd when the file lies outside
+// the checkout), read only. Other backends need nothing: the tree's
+// configuration names them.
+func copyLocalState(dir, checkout, tree, wd string) error {
+	src, local := localStatePath(dir)
+	if !local {
+		return nil
+	}
+	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	rel, err := filepath.Rel(tree, filepath.Join(wd, "terraform.tfstate"))
+	if err != nil {
+		return fmt.Errorf("copying the local state: %w", err)
+	}
+	if root, err := filepath.EvalSymlinks(checkout); err == nil {
+		if r, err := filepath.Rel(root, src); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			rel = r
+		}
+	}
+	dest, err := placeInTree(tree, rel)
+	if err != nil {
+		return end(StatusRefused, -1, "The commit cannot take the checkout's state: %v; nothing planned.", err)
+	}
+	if err := os.Remove(dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("copying the local state: %w", err) // a state file the commit carries is not the checkout's state
+	}
+	if err := copyFile(src, dest); err != nil {
+		return fmt.Errorf("copying the local state: %w", err)
+	}
+	return os.Chmod(dest, 0o400)
+}
+
+// placeInTree returns tree/rel after making its parent directories, none of
+// which may be a symbolic link (the commit's tree is the branch's to shape:
+// a link there would lead the copy out of the tree).
+func placeInTree(tree, rel string) (string, error) {
+	dir := tree
+	parts := strings.Split(filepath.Clean(rel), string(filepath.Separator))
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return "", err
+			}
+		case err != nil:
+			return "", err
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s in the commit is not a directory (%s)", filepath.ToSlash(strings.TrimPrefix(dir, tree+string(filepath.Separator))), fi.Mode().Type())
+		}
+	}
+	return filepath.Join(dir, parts[len(parts)-1]), nil
+}
+
+// dropUntrusted removes from a pull request's tree what OpenTofu would
+// take from it without the scan reading it: every .terraform (committed
+// providers and modules) and every terraform.d (an implied local provider
+// mirror). A branch's providers come from where the checkout's come from.
+func dropUntrusted(tree string) error {
+	var drop []string
+	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n := d.Name(); p != tree && (n == ".terraform" || n == "terraform.d") {
+			drop = append(drop, p)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range drop {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveTo makes the run execute in wd inside the private tree: its processes
+// start there and the checkout is no longer checked before each step.
+func (x *execution) moveTo(tree, wd string) error {
+	f, err := os.Open(wd)
+	if err != nil {
+		return fmt.Errorf("opening the private tree's working directory: %w", err)
+	}
+	x.closeDir()
+	x.dirFile, x.dir, x.tree = f, wd, tree
+	return nil
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// git runs git in the harness's project, as its checkout's owner would.
+func (h *harness) git(args ...string) string {
+	h.t.Helper()
+	cmd := osexec.Command("git", append([]string{"-C", h.project, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// prHarness is a server whose checkout is a git repository with a branch
+// "evil" that adds an external data source to infra/data and a branch
+// "clean" that adds a resource.
+func prHarness(t *testing.T) *harness {
+	h := newHarness(t, dataTemplates)
+	h.git("init", "-q", "-b", "main")
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "main")
+	h.git("checkout", "-q", "-b", "evil")
+	evil := fmt.Sprintf("data \"external\" \"steal\" {\n  program = [\"sh\", \"-c\", \"env > %s; echo {}\"]\n}\n", filepath.Join(h.dir, "stolen"))
+	os.WriteFile(filepath.Join(h.project, "infra/data/evil.tf"), []byte(evil), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "evil")
+	h.git("checkout", "-q", "main")
+	h.git("checkout", "-q", "-b", "clean")
+	os.WriteFile(filepath.Join(h.project, "infra/data/extra.tf"), []byte("resource \"terraform_data\" \"extra\" {\n  input = \"from the branch\"\n}\n"), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "one more")
+	h.git("checkout", "-q", "main")
+	return h
+}
+
+// A pull request's plan of a branch that adds an external data source is
+// refused with the finding named; no tofu process starts and the checkout
+// is untouched.
+func TestPullRequestPlanWithFindingIsRefused(t *testing.T) {
+	h := prHarness(t)
+	before := h.git("status", "--porcelain", "--ignored")
+	head := h.git("rev-parse", "HEAD")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
+	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "data.external.steal") || !strings.Contains(v.Message, "no tofu plan started") {
+		t.Fatalf("a pull request's plan with an external data source: %s: %s", v.Status, v.Message)
+	}
+	if len(v.Steps) != 0 {
+		t.Fatalf("tofu processes started: %v", stepNames(v))
+	}
+	if v.Commit == nil || v.Commit.Ref != "evil" || v.Commit.SHA != h.git("rev-parse", "evil") {
+		t.Fatalf("commit = %+v", v.Commit)
+	}
+	if v.Scan == nil || v.Scan.Why != scanForPullRequest || len(v.Findings) != 1 || v.Findings[0].File != "infra/data/evil.tf" {
+		t.Fatalf("scan = %+v, findings %+v", v.Scan, v.Findings)
+	}
+	if after := h.git("status", "--porcelain", "--ignored"); after != before || h.git("rev-parse", "HEAD") != head {
+		t.Fatalf("the checkout changed:\nbefore %q\nafter  %q", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "stolen")); err == nil {
+		t.Fatal("the external program ran")
+	}
+	if _, err := os.Stat(filepath.Join(h.srv.runsDir, v.ID, treeName)); err == nil {
+		t.Fatal("the private tree was left behind")
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+// A clean branch plans in a private tree against the checkout's state (a
+// read-only copy of the local state file), and its record carries the
+// branch's SHA; the checkout's files and state are untouched.
+func TestPullRequestPlanOfACleanBranch(t *testing.T) {
+	h := prHarness(t)
+	h.mustSSH("alice", "launch", "data", "--wait") // state with three instances
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "state")
+	state := readFile(t, filepath.Join(h.project, "infra/data/terraform.tfstate"))
+	before := h.git("status", "--porcelain", "--ignored")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "clean")
+	if statusOf(v.Run) != StatusSucceeded {
+		t.Fatalf("a clean branch: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
+	}
+	if v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") || v.Commit.Ref != "clean" {
+		t.Fatalf("commit = %+v, want clean at %s", v.Commit, h.git("rev-parse", "clean"))
+	}
+	log := h.mustSSH("bob", "log", v.ID)
+	if !strings.Contains(log, "Plan: 1 to add, 0 to change, 0 to destroy.") {
+		t.Fatalf("the branch was not planned against the checkout's state:\n%s", log)
+	}
+	if !slices.Equal(stepNames(v), []string{"init", "plan"}) {
+		t.Fatalf("steps = %v", stepNames(v))
+	}
+	if got := readFile(t, filepath.Join(h.project, "infra/data/terraform.tfstate")); got != state {
+		t.Fatal("the checkout's state changed")
+	}
+	if after := h.git("status", "--porcelain", "--ignored"); after != before {
+		t.Fatalf("the checkout changed:\nbefore %q\nafter  %q", before, after)
+	}
+}
+
+// Every run in a git checkout records the commit it ran and whether the
+// working tree was dirty.
+func TestRunsRecordTheirCommit(t *testing.T) {
+	h := prHarness(t)
+	v := h.launchWait("alice", "data", "--dry-run")
+	if v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "HEAD") || v.Commit.Dirty || v.Commit.Ref != "" {
+		t.Fatalf("commit of a clean checkout = %+v", v.Commit)
+	}
+	os.WriteFile(filepath.Join(h.project, "infra/data/notes.txt"), []byte("not committed"), 0o644)
+	v = h.launchWait("alice", "data", "--dry-run")
+	if v.Commit == nil || !v.Commit.Dirty {
+		t.Fatalf("commit of a dirty checkout = %+v", v.Commit)
+	}
+	if !strings.Contains(h.mustSSH("bob", "show", v.ID), "commit "+v.Commit.SHA+", with changes not committed") {
+		t.Fatal("show does not say which commit ran")
+	}
+}
+
+// Hostile refs and misuse are refused before anything is queued.
+func TestPullRequestRefsRefused(t *testing.T) {
+	h := prHarness(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"data", "--ref", "clean"}, "add --dry-run"},
+		{[]string{"data", "--dry-run", "--ref", "--upload-pack=touch /tmp/x"}, "starts with '-'"},
+		{[]string{"data", "--dry-run", "--ref", "nosuch"}, "names no commit"},
+		{[]string{"data", "--dry-run", "--ref", "main..clean"}, "names no commit"},
+		{[]string{"data", "--check", "--ref", "clean"}, "--dry-run"},
+	} {
+		_, errOut, code := h.ssh("alice", append([]string{"launch"}, c.args...)...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("launch %v: exit %d, %q; want a refusal saying %q", c.args, code, errOut, c.want)
+		}
+	}
+	if out := h.mustSSH("alice", "runs"); strings.Contains(out, "run 1") {
+		t.Fatalf("a refused launch queued a run:\n%s", out)
+	}
+	os.RemoveAll(filepath.Join(h.project, ".git"))
+	if _, errOut, _ := h.ssh("alice", "launch", "data", "--dry-run", "--ref", "main"); !strings.Contains(errOut, "not a git repository") {
+		t.Fatalf("--ref outside a git checkout: %q", errOut)
+	}
+}

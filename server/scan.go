@@ -1,0 +1,393 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/scan"
+	"github.com/switchtender/switchtender/store"
+)
+
+// The configuration scan (spec "What a plan runs, and what the gate
+// reads"). A dry run or drift check that a rule would hold but for its
+// exclude_dry_run, and every pull request's plan, is scanned before any
+// tofu process of its own starts:
+//
+//  1. scan: the checkout's configuration files are copied into the run's
+//     private directory (no .git, no .terraform), `tofu get` downloads the
+//     modules there with the run's environment, and package scan reads the
+//     root module and every module it calls, through the manifest that get
+//     wrote. A finding holds the run at the scan stage (a pull request's
+//     plan is refused); a clean scan is recorded as the rules' pass.
+//  2. modules: the modules the get installed are put in place of the
+//     working directory's .terraform/modules.
+//  3. init -get=false: no version is resolved again.
+//  4. verify modules: the tree the plan will read is read again and its
+//     digest must be the scanned one; any change is refused.
+//  5. after the plan, the configuration the saved plan embeds must have the
+//     scanned digest too.
+
+// Why a run is scanned.
+const (
+	scanForExemption   = "exclude_dry_run"
+	scanForPullRequest = "pull request"
+)
+
+// Names in a run's private directory.
+const (
+	scanCopyName = "scan" // the gate's private copy of the configuration
+	treeName     = "tree" // a pull request's exported commit
+)
+
+// scanFor says whether run r is scanned before it plans, why, and which
+// holds a finding makes (none for a pull request's plan: a finding refuses
+// it). A dry run or check is scanned when a rule would hold it but for its
+// exclude_dry_run.
+func (s *Server) scanFor(r store.Run) (why string, holds []store.Hold) {
+	if r.Commit != nil && r.Commit.Ref != "" {
+		return scanForPullRequest, nil
+	}
+	k := Kind(r.Kind)
+	if k != KindPlan && k != KindCheck {
+		return "", nil
+	}
+	req := s.gateRequest(r)
+	req.Kind = string(KindPlan) // a check plans as a dry run does
+	for _, rule := range s.rules {
+		full := *rule
+		full.ExcludeDryRun = false
+		if rule.ExcludeDryRun && full.WouldHold(req) {
+			holds = append(holds, store.Hold{Rule: rule.Name, Approvers: rule.Approvers,
+				Reason: "exclude_dry_run exempts a plan only when the configuration scan finds nothing, and it found what is listed; held as the real run it may be"})
+		}
+	}
+	if len(holds) == 0 {
+		return "", nil
+	}
+	return scanForExemption, holds
+}
+
+// scanSteps are a scanned run's steps before its state secrets and plan.
+func scanSteps() []step {
+	return []step{{"scan", scanStep}, {"modules", modulesStep},
+		{"init", func(ctx context.Context, x *execution) error {
+			_, err := x.tool(ctx, "init", exec.InitArgs(false))
+			return err
+		}},
+		{"verify modules", verifyModulesStep}}
+}
+
+// scanStep scans the configuration in a private copy, or takes up the
+// evidence a person released (the copy the gate read is still there).
+func scanStep(ctx context.Context, x *execution) error {
+	why, holds := x.s.scanFor(x.run)
+	if sc := x.run.Scan; sc != nil && scanReleased(x.run) {
+		if _, err := os.Stat(x.copyDir()); err != nil {
+			return end(StatusFailed, -1, "The private copy of the configuration the scan read is gone (%v), so the released modules cannot be put in place; nothing planned. Launch the run again to scan what is there now.", err)
+		}
+		x.scanned = sc
+		x.say("scan: released by a person; planning the %d modules scanned (digest %s)", sc.Modules, sc.Digest)
+		return nil
+	}
+	res, err := x.scanCopy(ctx)
+	if err != nil {
+		return err
+	}
+	sc := &store.Scan{Digest: res.Digest, Modules: res.Modules, Files: res.Files, Why: why, ScannedAt: time.Now(), Findings: []store.Finding{}}
+	for _, f := range res.Findings {
+		sc.Findings = append(sc.Findings, store.Finding{Address: f.Address, File: f.File, Line: f.Line, Reason: x.masker.String(f.Reason)})
+	}
+	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Scan = sc; return nil })
+	if err != nil {
+		return fmt.Errorf("recording the scan: %w", err)
+	}
+	x.run, x.scanned = run, sc
+	x.s.audit(run.ID, "switchtender", "scan", scanSummary(sc))
+	x.say("scan: %s", scanSummary(sc))
+	if len(sc.Findings) == 0 {
+		return x.recordScanPass()
+	}
+	if why == scanForPullRequest {
+		return end(StatusRefused, -1, "A pull request's plan that would run more than a read is refused rather than run; no tofu plan started. The scan of %s found: %s.", x.run.Commit.Ref, findingsPhrase(sc.Findings))
+	}
+	p := &store.Proposal{Stage: string(StageScan), Digest: scanStageDigest(run), Requested: requestedHow(run),
+		Holds: holds, Findings: sc.Findings, CreatedAt: time.Now()}
+	x.s.setProposal(run.ID, p)
+	return end(StatusAwaitingApproval, -1, "Held before anything plans: the configuration scan found %s. A plan would run that with the run's credentials, so a person must weigh it; releasing it plans exactly the modules scanned: approve %s --digest %s", findingsPhrase(sc.Findings), run.ID, p.Digest)
+}
+
+// recordScanPass records that the clean scan let the run through, with the
+// digest of the modules it read.
+func (x *execution) recordScanPass() error {
+	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
+		r.Approvals = append(r.Approvals, store.Approval{By: "rules", Stage: string(StageScan), Decision: string(DecisionPass),
+			Digest: scanStageDigest(*r), Modules: r.Scan.Digest, At: time.Now()})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recording the scan's pass: %w", err)
+	}
+	x.run = run
+	return nil
+}
+
+// scanReleased reports whether a person released r's scan-stage hold of its
+// current evidence.
+func scanReleased(r store.Run) bool {
+	for _, a := range r.Approvals {
+		if Stage(a.Stage) == StageScan && Decision(a.Decision) == DecisionApprove && r.Scan != nil && a.Modules == r.Scan.Digest {
+			return true
+		}
+	}
+	return false
+}
+
+// scanCopy copies the configuration into the private directory, downloads
+// its modules there with tofu get, and scans the copy.
+func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
+	root, rel, err := x.scanRoot()
+	if err != nil {
+		return nil, err
+	}
+	dest := x.copyDir()
+	if err := os.RemoveAll(dest); err != nil {
+		return nil, fmt.Errorf("clearing the scan's private copy: %w", err)
+	}
+	if err := copyConfiguration(root, dest); err != nil {
+		return nil, end(StatusRefused, -1, "The configuration cannot be copied for the scan: %v; nothing planned.", err)
+	}
+	dir := filepath.Join(dest, rel)
+	opts := scan.Options{Root: dest, Dir: dir, Encryption: envValue(x.env, "TF_ENCRYPTION")}
+	res, err := scan.Module(opts)
+	if err != nil {
+		return nil, fmt.Errorf("scanning the configuration: %w", err)
+	}
+	if res.Modules == 1 && !slices.ContainsFunc(res.Findings, func(f scan.Finding) bool { return isModuleAddress(f.Address) }) {
+		return res, nil // no module call: nothing to download, no tofu process
+	}
+	x.say("scan: downloading the modules the configuration calls into a private copy (tofu get)")
+	if _, err := x.toolIn(ctx, "get", dir, exec.GetArgs()); err != nil {
+		var sf *stepFailed
+		if !errors.As(err, &sf) {
+			return nil, err
+		}
+		x.say("scan: tofu get failed (exit %d); a module it could not download is left unread, a finding", sf.exit)
+	}
+	opts.Manifest = manifestIn(dir)
+	if res, err = scan.Module(opts); err != nil {
+		return nil, fmt.Errorf("scanning the configuration: %w", err)
+	}
+	return res, nil
+}
+
+// copyDir is the gate's private copy of the configuration.
+func (x *execution) copyDir() string { return filepath.Join(x.private, scanCopyName) }
+
+// scanRoot is the tree the run's configuration lives in (the checkout, or
+// a pull request's exported commit) and the working directory relative to
+// it.
+func (x *execution) scanRoot() (root, rel string, err error) {
+	root = x.tree
+	if root == "" {
+		p, ok := x.s.cfg.Projects[x.run.Project]
+		if !ok {
+			return "", "", fmt.Errorf("project %q is no longer configured", x.run.Project)
+		}
+		if root, err = filepath.EvalSymlinks(p.Path); err != nil {
+			return "", "", fmt.Errorf("resolving the checkout %s: %w", p.Path, err)
+		}
+	}
+	rel, err = filepath.Rel(root, x.dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", "", fmt.Errorf("the working directory %s is not inside %s; nothing ran", x.dir, root)
+	}
+	return root, rel, nil
+}
+
+// modulesStep puts the modules the gate's get installed in place of the
+// working directory's .terraform/modules, so init -get=false and the plan
+// use exactly them. A .terraform that is not a directory is refused.
+func modulesStep(ctx context.Context, x *execution) error {
+	_, rel, err := x.scanRoot()
+	if err != nil {
+		return err
+	}
+	data := filepath.Join(x.dir, ".terraform")
+	if fi, err := os.Lstat(data); err == nil && !fi.IsDir() {
+		return end(StatusRefused, -1, "The working directory's .terraform is not a directory (%s), so the scanned modules cannot be put in place; nothing planned. Remove it from the checkout, then launch again.", fi.Mode().Type())
+	}
+	dst := filepath.Join(data, "modules")
+	if err := os.RemoveAll(dst); err != nil {
+		return fmt.Errorf("clearing the working directory's modules: %w", err)
+	}
+	src := filepath.Join(x.copyDir(), rel, ".terraform", "modules")
+	if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+		return nil // the configuration calls no module
+	}
+	if err := copyTree(src, dst); err != nil {
+		return fmt.Errorf("putting the scanned modules in place: %w", err)
+	}
+	return nil
+}
+
+// verifyModulesStep reads the configuration and modules the plan will read
+// and refuses the run unless their digest is the scanned one.
+func verifyModulesStep(ctx context.Context, x *execution) error {
+	root, _, err := x.scanRoot()
+	if err != nil {
+		return err
+	}
+	res, err := scan.Module(scan.Options{Root: root, Dir: x.dir, Manifest: manifestIn(x.dir),
+		Encryption: envValue(x.env, "TF_ENCRYPTION")})
+	if err != nil {
+		return fmt.Errorf("reading the configuration again: %w", err)
+	}
+	if res.Digest != x.scanned.Digest || !sameFindings(res.Findings, x.scanned.Findings) {
+		return end(StatusRefused, -1, "The configuration or its modules changed after the scan (they read as %s now, %s when scanned), so this run cannot plan the modules the gate read; nothing planned. Launch it again to scan what is there now.", res.Digest, x.scanned.Digest)
+	}
+	x.say("scan: the modules in place are the ones scanned (%s)", res.Digest)
+	return nil
+}
+
+// checkPlanConfig checks that the saved plan at path embeds the
+// configuration the scan read (its tfconfig/ snapshot has the scanned
+// digest). Runs that were not scanned pass.
+func (x *execution) checkPlanConfig(path string) error {
+	if x.scanned == nil {
+		return nil
+	}
+	got, err := scan.PlanDigest(path)
+	if err != nil {
+		return end(StatusRefused, -1, "The saved plan's configuration cannot be read to check it against the scan (%v); it is not kept.", err)
+	}
+	if got != x.scanned.Digest && scanReleased(x.run) && leftUnread(x.scanned.Findings) {
+		// A module the scan could not read is in the plan's snapshot and not
+		// in the digest; the person who released the run saw it named.
+		x.say("scan: the saved plan also holds the modules the scan left unread, which %s released", scanReleasers(x.run))
+		return nil
+	}
+	if got != x.scanned.Digest {
+		return end(StatusRefused, -1, "The saved plan was made from other modules than the scan read (%s, scanned %s); it is not kept.", got, x.scanned.Digest)
+	}
+	return nil
+}
+
+// leftUnread reports whether a finding is a module the scan left unread
+// (its address is a module's: module.a or module.a.module.b).
+func leftUnread(fs []store.Finding) bool {
+	return slices.ContainsFunc(fs, func(f store.Finding) bool { return isModuleAddress(f.Address) })
+}
+
+// isModuleAddress reports whether addr is a module's address: module.a,
+// module.a.module.b, ...
+func isModuleAddress(addr string) bool {
+	parts := strings.Split(addr, ".")
+	if len(parts)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(parts); i += 2 {
+		if parts[i] != "module" {
+			return false
+		}
+	}
+	return true
+}
+
+// scanReleasers names who released a run's scan-stage hold.
+func scanReleasers(r store.Run) string {
+	var by []string
+	for _, a := range r.Approvals {
+		if Stage(a.Stage) == StageScan && Decision(a.Decision) == DecisionApprove {
+			by = append(by, a.By)
+		}
+	}
+	return strings.Join(by, ", ")
+}
+
+// sameFindings reports whether a scan of the tree the plan reads found
+// what the scan that was weighed found: a file it can read no longer (a
+// FIFO swapped in, say) adds nothing to the digest but is a finding.
+func sameFindings(now []scan.Finding, scanned []store.Finding) bool {
+	if len(now) != len(scanned) {
+		return false
+	}
+	for i, f := range now {
+		g := scanned[i]
+		if f.Address != g.Address || f.File != g.File || f.Line != g.Line {
+			return false
+		}
+	}
+	return true
+}
+
+// manifestIn is the module manifest in dir's .terraform, or "" when there
+// is none (a get that failed or found no module to install).
+func manifestIn(dir string) string {
+	p := filepath.Join(dir, ".terraform", "modules", "modules.json")
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
+
+// scanStageDigest binds a scan-stage hold to the run's request and the
+// scan's evidence: releasing it releases exactly those modules.
+func scanStageDigest(r store.Run) string {
+	b, _ := json.Marshal(struct {
+		Request, Modules string
+		Findings         []store.Finding
+	}{requestDigest(r), r.Scan.Digest, r.Scan.Findings})
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// scanSummary is one line on a scan: what it read and found.
+func scanSummary(sc *store.Scan) string {
+	s := fmt.Sprintf("read %d %s and %d %s (digest %s)", sc.Modules, plural(sc.Modules, "module", "modules"), sc.Files, plural(sc.Files, "file", "files"), sc.Digest)
+	if len(sc.Findings) == 0 {
+		return s + "; no finding"
+	}
+	return fmt.Sprintf("%s; %d %s: %s", s, len(sc.Findings), plural(len(sc.Findings), "finding", "findings"), findingsPhrase(sc.Findings))
+}
+
+// findingsPhrase names every finding: address (file:line): reason.
+func findingsPhrase(fs []store.Finding) string {
+	parts := make([]string, 0, len(fs))
+	for _, f := range fs {
+		parts = append(parts, findingText(f))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// findingText is one finding: "address (file:line): reason".
+func findingText(f store.Finding) string {
+	where := f.File
+	if f.Line > 0 {
+		where = fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	addr := f.Address
+	if addr == "" {
+		addr = "the root module"
+	}
+	if where != "" {
+		return fmt.Sprintf("%s (%s): %s", addr, where, oneLine(f.Reason))
+	}
+	return fmt.Sprintf("%s: %s", addr, oneLine(f.Reason))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,2 @@
+resource "terraform_data" "x" {
+  input = "x"

@@ -1,0 +1,7 @@
+module "m" {
+  source = "./mod"
+}
+
+resource "terraform_data" "root" {
+  input = "root"
+}

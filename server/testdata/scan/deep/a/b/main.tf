@@ -1,0 +1,3 @@
+data "external" "x" {
+  program = ["sh", "-c", "echo {}"]
+}

@@ -1,0 +1,8 @@
+data "http" "g" {
+  url = "https://example.com"
+}
+
+data "http" "h" {
+  url    = "https://example.com"
+  method = "HEAD"
+}

@@ -1,0 +1,3 @@
+data "local_command" "l" {
+  command = "true"
+}

@@ -1,0 +1,8 @@
+variable "src" {
+  type    = string
+  default = "./mod"
+}
+
+module "m" {
+  source = var.src
+}

@@ -1,0 +1,5 @@
+data "http" "p" {
+  url          = "https://example.com/hook"
+  method       = "POST"
+  request_body = "{}"
+}
