@@ -37,7 +37,7 @@ func (c *call) cancel(wait bool) int {
 		return c.refuse(err)
 	}
 	if !c.json {
-		fmt.Fprintln(c.out, cancelReply(run.ID, was, c.s.cfg.Server.CancelGrace))
+		fmt.Fprintln(c.out, cancelReply(run.ID, was, c.s.cfg.Server.CancelGrace, wait))
 	}
 	if !wait {
 		return c.printRun(run, false)
@@ -53,13 +53,18 @@ func (c *call) cancel(wait bool) int {
 }
 
 // cancelReply is the sentence cancel answers with, for a run that was
-// queued, running or held when the cancel took hold.
-func cancelReply(id string, was Status, grace time.Duration) string {
+// queued, running or held when the cancel took hold; waiting leaves out
+// how to wait for the end.
+func cancelReply(id string, was Status, grace time.Duration, waiting bool) string {
 	switch was {
 	case StatusQueued:
 		return fmt.Sprintf("run %s was queued and will not start", id)
 	case StatusRunning:
-		return fmt.Sprintf("cancel sent: run %s stops after tofu exits (it got an interrupt; a kill follows after %s); `cancel %s --wait` or `log %s --follow` waits for the end", id, grace, id, id)
+		sent := fmt.Sprintf("cancel sent: run %s stops after tofu exits (it got an interrupt; a kill follows after %s)", id, grace)
+		if waiting {
+			return sent + "; waiting for the end"
+		}
+		return sent + fmt.Sprintf("; `log %s --follow` waits for the end", id)
 	case StatusAwaitingApproval:
 		return fmt.Sprintf("run %s was held for approval and is cancelled; its saved plan is dropped", id)
 	}
