@@ -280,6 +280,9 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []string
 				out = append(out, fmt.Sprintf("template %s: %v", t.Name, err))
 			}
 		}
+		if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
+			out = append(out, fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, and relay workers are not available in this version, so every launch is refused; point the template at a queue without a pool", t.Name, t.Line, q.Name, q.Pool))
+		}
 	}
 	for i, r := range rules {
 		if r.PolicyErr != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,14 +12,21 @@ import (
 	"github.com/switchtender/switchtender/server/config"
 )
 
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// serveFlags declares serve's flags; it returns them and where --config lands.
+func serveFlags() (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return nil // the flag package printed the usage
-	} else if err != nil {
-		return usageError{err.Error()}
+	fs.SetOutput(io.Discard)
+	return fs, fs.String("config", "switchtender.hcl", "the configuration `FILE` (HCL)")
+}
+
+// cmdServe loads the configuration --config names and serves until ctx ends.
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, cfgPath := serveFlags()
+	if err := fs.Parse(args); err != nil {
+		return usageError{"serve: " + err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("serve takes only flags, not %q; see `switchtender serve --help`", fs.Arg(0))}
 	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
