@@ -248,47 +248,6 @@ func gitIn(t *testing.T, dir string, args ...string) {
 	}
 }
 
-// Promise (README "The configuration scan" step 1): "get installs no
-// provider and runs nothing the configuration names"; and (README
-// "Pull-request plans", the attack12 fix) no filter driver a tree's
-// .gitattributes names runs. Break: a git module source is cloned by `tofu
-// get` with the server's git and HOME, and the module repository's
-// .gitattributes (the module author's, or a pull request's choice of
-// repository) names filter=lfs; the clone's checkout runs the smudge
-// program of the server user's global git configuration (what `git lfs
-// install` writes on most CI machines), in the scan's private copy, before
-// the scan reads anything.
-func TestAttack12bGetRunsGlobalFilterDriverOfModuleRepo(t *testing.T) {
-	h := scanHarness(t, `
-template "gitmod" {
-  project = "infra"
-  command = "infra/gitmod"
-}
-`)
-	marker := filepath.Join(h.dir, "module-smudge-ran")
-	home := filepath.Join(h.dir, "home")
-	os.MkdirAll(home, 0o755)
-	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(fmt.Sprintf("[filter \"lfs\"]\n\tsmudge = \"touch %s; cat\"\n\tclean = cat\n", marker)), 0o644)
-	h.srv.env = append(append([]string{}, h.srv.env...), "HOME="+home)
-
-	repo := filepath.Join(h.dir, "modrepo")
-	os.MkdirAll(repo, 0o755)
-	gitIn(t, repo, "init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("*.tf filter=lfs\n"), 0o644)
-	os.WriteFile(filepath.Join(repo, "main.tf"), []byte("resource \"terraform_data\" \"m\" {}\n"), 0o644)
-	gitIn(t, repo, "add", "-A")
-	gitIn(t, repo, "commit", "-q", "-m", "module")
-
-	dir := filepath.Join(h.project, "infra/gitmod")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(fmt.Sprintf("module \"m\" {\n  source = \"git::file://%s\"\n}\n", repo)), 0o644)
-	v := h.launchWait("alice", "gitmod", "--dry-run")
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatalf("tofu get ran a filter program the module repository's .gitattributes names (%s: %s)\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
-	}
-	t.Logf("%s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
-}
-
 // Promise (README "Secrets": the masker replaces "every secret answer ...
 // each also as OpenTofu renders it"): a survey answer marked sensitive
 // never shows in show, show --json, the audit trail or the log. Break
@@ -366,38 +325,6 @@ func baoEncryption(addr string) string {
   }
 }
 `, addr)
-}
-
-// Promise (issue 12 item 2, README "The configuration scan"): a plan that
-// sends a write request is held ("data http whose method is anything but
-// GET or HEAD"), as is an encryption block whose key provider acts.
-// Break: the built-in openbao key provider PUTs to the address the
-// configuration names (/v1/transit/datakey/plaintext/KEY) as soon as
-// OpenTofu builds it, at `tofu init`, carrying the run's BAO_TOKEN as
-// X-Vault-Token. The scan flags only key_provider "external"
-// (EncryptionReason in scan/blocks.go), so the exempted dry run sends the
-// run's Vault/OpenBao token in a write request to whatever host the
-// configuration names, no person asked.
-func TestAttack12bEncryptionOpenbaoSendsRunTokenUnheld(t *testing.T) {
-	addr, seen := baoListener(t)
-	h := scanHarness(t, `
-credential "bao" {
-  env = { BAO_TOKEN = "s.run-token-XYZZY" }
-}
-template "bao" {
-  project = "infra"
-  command = "infra/bao"
-  credentials = ["bao"]
-}
-`)
-	dir := filepath.Join(h.project, "infra/bao")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(baoEncryption(addr)+"\nresource \"terraform_data\" \"x\" {}\n"), 0o644)
-	v := h.launchWait("alice", "bao", "--dry-run")
-	if got := seen(); len(got) > 0 {
-		t.Fatalf("an exempted dry run sent %d requests with the run's token to the address its encryption block names (%s: %s; findings %+v): %v",
-			len(got), v.Status, v.Message, v.Findings, got)
-	}
 }
 
 // The same from a pull request: the branch adds the encryption block; its

@@ -25,6 +25,7 @@ var mcpCommand = command{
 	name:    "mcp",
 	usage:   "mcp",
 	summary: "speak the Model Context Protocol on standard input and output, for AI agents",
+	example: `ssh -p 2222 HOST mcp   # run by the MCP client, which speaks JSON-RPC on it`,
 	help: `For an MCP client: configure the server as a plain command,
   {"command": "ssh", "args": ["-p", "2222", "HOST", "mcp"]}
 and the client speaks JSON-RPC on the session (the stdio transport). The key

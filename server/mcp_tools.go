@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -134,6 +135,7 @@ func outputSchema[T any]() *jsonschema.Schema {
 		panic(fmt.Sprintf("schema of %s: %v", key, err)) // a programming error, caught by every test
 	}
 	nullableObjects(s, true)
+	optionalRunFields(s)
 	outputSchemas.Store(key, s)
 	return s
 }
@@ -154,6 +156,29 @@ func nullableObjects(s *jsonschema.Schema, top bool) {
 	nullableObjects(s.AdditionalProperties, false)
 	for _, d := range s.Defs {
 		nullableObjects(d, false)
+	}
+}
+
+// contractOmits are the run object's fields the JSON contract leaves out
+// until they are known (runView's MarshalJSON): the schema inferred from
+// the Go type would require them.
+var contractOmits = []string{"exit_code", "started_at", "finished_at", "proposal", "check", "scan", "commit", "waiting", "stale_reason", "newer_proposal", "counts", "reconcile"}
+
+// optionalRunFields drops contractOmits from the required properties of
+// every run object (an object with an exit_code property) below s.
+func optionalRunFields(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if _, ok := s.Properties["exit_code"]; ok {
+		s.Required = slices.DeleteFunc(s.Required, func(n string) bool { return slices.Contains(contractOmits, n) })
+	}
+	for _, p := range s.Properties {
+		optionalRunFields(p)
+	}
+	optionalRunFields(s.Items)
+	for _, d := range s.Defs {
+		optionalRunFields(d)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/vcs"
 )
@@ -90,6 +91,12 @@ func exportStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return end(StatusFailed, -1, "Commit %s (%s) has no working directory %q inside it: %v; nothing planned.", c.SHA, c.Ref, x.run.Command, err)
 	}
+	if err := sameBackend(x.dir, wd); err != nil {
+		return err
+	}
+	if err := useCheckoutLockFile(x.dir, wd); err != nil {
+		return err
+	}
 	if err := copyLocalState(x.dir, p.Path, tree, wd); err != nil {
 		return err
 	}
@@ -156,9 +163,12 @@ func placeInTree(tree, rel string) (string, error) {
 }
 
 // dropUntrusted removes from a pull request's tree what OpenTofu would
-// take from it without the scan reading it: every .terraform (committed
-// providers and modules) and every terraform.d (an implied local provider
-// mirror). A branch's providers come from where the checkout's come from.
+// take from it without the scan reading it, or write through: every
+// .terraform (committed providers and modules), every terraform.d (an
+// implied local provider mirror), and every symbolic link that leads out
+// of the tree or nowhere (a lock file or state written through one would
+// land outside). A branch's providers come from where the checkout's come
+// from (useCheckoutLockFile).
 func dropUntrusted(tree string) error {
 	var drop []string
 	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
@@ -170,6 +180,9 @@ func dropUntrusted(tree string) error {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
+		}
+		if d.Type()&fs.ModeSymlink != 0 && !linkStaysIn(tree, p) {
+			drop = append(drop, p)
 		}
 		return nil
 	})
@@ -183,6 +196,63 @@ func dropUntrusted(tree string) error {
 	}
 	return nil
 }
+
+// linkStaysIn reports whether the symbolic link p resolves to something
+// that exists inside tree.
+func linkStaysIn(tree, p string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	root, err := filepath.EvalSymlinks(tree)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(root, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// sameBackend refuses a pull request whose root module declares another
+// backend, cloud or encryption block than the checkout's working
+// directory: its plan runs against the state the checkout's runs use, read
+// as they read it, and a backend or key provider the branch chose would get
+// the run's credentials (and another state).
+func sameBackend(checkoutDir, wd string) error {
+	want, err := scan.Backend(checkoutDir)
+	if err != nil {
+		return end(StatusRefused, -1, "The checkout's backend cannot be read to compare the pull request's with it: %v; nothing planned.", err)
+	}
+	got, err := scan.Backend(wd)
+	if err != nil {
+		return end(StatusRefused, -1, "The pull request's backend cannot be read: %v; nothing planned.", err)
+	}
+	if got != want {
+		return end(StatusRefused, -1, "The pull request changes the working directory's backend, cloud or encryption block; its plan runs against the state the checkout's runs use, read as they read it, with their credentials, so a change there is refused rather than planned. Merge that change first; nothing planned.")
+	}
+	return nil
+}
+
+// useCheckoutLockFile puts the checkout's dependency lock file in place of
+// the branch's (or removes the branch's when the checkout has none): init
+// then runs with -lockfile=readonly, so the plan installs only providers
+// the checkout already pins, with their hashes.
+func useCheckoutLockFile(checkoutDir, wd string) error {
+	dest := filepath.Join(wd, lockFileName)
+	if err := os.Remove(dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the branch's lock file: %w", err)
+	}
+	src := filepath.Join(checkoutDir, lockFileName)
+	if fi, err := os.Stat(src); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	if err := copyFile(src, dest); err != nil {
+		return fmt.Errorf("copying the checkout's lock file: %w", err)
+	}
+	return nil
+}
+
+// lockFileName is OpenTofu's dependency lock file.
+const lockFileName = ".terraform.lock.hcl"
 
 // moveTo makes the run execute in wd inside the private tree: its processes
 // start there and the checkout is no longer checked before each step.

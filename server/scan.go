@@ -81,7 +81,11 @@ func (s *Server) scanFor(r store.Run) (why string, holds []store.Hold) {
 func scanSteps() []step {
 	return []step{{"scan", scanStep}, {"modules", modulesStep},
 		{"init", func(ctx context.Context, x *execution) error {
-			_, err := x.tool(ctx, "init", exec.InitArgs(false))
+			args := exec.InitArgs(false)
+			if x.tree != "" {
+				args = append(args, "-lockfile=readonly") // a pull request installs only the providers the checkout pins
+			}
+			_, err := x.tool(ctx, "init", args)
 			return err
 		}},
 		{"verify modules", verifyModulesStep}}
@@ -91,6 +95,9 @@ func scanSteps() []step {
 // evidence a person released (the copy the gate read is still there).
 func scanStep(ctx context.Context, x *execution) error {
 	why, holds := x.s.scanFor(x.run)
+	if err := checkScanEnv(x.env); err != nil {
+		return err
+	}
 	if sc := x.run.Scan; sc != nil && scanReleased(x.run) {
 		if _, err := os.Stat(x.copyDir()); err != nil {
 			return end(StatusFailed, -1, "The private copy of the configuration the scan read is gone (%v), so the released modules cannot be put in place; nothing planned. Launch the run again to scan what is there now.", err)
@@ -124,6 +131,23 @@ func scanStep(ctx context.Context, x *execution) error {
 		Holds: holds, Findings: sc.Findings, CreatedAt: time.Now()}
 	x.s.setProposal(run.ID, p)
 	return end(StatusAwaitingApproval, -1, "Held before anything plans: the configuration scan found %s. A plan would run that with the run's credentials, so a person must weigh it; releasing it plans exactly the modules scanned: approve %s --digest %s", findingsPhrase(sc.Findings), run.ID, p.Digest)
+}
+
+// scanEnvRefused are environment entries that would make OpenTofu read
+// modules, or init, otherwise than the scanned steps say: another data
+// directory (a manifest the gate did not write), or arguments added to
+// every command or to get and init.
+var scanEnvRefused = []string{"TF_DATA_DIR", "TF_CLI_ARGS", "TF_CLI_ARGS_init", "TF_CLI_ARGS_get", "TF_CLI_ARGS_plan"}
+
+// checkScanEnv refuses a scanned run whose environment (its credentials)
+// sets one of scanEnvRefused.
+func checkScanEnv(env []string) error {
+	for _, k := range scanEnvRefused {
+		if envValue(env, k) != "" {
+			return end(StatusRefused, -1, "The run's environment sets %s, which would make OpenTofu read modules or arguments the scan did not; a scanned run is refused with it. Remove it from the template's credentials; nothing planned.", k)
+		}
+	}
+	return nil
 }
 
 // recordScanPass records that the clean scan let the run through, with the
