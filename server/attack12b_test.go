@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -236,15 +235,6 @@ func TestAttack12bReleaseAfterRestartPlansScanned(t *testing.T) {
 	v = h.show("bob", v.ID)
 	if statusOf(v.Run) != StatusSucceeded {
 		t.Fatalf("released after a restart: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
-	}
-}
-
-// gitIn runs git in dir with a fixed identity.
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := osexec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
 
