@@ -87,7 +87,12 @@ func exportStep(ctx context.Context, x *execution) error {
 	if err := dropUntrusted(tree); err != nil {
 		return fmt.Errorf("clearing what the commit may not bring: %w", err)
 	}
-	wd, err := exec.ResolveWorkingDir(tree, x.run.Command)
+	prefix, err := vcs.Prefix(ctx, p.Path)
+	if err != nil {
+		return fmt.Errorf("%w; nothing planned", err)
+	}
+	project := filepath.Join(tree, filepath.FromSlash(prefix)) // the checkout's place in the commit
+	wd, err := exec.ResolveWorkingDir(project, x.run.Command)
 	if err != nil {
 		return end(StatusFailed, -1, "Commit %s (%s) has no working directory %q inside it: %v; nothing planned.", c.SHA, c.Ref, x.run.Command, err)
 	}
@@ -97,11 +102,11 @@ func exportStep(ctx context.Context, x *execution) error {
 	if err := useCheckoutLockFile(x.dir, wd); err != nil {
 		return err
 	}
-	if err := copyLocalState(x.dir, p.Path, tree, wd); err != nil {
+	if err := copyLocalState(x.dir, p.Path, project, wd); err != nil {
 		return err
 	}
 	x.say("planning commit %s (%s) in a private tree; the checkout is not touched", c.SHA, c.Ref)
-	return x.moveTo(tree, wd)
+	return x.moveTo(project, wd)
 }
 
 // copyLocalState copies the local state file of the checkout's working

@@ -63,16 +63,36 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// IsRepository reports whether dir is inside a git working tree.
+// IsRepository reports whether dir is inside a git working tree and not
+// ignored by it (a directory the repository ignores, such as a demo's data
+// beside the sources, is none of its commits).
 func IsRepository(ctx context.Context, dir string) bool {
 	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
-	return err == nil && strings.TrimSpace(string(out)) == "true"
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
+		return false
+	}
+	_, err = git(ctx, dir, "check-ignore", "-q", ".")
+	return err != nil // check-ignore exits 1 when dir is not ignored
+}
+
+// Prefix returns where dir lies in its repository's tree: "" at the top,
+// else a slash path ending in "/" ("infra/"), as `git rev-parse
+// --show-prefix` prints it.
+func Prefix(ctx context.Context, dir string) (string, error) {
+	out, err := git(ctx, dir, "rev-parse", "--show-prefix")
+	if err != nil {
+		return "", fmt.Errorf("reading where %s lies in its repository: %w", dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Head returns the commit dir's working tree has checked out and whether it
 // is dirty. The error wraps ErrNotRepository when dir is not in a git
 // working tree; a repository with no commit yet is an error too.
 func Head(ctx context.Context, dir string) (Commit, error) {
+	if !IsRepository(ctx, dir) {
+		return Commit{}, fmt.Errorf("%s: %w", dir, ErrNotRepository)
+	}
 	out, err := git(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		if errors.Is(err, ErrNotRepository) {

@@ -167,3 +167,23 @@ func TestExportRunsNoFilter(t *testing.T) {
 		t.Fatalf("main.tf = %q", b)
 	}
 }
+
+// A directory the enclosing repository ignores (a demo's data beside the
+// sources) is no repository of its own: no commit is recorded for it.
+func TestIgnoredDirectoryIsNoRepository(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{".gitignore": "demo/\n", "main.tf": "# x\n"})
+	ignored := filepath.Join(dir, "demo", "project")
+	os.MkdirAll(ignored, 0o755)
+	if IsRepository(ctx, ignored) {
+		t.Fatal("an ignored directory counts as a repository")
+	}
+	if _, err := Head(ctx, ignored); !errors.Is(err, ErrNotRepository) {
+		t.Fatalf("Head of an ignored directory: %v", err)
+	}
+	sub := filepath.Join(dir, "sub")
+	os.MkdirAll(sub, 0o755)
+	if p, err := Prefix(ctx, sub); err != nil || p != "sub/" {
+		t.Fatalf("Prefix = %q, %v", p, err)
+	}
+}
