@@ -89,8 +89,10 @@ func (v *varsFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, "=")
 	switch {
 	case v.err != nil:
-	case !ok || name == "":
-		v.err = errors.New("--var wants NAME=VALUE, and one was given without a name and =; the value is not repeated here")
+	case !ok:
+		v.err = errors.New("--var wants NAME=VALUE, and one was given without =; write --var NAME=VALUE (NAME= for an empty answer); what was given is not repeated here, as it may be a secret")
+	case name == "":
+		v.err = errors.New("--var wants NAME=VALUE, and one was given without a name before =; the value is not repeated here")
 	case v.has(name):
 		v.err = fmt.Errorf("variable %q is given twice", name)
 	default:

@@ -84,7 +84,7 @@ const maxMessageLines = 3
 func (d *runDetail) statusLine() string {
 	r, st := d.run, d.st
 	line := "status: " + cleanLine(r.Status)
-	if r.ExitCode != 0 {
+	if r.ExitCode > 0 { // -1: no tool exited
 		line += fmt.Sprintf(" (exit %d)", r.ExitCode)
 	}
 	switch {
