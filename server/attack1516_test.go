@@ -1,0 +1,230 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Attack 15/16: the JSON contract (issue 15) and MCP for agents (issue 16).
+
+// jsonRefusal decodes stderr as the contract's refusal object.
+func jsonRefusal(t *testing.T, what, stderr string) errorWire {
+	t.Helper()
+	var e errorWire
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &e); err != nil || e.Error.Code == "" {
+		t.Errorf("%s: stderr is not the JSON refusal object: %q (%v)", what, stderr, err)
+	}
+	return e
+}
+
+// Promise (docs/json.md): with --json a refusal goes to stderr as one JSON
+// object, malformed words included (code "usage", exit 2). The flag
+// package takes --json=1, --json=t and --json=True as asking for JSON (and
+// a not-found refusal after parsing does come as JSON), but asksJSON
+// (commands.go, the switch on "--json", "-json", "--json=true",
+// "-json=true") decides how a usage refusal is written before parsing and
+// knows only those spellings: `show --json=1` gets its usage refusal in
+// text.
+func TestAttack1516JSONSpellingsOfTrueRefusedInText(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	for _, spelling := range []string{"--json=1", "--json=t", "--json=True", "-json=TRUE"} {
+		// after parsing: JSON (the flag really is true)
+		_, errOut, code := h.ssh("alice", "show", "999", spelling)
+		if code != exitRefused {
+			t.Errorf("show 999 %s: exit %d", spelling, code)
+		}
+		jsonRefusal(t, "show 999 "+spelling, errOut)
+		// malformed words: the same flag, but the refusal is text
+		_, errOut, code = h.ssh("alice", "show", spelling)
+		if code != exitUsage {
+			t.Errorf("show %s: exit %d", spelling, code)
+		}
+		jsonRefusal(t, "show "+spelling+" (no RUN)", errOut)
+	}
+}
+
+// Held: --json given twice, or as --json --json=false, is malformed words
+// refused as JSON with exit 2 and nothing on stdout.
+func TestAttack1516JSONGivenTwice(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	for _, args := range [][]string{{"show", "1", "--json", "--json"}, {"runs", "--json", "--json=false"}, {"whoami", "-json", "--json"}} {
+		out, errOut, code := h.ssh("alice", args...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%v: exit %d stdout %q", args, code, out)
+		}
+		if e := jsonRefusal(t, strings.Join(args, " "), errOut); e.Error.Code != errCodeUsage {
+			t.Errorf("%v: code %q", args, e.Error.Code)
+		}
+	}
+}
+
+// Held: a run ID that is not the canonical decimal (leading zero, a sign,
+// spaces, non-ASCII digits, huge) names no run, over SSH and over MCP, as
+// a tool argument and as a resource URI.
+func TestAttack1516RunIDSpellings(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run")
+	for _, id := range []string{"01", "+1", " 1", "1 ", "١", "１", "1e0", "0x1", "18446744073709551617"} {
+		out, errOut, code := h.ssh("alice", "show", id, "--json")
+		if code != exitRefused || out != "" {
+			t.Errorf("show %q: exit %d stdout %q", id, code, out)
+		}
+		if e := jsonRefusal(t, "show "+id, errOut); e.Error.Code != "not_found" {
+			t.Errorf("show %q: %+v", id, e)
+		}
+	}
+	c := h.mcpAs("helper-bot", "2025-11-25") // legacy subscribe: the client sees the server's answer
+	for _, id := range []string{"01", "+1", " 1", "１"} {
+		c.refused("show_run", map[string]any{"run": id})
+		c.refused("cancel_run", map[string]any{"run": id})
+	}
+	for _, uri := range []string{"run://01", "run://+1", "run://1/../2", "run://1/log/", "run://1/log/../log", "run://１", "RUN://1", "run://1?x=1", "run://1#log", "run:///1"} {
+		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("resource %q was read", uri)
+		}
+		if err := c.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err == nil {
+			t.Errorf("resource %q was subscribed to", uri)
+		}
+	}
+}
+
+// Promise (issue 16, 4; README "MCP for AI agents"): launch's answers are
+// validated exactly as `launch` validates them; `launch --answers -`
+// refuses a null answer ("answer %q is null; give a value or leave it
+// out", readAnswers in answers.go). mcpAnswers (mcp_tools.go) tries
+// json.Unmarshal(v, &s) first, which succeeds on null and leaves s "", so
+// a null answer over MCP is taken as the empty string (quoted, so even a
+// text field accepts it) and overrides the field's default; its own null
+// check after that is dead for null.
+func TestAttack1516MCPNullAnswerTakenAsEmptyString(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	c := h.mcpAs("alice")
+	res := c.call("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"generation": nil}})
+	if !res.IsError {
+		var run runView
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &run)
+		t.Errorf("a null answer over MCP was accepted: run %s, answers %v (launch --answers - refuses null)", run.ID, run.Answers)
+	}
+}
+
+// rawMCP is an MCP session over SSH driven by hand: JSON-RPC lines in,
+// lines out.
+type rawMCP struct {
+	in    io.WriteCloser
+	lines chan string
+	done  chan error
+}
+
+func (h *harness) rawMCPAs(user string) *rawMCP {
+	h.t.Helper()
+	client, err := dialAs(h, user)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	sess, err := client.NewSession()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	stdin, _ := sess.StdinPipe()
+	stdout, _ := sess.StdoutPipe()
+	if err := sess.Start("mcp"); err != nil {
+		h.t.Fatal(err)
+	}
+	r := &rawMCP{in: stdin, lines: make(chan string, 1<<16), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 8<<20)
+		for sc.Scan() {
+			select {
+			case r.lines <- sc.Text():
+			default:
+			}
+		}
+		r.done <- sc.Err()
+	}()
+	h.t.Cleanup(func() { stdin.Close(); sess.Close(); client.Close() })
+	return r
+}
+
+func (r *rawMCP) send(t *testing.T, msg string) {
+	t.Helper()
+	if _, err := io.WriteString(r.in, msg+"\n"); err != nil {
+		t.Fatalf("writing to the MCP session: %v", err)
+	}
+}
+
+// await returns the first line that contains want.
+func (r *rawMCP) await(t *testing.T, want string, within time.Duration) string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case l := <-r.lines:
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-deadline:
+			t.Fatalf("no line with %q within %s", want, within)
+			return ""
+		}
+	}
+}
+
+// Promise (issue 16; README): "a silent or garbage client cannot hurt
+// other sessions"; subscriptions are for runs that exist. Under the
+// protocol version the SDK negotiates by default (2026-07-28), a
+// subscription is a subscriptions/listen request the SDK parks until the
+// client cancels it, a goroutine each; the subscribe handler
+// (mcpSession.subscribe, mcp.go) accepts the same run://1 any number of
+// times and nothing bounds how many listens one session holds, so one
+// agent grows the server by a goroutine (and its stack) per line it sends.
+func TestAttack1516MCPListenFloodGrowsServer(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run")
+	r := h.rawMCPAs("helper-bot")
+	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.await(t, `"id":0`, 10*time.Second)
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	time.Sleep(200 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	const n = 5000
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"resourceSubscriptions":["run://1"]}}}`+"\n", i)
+	}
+	if _, err := io.WriteString(r.in, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first answer: %s", r.await(t, `acknowledged`, 10*time.Second))
+	r.send(t, `{"jsonrpc":"2.0","id":999999,"method":"ping"}`)
+	r.await(t, `"id":999999`, 30*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	grew := runtime.NumGoroutine() - before
+	t.Logf("goroutines: %d before, %d more after %d listens for run://1", before, grew, n)
+	if grew > n/10 {
+		t.Errorf("one MCP session's %d subscriptions to the same run://1 parked %d goroutines in the server; nothing bounds them", n, grew)
+	}
+	r.in.Close()
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not end after its client closed stdin")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := runtime.NumGoroutine() - before; left > 5 {
+		t.Errorf("%d goroutines left after the flooding session ended", left)
+	}
+}
