@@ -228,3 +228,115 @@ func TestAttack1516MCPListenFloodGrowsServer(t *testing.T) {
 		t.Errorf("%d goroutines left after the flooding session ended", left)
 	}
 }
+
+// Promise (issue 16, 2; README "MCP for AI agents"): "Every result carries
+// both text (what the SSH command prints) and structured content (the
+// object show --json prints)"; docs/json.md: cancel prints the whole run,
+// plan text included, and says what it did ("run N was held for approval
+// and is cancelled"). cancel_run over MCP returns runResult(run, false)
+// (mcp_tools.go, mcpSession.cancel; likewise launch, reconcile, rerun):
+// m.s.view(r, who, false) drops proposal.plan_text, so the structured run
+// is not the object `cancel --json`/`show --json` print; and it calls
+// Cancel, not cancelRun, so the text lacks the sentence saying what the
+// cancel did.
+func TestAttack1516MCPCancelResultIsNotShowJSON(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	alice := h.mcpAs("alice")
+	var run runView
+	alice.ok("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
+	h.waitStatus(run.ID, StatusAwaitingApproval, StatusFailed)
+	var held runView
+	alice.ok("show_run", map[string]any{"run": run.ID}, &held)
+	if held.Proposal == nil || held.Proposal.PlanText == "" {
+		t.Fatalf("the held apply has no plan text: %+v", held.Proposal)
+	}
+	var cancelled runView
+	text := alice.ok("cancel_run", map[string]any{"run": run.ID}, &cancelled)
+	shown := h.show("alice", run.ID)
+	if shown.Proposal == nil || shown.Proposal.PlanText == "" {
+		t.Fatalf("show --json after the cancel has no plan text")
+	}
+	if cancelled.Proposal == nil || cancelled.Proposal.PlanText != shown.Proposal.PlanText {
+		t.Errorf("cancel_run's structured run lacks the plan text show --json prints (%d bytes)", len(shown.Proposal.PlanText))
+	}
+	if !strings.Contains(text, "was held for approval and is cancelled") {
+		t.Errorf("cancel_run's text does not say what the cancel did, as cancel does:\n%s", text)
+	}
+}
+
+// Held: exit statuses of log --follow (0 succeeded, 3 held, 1 otherwise)
+// with --json, and its last line; cancel --json of a held run prints the
+// run object only (no sentence on stdout).
+func TestAttack1516FollowExitCodes(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	out, _, code := h.ssh("carol", "log", "1", "--follow", "--json")
+	if code != exitOK || !strings.Contains(out, `"status":"succeeded"`) {
+		t.Errorf("log --follow --json of a succeeded run: exit %d\n%s", code, out)
+	}
+	h.mustSSH("deploy-bot", "launch", "data") // held before planning
+	out, _, code = h.ssh("carol", "log", "2", "--follow", "--json")
+	if code != exitHeld || !strings.Contains(out, `"status":"awaiting_approval"`) {
+		t.Errorf("log --follow --json of a held run: exit %d\n%s", code, out)
+	}
+	out, errOut, code := h.ssh("deploy-bot", "cancel", "2", "--json")
+	var v map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v["status"] != "cancelled" {
+		t.Errorf("cancel --json: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, ok := v["exit_code"]; ok {
+		t.Errorf("a run cancelled before anything ran has an exit_code: %v", v["exit_code"])
+	}
+	out, _, code = h.ssh("carol", "log", "2", "--follow", "--json")
+	if code != exitRefused || !strings.Contains(out, `"status":"cancelled"`) {
+		t.Errorf("log --follow --json of a cancelled run: exit %d\n%s", code, out)
+	}
+}
+
+// Promise (issue 16; README): a garbage client cannot hurt other sessions
+// or make the server hold what it cannot bound. A client that writes
+// requests and never reads its output: once the SSH window is full every
+// reply blocks in the SDK's writer, and each further request parks one
+// more goroutine (with its result) in the server, without bound, while the
+// client's own writes keep the connection from ever being idle.
+func TestAttack1516MCPClientThatNeverReads(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	client, err := dialAs(h, "helper-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, _ := sess.StdinPipe()
+	sess.StdoutPipe() // never read
+	if err := sess.Start("mcp"); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	time.Sleep(200 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	const n = 5000
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"show_run","arguments":{"run":"1"}}}`+"\n", i)
+	}
+	done := make(chan struct{})
+	go func() { io.WriteString(stdin, b.String()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+	}
+	time.Sleep(time.Second)
+	grew := runtime.NumGoroutine() - before
+	t.Logf("goroutines: %d before, %d more after %d unread calls", before, grew, n)
+	if grew > 500 {
+		t.Errorf("a client that never reads parked %d goroutines in the server with %d requests", grew, n)
+	}
+	var tpl mcpTemplates
+	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
+}
