@@ -340,3 +340,85 @@ func TestAttack1516MCPClientThatNeverReads(t *testing.T) {
 	var tpl mcpTemplates
 	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
 }
+
+const secretTemplate = `
+template "secret" {
+  project = "infra"
+  command = "infra/secret"
+  survey "db_password" {
+    type = "string"
+  }
+  survey "api_note" {
+    type      = "string"
+    sensitive = true
+  }
+}
+`
+
+// launchSeen calls launch with args and returns everything the client got
+// back, and whether it was accepted.
+func launchSeen(t *testing.T, c *mcpConn, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "launch", Arguments: args})
+	if err != nil {
+		return err.Error(), false
+	}
+	b, _ := json.Marshal(res)
+	return string(b), !res.IsError
+}
+
+// Promise (issue 16, 4; README: "a refusal is a tool error carrying the
+// server's one sentence, which never repeats an answer"; "Secret answers
+// are accepted and sealed, never shown back"). A model commonly sends an
+// object argument as a JSON-encoded string: answers =
+// "{\"api_note\":\"SECRET\"}" (or wraps it in a list). The SDK's input
+// validation of launchSchema's "answers" (mcp_tools.go, launchSchema /
+// addMCPTool: the arguments are validated by the SDK before mcpAnswers
+// sees them) refuses it with "validating /properties/answers: type: <the
+// whole value> has type \"string\", want \"object\"": the sensitive answer
+// comes back in the tool result, into the model's context and transcript.
+func TestAttack1516MCPStringifiedAnswersEchoSecret(t *testing.T) {
+	h := newHarness(t, secretTemplate)
+	c := h.mcpAs("deploy-bot")
+	const secret = "Zq9-canary-hunter2-7781"
+	for _, answers := range []any{
+		`{"db_password":"x","api_note":"` + secret + `"}`,
+		[]any{map[string]any{"api_note": secret}},
+	} {
+		seen, accepted := launchSeen(t, c, map[string]any{"template": "secret", "answers": answers})
+		if accepted {
+			t.Errorf("answers %v were accepted", answers)
+		}
+		if strings.Contains(seen, "hunter2") {
+			t.Errorf("answers given as %T: the refusal repeats the secret answer:\n%s", answers, seen)
+		}
+	}
+}
+
+// Held: a secret misplaced at the top level, nested in an object or list
+// for a text field, or under a field name with a lookalike letter is
+// refused without being repeated, and nothing is queued.
+func TestAttack1516MCPMisplacedSecretNotEchoed(t *testing.T) {
+	h := newHarness(t, secretTemplate)
+	c := h.mcpAs("deploy-bot")
+	const secret = "Zq9-canary-hunter2-7781"
+	for _, args := range []map[string]any{
+		{"template": "secret", "api_note": secret},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": map[string]any{"v": secret}}},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": []any{secret}}},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_nоte": secret}}, // Cyrillic о
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": secret, "extra": secret}},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": 12345678987654321}},
+	} {
+		seen, accepted := launchSeen(t, c, args)
+		if accepted {
+			t.Errorf("launch %v was accepted", args)
+		}
+		if strings.Contains(seen, "hunter2") || strings.Contains(seen, "12345678987654321") {
+			t.Errorf("launch %v: the refusal repeats the secret: %s", args, seen)
+		}
+	}
+	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
+		t.Errorf("%d runs were queued", len(runs))
+	}
+}
