@@ -422,3 +422,61 @@ func TestAttack1516MCPMisplacedSecretNotEchoed(t *testing.T) {
 		t.Errorf("%d runs were queued", len(runs))
 	}
 }
+
+// Promise (issue 16, 4): answers are validated exactly as launch validates
+// them; `launch --answers -` refuses an answer given twice in the JSON
+// object ("answer %q is given twice", duplicateKey in answers.go), since
+// encoding/json would silently keep the last. Over MCP the arguments are
+// decoded into map[string]json.RawMessage (mcpLaunchArgs.Answers,
+// mcp_tools.go) after the SDK's own decoding, which keeps the last value:
+// a launch whose answers name db_password twice is accepted with one of
+// them, silently.
+func TestAttack1516MCPDuplicateAnswerAccepted(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	r := h.rawMCPAs("alice")
+	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.await(t, `"id":0`, 10*time.Second)
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"launch","arguments":{"template":"data","kind":"plan","answers":{"generation":"first","generation":"second"}}}}`)
+	line := r.await(t, `"id":1`, 20*time.Second)
+	if !strings.Contains(line, `"isError":true`) {
+		t.Errorf("answers naming generation twice were accepted over MCP (launch --answers - refuses them):\n%.600s", line)
+	}
+}
+
+// Promise (docs/json.md, the run object): a hold's "waits_for" is present
+// "while it holds"; "waiting" only "while held"; times not yet known are
+// left out. A held run that was cancelled (or rejected) waits for nobody,
+// and its text says so (writeHolds prints "waits for" only while
+// awaiting_approval), but holdViews (permissions.go: "if v.ReleasedBy ==
+// "" { v.WaitsFor = s.waitsForIn(r, h) }") fills waits_for whatever the
+// run's status: show --json of a cancelled run still names whom its holds
+// wait for.
+func TestAttack1516JSONEndedRunStillWaitsFor(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("deploy-bot", "launch", "data") // held before planning
+	h.mustSSH("deploy-bot", "cancel", "1")
+	out := h.mustSSH("alice", "show", "1", "--json")
+	if strings.Contains(out, "0001-01-01") {
+		t.Errorf("show --json carries a zero time:\n%s", out)
+	}
+	var v struct {
+		Status  string           `json:"status"`
+		Waiting *string          `json:"waiting"`
+		Holds   []map[string]any `json:"holds"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Status != "cancelled" || len(v.Holds) == 0 {
+		t.Fatalf("show 1 --json: %v\n%s", err, out)
+	}
+	if v.Waiting != nil {
+		t.Errorf("a cancelled run has \"waiting\": %q", *v.Waiting)
+	}
+	for _, hold := range v.Holds {
+		if wf, ok := hold["waits_for"]; ok {
+			t.Errorf("a hold of a cancelled run still waits for %q (rule %v)", wf, hold["rule"])
+		}
+	}
+	if text := h.mustSSH("alice", "show", "1"); strings.Contains(text, "waits for") {
+		t.Logf("(the text says waits for too:\n%s)", text)
+	}
+}
