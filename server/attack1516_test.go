@@ -480,3 +480,116 @@ func TestAttack1516JSONEndedRunStillWaitsFor(t *testing.T) {
 		t.Logf("(the text says waits for too:\n%s)", text)
 	}
 }
+
+// Held (docs/json.md): launch, reject and rerun with --json print the
+// object show --json prints right after, field for field; whoami --json
+// has its four fields, roles [] for an agent; runs --json is [] on an
+// empty filter result.
+func TestAttack1516JSONSameRunObject(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	if out := h.mustSSH("alice", "runs", "--json", "--status", "failed"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("runs --json with nothing matching: %q", out)
+	}
+	var who map[string]any
+	json.Unmarshal([]byte(h.mustSSH("deploy-bot", "whoami", "--json")), &who)
+	if roles, ok := who["roles"].([]any); !ok || len(roles) != 0 || who["kind"] != "agent" || len(who) != 4 {
+		t.Errorf("whoami --json of an agent: %v", who)
+	}
+	same := func(what, got, id string) {
+		t.Helper()
+		var a, b map[string]any
+		if err := json.Unmarshal([]byte(got), &a); err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, got)
+		}
+		json.Unmarshal([]byte(h.mustSSH("alice", "show", id, "--json")), &b)
+		delete(a, "waiting_for_you")
+		delete(b, "waiting_for_you")
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s --json differs from show --json:\n%v\n%v", what, a, b)
+		}
+	}
+	same("launch", h.mustSSH("deploy-bot", "launch", "data", "--json"), "1")
+	same("reject", h.mustSSH("alice", "reject", "1", "--reason", "no", "--json"), "1")
+	same("rerun", h.mustSSH("deploy-bot", "rerun", "1", "--json"), "2")
+}
+
+// Promise (convention the flag package and POSIX share, which parse
+// follows for `--` itself: `show -- --json` takes --json as the RUN): `--`
+// ends the flags, every word after it is an argument. parse (commands.go)
+// calls fs.Parse again on what follows each positional argument, so a
+// flag after `--` and one argument is parsed as a flag again: `show -- 1
+// --json` prints JSON, while `show -- --json 1` is refused as two RUNs.
+func TestAttack1516FlagAfterDoubleDash(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run")
+	_, _, code := h.ssh("alice", "show", "--", "--json", "1")
+	if code != exitUsage {
+		t.Errorf("show -- --json 1: exit %d, want 2 (two arguments)", code)
+	}
+	out, _, code := h.ssh("alice", "show", "--", "1", "--json")
+	if code != exitUsage || strings.HasPrefix(strings.TrimSpace(out), "{") {
+		t.Errorf("show -- 1 --json: exit %d, --json after -- was taken as a flag:\n%.200s", code, out)
+	}
+}
+
+// Promise (docs/json.md): a refusal is JSON when --json was asked for, and
+// text otherwise. asksJSON (commands.go) looks for the word --json
+// anywhere, so --json given as a flag's value (a --reason, a --template)
+// turns a usage refusal of a text command into JSON: `reject --reason
+// --json` (RUN missing) answers {"error":…} though nobody asked for JSON,
+// while a refusal after parsing (`runs --template --json`) is text.
+func TestAttack1516JSONAsFlagValueTurnsRefusalJSON(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	_, errOut, code := h.ssh("alice", "runs", "--template", "--json")
+	if code != exitRefused || strings.HasPrefix(errOut, "{") {
+		t.Errorf("runs --template --json (a template named --json): exit %d %q", code, errOut)
+	}
+	_, errOut, code = h.ssh("alice", "reject", "--reason", "--json")
+	if code != exitUsage || strings.HasPrefix(errOut, "{") {
+		t.Errorf("reject --reason --json (no RUN; no JSON asked): exit %d, refusal in JSON: %q", code, errOut)
+	}
+}
+
+// Held: a 100 MB line ends that MCP session after the 2 MiB bound, without
+// the server reading the rest, and other sessions go on.
+func TestAttack1516MCPHundredMegabyteLine(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	other := h.mcpAs("alice")
+	client, err := dialAs(h, "deploy-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, _ := sess.StdinPipe()
+	if err := sess.Start("mcp"); err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan int64, 1)
+	go func() {
+		chunk := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 1<<20))
+		var n int64
+		for n < 100<<20 {
+			m, err := stdin.Write(chunk)
+			n += int64(m)
+			if err != nil {
+				break
+			}
+			chunk = []byte(strings.Repeat("a", 1<<20))
+		}
+		wrote <- n
+	}()
+	waitClosed(t, "a session sending a 100 MB line", sess.Wait)
+	select {
+	case n := <-wrote:
+		if n >= 100<<20 {
+			t.Errorf("the server took all %d bytes of the line", n)
+		}
+	case <-time.After(5 * time.Second):
+	}
+	var runs mcpRuns
+	other.ok("list_runs", map[string]any{}, &runs)
+}
