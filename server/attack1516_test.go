@@ -593,3 +593,31 @@ func TestAttack1516MCPHundredMegabyteLine(t *testing.T) {
 	var runs mcpRuns
 	other.ok("list_runs", map[string]any{}, &runs)
 }
+
+// Held (docs/json.md): lists are [] and maps {}, never null, in every
+// command's JSON on a fresh server and for a template with no survey; an
+// agent's run held before planning has no null anywhere either.
+func TestAttack1516JSONNoNulls(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+template "bare" {
+  project = "infra"
+  command = "infra/data"
+}
+`)
+	for _, args := range [][]string{{"runs", "--json"}, {"templates", "--json"}, {"audit", "--json"}, {"whoami", "--json"}} {
+		if out := h.mustSSH("bob", args...); strings.Contains(out, "null") {
+			t.Errorf("%v: null in\n%s", args, out)
+		}
+	}
+	h.mustSSH("deploy-bot", "launch", "bare")
+	for _, args := range [][]string{{"runs", "--json"}, {"show", "1", "--json"}, {"audit", "--json", "--run", "1"}} {
+		if out := h.mustSSH("bob", args...); strings.Contains(out, "null") {
+			t.Errorf("%v: null in\n%s", args, out)
+		}
+	}
+	c := h.mcpAs("deploy-bot")
+	res := c.call("show_run", map[string]any{"run": "1"})
+	if b, _ := json.Marshal(res.StructuredContent); strings.Contains(string(b), "null") {
+		t.Errorf("show_run: null in %s", b)
+	}
+}
