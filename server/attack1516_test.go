@@ -621,3 +621,50 @@ template "bare" {
 		t.Errorf("show_run: null in %s", b)
 	}
 }
+
+// Promise (docs/json.md): requester_kind is "person" or "agent", the
+// words the text uses; the store's "user" never shows.
+func TestAttack1516JSONVocabulary(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	h.mustSSH("deploy-bot", "launch", "data")
+	for _, id := range []string{"1", "2"} {
+		out := h.mustSSH("alice", "show", id, "--json")
+		if strings.Contains(out, `"user"`) {
+			t.Errorf("show %s --json says \"user\":\n%s", id, out)
+		}
+	}
+	c := h.mcpAs("helper-bot")
+	for _, uri := range []string{"run://1", "run://2"} {
+		res, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil || strings.Contains(res.Contents[0].Text, `"user"`) {
+			t.Errorf("%s: %v says \"user\"", uri, err)
+		}
+	}
+}
+
+// Held (and intended, as far as the SSH rules go): `show` and `log` let
+// any identity read any run, so an agent's MCP resources and read tools
+// reading another requester's run and log match what its SSH key may do;
+// cancel_run keeps the SSH rule: agents only their own, people with the
+// approve role any, and another agent of the same kind cannot.
+func TestAttack1516MCPVisibilityMatchesSSH(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	h.mustSSH("helper-bot", "show", "1")
+	h.mustSSH("helper-bot", "log", "1")
+	c := h.mcpAs("helper-bot")
+	for _, uri := range []string{"run://1", "run://1/log"} {
+		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
+			t.Errorf("%s: %v (show/log over SSH allow it)", uri, err)
+		}
+	}
+	var run runView
+	h.mcpAs("deploy-bot").ok("launch", map[string]any{"template": "data"}, &run)
+	c.refused("cancel_run", map[string]any{"run": run.ID})
+	h.mcpAs("carol").refused("cancel_run", map[string]any{"run": run.ID})
+	h.mcpAs("bob").ok("cancel_run", map[string]any{"run": run.ID}, &run)
+	if Status(run.Status) != StatusCancelled {
+		t.Errorf("bob's cancel: %s", run.Status)
+	}
+}
