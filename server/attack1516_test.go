@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	osexec "os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -667,4 +668,49 @@ func TestAttack1516MCPVisibilityMatchesSSH(t *testing.T) {
 	if Status(run.Status) != StatusCancelled {
 		t.Errorf("bob's cancel: %s", run.Status)
 	}
+}
+
+// Held (issue 16, 2: results carry structured content, with an output
+// schema the SDK checks every result against): runs of every shape — a
+// failed one with steps, a rejected one with a reason, a running one, a
+// queued one waiting behind it, one from a git checkout (commit) — pass
+// the output schema in show_run, list_runs and the run resource.
+func TestAttack1516MCPOutputSchemaAllShapes(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+template "slow" {
+  project = "infra"
+  command = "infra/slow"
+}
+template "broken" {
+  project = "infra"
+  command = "infra/broken"
+}
+`)
+	git := func(args ...string) {
+		cmd := osexec.Command("git", append([]string{"-C", h.project, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git %v: %v %s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-qm", "x")
+	h.ssh("alice", "launch", "broken", "--dry-run", "--wait")        // 1 failed
+	h.mustSSH("deploy-bot", "launch", "data")                        // 2 held
+	h.mustSSH("alice", "reject", "2", "--reason", "not \u0085today") // rejected
+	h.mustSSH("alice", "launch", "slow", "--dry-run")                // 3 running
+	h.mustSSH("alice", "launch", "slow", "--dry-run")                // 4 queued behind 3
+	h.waitStatus("3", StatusRunning)
+	c := h.mcpAs("helper-bot")
+	for _, id := range []string{"1", "2", "3", "4"} {
+		var v runView
+		c.ok("show_run", map[string]any{"run": id}, &v)
+		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "run://" + id}); err != nil {
+			t.Errorf("run://%s: %v", id, err)
+		}
+	}
+	var runs mcpRuns
+	c.ok("list_runs", map[string]any{}, &runs)
+	h.mcpAs("alice").ok("cancel_run", map[string]any{"run": "4"}, nil)
+	h.mustSSH("alice", "cancel", "3")
 }
