@@ -714,3 +714,25 @@ template "broken" {
 	h.mcpAs("alice").ok("cancel_run", map[string]any{"run": "4"}, nil)
 	h.mustSSH("alice", "cancel", "3")
 }
+
+// Promise (issue 16, 4; README: answers are "JSON values as with
+// --answers -"; readAnswers keeps "numbers keep the digits given"): a
+// number answer reaches the run as the digits the client sent. Over MCP
+// the SDK decodes the arguments into Go values (float64) to validate them
+// against launchSchema and marshals them again before mcpAnswers
+// (mcp_tools.go) sees json.RawMessage, so 9007199254740993 becomes
+// 9007199254740992 (any integer past 2^53, any decimal past float64's
+// precision): the run plans with a number nobody gave.
+func TestAttack1516MCPNumberAnswerLosesDigits(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	c := h.mcpAs("alice")
+	var run runView
+	c.ok("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"instances": json.Number("9007199254740993")}}, &run)
+	if got := run.Answers["instances"]; got != "9007199254740993" {
+		t.Errorf("instances answered 9007199254740993 over MCP is %q in the run", got)
+	}
+	if r, err := h.srv.db.GetRun(run.ID); err == nil && r.Vars["instances"] != "9007199254740993" {
+		t.Errorf("TF_VAR_instances of the run: %q", r.Vars["instances"])
+	}
+	h.ssh("alice", "cancel", run.ID)
+}
