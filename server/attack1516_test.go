@@ -3,8 +3,11 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	gossh "golang.org/x/crypto/ssh"
 	"io"
 	osexec "os/exec"
 	"runtime"
@@ -735,4 +738,38 @@ func TestAttack1516MCPNumberAnswerLosesDigits(t *testing.T) {
 		t.Errorf("TF_VAR_instances of the run: %q", r.Vars["instances"])
 	}
 	h.ssh("alice", "cancel", run.ID)
+}
+
+// Promise (README; cancel_run: "your own runs (a person with the approve
+// role: any run)"): a person with only the launch role cancels only runs
+// they asked for. Scheduled drift checks are asked for by the identity
+// "schedule" (schedule.go, scheduleIdentity, requester kind "user"), and
+// the configuration does not reserve that name (config/decode.go,
+// declare): a user named schedule with just the launch role passes
+// mayCancel's "own" test (permissions.go: r.Requester == who.Name and
+// both are not agents) and cancels every scheduled check, over MCP or SSH,
+// and its own actions read in the audit trail as the schedule's.
+func TestAttack1516UserNamedScheduleCancelsScheduledChecks(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := gossh.NewSignerFromKey(priv)
+	key := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
+	h := newHarness(t, dataTemplates+`
+user "schedule" {
+  public_key = "`+key+`"
+  roles = ["launch"]
+}
+`)
+	h.keys["schedule"] = signer
+	run, err := h.srv.Launch(context.Background(), scheduleIdentity, LaunchRequest{Template: "data", Kind: KindCheck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.mcpAs("schedule")
+	res := c.call("cancel_run", map[string]any{"run": run.ID})
+	if !res.IsError {
+		t.Errorf("a user named schedule with only the launch role cancelled scheduled check %s: %s", run.ID, resultText(res))
+	}
 }
