@@ -26,3 +26,4 @@ fuzz time="30s":
     go test -run '^$' -fuzz '^FuzzParse$' -fuzztime {{time}} ./server/config/
     go test -run '^$' -fuzz '^FuzzSplit$' -fuzztime {{time}} ./server/
     go test -run '^$' -fuzz '^FuzzRenderedForms$' -fuzztime {{time}} ./exec/mask/
+    go test -run '^$' -fuzz '^FuzzModule$' -fuzztime {{time}} ./scan/

@@ -122,10 +122,20 @@ func opaCLI(b *testing.B) string {
 	return bin
 }
 
+// benchPlanEnv names a gzipped `tofu show -json` plan to benchmark instead
+// of the one in testdata.
+const benchPlanEnv = "SWITCHTENDER_BENCH_PLAN"
+
+// realBenchPlan reads the real plan the benchmark measures: the file
+// $SWITCHTENDER_BENCH_PLAN names, or testdata/plan-10k-changes.json.gz.
 var realBenchPlan = sync.OnceValues(func() ([]byte, error) {
-	f, err := os.Open("/work/shared/bench/plan-10k-changes.json.gz")
+	path := os.Getenv(benchPlanEnv)
+	if path == "" {
+		path = filepath.Join("testdata", "plan-10k-changes.json.gz")
+	}
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the benchmark's real plan: %w (set %s to a gzipped tofu show -json)", err, benchPlanEnv)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -140,8 +150,9 @@ var realBenchPlan = sync.OnceValues(func() ([]byte, error) {
 // through Decide from the plan JSON bytes — against `opa eval` of the same
 // policy on the same input document (the plan under "plan", with the summary
 // and the run), timed in the same iterations. Inputs: a synthetic plan of
-// about 19 MiB, and /work/shared/bench/plan-10k-changes.json.gz (a real
-// OpenTofu v1.12.6 plan). Metrics: inproc-s and cli-s per evaluation, and
+// about 19 MiB, and testdata/plan-10k-changes.json.gz (a real OpenTofu
+// v1.12.6 plan over 10,000 terraform_data resources: 8,000 replaces and
+// 2,000 deletes; $SWITCHTENDER_BENCH_PLAN names another). Metrics: inproc-s and cli-s per evaluation, and
 // cli/inproc, how many times faster the gate is. Target: inproc-s < 1 and
 // cli/inproc >= 3. The opa binary is built once (see opaCLI); tests do not
 // need it.

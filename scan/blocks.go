@@ -88,6 +88,9 @@ func EncryptionReason(kind, typ string) string {
 // A body the schema cannot be read from is a reason too.
 func dataBlock(kind, check string, b *hcl.Block, src []byte) string {
 	typ := b.Labels[0]
+	if typ == "terraform_remote_state" && kind == "data" {
+		return remoteStateReason(b)
+	}
 	if typ != "http" {
 		return DataReason(kind, typ, check, "", true, false)
 	}

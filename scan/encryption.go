@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -57,11 +58,11 @@ func readEncryptionEnv(env string) (hcl.Blocks, int, string) {
 	}
 	f, diags := parseConfig(src, envFile, env[0] == '{')
 	if diags.HasErrors() {
-		return nil, diagLine(diags), fmt.Sprintf("TF_ENCRYPTION does not parse: %s", diags.Error())
+		return nil, diagLine(diags), fmt.Sprintf("TF_ENCRYPTION does not parse (%s); its value may hold a passphrase, so it is not quoted", diagSummaries(diags))
 	}
 	content, diags := f.Body.Content(encryptionEnvSchema)
 	if diags.HasErrors() {
-		return nil, diagLine(diags), fmt.Sprintf("TF_ENCRYPTION could not be read: %s", diags.Error())
+		return nil, diagLine(diags), fmt.Sprintf("TF_ENCRYPTION could not be read (%s); its value may hold a passphrase, so it is not quoted", diagSummaries(diags))
 	}
 	var out hcl.Blocks
 	for _, b := range content.Blocks {
@@ -70,4 +71,17 @@ func readEncryptionEnv(env string) (hcl.Blocks, int, string) {
 		}
 	}
 	return out, 0, ""
+}
+
+// diagSummaries joins the summaries of the error diagnostics, leaving out
+// their details and subjects, which may quote the value read.
+func diagSummaries(diags hcl.Diagnostics) string {
+	var parts []string
+	for _, d := range diags.Errs() {
+		var de *hcl.Diagnostic
+		if errors.As(d, &de) {
+			parts = append(parts, de.Summary)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -151,7 +151,11 @@ func (r *report) terraform(path []string, b *hcl.Block, rel string) {
 // that runs something.
 func (r *report) encryptionBlocks(path []string, blocks hcl.Blocks, file string) {
 	for _, kb := range blocks {
-		if reason := EncryptionReason(kb.Type, kb.Labels[0]); reason != "" {
+		reason := EncryptionReason(kb.Type, kb.Labels[0])
+		if reason == "" && kb.Type == "key_provider" {
+			reason = keyProviderFileReason(kb)
+		}
+		if reason != "" {
 			r.find(Address(path, kb.Type+"."+kb.Labels[0]+"."+kb.Labels[1]), file, kb.DefRange.Start.Line, reason)
 		}
 	}

@@ -231,6 +231,8 @@ func (s *scanner) childDir(childPath []string, dir string, c call, stack []strin
 	switch {
 	case err != nil:
 		return "", fmt.Sprintf("module directory %s does not exist or cannot be read", s.rel(target))
+	case !s.manifestAgrees(childPath, real):
+		return "", fmt.Sprintf("the module manifest records another directory for local module %s than its source names (%s); OpenTofu would load the manifest's", c.source, s.rel(real))
 	case !within(s.root, real):
 		return "", fmt.Sprintf("module directory %s leads outside the configuration's root", s.rel(target))
 	case !s.installedOrOwn(real):
@@ -240,6 +242,25 @@ func (s *scanner) childDir(childPath []string, dir string, c call, stack []strin
 	}
 	s.modules++
 	return real, ""
+}
+
+// manifestAgrees reports whether the manifest, when there is one, records
+// the local module at childPath in real (symlinks resolved): OpenTofu loads
+// a module from the directory its manifest records, so a manifest changed
+// after the get must not lead it elsewhere than the scan read. A module
+// the manifest does not record is not loaded at all (init fails), so it
+// agrees.
+func (s *scanner) manifestAgrees(childPath []string, real string) bool {
+	rec, ok := s.manifest[ModuleKey(childPath)]
+	if s.manifest == nil || !ok {
+		return true
+	}
+	dir := rec.Dir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.dir, dir)
+	}
+	got, err := filepath.EvalSymlinks(dir)
+	return err == nil && got == real
 }
 
 // installedOrOwn reports whether the module directory dir (real, inside the

@@ -341,7 +341,11 @@ func TestFollowLogLateJoinersSeeWholeLogOnce(t *testing.T) {
 			t.Errorf("%s follower saw %d bytes, `log 1` prints %d; first difference at byte %d", name, len(got), len(want), firstDiff(got, want))
 		}
 	}
-	check("ssh", sshOut.String(), want)
+	got, status, _ := strings.Cut(sshOut.String(), "run 1 succeeded: ")
+	if status == "" {
+		t.Errorf("the ssh follower's output does not end with the run's status line")
+	}
+	check("ssh", got, want)
 	check("middle", fromMid.buf.String(), want[mid:])
 	check("dropped", dropped.buf.String(), want)
 	for name, c := range map[string]*contiguous{"middle": fromMid, "dropped": dropped} {

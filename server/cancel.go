@@ -21,13 +21,23 @@ var errShutdown = errors.New("the server is stopping")
 // its tool gets an interrupt first, a kill only after cancel_grace, and the
 // executor ends it cancelled. See mayCancel for who may.
 func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run, error) {
+	run, _, err := s.cancelRun(ctx, who, id)
+	return run, err
+}
+
+// cancelRun is Cancel that also returns the status the run had when the
+// cancel took hold (queued, running or awaiting_approval), so a reply can
+// say what it did.
+func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.Run, Status, error) {
 	msg := "Cancelled by " + who.Name + " before it ran further."
 	var running bool
+	var was Status
 	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
 		if err := s.mayCancel(*r, who); err != nil {
 			return err
 		}
-		running = statusOf(*r) == StatusRunning
+		was = statusOf(*r)
+		running = was == StatusRunning
 		if running {
 			if r.CancelRequested == "" {
 				r.CancelRequested = who.Name
@@ -38,16 +48,16 @@ func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run
 		return setStatus(r, StatusCancelled)
 	})
 	if err != nil {
-		return store.Run{}, s.coded(id, err)
+		return store.Run{}, "", s.coded(id, err)
 	}
 	if running {
 		s.sched.cancel(id, cancelCause{by: who.Name})
 		s.audit(id, who.Name, "cancel", "interrupt sent")
-		return run, nil
+		return run, was, nil
 	}
 	s.sched.cancel(id, cancelCause{by: who.Name})
 	s.dropSealedPlan(id)
 	s.audit(id, who.Name, string(StatusCancelled), msg)
 	s.changed(run)
-	return run, nil
+	return run, was, nil
 }

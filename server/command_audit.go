@@ -11,6 +11,7 @@ import (
 
 var auditCommand = command{
 	name:    "audit",
+	example: `ssh -p 2222 HOST audit --run 4 --json`,
 	usage:   "audit [--run RUN] [--since TIME] [--json]",
 	summary: "the audit trail: who launched, released, rejected, cancelled what, and when",
 	help: `Every launch, release (with the plan's digest and the rules it released),

@@ -7,6 +7,7 @@ import (
 
 var helpCommand = command{
 	name:    "help",
+	example: `ssh -p 2222 HOST help launch`,
 	aliases: []string{"--help", "-h"},
 	usage:   "help [COMMAND]",
 	summary: "these commands and the statuses a run goes through; with COMMAND, that command's usage, flags and help",
@@ -39,5 +40,7 @@ func writeGeneralHelp(w io.Writer) {
 	writeCommandList(w)
 	fmt.Fprintf(w, "\nRun statuses, and what may follow each:\n%s", statusHelp())
 	fmt.Fprintln(w, "\nRefusals print one sentence on stderr and exit 1; malformed words exit 2.")
+	fmt.Fprintln(w, "With --json, a refusal is {\"error\": {\"code\", \"message\"}} on stderr, with the same exit status.")
+	fmt.Fprintln(w, "log --follow and approve --wait exit 0 when the run succeeded, 3 when it waits for approval, 1 otherwise.")
 	fmt.Fprintln(w, "Connect with a terminal and no command for the console.")
 }

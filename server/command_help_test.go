@@ -57,7 +57,7 @@ func TestCommandHelpForEachCommand(t *testing.T) {
 				t.Errorf("%s's usage line %q does not name its flag %s", c.name, c.usage, f)
 			}
 		}
-		if c.summary == "" || c.help == "" || !strings.HasPrefix(c.usage, c.name) {
+		if c.summary == "" || c.help == "" || !strings.HasPrefix(c.usage, c.name) || !strings.Contains(c.example, c.name+" ") {
 			t.Errorf("%s: usage %q, summary %q, help %q", c.name, c.usage, c.summary, c.help)
 		}
 		for _, words := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}, {c.name, "7", "--help"}} {
@@ -66,7 +66,7 @@ func TestCommandHelpForEachCommand(t *testing.T) {
 				t.Errorf("%v: exit %d, stderr %q", words, code, errOut)
 				continue
 			}
-			want := append([]string{"usage: " + c.usage, c.summary, "flags:", "--help, -h"}, flags...)
+			want := append([]string{"usage: " + c.usage, c.summary, "flags:", "--help, -h", "example:\n  ssh -p 2222 HOST "}, flags...)
 			for _, w := range want {
 				if !strings.Contains(out, w) {
 					t.Errorf("%v lacks %q:\n%s", words, w, out)

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
 
 var launchCommand = command{
 	name:    "launch",
+	example: `ssh -p 2222 HOST launch network --var region=eu-west-1 --wait`,
 	usage:   "launch TEMPLATE [--dry-run [--ref REF] | --check] [--var NAME=VALUE]... [--answers -] [--require-approval] [--ai-proposal] [--wait] [--json]",
 	summary: "queue a run: an apply, with --dry-run a plan, with --check a drift check",
 	help: `Answers (--var) are checked against the template's survey before anything
@@ -87,8 +89,10 @@ func (v *varsFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, "=")
 	switch {
 	case v.err != nil:
-	case !ok || name == "":
-		v.err = errors.New("--var wants NAME=VALUE, and one was given without a name and =; the value is not repeated here")
+	case !ok:
+		v.err = errors.New("--var wants NAME=VALUE, and one was given without =; write --var NAME=VALUE (NAME= for an empty answer); what was given is not repeated here, as it may be a secret")
+	case name == "":
+		v.err = errors.New("--var wants NAME=VALUE, and one was given without a name before =; the value is not repeated here")
 	case v.has(name):
 		v.err = fmt.Errorf("variable %q is given twice", name)
 	default:
@@ -117,6 +121,10 @@ func (c *call) launch(f *launchFlags) int {
 		}
 		kind = KindCheck
 	}
+	fromVar := map[string]bool{}
+	for name := range f.vars.m {
+		fromVar[name] = true
+	}
 	answers, code := c.answers(f)
 	if code != exitOK {
 		return code
@@ -125,7 +133,7 @@ func (c *call) launch(f *launchFlags) int {
 		RequireApproval: f.requireApproval, AIProposal: f.ai, Ref: f.ref})
 	clear(answers)
 	if err != nil {
-		return c.refuse(err)
+		return c.refuse(c.quotingHint(err, fromVar))
 	}
 	return c.queued(run, f.wait)
 }
@@ -137,15 +145,10 @@ func (c *call) queued(run store.Run, wait bool) int {
 	if !wait {
 		return c.printRun(run, false)
 	}
-	write := func(store.Chunk) error { return nil }
 	if !c.json {
 		fmt.Fprintf(c.out, "run %s queued (%s of %s)\n", run.ID, run.Kind, run.Template)
-		write = func(ch store.Chunk) error { _, err := c.out.Write(ch.Data); return err }
 	}
-	if err := c.s.FollowLog(c.ctx, run.ID, 0, write); err != nil {
-		return c.refuse(err)
-	}
-	run, err := c.s.getRun(run.ID)
+	run, err := c.follow(run.ID, 0)
 	if err != nil {
 		return c.refuse(err)
 	}
@@ -154,4 +157,53 @@ func (c *call) queued(run store.Run, wait bool) int {
 		code = exitRefused
 	}
 	return code
+}
+
+// follow streams run id's masked log from byte offset from (text only;
+// with --json nothing) until the run ends or is held, and returns the run
+// as it is then.
+func (c *call) follow(id string, from int64) (store.Run, error) {
+	write := func(store.Chunk) error { return nil }
+	if !c.json {
+		write = func(ch store.Chunk) error { _, err := c.out.Write(ch.Data); return err }
+	}
+	if err := c.s.FollowLog(c.ctx, id, from, write); err != nil {
+		return store.Run{}, err
+	}
+	return c.s.getRun(id)
+}
+
+// logSize is how many bytes run id's log holds now (0 when it cannot tell).
+func (s *Server) logSize(id string) int64 {
+	chunks, err := s.db.ReadLog(id, 0)
+	if err != nil || len(chunks) == 0 {
+		return 0
+	}
+	last := chunks[len(chunks)-1]
+	return last.Offset + int64(len(last.Data))
+}
+
+// quotingHint adds to a refused --var answer for a list or map field why
+// it most likely failed and how to give it: SSH sends the command as one
+// line that the server splits again, so the JSON's double quotes were
+// eaten by the second split unless quoted twice.
+func (c *call) quotingHint(err error, fromVar map[string]bool) error {
+	var e *Error
+	t := c.s.config().Templates[c.arg(0)]
+	if !errors.As(err, &e) || e.Field == "" || !fromVar[e.Field] || t == nil {
+		return err
+	}
+	for _, f := range t.Survey {
+		if f.Name != e.Field || (f.Type != config.TypeList && f.Type != config.TypeMap) {
+			continue
+		}
+		example := `["a","b"]`
+		if f.Type == config.TypeMap {
+			example = `{"team":"infra"}`
+		}
+		hint := fmt.Sprintf(" Over SSH the command line is split twice, by your shell and again by the server, so a JSON %s must be quoted for both: ssh HOST \"launch %s --var '%s=%s'\" (single quotes inside double quotes), or give it on standard input with --answers -.",
+			f.Type, t.Name, f.Name, strings.ReplaceAll(example, `"`, `\"`))
+		return &Error{Code: e.Code, Msg: strings.TrimRight(e.Msg, ".") + "." + hint, Field: e.Field}
+	}
+	return err
 }

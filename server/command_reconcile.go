@@ -2,6 +2,7 @@ package server
 
 var reconcileCommand = command{
 	name:    "reconcile",
+	example: `ssh -p 2222 HOST reconcile 7`,
 	usage:   "reconcile CHECK [--json]",
 	summary: "propose applying exactly the plan a drift check kept",
 	help: `Makes a reconcile run that carries the plan drift check CHECK kept: its

@@ -4,6 +4,7 @@ import "flag"
 
 var rejectCommand = command{
 	name:    "reject",
+	example: `ssh -p 2222 HOST "reject 4 --reason 'too risky'"`,
 	usage:   "reject RUN [--reason TEXT] [--json]",
 	summary: "end a held run",
 	help: `Turns the held proposal down and ends the run (rejected); its sealed plan

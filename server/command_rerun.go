@@ -4,6 +4,7 @@ import "flag"
 
 var rerunCommand = command{
 	name:    "rerun",
+	example: `ssh -p 2222 HOST rerun 4 --wait`,
 	usage:   "rerun RUN [--wait] [--json]",
 	summary: "submit a run that ended again: same template, kind and answers",
 	help: `Queues a new run with the run's template, kind, approval request and

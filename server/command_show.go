@@ -2,6 +2,7 @@ package server
 
 var showCommand = command{
 	name:    "show",
+	example: `ssh -p 2222 HOST show 4 --json`,
 	usage:   "show RUN [--json]",
 	summary: "a run, its proposal, whom it waits for, and its masked plan text",
 	help: `A run: its variables (secret ones as (sensitive)), the decisions on it,

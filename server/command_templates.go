@@ -8,6 +8,7 @@ import (
 
 var templatesCommand = command{
 	name:    "templates",
+	example: `ssh -p 2222 HOST templates --json`,
 	usage:   "templates [--json]",
 	summary: "list templates and their survey fields",
 	help: `Each template with its tool, working directory, project and queue, and
@@ -31,21 +32,22 @@ type templateView struct {
 // fieldView is a survey field as `templates` shows it; a sensitive field's
 // default is left out.
 type fieldView struct {
-	Name      string   `json:"name"`
-	Type      string   `json:"type"`
-	Default   any      `json:"default,omitempty"`
-	Required  bool     `json:"required,omitempty"`
-	Choices   []string `json:"choices,omitempty"`
-	Sensitive bool     `json:"sensitive,omitempty"`
+	Name        string   `json:"name"`
+	Type        string   `json:"type"`
+	Default     any      `json:"default,omitempty"`
+	Required    bool     `json:"required"`
+	Choices     []string `json:"choices,omitempty"`
+	Sensitive   bool     `json:"sensitive"`
+	Description string   `json:"description,omitempty"`
 }
 
 // templates lists templates with their survey fields.
 func (c *call) templates() int {
-	var list []templateView
+	list := []templateView{}
 	for _, t := range sortedTemplates(c.s.config()) {
-		v := templateView{Name: t.Name, Project: t.Project, Tool: t.Tool, Command: t.Command, Queue: t.Queue}
+		v := templateView{Name: t.Name, Project: t.Project, Tool: t.Tool, Command: t.Command, Queue: t.Queue, Survey: []fieldView{}}
 		for _, f := range t.Survey {
-			fv := fieldView{Name: f.Name, Type: f.Type, Required: f.Required, Choices: f.Choices, Sensitive: f.Sensitive}
+			fv := fieldView{Name: f.Name, Type: f.Type, Required: f.Required, Choices: f.Choices, Sensitive: f.Sensitive, Description: f.Description}
 			if !f.Sensitive {
 				fv.Default = f.Default
 			}
@@ -79,6 +81,9 @@ func writeField(w io.Writer, f fieldView) {
 	}
 	if f.Sensitive {
 		d += "; sensitive"
+	}
+	if f.Description != "" {
+		d += " — " + oneLine(f.Description)
 	}
 	fmt.Fprintf(w, "  --var %s=<%s>  %s\n", f.Name, f.Type, d)
 }

@@ -17,8 +17,9 @@ import (
 // whether a newer proposal exists.
 type runView struct {
 	store.Run
-	SealedVars    []byte `json:"sealed_vars,omitempty"`    // always empty: hides the stored field
-	SealedAnswers []byte `json:"sealed_answers,omitempty"` // always empty: hides the stored field
+	SealedVars    []byte    `json:"sealed_vars,omitempty"`    // always empty: hides the stored field
+	SealedAnswers []byte    `json:"sealed_answers,omitempty"` // always empty: hides the stored field
+	StatusAt      *struct{} `json:"status_at,omitempty"`      // always nil: hides the stored field (not in docs/json.md)
 	// Waiting is the command that releases the held proposal, while it is held.
 	Waiting string `json:"waiting,omitempty"`
 	// WaitingForYou is true when the caller can release something of the
@@ -44,6 +45,11 @@ type runView struct {
 	// file:line and reason; empty when the run was not scanned or the scan
 	// found nothing (scan says which).
 	Findings []store.Finding `json:"findings"`
+	// WaitsBehind says, for a queued run, what it waits for: "waiting
+	// behind run 31 in the same working directory".
+	WaitsBehind string `json:"waits_behind,omitempty"`
+	// JSONPhase is the phase JSON shows (see jsonPhase).
+	JSONPhase string `json:"-"`
 }
 
 // refreshed returns r after checking whether its held plan went stale (so
@@ -66,7 +72,10 @@ func (s *Server) refreshed(r store.Run) store.Run {
 // view is r as who sees it; withPlan keeps tofu's plan text.
 func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	r.SealedVars, r.SealedAnswers = nil, nil
-	v := runView{Holds: s.holdViews(r), Findings: []store.Finding{}}
+	v := runView{Holds: s.holdViews(r), Findings: []store.Finding{}, JSONPhase: s.jsonPhase(r)}
+	if statusOf(r) == StatusQueued && s.sched != nil {
+		v.WaitsBehind = s.sched.waitReason(r.ID)
+	}
 	if r.Scan != nil && len(r.Scan.Findings) > 0 {
 		v.Findings = r.Scan.Findings
 	}
@@ -101,11 +110,12 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	return v
 }
 
-// printRun prints r for the caller: as JSON when asked, else as text; with
-// detail (show) its variables, approvals, proposal and plan text too. It
-// returns the exit status.
+// printRun prints r for the caller: as JSON when asked (always the whole
+// run, as show --json gives it), else as text; with detail (show) its
+// variables, approvals, proposal and plan text too. It returns the exit
+// status.
 func (c *call) printRun(r store.Run, detail bool) int {
-	v := c.s.view(r, c.id, detail)
+	v := c.s.view(r, c.id, detail || c.json)
 	if c.json {
 		return writeJSON(c.out, v)
 	}
@@ -140,6 +150,9 @@ func writeRunHead(w io.Writer, v runView) {
 		fmt.Fprintf(w, "  STALE: %s\n", oneLine(v.StaleReason))
 	} else if v.Message != "" {
 		fmt.Fprintf(w, "  %s\n", oneLine(v.Message))
+	}
+	if v.WaitsBehind != "" {
+		fmt.Fprintf(w, "  %s\n", v.WaitsBehind)
 	}
 	if v.NewerProposal != "" {
 		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", v.NewerProposal)

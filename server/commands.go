@@ -33,6 +33,7 @@ type command struct {
 	usage   string   // the whole usage line, as help shows it
 	summary string   // one line, for the list `help` prints
 	help    string   // what else a user needs: behaviour, refusals, exit status
+	example string   // one command line a user can copy, as `help CMD` shows it
 	args    []string // positional arguments; one in [brackets] is optional
 	json    bool     // the command takes --json
 	// bind declares the command's own flags on fs and returns the handler,
@@ -70,7 +71,7 @@ var commandTable []*command
 func init() {
 	commandTable = []*command{
 		&templatesCommand, &launchCommand, &runsCommand, &showCommand, &logCommand,
-		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &helpCommand,
+		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &whoamiCommand, &mcpCommand, &helpCommand,
 	}
 }
 
@@ -92,7 +93,7 @@ func lookupCommand(name string) *command {
 // runCommand carries out one SSH command for id, writing results to the
 // session and refusals to the session's stderr, and returns the exit status.
 func (s *Server) runCommand(sess ssh.Session, id Identity, args []string) int {
-	return s.command(sess.Context(), id, args, sess, sess, sess.Stderr())
+	return s.command(withKeyOf(sess.Context(), sess), id, args, sess, sess, sess.Stderr())
 }
 
 // command is runCommand without the session, for tests and reuse: args is
@@ -127,6 +128,7 @@ func (c *call) run(words []string) int {
 	var asJSON *bool
 	if c.cmd.json {
 		asJSON = fs.Bool("json", false, "print JSON instead of text")
+		c.json = asksJSON(words) // so malformed words are refused in JSON too
 	}
 	h := c.cmd.bind(fs)
 	onlyOnce(fs)
@@ -150,17 +152,44 @@ func (c *call) run(words []string) int {
 	return h(c)
 }
 
+// asksJSON reports whether words ask for JSON (--json, -json, --json=true),
+// before they are parsed.
+func asksJSON(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
+}
+
 // usageErr reports malformed words (one sentence pointing at the
-// command's help) and returns exitUsage.
+// command's help; with --json the JSON error object, code "usage") and
+// returns exitUsage.
 func (c *call) usageErr(format string, args ...any) int {
-	fmt.Fprintf(c.errOut, "switchtender: %s; see `help %s`\n", fmt.Sprintf(format, args...), c.cmd.name)
+	msg := fmt.Sprintf("%s; see `help %s`", fmt.Sprintf(format, args...), c.cmd.name)
+	if c.json {
+		writeJSONError(c.errOut, errCodeUsage, msg, "")
+		return exitUsage
+	}
+	fmt.Fprintf(c.errOut, "switchtender: %s\n", msg)
 	return exitUsage
 }
 
-// refuse reports a refusal as its one sentence and returns exitRefused; an
-// internal error's detail goes to the operator log only.
+// refuse reports a refusal as its one sentence (with --json the JSON error
+// object with the error's code) and returns exitRefused; an internal
+// error's detail goes to the operator log only.
 func (c *call) refuse(err error) int {
-	fmt.Fprintf(c.errOut, "switchtender: %s\n", UserMessage(err))
+	if c.json {
+		var field string
+		if e := (*Error)(nil); errors.As(err, &e) {
+			field = e.Field
+		}
+		writeJSONError(c.errOut, ErrorCode(err), UserMessage(err), field)
+	} else {
+		fmt.Fprintf(c.errOut, "switchtender: %s\n", UserMessage(err))
+	}
 	c.s.log.Info("refusal", "command", c.cmd.name, "identity", c.id.Name, "agent", c.id.Agent, "code", ErrorCode(err), "reason", c.s.scrub(UserMessage(err)))
 	if ErrorCode(err) == "internal" {
 		c.s.log.Error("command failed", "command", c.cmd.name, "identity", c.id.Name, "err", err)
@@ -339,6 +368,7 @@ func writeCommandHelp(w io.Writer, c *command) {
 		fmt.Fprintf(w, "  --%-20s %s\n", f.Name+name, usage)
 	})
 	fmt.Fprintf(w, "  --%-20s %s\n", "help, -h", "this help")
+	fmt.Fprintf(w, "\nexample:\n  %s\n", c.example)
 }
 
 // writeJSON prints v as indented JSON and returns exitOK (exitRefused when

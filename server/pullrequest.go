@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/vcs"
 )
@@ -82,15 +84,29 @@ func exportStep(ctx context.Context, x *execution) error {
 	if err := vcs.Export(ctx, p.Path, c.SHA, tree); err != nil {
 		return fmt.Errorf("writing commit %s (%s) into the run's private directory: %w; nothing planned", c.SHA, c.Ref, err)
 	}
-	wd, err := exec.ResolveWorkingDir(tree, x.run.Command)
+	if err := dropUntrusted(tree); err != nil {
+		return fmt.Errorf("clearing what the commit may not bring: %w", err)
+	}
+	prefix, err := vcs.Prefix(ctx, p.Path)
+	if err != nil {
+		return fmt.Errorf("%w; nothing planned", err)
+	}
+	project := filepath.Join(tree, filepath.FromSlash(prefix)) // the checkout's place in the commit
+	wd, err := exec.ResolveWorkingDir(project, x.run.Command)
 	if err != nil {
 		return end(StatusFailed, -1, "Commit %s (%s) has no working directory %q inside it: %v; nothing planned.", c.SHA, c.Ref, x.run.Command, err)
 	}
-	if err := copyLocalState(x.dir, p.Path, tree, wd); err != nil {
+	if err := sameBackend(x.dir, wd); err != nil {
+		return err
+	}
+	if err := useCheckoutLockFile(x.dir, wd); err != nil {
+		return err
+	}
+	if err := copyLocalState(x.dir, p.Path, project, wd); err != nil {
 		return err
 	}
 	x.say("planning commit %s (%s) in a private tree; the checkout is not touched", c.SHA, c.Ref)
-	return x.moveTo(tree, wd)
+	return x.moveTo(project, wd)
 }
 
 // copyLocalState copies the local state file of the checkout's working
@@ -106,21 +122,142 @@ func copyLocalState(dir, checkout, tree, wd string) error {
 	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	dest := filepath.Join(wd, "terraform.tfstate")
+	rel, err := filepath.Rel(tree, filepath.Join(wd, "terraform.tfstate"))
+	if err != nil {
+		return fmt.Errorf("copying the local state: %w", err)
+	}
 	if root, err := filepath.EvalSymlinks(checkout); err == nil {
-		if rel, err := filepath.Rel(root, src); err == nil && !strings.HasPrefix(rel, "..") {
-			dest = filepath.Join(tree, rel)
+		if r, err := filepath.Rel(root, src); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			rel = r
 		}
 	}
-	os.Remove(dest) // a state file the commit carries is not the checkout's state
-	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-		return fmt.Errorf("copying the local state: %w", err)
+	dest, err := placeInTree(tree, rel)
+	if err != nil {
+		return end(StatusRefused, -1, "The commit cannot take the checkout's state: %v; nothing planned.", err)
+	}
+	if err := os.Remove(dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("copying the local state: %w", err) // a state file the commit carries is not the checkout's state
 	}
 	if err := copyFile(src, dest); err != nil {
 		return fmt.Errorf("copying the local state: %w", err)
 	}
 	return os.Chmod(dest, 0o400)
 }
+
+// placeInTree returns tree/rel after making its parent directories, none of
+// which may be a symbolic link (the commit's tree is the branch's to shape:
+// a link there would lead the copy out of the tree).
+func placeInTree(tree, rel string) (string, error) {
+	dir := tree
+	parts := strings.Split(filepath.Clean(rel), string(filepath.Separator))
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return "", err
+			}
+		case err != nil:
+			return "", err
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s in the commit is not a directory (%s)", filepath.ToSlash(strings.TrimPrefix(dir, tree+string(filepath.Separator))), fi.Mode().Type())
+		}
+	}
+	return filepath.Join(dir, parts[len(parts)-1]), nil
+}
+
+// dropUntrusted removes from a pull request's tree what OpenTofu would
+// take from it without the scan reading it, or write through: every
+// .terraform (committed providers and modules), every terraform.d (an
+// implied local provider mirror), and every symbolic link that leads out
+// of the tree or nowhere (a lock file or state written through one would
+// land outside). A branch's providers come from where the checkout's come
+// from (useCheckoutLockFile).
+func dropUntrusted(tree string) error {
+	var drop []string
+	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n := d.Name(); p != tree && (n == ".terraform" || n == "terraform.d") {
+			drop = append(drop, p)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		if d.Type()&fs.ModeSymlink != 0 && !linkStaysIn(tree, p) {
+			drop = append(drop, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range drop {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linkStaysIn reports whether the symbolic link p resolves to something
+// that exists inside tree.
+func linkStaysIn(tree, p string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	root, err := filepath.EvalSymlinks(tree)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(root, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// sameBackend refuses a pull request whose root module declares another
+// backend, cloud or encryption block than the checkout's working
+// directory: its plan runs against the state the checkout's runs use, read
+// as they read it, and a backend or key provider the branch chose would get
+// the run's credentials (and another state).
+func sameBackend(checkoutDir, wd string) error {
+	want, err := scan.Backend(checkoutDir)
+	if err != nil {
+		return end(StatusRefused, -1, "The checkout's backend cannot be read to compare the pull request's with it: %v; nothing planned.", err)
+	}
+	got, err := scan.Backend(wd)
+	if err != nil {
+		return end(StatusRefused, -1, "The pull request's backend cannot be read: %v; nothing planned.", err)
+	}
+	if got != want {
+		return end(StatusRefused, -1, "The pull request changes the working directory's backend, cloud or encryption block; its plan runs against the state the checkout's runs use, read as they read it, with their credentials, so a change there is refused rather than planned. Merge that change first; nothing planned.")
+	}
+	return nil
+}
+
+// useCheckoutLockFile puts the checkout's dependency lock file in place of
+// the branch's (or removes the branch's when the checkout has none): init
+// then runs with -lockfile=readonly, so the plan installs only providers
+// the checkout already pins, with their hashes.
+func useCheckoutLockFile(checkoutDir, wd string) error {
+	dest := filepath.Join(wd, lockFileName)
+	if err := os.Remove(dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the branch's lock file: %w", err)
+	}
+	src := filepath.Join(checkoutDir, lockFileName)
+	if fi, err := os.Stat(src); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	if err := copyFile(src, dest); err != nil {
+		return fmt.Errorf("copying the checkout's lock file: %w", err)
+	}
+	return nil
+}
+
+// lockFileName is OpenTofu's dependency lock file.
+const lockFileName = ".terraform.lock.hcl"
 
 // moveTo makes the run execute in wd inside the private tree: its processes
 // start there and the checkout is no longer checked before each step.

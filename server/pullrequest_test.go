@@ -155,3 +155,35 @@ func TestPullRequestRefsRefused(t *testing.T) {
 		t.Fatalf("--ref outside a git checkout: %q", errOut)
 	}
 }
+
+// A project whose checkout is a directory inside a larger repository: a
+// pull request's plan finds the working directory at the project's place
+// in the commit, not at the commit's top.
+func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	top := func(args ...string) string {
+		t.Helper()
+		cmd := osexec.Command("git", append([]string{"-C", h.dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	os.WriteFile(filepath.Join(h.dir, ".gitignore"), []byte("/data/\n*.hcl\n"), 0o644)
+	top("init", "-q", "-b", "main")
+	top("add", "-A")
+	top("commit", "-q", "-m", "main")
+	top("checkout", "-q", "-b", "more")
+	os.WriteFile(filepath.Join(h.project, "infra/data/more.tf"), []byte("resource \"terraform_data\" \"more\" {}\n"), 0o644)
+	top("add", "-A")
+	top("commit", "-q", "-m", "more")
+	top("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "more")
+	if statusOf(v.Run) != StatusSucceeded || v.Commit == nil || v.Commit.SHA != top("rev-parse", "more") {
+		t.Fatalf("a project inside a repository: %s: %s (commit %+v)", v.Status, v.Message, v.Commit)
+	}
+	if log := h.mustSSH("bob", "log", v.ID); !strings.Contains(log, "terraform_data.more will be created") {
+		t.Fatalf("the branch's working directory was not planned:\n%s", log)
+	}
+}

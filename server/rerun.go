@@ -18,6 +18,12 @@ import (
 // cancelled, refused, interrupted) or that succeeded may be rerun; who must
 // be allowed to launch.
 func (s *Server) Rerun(ctx context.Context, who Identity, id string) (store.Run, error) {
+	return s.rerun(ctx, who, id, false)
+}
+
+// rerun is Rerun; aiProposal marks a repeated apply an AI proposal (the
+// MCP tool's rerun), so it waits for a person whatever the rules say.
+func (s *Server) rerun(ctx context.Context, who Identity, id string, aiProposal bool) (store.Run, error) {
 	old, err := s.getRun(id)
 	if err != nil {
 		return store.Run{}, err
@@ -42,7 +48,7 @@ func (s *Server) Rerun(ctx context.Context, who Identity, id string) (store.Run,
 		}
 	}
 	req := LaunchRequest{Template: old.Template, Kind: Kind(old.Kind), Answers: answers,
-		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal, secret: old.SecretVars}
+		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal || aiProposal && Kind(old.Kind) == KindApply, secret: old.SecretVars}
 	if old.Commit != nil && old.Commit.Ref != "" {
 		req.Ref = old.Commit.Ref // a pull request's plan plans its ref again, as it names a commit now
 	}

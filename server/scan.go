@@ -81,7 +81,11 @@ func (s *Server) scanFor(r store.Run) (why string, holds []store.Hold) {
 func scanSteps() []step {
 	return []step{{"scan", scanStep}, {"modules", modulesStep},
 		{"init", func(ctx context.Context, x *execution) error {
-			_, err := x.tool(ctx, "init", exec.InitArgs(false))
+			args := exec.InitArgs(false)
+			if x.tree != "" {
+				args = append(args, "-lockfile=readonly") // a pull request installs only the providers the checkout pins
+			}
+			_, err := x.tool(ctx, "init", args)
 			return err
 		}},
 		{"verify modules", verifyModulesStep}}
@@ -91,6 +95,9 @@ func scanSteps() []step {
 // evidence a person released (the copy the gate read is still there).
 func scanStep(ctx context.Context, x *execution) error {
 	why, holds := x.s.scanFor(x.run)
+	if err := checkScanEnv(x.env); err != nil {
+		return err
+	}
 	if sc := x.run.Scan; sc != nil && scanReleased(x.run) {
 		if _, err := os.Stat(x.copyDir()); err != nil {
 			return end(StatusFailed, -1, "The private copy of the configuration the scan read is gone (%v), so the released modules cannot be put in place; nothing planned. Launch the run again to scan what is there now.", err)
@@ -124,6 +131,23 @@ func scanStep(ctx context.Context, x *execution) error {
 		Holds: holds, Findings: sc.Findings, CreatedAt: time.Now()}
 	x.s.setProposal(run.ID, p)
 	return end(StatusAwaitingApproval, -1, "Held before anything plans: the configuration scan found %s. A plan would run that with the run's credentials, so a person must weigh it; releasing it plans exactly the modules scanned: approve %s --digest %s", findingsPhrase(sc.Findings), run.ID, p.Digest)
+}
+
+// scanEnvRefused are environment entries that would make OpenTofu read
+// modules, or init, otherwise than the scanned steps say: another data
+// directory (a manifest the gate did not write), or arguments added to
+// every command or to get and init.
+var scanEnvRefused = []string{"TF_DATA_DIR", "TF_CLI_ARGS", "TF_CLI_ARGS_init", "TF_CLI_ARGS_get", "TF_CLI_ARGS_plan"}
+
+// checkScanEnv refuses a scanned run whose environment (its credentials)
+// sets one of scanEnvRefused.
+func checkScanEnv(env []string) error {
+	for _, k := range scanEnvRefused {
+		if envValue(env, k) != "" {
+			return end(StatusRefused, -1, "The run's environment sets %s, which would make OpenTofu read modules or arguments the scan did not; a scanned run is refused with it. Remove it from the template's credentials; nothing planned.", k)
+		}
+	}
+	return nil
 }
 
 // recordScanPass records that the clean scan let the run through, with the
@@ -164,7 +188,7 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 		return nil, fmt.Errorf("clearing the scan's private copy: %w", err)
 	}
 	if err := copyConfiguration(root, dest); err != nil {
-		return nil, fmt.Errorf("copying the configuration for the scan: %w", err)
+		return nil, end(StatusRefused, -1, "The configuration cannot be copied for the scan: %v; nothing planned.", err)
 	}
 	dir := filepath.Join(dest, rel)
 	opts := scan.Options{Root: dest, Dir: dir, Encryption: envValue(x.env, "TF_ENCRYPTION")}
@@ -252,7 +276,7 @@ func verifyModulesStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return fmt.Errorf("reading the configuration again: %w", err)
 	}
-	if res.Digest != x.scanned.Digest {
+	if res.Digest != x.scanned.Digest || !sameFindings(res.Findings, x.scanned.Findings) {
 		return end(StatusRefused, -1, "The configuration or its modules changed after the scan (they read as %s now, %s when scanned), so this run cannot plan the modules the gate read; nothing planned. Launch it again to scan what is there now.", res.Digest, x.scanned.Digest)
 	}
 	x.say("scan: the modules in place are the ones scanned (%s)", res.Digest)
@@ -312,6 +336,22 @@ func scanReleasers(r store.Run) string {
 		}
 	}
 	return strings.Join(by, ", ")
+}
+
+// sameFindings reports whether a scan of the tree the plan reads found
+// what the scan that was weighed found: a file it can read no longer (a
+// FIFO swapped in, say) adds nothing to the digest but is a finding.
+func sameFindings(now []scan.Finding, scanned []store.Finding) bool {
+	if len(now) != len(scanned) {
+		return false
+	}
+	for i, f := range now {
+		g := scanned[i]
+		if f.Address != g.Address || f.File != g.File || f.Line != g.Line {
+			return false
+		}
+	}
+	return true
 }
 
 // manifestIn is the module manifest in dir's .terraform, or "" when there

@@ -29,8 +29,13 @@ func copyConfiguration(root, dest string) error {
 		}
 		target := filepath.Join(dest, rel)
 		switch {
-		case d.IsDir() && (d.Name() == ".git" || d.Name() == ".terraform") && rel != ".":
-			return filepath.SkipDir
+		case rel != "." && (d.Name() == ".git" || d.Name() == ".terraform"):
+			// Whatever it is (a directory, a link out of the checkout), the
+			// copy has none: the get installs into a fresh one.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		case d.IsDir():
 			return os.MkdirAll(target, 0o700)
 		case d.Type()&fs.ModeSymlink != 0:
@@ -39,7 +44,9 @@ func copyConfiguration(root, dest string) error {
 				return err
 			}
 			return os.Symlink(link, target)
-		case d.Type().IsRegular() && isConfigName(d.Name()):
+		case isConfigName(d.Name()) && !d.Type().IsRegular():
+			return fmt.Errorf("%s is named like a configuration file but is not a regular file (%s); only regular files are read as configuration, so remove it", rel, d.Type())
+		case isConfigName(d.Name()):
 			return copyFile(p, target)
 		}
 		return nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -21,6 +22,7 @@ type scheduler struct {
 	max     int
 	queue   []job
 	busy    map[string]bool
+	owner   map[string]string // working directory -> the run executing there
 	running int
 	cancels map[string]context.CancelCauseFunc
 	exec    func(ctx context.Context, j job)
@@ -33,7 +35,7 @@ func newScheduler(max int, exec func(ctx context.Context, j job)) *scheduler {
 	if max < 1 {
 		max = 1
 	}
-	return &scheduler{max: max, busy: map[string]bool{}, cancels: map[string]context.CancelCauseFunc{}, exec: exec}
+	return &scheduler{max: max, busy: map[string]bool{}, owner: map[string]string{}, cancels: map[string]context.CancelCauseFunc{}, exec: exec}
 }
 
 // start begins dispatching; jobs run with contexts derived from ctx.
@@ -84,6 +86,7 @@ func (s *scheduler) dispatch() {
 		}
 		s.queue = append(s.queue[:i], s.queue[i+1:]...)
 		s.busy[j.workdir] = true
+		s.owner[j.workdir] = j.runID
 		s.running++
 		ctx, cancel := context.WithCancelCause(s.ctx)
 		s.cancels[j.runID] = cancel
@@ -95,6 +98,7 @@ func (s *scheduler) dispatch() {
 			s.mu.Lock()
 			delete(s.cancels, j.runID)
 			delete(s.busy, j.workdir)
+			delete(s.owner, j.workdir)
 			s.running--
 			s.mu.Unlock()
 			s.dispatch()
@@ -107,6 +111,35 @@ func (s *scheduler) depth() (queued, running int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.queue), s.running
+}
+
+// waitReason says what a queued run waits for, as a phrase ("waiting
+// behind run 31 in the same working directory"), or "" when the run is not
+// in the queue.
+func (s *scheduler) waitReason(runID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, j := range s.queue {
+		if j.runID != runID {
+			continue
+		}
+		if s.busy[j.workdir] {
+			return fmt.Sprintf("waiting behind run %s in the same working directory", s.owner[j.workdir])
+		}
+		for _, ahead := range s.queue[:i] {
+			if ahead.workdir == j.workdir {
+				return fmt.Sprintf("waiting behind run %s, queued earlier in the same working directory", ahead.runID)
+			}
+		}
+		if s.running >= s.max {
+			return fmt.Sprintf("waiting for a free slot: %d runs are executing, the most max_parallel allows", s.running)
+		}
+		if s.ctx == nil || s.stopped {
+			return "waiting for the server to start running queued runs"
+		}
+		return "about to start"
+	}
+	return ""
 }
 
 // stop prevents new dispatches and waits for running jobs to return (their

@@ -312,17 +312,7 @@ func Check(cfg *config.Config, environ []string) []Problem {
 func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Problem {
 	var out []Problem
 	for _, t := range sortedTemplates(cfg) {
-		p := cfg.Projects[t.Project]
-		if p == nil {
-			out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project)})
-		} else if _, err := exec.ResolveWorkingDir(p.Path, t.Command); err != nil {
-			out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): refusing working directory: %v; its runs will fail", t.Name, t.Line, err)})
-		}
-		if e, err := exec.EngineFor(t.Tool); err == nil {
-			if _, err := e.Find(envValue(environ, "PATH")); err != nil {
-				out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): %v", t.Name, t.Line, err)})
-			}
-		}
+		out = append(out, templateProblems(cfg, t, environ)...)
 	}
 	for i, r := range rules {
 		if r.PolicyErr != nil {
@@ -330,6 +320,27 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Proble
 		}
 	}
 	return append(out, credentialProblems(cfg, environ)...)
+}
+
+// templateProblems names what makes template t's runs fail: its project
+// or working directory, its tool, its queue.
+func templateProblems(cfg *config.Config, t *config.Template, environ []string) []Problem {
+	var out []Problem
+	p := cfg.Projects[t.Project]
+	if p == nil {
+		out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project)})
+	} else if _, err := exec.ResolveWorkingDir(p.Path, t.Command); err != nil {
+		out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): refusing working directory: %v; its runs will fail", t.Name, t.Line, err)})
+	}
+	if e, err := exec.EngineFor(t.Tool); err == nil {
+		if _, err := e.Find(envValue(environ, "PATH")); err != nil {
+			out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): %v", t.Name, t.Line, err)})
+		}
+	}
+	if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
+		out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, and relay workers are not available in this version, so every launch is refused; point the template at a queue without a pool", t.Name, t.Line, q.Name, q.Pool)})
+	}
+	return out
 }
 
 // credentialProblems names command-source credentials whose command is not

@@ -388,6 +388,9 @@ func (l *launcher) launch() tea.Cmd {
 	}
 }
 
+// allKeys is every key of the launcher's current step, for the full help.
+func (l *launcher) allKeys() bindings { return l.keys() }
+
 func (l *launcher) keys() bindings {
 	switch l.step {
 	case stepPick:

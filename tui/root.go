@@ -28,6 +28,8 @@ type screen interface {
 	SetSize(w, h int)
 	// Typing reports whether a text input has the focus (q types a "q" then).
 	Typing() bool
+	// allKeys is every key of the screen, for the full help (?).
+	allKeys() bindings
 }
 
 // routed is implemented by screen-owned messages that arrive asynchronously;
@@ -62,6 +64,7 @@ type model struct {
 	gen    int
 
 	active   screenID
+	overlay  *overlayMsg // a text shown whole over the screen, or nil
 	list     *runList
 	detail   *runDetail
 	launcher *launcher
@@ -103,7 +106,7 @@ func (m *model) screenFor(id screenID) screen {
 	return nil
 }
 
-func (m *model) Init() tea.Cmd { return m.list.Init() }
+func (m *model) Init() tea.Cmd { return tea.Batch(m.list.Init(), ageTick()) }
 
 func (m *model) quit() (tea.Model, tea.Cmd) {
 	m.closeDetail()
@@ -123,9 +126,24 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 		return m, nil
+	case ageTickMsg:
+		return m, ageTick()
+	case overlayMsg:
+		m.overlay = &msg
+		return m, nil
+	case nextWaitingMsg:
+		return m, m.jumpToWaiting(msg)
 	case tea.KeyPressMsg:
-		if k := msg.String(); k == "ctrl+c" || (k == "q" && !m.current().Typing()) {
+		k := msg.String()
+		if m.overlay != nil {
+			return m.overlayKey(k)
+		}
+		if k == "ctrl+c" || (k == "q" && !m.current().Typing()) {
 			return m.quit()
+		}
+		if k == "?" && !m.current().Typing() {
+			m.overlay = m.fullHelp()
+			return m, nil
 		}
 	case openRunMsg, openLauncherMsg, backMsg:
 		return m, m.navigate(msg)
@@ -153,6 +171,7 @@ func (m *model) resize(w, h int) {
 func (m *model) navigate(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case openRunMsg:
+		m.overlay = nil
 		m.closeDetail()
 		m.launcher = nil
 		m.detail = newRunDetail(m.env(), msg.id, m.nextGen())
@@ -187,7 +206,11 @@ func isNilScreen(s screen) bool {
 }
 
 func (m *model) View() tea.View {
-	v := tea.NewView(fit(m.current().View(), m.w, m.h))
+	content := m.current().View()
+	if m.overlay != nil {
+		content = m.overlayView()
+	}
+	v := tea.NewView(fit(content, m.w, m.h))
 	v.AltScreen = true
 	v.WindowTitle = "switchtender"
 	return v

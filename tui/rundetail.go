@@ -273,6 +273,13 @@ func (d *runDetail) rerunnable() bool {
 	return false
 }
 
+// executing reports whether the run is queued or running: it opens on its
+// log, which is where something happens.
+func (d *runDetail) executing() bool {
+	s := d.status()
+	return s == "queued" || s == "running"
+}
+
 // hasProposal reports whether the run holds a proposal to show.
 func (d *runDetail) hasProposal() bool { return d.run != nil && d.run.Proposal != nil }
 
@@ -449,7 +456,7 @@ func (d *runDetail) onProposalChange() {
 		d.renderProposal(true)
 		return
 	}
-	if d.propSeen == "" && panel != "" {
+	if d.propSeen == "" && panel != "" && !d.executing() {
 		d.pane = paneProposal
 	}
 	if panel == "" {

@@ -102,10 +102,25 @@ func (d *runDetail) actionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, keyBack):
 		return func() tea.Msg { return backMsg{} }, true
 	case key.Matches(msg, keyPane):
-		if d.hasPanel() {
-			d.pane = 1 - d.pane
+		if !d.hasPanel() {
+			d.setNotice("this run has only its log: no proposal or check to switch to", true)
+			return nil, true
 		}
+		d.pane = 1 - d.pane
 		return nil, true
+	case key.Matches(msg, keyWaiting):
+		id := d.runID
+		return func() tea.Msg { return nextWaitingMsg{after: id} }, true
+	case key.Matches(msg, keyMessage):
+		if d.run == nil {
+			d.setNotice("run "+d.runID+" is still loading", true)
+			return nil, true
+		}
+		if d.run.Message == "" {
+			d.setNotice("run "+d.runID+" has no message", true)
+			return nil, true
+		}
+		return showText("Run "+cleanLine(d.runID)+": message", d.run.Message), true
 	case key.Matches(msg, keyApprove):
 		return d.open(d.whyNot(), modeConfirm), true
 	case key.Matches(msg, keyReject):
@@ -120,9 +135,17 @@ func (d *runDetail) actionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return d.open(d.whyNoRerun(), modeConfirmRerun), true
 	case key.Matches(msg, keyReconcile):
 		return d.open(d.whyNoReconcile(), modeConfirmReconcile), true
+	case isPrintable(msg.String()) && !strings.Contains(scrollLetters, msg.String()):
+		d.setNotice(unboundNote(msg.String()), true)
+		return nil, true
 	}
 	return nil, false
 }
+
+// scrollLetters are the letters the log and proposal panes scroll with
+// (the viewport's keys: f/b pages, u/d half pages, k/j lines, h/l
+// sideways) and g/G, top and follow.
+const scrollLetters = "fbudkjhlgG"
 
 // open enters mode, or shows why (when why is not "") and stays.
 func (d *runDetail) open(why string, mode int) tea.Cmd {
@@ -177,10 +200,28 @@ func (d *runDetail) whyNot() string {
 		return "this plan is stale: it can never apply, so it cannot be approved" + d.rerunHint()
 	case !d.env.id.CanApprove:
 		return "you cannot approve or reject: your identity has no approve role"
+	case d.run.Status != "awaiting_approval":
+		return "run " + d.runID + " is " + d.status() + ": only a held proposal is approved or rejected"
+	case !d.run.WaitingForMe && !d.run.Agent && d.run.Requester == d.env.id.Name:
+		return "you asked for this run: a requester does not release their own proposal; " + d.waitsForPhrase()
 	case !d.run.WaitingForMe:
-		return "this proposal is not waiting for you"
+		return "this proposal is not waiting for you: " + d.waitsForPhrase()
 	}
 	return ""
+}
+
+// waitsForPhrase says whom the rules still holding the proposal wait for.
+func (d *runDetail) waitsForPhrase() string {
+	var who []string
+	for _, h := range d.run.Proposal.Holds {
+		if h.ReleasedBy == "" {
+			who = append(who, cleanLine(h.Rule)+" waits for "+waitsFor(h))
+		}
+	}
+	if len(who) == 0 {
+		return "nothing of it waits for you"
+	}
+	return strings.Join(who, "; ")
 }
 
 // rerunHint points at the rerun key when it is offered.

@@ -29,7 +29,7 @@ func (d *runDetail) top() string {
 	b.WriteString(d.statusLine() + "\n")
 	b.WriteString(trunc(d.commandLine(), d.width) + "\n")
 	if r.Message != "" {
-		b.WriteString(trunc("message: "+cleanLine(r.Message), d.width) + "\n")
+		b.WriteString(d.messageLines())
 	}
 	if d.loadErr != nil {
 		b.WriteString(st.err.Render(trunc("! refresh failed: "+cleanLine(d.loadErr.Error()), d.width)) + "\n")
@@ -55,11 +55,36 @@ func (d *runDetail) top() string {
 	return b.String()
 }
 
+// messageLines is the run's message wrapped to the width, at most
+// maxMessageLines lines; a longer one ends with a pointer to m, which shows
+// it whole.
+func (d *runDetail) messageLines() string {
+	wrapped := lipgloss.NewStyle().Width(max(10, d.width)).Render("message: " + cleanLine(d.run.Message))
+	lines := strings.Split(wrapped, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	if len(lines) > maxMessageLines {
+		lines = lines[:maxMessageLines]
+		const more = "… (m: whole)"
+		last := lines[maxMessageLines-1]
+		if lipgloss.Width(last)+lipgloss.Width(more) > d.width {
+			last = strings.TrimSuffix(trunc(last, d.width-lipgloss.Width(more)+1), "…")
+		}
+		lines[maxMessageLines-1] = last + more
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// maxMessageLines is how many lines a run's message takes at most on the
+// detail screen.
+const maxMessageLines = 3
+
 // statusLine is the run's status, its marks and who asked.
 func (d *runDetail) statusLine() string {
 	r, st := d.run, d.st
 	line := "status: " + cleanLine(r.Status)
-	if r.ExitCode != 0 {
+	if r.ExitCode > 0 { // -1: no tool exited
 		line += fmt.Sprintf(" (exit %d)", r.ExitCode)
 	}
 	switch {
@@ -267,6 +292,7 @@ func (d *runDetail) renderProposal(keep bool) {
 		b.WriteString("\n")
 	}
 	d.writeHolds(&b, p)
+	d.writeVars(&b)
 	d.writeFindings(&b, p)
 	b.WriteString("\n" + d.st.label.Render("Plan (tofu's rendering, masked)") + "\n")
 	if p.PlanText == "" {
@@ -373,6 +399,23 @@ func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
 	}
 }
 
+// writeVars lists the run's variables by name, secret ones as
+// (sensitive) (the server never sends their values).
+func (d *runDetail) writeVars(b *strings.Builder) {
+	names := make([]string, 0, len(d.run.Vars))
+	for k := range d.run.Vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	b.WriteString("\n" + d.st.label.Render("Variables") + "\n")
+	if len(names) == 0 {
+		b.WriteString("  (none)\n")
+	}
+	for _, k := range names {
+		b.WriteString("  " + cleanLine(k) + " = " + cleanLine(d.run.Vars[k]) + "\n")
+	}
+}
+
 // writeFindings lists the configuration scan's findings; a proposal without
 // any shows no section, rather than claiming a scan found nothing.
 func (d *runDetail) writeFindings(b *strings.Builder, p *Proposal) {
@@ -407,7 +450,7 @@ func (d *runDetail) bottom() string {
 		b.WriteString(st.faint.Render(d.paneStatus()) + "\n")
 		b.WriteString(d.noticeLine())
 	}
-	b.WriteString(fitHelp(d.help, d.keys(), d.width, keyScroll, keyPane, keyFollow, keyBack))
+	b.WriteString(fitHelp(d.help, d.keys(), d.width, keyScroll, keyPane, keyFollow, keyBack, keyRerun, keyReconcile, keyCancelRun))
 	return b.String()
 }
 
@@ -535,7 +578,13 @@ func (d *runDetail) keys() bindings {
 	if d.pane == paneLog || !d.hasPanel() {
 		b = append(b, keyFollow)
 	}
-	return append(b, keyQuit)
+	return append(b, keyHelpAll, keyQuit)
+}
+
+// allKeys is every key of the detail screen, for the full help.
+func (d *runDetail) allKeys() bindings {
+	return bindings{keyBack, keyScroll, keyTop, keyFollow, keyPane, keyApprove, keyReject, keyCancelRun,
+		keyRerun, keyReconcile, keyWaiting, keyMessage, keyHelpAll, keyQuit}
 }
 
 // layout sizes the viewports to the space between top and bottom.

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // Run list messages.
@@ -39,6 +40,7 @@ type runList struct {
 	loaded   bool
 	err      error
 	watching bool
+	notice   string // why the last key could not act; cleared by the next key
 	help     help.Model
 }
 
@@ -137,23 +139,49 @@ func (l *runList) onRuns(msg listRunsMsg) {
 }
 
 func (l *runList) key(msg tea.KeyPressMsg) tea.Cmd {
+	l.notice = ""
 	switch {
 	case key.Matches(msg, keyUp):
 		l.cursor--
 	case key.Matches(msg, keyDown):
 		l.cursor++
 	case key.Matches(msg, keyOpen):
-		if l.cursor < len(l.runs) {
-			id := l.runs[l.cursor].ID
-			return func() tea.Msg { return openRunMsg{id: id} }
+		if l.cursor >= len(l.runs) {
+			l.notice = "no run to open yet"
+			return nil
 		}
+		id := l.runs[l.cursor].ID
+		return func() tea.Msg { return openRunMsg{id: id} }
 	case key.Matches(msg, keyNew):
-		if l.id.CanLaunch {
-			return func() tea.Msg { return openLauncherMsg{} }
+		if !l.id.CanLaunch {
+			l.notice = "you cannot launch: your identity has no launch role"
+			return nil
 		}
+		return func() tea.Msg { return openLauncherMsg{} }
+	case key.Matches(msg, keyWaiting):
+		return func() tea.Msg { return nextWaitingMsg{fromCursor: true} }
+	case key.Matches(msg, keyMessage):
+		return l.showMessage()
+	case isPrintable(msg.String()):
+		l.notice = unboundNote(msg.String())
 	}
 	l.clamp()
 	return nil
+}
+
+// showMessage shows the selected run's message whole, or says it has none.
+func (l *runList) showMessage() tea.Cmd {
+	if l.cursor >= len(l.runs) || l.runs[l.cursor].Message == "" {
+		l.notice = "the selected run has no message"
+		return nil
+	}
+	r := l.runs[l.cursor]
+	return showText("Run "+cleanLine(r.ID)+": message", r.Message)
+}
+
+// allKeys is every key of the list, for the full help.
+func (l *runList) allKeys() bindings {
+	return bindings{keyUp, keyDown, keyOpen, keyNew, keyWaiting, keyMessage, keyHelpAll, keyQuit}
 }
 
 // rowsHeight is how many run rows fit: the screen minus title, banner,
@@ -181,7 +209,10 @@ func (l *runList) keys() bindings {
 	if l.id.CanLaunch {
 		b = append(b, keyNew)
 	}
-	return append(b, keyQuit)
+	if l.waitingCount() > 0 {
+		b = append(b, keyWaiting)
+	}
+	return append(b, keyHelpAll, keyQuit)
 }
 
 // columns returns the widths of ID, template, requester for the width; the
@@ -217,17 +248,39 @@ func (l *runList) View() string {
 		rh--
 	}
 	b.WriteString(strings.Repeat("\n", max(0, rh)))
-	// The selected run's message, if any.
-	msgLine := ""
-	if l.cursor < len(l.runs) {
-		r := l.runs[l.cursor]
-		if r.Message != "" {
-			msgLine = cleanLine(r.ID) + ": " + cleanLine(r.Message)
+	b.WriteString(l.messageLine() + "\n\n")
+	b.WriteString(fitHelp(l.help, l.keys(), l.width, keyUp, keyDown, keyWaiting))
+	return b.String()
+}
+
+// messageLine is the line under the rows: why the last key could not act,
+// or the selected run's message, cut to the width with a pointer to m when
+// it does not fit.
+func (l *runList) messageLine() string {
+	if l.notice != "" {
+		return l.st.err.Render(trunc("! "+l.notice, l.width))
+	}
+	if l.cursor >= len(l.runs) || l.runs[l.cursor].Message == "" {
+		return ""
+	}
+	r := l.runs[l.cursor]
+	line := cleanLine(r.ID) + ": " + cleanLine(r.Message)
+	if lipgloss.Width(line) <= l.width {
+		return line
+	}
+	const more = " (m: whole)"
+	return trunc(line, l.width-len(more)) + more
+}
+
+// waitingCount is how many listed runs wait for the viewer.
+func (l *runList) waitingCount() int {
+	n := 0
+	for _, r := range l.runs {
+		if r.WaitingForMe {
+			n++
 		}
 	}
-	b.WriteString(trunc(msgLine, l.width) + "\n\n")
-	b.WriteString(l.help.View(l.keys()))
-	return b.String()
+	return n
 }
 
 // who is the signed-in identity with its roles.
@@ -250,19 +303,14 @@ func (l *runList) who() string {
 // the viewer (as the server decides), or that the list is not live.
 func (l *runList) banner() string {
 	st := l.st
-	waiting := 0
-	for _, r := range l.runs {
-		if r.WaitingForMe {
-			waiting++
-		}
-	}
+	waiting := l.waitingCount()
 	switch {
 	case l.err != nil:
 		return st.err.Render("! could not list runs: " + cleanLine(l.err.Error()))
 	case waiting == 1:
-		return st.waiting.Render("▶ 1 run is waiting for you")
+		return st.waiting.Render("▶ 1 run is waiting for you (w opens it)")
 	case waiting > 1:
-		return st.waiting.Render(fmt.Sprintf("▶ %d runs are waiting for you", waiting))
+		return st.waiting.Render(fmt.Sprintf("▶ %d runs are waiting for you (w opens the next)", waiting))
 	case !l.watching && l.loaded:
 		return st.faint.Render("(not live: run changes are not being watched)")
 	}

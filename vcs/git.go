@@ -63,16 +63,36 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// IsRepository reports whether dir is inside a git working tree.
+// IsRepository reports whether dir is inside a git working tree and not
+// ignored by it (a directory the repository ignores, such as a demo's data
+// beside the sources, is none of its commits).
 func IsRepository(ctx context.Context, dir string) bool {
 	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
-	return err == nil && strings.TrimSpace(string(out)) == "true"
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
+		return false
+	}
+	_, err = git(ctx, dir, "check-ignore", "-q", ".")
+	return err != nil // check-ignore exits 1 when dir is not ignored
+}
+
+// Prefix returns where dir lies in its repository's tree: "" at the top,
+// else a slash path ending in "/" ("infra/"), as `git rev-parse
+// --show-prefix` prints it.
+func Prefix(ctx context.Context, dir string) (string, error) {
+	out, err := git(ctx, dir, "rev-parse", "--show-prefix")
+	if err != nil {
+		return "", fmt.Errorf("reading where %s lies in its repository: %w", dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Head returns the commit dir's working tree has checked out and whether it
 // is dirty. The error wraps ErrNotRepository when dir is not in a git
 // working tree; a repository with no commit yet is an error too.
 func Head(ctx context.Context, dir string) (Commit, error) {
+	if !IsRepository(ctx, dir) {
+		return Commit{}, fmt.Errorf("%s: %w", dir, ErrNotRepository)
+	}
 	out, err := git(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		if errors.Is(err, ErrNotRepository) {
@@ -128,41 +148,30 @@ func Resolve(ctx context.Context, dir, ref string) (string, error) {
 const MaxExportBytes = 1 << 30
 
 // Export writes the tree of commit sha in the repository at dir into dest
-// (created, mode 0700), as `git archive` renders it: regular files with
-// their executable bit, directories and symbolic links (written as they are
-// stored; whoever reads the tree decides what a link may reach). It reads
-// the repository's objects only: the checkout's working tree, index and
-// HEAD are untouched. Paths that would leave dest are refused.
+// (created, mode 0700): regular files with their executable bit,
+// directories and symbolic links (written as they are stored; whoever reads
+// the tree decides what a link may reach). Blobs are read raw (git ls-tree
+// and cat-file), so no attribute of the commit applies: no filter driver,
+// no export-subst, no line-ending conversion runs. Submodules are left out.
+// It reads the repository's objects only: the checkout's working tree,
+// index and HEAD are untouched. Paths that would leave dest are refused.
 func Export(ctx context.Context, dir, sha, dest string) error {
 	if err := CheckRef(sha); err != nil {
 		return err
 	}
+	list, err := git(ctx, dir, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", sha)
+	if err != nil {
+		return fmt.Errorf("listing commit %s: %w", sha, err)
+	}
+	entries, err := parseTree(list)
+	if err != nil {
+		return fmt.Errorf("listing commit %s: %w", sha, err)
+	}
 	if err := os.MkdirAll(dest, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", dest, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	cmd := osexec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-C", dir, "archive", "--format=tar", sha)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return fmt.Errorf("exporting %s: %w", sha, err)
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("exporting %s: starting git: %w", sha, err)
-	}
-	xerr := extract(out, dest)
-	if xerr != nil {
-		cancel()
-	}
-	werr := cmd.Wait()
-	switch {
-	case xerr != nil:
-		return fmt.Errorf("exporting %s: %w", sha, xerr)
-	case werr != nil:
-		return fmt.Errorf("exporting %s: git archive: %s", sha, strings.TrimSpace(stderr.String()+" "+werr.Error()))
+	if err := writeBlobs(ctx, dir, entries, dest); err != nil {
+		return fmt.Errorf("exporting commit %s: %w", sha, err)
 	}
 	return nil
 }

@@ -1,10 +1,10 @@
 package vcs
 
 import (
-	"archive/tar"
-	"bytes"
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -125,32 +125,65 @@ func TestExportWritesTheCommitNotTheWorkingTree(t *testing.T) {
 }
 
 // A symbolic link committed to the tree is written as a link; nothing is
-// written through it.
-func TestExtractRefusesWritingThroughALink(t *testing.T) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+// written through it (git cannot hold both, but the stream is not trusted).
+func TestWriteEntriesRefusesWritingThroughALink(t *testing.T) {
 	outside := t.TempDir()
-	tw.WriteHeader(&tar.Header{Name: "a", Typeflag: tar.TypeSymlink, Linkname: outside})
-	tw.WriteHeader(&tar.Header{Name: "a/x.tf", Typeflag: tar.TypeReg, Size: 2, Mode: 0o644})
-	tw.Write([]byte("x\n"))
-	tw.Close()
-	err := extract(&buf, t.TempDir())
+	stream := fmt.Sprintf("l1 blob %d\n%s\nf1 blob 2\nx\n\n", len(outside), outside)
+	entries := []entry{{"120000", "l1", "a"}, {"100644", "f1", "a/x.tf"}}
+	err := writeEntries(bufio.NewReader(strings.NewReader(stream)), entries, t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Fatalf("extract through a link: %v; want a refusal", err)
+		t.Fatalf("writing through a link: %v; want a refusal", err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x.tf")); err == nil {
 		t.Fatal("a file was written through the link")
 	}
 }
 
-func TestExtractRefusesEscapes(t *testing.T) {
+func TestParseTreeRefusesEscapes(t *testing.T) {
 	for _, name := range []string{"../x", "/abs", "a/../../x"} {
-		var buf bytes.Buffer
-		tw := tar.NewWriter(&buf)
-		tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Size: 0, Mode: 0o644})
-		tw.Close()
-		if err := extract(&buf, t.TempDir()); err == nil {
-			t.Errorf("extract of %q succeeded", name)
+		if _, err := parseTree([]byte("100644 blob abc\t" + name + "\x00")); err == nil {
+			t.Errorf("parseTree of %q succeeded", name)
 		}
+	}
+}
+
+// The commit's .gitattributes names a filter the checkout's git config
+// defines: the export writes the blob as stored, and the filter never runs.
+func TestExportRunsNoFilter(t *testing.T) {
+	ctx := context.Background()
+	marker := filepath.Join(t.TempDir(), "ran")
+	dir := repo(t, map[string]string{".gitattributes": "*.tf filter=evil\n", "main.tf": "# stored\n"})
+	run(t, dir, "config", "filter.evil.smudge", "sh -c 'touch "+marker+"; cat'")
+	run(t, dir, "config", "filter.evil.clean", "cat")
+	sha := run(t, dir, "rev-parse", "HEAD")
+	dest := t.TempDir()
+	if err := Export(ctx, dir, sha, dest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the export ran the filter the commit's attributes name")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "main.tf")); string(b) != "# stored\n" {
+		t.Fatalf("main.tf = %q", b)
+	}
+}
+
+// A directory the enclosing repository ignores (a demo's data beside the
+// sources) is no repository of its own: no commit is recorded for it.
+func TestIgnoredDirectoryIsNoRepository(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{".gitignore": "demo/\n", "main.tf": "# x\n"})
+	ignored := filepath.Join(dir, "demo", "project")
+	os.MkdirAll(ignored, 0o755)
+	if IsRepository(ctx, ignored) {
+		t.Fatal("an ignored directory counts as a repository")
+	}
+	if _, err := Head(ctx, ignored); !errors.Is(err, ErrNotRepository) {
+		t.Fatalf("Head of an ignored directory: %v", err)
+	}
+	sub := filepath.Join(dir, "sub")
+	os.MkdirAll(sub, 0o755)
+	if p, err := Prefix(ctx, sub); err != nil || p != "sub/" {
+		t.Fatalf("Prefix = %q, %v", p, err)
 	}
 }

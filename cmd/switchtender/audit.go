@@ -11,6 +11,19 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
+// auditFlags declares the flags of `audit sub` (verify or export); it
+// returns them and where --config and --head land (--head only for verify).
+func auditFlags(sub string) (*flag.FlagSet, *string, *string) {
+	fs := flag.NewFlagSet("audit "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfgPath := fs.String("config", "", "the server's configuration `FILE`")
+	head := new(string)
+	if sub == "verify" {
+		fs.StringVar(head, "head", "", "a head `HASH` kept from an earlier verify or the server log; it must still be in the chain")
+	}
+	return fs, cfgPath, head
+}
+
 // cmdAudit reads the audit trail of a stopped server's store, found through
 // its configuration's data_dir: `verify` checks the whole hash chain and
 // names the first entry that does not verify (exit 1); `export` writes the
@@ -20,10 +33,7 @@ func cmdAudit(args []string, stdout io.Writer) error {
 	if len(args) == 0 || (args[0] != "verify" && args[0] != "export") {
 		return usageError{"audit needs verify or export, and --config FILE"}
 	}
-	fs := flag.NewFlagSet("audit "+args[0], flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfgPath := fs.String("config", "", "the server's configuration file")
-	head := fs.String("head", "", "verify: a head hash kept from an earlier verify or the server log; it must still be in the chain")
+	fs, cfgPath, head := auditFlags(args[0])
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{fmt.Sprintf("audit %s: %v", args[0], err)}
 	}

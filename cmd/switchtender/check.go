@@ -26,6 +26,22 @@ type checkReport struct {
 	Notes    []string         `json:"notes,omitempty"` // what was not checked, and why
 }
 
+// checkArgs are where check's flags land.
+type checkArgs struct {
+	cfgPath *string
+	json    *bool
+}
+
+// checkFlags declares check's flags; it returns them and where they land.
+func checkFlags() (*flag.FlagSet, checkArgs) {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs, checkArgs{
+		cfgPath: fs.String("config", "switchtender.hcl", "the configuration `FILE` (HCL)"),
+		json:    fs.Bool("json", false, "print a JSON report: {config, ok, problems: [{where, problem}], notes}"),
+	}
+}
+
 // cmdCheck reports everything `serve` would refuse or warn about in a
 // configuration, for CI, without running anything: a configuration that
 // does not load (every error with file:line), a template whose working
@@ -35,10 +51,8 @@ type checkReport struct {
 // is nothing, exit 1 with one line per problem otherwise; --json prints a
 // checkReport instead.
 func cmdCheck(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
-	asJSON := fs.Bool("json", false, "print a JSON report")
+	fs, a := checkFlags()
+	cfgPath, asJSON := a.cfgPath, a.json
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return usageError{"check takes --config FILE [--json] and nothing else"}
 	}

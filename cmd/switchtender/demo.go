@@ -26,24 +26,38 @@ import (
 //go:embed demo
 var demoFiles embed.FS
 
+// demoFlags declares demo's flags; it returns them and where --data and
+// --listen land.
+func demoFlags() (*flag.FlagSet, *string, *string) {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dataDir := fs.String("data", "switchtender-demo", "the demo's data `DIR` (kept between runs)")
+	listen := fs.String("listen", "127.0.0.1:2222", "the SSH listen `ADDR` (host:port)")
+	return fs, dataDir, listen
+}
+
 // cmdDemo runs the control node on the embedded example: the spec's
 // infra/network working directory and one of terraform_data resources, a
 // data directory, an SSH listener on localhost, and two generated keys (a
-// launcher, which your own ~/.ssh key joins, and an approver). It prints how
+// launcher, which your own ~/.ssh key joins when you have one, and an approver). It prints how
 // to connect. Running it again reuses the data directory: runs, logs and
 // state are kept.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dataDir := fs.String("data", "switchtender-demo", "the demo's data directory (kept between runs)")
-	listen := fs.String("listen", "127.0.0.1:2222", "the SSH listen address")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return nil // the flag package printed the usage
-	} else if err != nil {
-		return usageError{err.Error()}
+	fs, dataDir, listen := demoFlags()
+	if err := fs.Parse(args); err != nil {
+		return usageError{"demo: " + err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("demo takes only flags, not %q; see `switchtender demo --help`", fs.Arg(0))}
 	}
 	dir, err := filepath.Abs(*dataDir)
 	if err != nil {
+		return err
+	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "listen" })
+	addr := demoListen(dir, *listen, given)
+	if err := portFree(addr); err != nil {
 		return err
 	}
 	tofu, err := tofubin.Ensure(ctx, stderr)
@@ -58,11 +72,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "listen" {
-			cfg.Server.SSHListen = *listen
-		}
-	})
+	cfg.Server.SSHListen = addr
+	g := guide{dir: dir, next: nextRunNumber(cfg.Server.DataDir), ownKey: ownKeyIn(cfg)}
 	environ := withPath(os.Environ(), tofubin.PathWith(tofu, os.Getenv("PATH")))
 	return serve(ctx, cfg, environ, stderr, func(addr string) {
 		sshConfig, err := writeSSHConfig(dir, addr)
@@ -70,29 +81,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stderr, "switchtender: %v\n", err)
 			return
 		}
-		ssh := "ssh -F " + sshConfig
-		fmt.Fprintf(stdout, `Switchtender demo is serving SSH on %[1]s (OpenTofu %[2]s, data in %[3]s).
-%[4]s has two hosts: "launcher" (user "you", who launches; your own ~/.ssh key is
-that user's too) and "approver" (user "approver", who approves).
-
-The spec's example, a dry run and then a real run:
-  %[5]s launcher launch network --dry-run --var region=eu-west-1 --wait
-  %[5]s launcher launch network --var region=eu-west-1 --wait
-  %[5]s launcher runs
-  %[5]s launcher show 2
-  %[5]s launcher log 1
-
-A plan that destroys is held for the approver (rule no-surprise-destroys):
-  %[5]s launcher launch data --wait
-  %[5]s launcher launch data --var instances=1 --wait
-  %[5]s approver show 4                         (the plan, what it destroys, its digest)
-  %[5]s approver approve 4 --digest sha256:...  (releases exactly that plan)
-
-The console, with a terminal:
-  %[5]s -t approver
-
-Stop with Ctrl+C; run the same command again and the runs, logs and state are still there.
-`, addr, tofubin.Version, dir, sshConfig, ssh)
+		g.addr, g.sshConfig = addr, sshConfig
+		g.write(stdout)
 	})
 }
 

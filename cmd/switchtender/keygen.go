@@ -8,6 +8,14 @@ import (
 	"github.com/switchtender/switchtender/seal"
 )
 
+// keygenSealFlags declares `keygen seal`'s flags; it returns them and
+// where --out lands.
+func keygenSealFlags() (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("keygen seal", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs, fs.String("out", "", "the `FILE` to write the key to (must not exist)")
+}
+
 // cmdKeygen makes the server's sealing key (written mode 0600) or prints a
 // pool's delivery key pair: the identity for the workers, the recipient for
 // the pool's delivery_key.
@@ -17,8 +25,7 @@ func cmdKeygen(args []string, stdout io.Writer) error {
 	}
 	switch args[0] {
 	case "seal":
-		fs := flag.NewFlagSet("keygen seal", flag.ContinueOnError)
-		out := fs.String("out", "", "where to write the key (must not exist)")
+		fs, out := keygenSealFlags()
 		if err := fs.Parse(args[1:]); err != nil {
 			return usageError{err.Error()}
 		}

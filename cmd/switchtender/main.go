@@ -10,31 +10,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
-
-const usage = `switchtender runs OpenTofu and Terraform for a team.
-
-Usage:
-  switchtender serve --config FILE [--strict] [--log-format text|json] [--log-level LEVEL]
-                                        run the control node
-  switchtender demo [--data DIR] [--listen ADDR]
-                                        run the control node on an embedded example
-  switchtender keygen seal --out FILE   make a server sealing key (mode 0600)
-  switchtender keygen pool              print a pool delivery key pair (age)
-  switchtender check --config FILE [--json]
-                                        report what serve would refuse or warn about (exit 1 if anything)
-  switchtender reload --config FILE     check the configuration, then send SIGHUP to the serve using its data directory
-  switchtender audit verify --config FILE
-                                        check the audit trail's hash chain (server stopped)
-  switchtender audit export --config FILE
-                                        write the audit trail as JSON lines
-  switchtender tofu                     build or find the pinned OpenTofu; print its path
-  switchtender version                  print the module version and VCS commit of this build
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -43,7 +24,8 @@ func main() {
 		var u usageError
 		fmt.Fprintf(os.Stderr, "switchtender: %v\n", err)
 		if errors.As(err, &u) {
-			fmt.Fprint(os.Stderr, "\n"+usage)
+			fmt.Fprintln(os.Stderr)
+			writeUsage(os.Stderr)
 			os.Exit(2)
 		}
 		os.Exit(1)
@@ -58,6 +40,9 @@ func (u usageError) Error() string { return u.msg }
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{"a command is needed"}
+	}
+	if sc, asked, ok := helpTopic(args); asked {
+		return writeHelp(stdout, sc, ok, args)
 	}
 	switch args[0] {
 	case "serve":
@@ -77,11 +62,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "version":
 		fmt.Fprintln(stdout, versionLine())
 		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
 	case "worker":
 		return errors.New("relay workers are not available in this version; runs execute on the control node")
 	}
 	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+}
+
+// writeHelp answers a command line that asks for help: the subcommand's
+// help, the top-level usage when no command is named, or a usage error
+// naming the unknown command.
+func writeHelp(stdout io.Writer, sc *subcommand, known bool, args []string) error {
+	switch {
+	case sc != nil:
+		writeSubHelp(stdout, sc)
+	case known:
+		writeUsage(stdout)
+	default:
+		return usageError{fmt.Sprintf("no help for %q: there is no such command", strings.Join(args, " "))}
+	}
+	return nil
 }

@@ -60,15 +60,21 @@ func reloadOn(ctx context.Context, srv *server.Server, path string, logger *slog
 	}
 }
 
+// reloadFlags declares reload's flags; it returns them and where --config
+// lands.
+func reloadFlags() (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("reload", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs, fs.String("config", "switchtender.hcl", "the configuration `FILE` (HCL) serve was started with")
+}
+
 // cmdReload checks the configuration at --config and, if it loads, sends
 // SIGHUP to the serve process whose ID is in its data directory's pid
 // file. A configuration that does not load is printed and nothing is sent
 // (exit 1). For systemd, `ExecReload=/bin/kill -HUP $MAINPID` does the same
 // without the check.
 func cmdReload(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("reload", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
+	fs, cfgPath := reloadFlags()
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return usageError{"reload takes --config FILE and nothing else"}
 	}

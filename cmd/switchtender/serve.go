@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,18 +12,35 @@ import (
 	"github.com/switchtender/switchtender/server/config"
 )
 
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// serveArgs are where serve's flags land.
+type serveArgs struct {
+	cfgPath, format, level *string
+	strict                 *bool
+}
+
+// serveFlags declares serve's flags; it returns them and where they land.
+func serveFlags() (*flag.FlagSet, serveArgs) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "switchtender.hcl", "the configuration file (HCL)")
-	format := fs.String("log-format", "text", "the operator log's format on stderr: text or json")
-	level := fs.String("log-level", "info", "the operator log's least level: debug, info, warn or error")
-	strict := fs.Bool("strict", false, "refuse to start (exit 1) when check would report a problem")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return nil // the flag package printed the usage
-	} else if err != nil {
-		return usageError{err.Error()}
+	fs.SetOutput(io.Discard)
+	return fs, serveArgs{
+		cfgPath: fs.String("config", "switchtender.hcl", "the configuration `FILE` (HCL); SIGHUP reloads it"),
+		format:  fs.String("log-format", "text", "the operator log's `FORMAT` on stderr: text or json"),
+		level:   fs.String("log-level", "info", "the operator log's least `LEVEL`: debug, info, warn or error"),
+		strict:  fs.Bool("strict", false, "refuse to start (exit 1) on any problem check would report"),
 	}
+}
+
+// cmdServe loads the configuration --config names and serves until ctx
+// ends, reloading it on SIGHUP.
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, a := serveFlags()
+	if err := fs.Parse(args); err != nil {
+		return usageError{"serve: " + err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("serve takes only flags, not %q; see `switchtender serve --help`", fs.Arg(0))}
+	}
+	cfgPath, format, level, strict := a.cfgPath, a.format, a.level, a.strict
 	logger, err := newLogger(stderr, *format, *level)
 	if err != nil {
 		return usageError{err.Error()}
@@ -33,7 +49,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return serveLogged(ctx, cfg, os.Environ(), logger, serveFlags{strict: *strict, cfgPath: *cfgPath}, func(addr string) {
+	return serveLogged(ctx, cfg, os.Environ(), logger, serveChoices{strict: *strict, cfgPath: *cfgPath}, func(addr string) {
 		fmt.Fprintf(stdout, "switchtender: serving SSH on %s (data in %s)\n", addr, cfg.Server.DataDir)
 	})
 }
@@ -61,11 +77,11 @@ func newLogger(out io.Writer, format, level string) (*slog.Logger, error) {
 // logOut.
 func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.Writer, ready func(addr string)) error {
 	logger, _ := newLogger(logOut, "text", "info")
-	return serveLogged(ctx, cfg, environ, logger, serveFlags{}, ready)
+	return serveLogged(ctx, cfg, environ, logger, serveChoices{}, ready)
 }
 
-// serveFlags are serve's choices beyond the configuration.
-type serveFlags struct {
+// serveChoices are serve's choices beyond the configuration.
+type serveChoices struct {
 	strict  bool   // refuse to start on any problem check reports
 	cfgPath string // the file SIGHUP reloads; "" turns reload off
 }
@@ -75,7 +91,7 @@ type serveFlags struct {
 // is logged before it listens; with strict, any problem stops it there.
 // SIGHUP reloads the configuration from flags.cfgPath (see reloadOn); the
 // process ID is in DATA/switchtender.pid while it serves.
-func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, flags serveFlags, ready func(addr string)) error {
+func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, flags serveChoices, ready func(addr string)) error {
 	strict := flags.strict
 	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
 	if err != nil {

@@ -40,6 +40,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,6 +196,10 @@ func appendValue(out []string, s string, depth int) []string {
 		return out
 	}
 	forms := []string{s, norm.NFC.String(s), norm.NFD.String(s)}
+	if c := path.Clean(s); strings.HasPrefix(s, "./") && c != s {
+		// A local module path: tofu get prints it cleaned ("- m in mod").
+		forms = append(forms, c)
+	}
 	slices.Sort(forms)
 	for _, f := range slices.Compact(forms) {
 		out = appendForms(out, f)

@@ -1,0 +1,553 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// These tests drive `ssh … mcp` with the official Go SDK's client over a
+// real SSH connection: the session's stdin and stdout are its transport.
+
+// mcpTools are the tools every identity gets, in the order listed.
+var mcpTools = []string{"cancel_run", "launch", "list_runs", "list_templates", "read_log", "reconcile", "rerun", "show_run"}
+
+// mcpConn is an MCP client session over SSH, with the resource-updated
+// notifications it received.
+type mcpConn struct {
+	t       *testing.T
+	cs      *mcp.ClientSession
+	updated chan string
+	stderr  *lockedBuffer
+}
+
+// mcpAs connects an MCP client to `ssh … mcp` with user's key; version, if
+// given, is the protocol version the client asks for.
+func (h *harness) mcpAs(user string, version ...string) *mcpConn {
+	h.t.Helper()
+	client, err := dialAs(h, user)
+	if err != nil {
+		h.t.Fatalf("ssh %s: %v", user, err)
+	}
+	sess, err := client.NewSession()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	stdin, err := sess.StdinPipe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	stdout, err := sess.StdoutPipe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c := &mcpConn{t: h.t, updated: make(chan string, 64), stderr: &lockedBuffer{}}
+	sess.Stderr = c.stderr
+	if err := sess.Start("mcp"); err != nil {
+		h.t.Fatal(err)
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "switchtender-test", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case c.updated <- r.Params.URI:
+			default:
+			}
+		},
+	})
+	var opts *mcp.ClientSessionOptions
+	if len(version) > 0 {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version[0]}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c.cs, err = cl.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: stdin}, opts)
+	if err != nil {
+		h.t.Fatalf("MCP connect as %s: %v (stderr %q)", user, err, c.stderr.String())
+	}
+	h.t.Cleanup(func() {
+		c.cs.Close()
+		sess.Close()
+		client.Close()
+	})
+	return c
+}
+
+// call calls a tool and returns its result; a protocol error fails the test.
+func (c *mcpConn) call(name string, args any) *mcp.CallToolResult {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("calling %s: %v", name, err)
+	}
+	return res
+}
+
+// ok calls a tool that must succeed and decodes its structured content
+// into out (when not nil); it returns the result's text.
+func (c *mcpConn) ok(name string, args, out any) string {
+	c.t.Helper()
+	res := c.call(name, args)
+	text := resultText(res)
+	if res.IsError {
+		c.t.Fatalf("%s %v refused: %s", name, args, text)
+	}
+	if out != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			c.t.Fatalf("%s: structured content %s: %v", name, b, err)
+		}
+	}
+	return text
+}
+
+// refused calls a tool that must be refused and returns the refusal.
+func (c *mcpConn) refused(name string, args any) string {
+	c.t.Helper()
+	res := c.call(name, args)
+	if !res.IsError {
+		c.t.Fatalf("%s %v was not refused: %s", name, args, resultText(res))
+	}
+	return resultText(res)
+}
+
+// resultText is the text content of a tool result.
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// waitFor waits for a resources/updated notification of uri.
+func (c *mcpConn) waitFor(uri string, within time.Duration) {
+	c.t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case got := <-c.updated:
+			if got == uri {
+				return
+			}
+		case <-deadline:
+			c.t.Fatalf("no resources/updated notification for %s within %s", uri, within)
+		}
+	}
+}
+
+// subscribe subscribes to uri.
+func (c *mcpConn) subscribe(uri string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		c.t.Fatalf("subscribing to %s: %v", uri, err)
+	}
+}
+
+// toolNames lists the session's tools, checking that each has a
+// description and an object input schema.
+func (c *mcpConn) toolNames() []string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if len(tool.Description) < 80 || tool.InputSchema == nil || tool.OutputSchema == nil {
+			c.t.Errorf("tool %s: description %q, schemas %v %v", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// noReleaseTool fails the test if any tool's name speaks of releasing.
+func noReleaseTool(t *testing.T, who string, names []string) {
+	t.Helper()
+	for _, n := range names {
+		for _, bad := range []string{"approve", "reject", "release", "confirm"} {
+			if strings.Contains(n, bad) {
+				t.Errorf("%s is offered tool %s", who, n)
+			}
+		}
+	}
+	if !slices.Equal(names, mcpTools) {
+		t.Errorf("%s's tools = %v, want %v", who, names, mcpTools)
+	}
+}
+
+// An agent, over MCP, launches a dry run: it is held before planning (no
+// exemption); a person releases it over SSH; the agent learns of it through
+// resources/updated, reads the result, and reads the masked log. The
+// launch is audited with the agent's name.
+func TestMCPAgentDryRunNotified(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	c := h.mcpAs("deploy-bot")
+	ir := c.cs.InitializeResult()
+	if ir.ServerInfo.Name != "switchtender" || ir.Capabilities.Tools == nil || ir.Capabilities.Resources == nil || !ir.Capabilities.Resources.Subscribe {
+		t.Fatalf("initialize: %+v %+v", ir.ServerInfo, ir.Capabilities)
+	}
+	noReleaseTool(t, "deploy-bot", c.toolNames())
+
+	var tpl mcpTemplates
+	c.ok("list_templates", map[string]any{}, &tpl)
+	if len(tpl.Templates) != 2 || tpl.Templates[0].Name != "data" || tpl.Templates[0].Survey[0].Name != "instances" || tpl.Templates[0].Survey[0].Type != "number" {
+		t.Fatalf("templates: %+v", tpl)
+	}
+	var run runView
+	text := c.ok("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"instances": 2}}, &run)
+	if run.ID != "1" || Status(run.Status) != StatusAwaitingApproval || len(run.Holds) != 1 || run.Holds[0].Rule != "agent" || run.RequesterKind != "agent" {
+		t.Fatalf("an agent's dry run was not held before planning: %+v\n%s", run, text)
+	}
+	if !strings.Contains(text, "run 1: awaiting_approval") {
+		t.Errorf("launch text:\n%s", text)
+	}
+	c.subscribe("run://1")
+	c.subscribe("run://1/log")
+	h.mustSSH("bob", "approve", "1", "--digest", h.show("bob", "1").Proposal.Digest)
+	c.waitFor("run://1", time.Minute)
+	for Status(run.Status) != StatusSucceeded {
+		c.ok("show_run", map[string]any{"run": "1"}, &run)
+		if statusOf(run.Run).Final() && Status(run.Status) != StatusSucceeded {
+			t.Fatalf("run 1 ended %s: %s", run.Status, run.Message)
+		}
+		if Status(run.Status) != StatusSucceeded {
+			c.waitFor("run://1", 2*time.Minute)
+		}
+	}
+	var lg mcpLog
+	c.ok("read_log", map[string]any{"run": "1", "offset": 0}, &lg)
+	if !strings.Contains(lg.Text, "tofu plan") || !strings.Contains(lg.Text, "Plan: 2 to add") || lg.More || !lg.Finished || lg.NextOffset != lg.Size {
+		t.Fatalf("read_log: %+v", lg)
+	}
+	ctx := context.Background()
+	res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "run://1/log"})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != lg.Text {
+		t.Fatalf("run://1/log: %v %+v", err, res)
+	}
+	if res, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "run://1"}); err != nil || !strings.Contains(res.Contents[0].Text, `"status":"succeeded"`) {
+		t.Fatalf("run://1: %v %+v", err, res)
+	}
+	var viaMCP, viaSSH map[string]any
+	c.ok("show_run", map[string]any{"run": "1"}, &viaMCP)
+	if err := json.Unmarshal([]byte(h.mustSSH("deploy-bot", "show", "1", "--json")), &viaSSH); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := fmt.Sprint(viaMCP), fmt.Sprint(viaSSH); a != b {
+		t.Errorf("show_run and show --json differ:\n%s\n%s", a, b)
+	}
+	if audit := h.mustSSH("alice", "audit", "--run", "1"); !strings.Contains(audit, "deploy-bot") || !strings.Contains(audit, "launch") {
+		t.Errorf("audit lacks the agent's launch:\n%s", audit)
+	}
+}
+
+// An agent's apply over MCP is held before anything plans, and no tool
+// releases it: there is no approve or reject tool, and rerun, reconcile or
+// a second launch leave it held. A person's key gets the same tools and
+// cannot approve through MCP either; a person's apply over MCP waits for a
+// person whatever the rules say. The legacy initialize handshake works too.
+func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	bot := h.mcpAs("deploy-bot")
+	var run runView
+	bot.ok("launch", map[string]any{"template": "data"}, &run)
+	if Status(run.Status) != StatusAwaitingApproval || run.Proposal == nil || run.Proposal.Stage != string(StageRequest) || !run.AIProposal {
+		t.Fatalf("agent apply: %+v", run)
+	}
+	for _, name := range []string{"approve", "reject", "approve_run"} {
+		if _, err := bot.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"run": "1", "digest": run.Proposal.Digest}}); err == nil {
+			t.Errorf("tool %s was accepted", name)
+		}
+	}
+	if msg := bot.refused("rerun", map[string]any{"run": "1"}); !strings.Contains(msg, "run 1") {
+		t.Errorf("rerun of a held run: %s", msg)
+	}
+	bot.refused("reconcile", map[string]any{"check": "1"})
+
+	bob := h.mcpAs("bob", "2025-11-25")
+	if v := bob.cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("initialize negotiated %q", v)
+	}
+	noReleaseTool(t, "bob", bob.toolNames())
+	bob.ok("show_run", map[string]any{"run": "1"}, &run)
+	if !run.WaitingForYou || run.Waiting == "" {
+		t.Errorf("bob should see that run 1 waits for him: %+v", run)
+	}
+	if got, err := h.srv.db.GetRun("1"); err != nil || Status(got.Status) != StatusAwaitingApproval || len(got.Approvals) != 0 {
+		t.Fatalf("run 1 after every tool: %s %+v %v", got.Status, got.Approvals, err)
+	}
+	if log := h.mustSSH("bob", "log", "1"); strings.Contains(log, "$ tofu") {
+		t.Fatalf("something ran before a person released run 1:\n%s", log)
+	}
+
+	alice := h.mcpAs("alice")
+	alice.ok("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
+	h.waitStatus(run.ID, StatusAwaitingApproval, StatusFailed)
+	alice.ok("show_run", map[string]any{"run": run.ID}, &run)
+	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != string(StagePlan) || !strings.Contains(run.Proposal.PlanText, "terraform_data.server[0]") {
+		t.Fatalf("a person's apply over MCP did not wait with its plan: %s %s %+v", run.Status, run.Message, run.Proposal)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
+		t.Fatal("the apply changed the state before anyone released it")
+	}
+
+	// A rerun over MCP of an apply carol launched over SSH is an AI
+	// proposal too: it waits for a person with its plan.
+	h.mustSSH("carol", "launch", "data", "--var", "instances=1", "--wait")
+	carol := h.mcpAs("carol")
+	carol.ok("rerun", map[string]any{"run": "3"}, &run)
+	if !run.AIProposal || run.RerunOf != "3" {
+		t.Fatalf("rerun over MCP: %+v", run)
+	}
+	h.waitStatus(run.ID, StatusAwaitingApproval, StatusSucceeded, StatusFailed)
+	carol.ok("show_run", map[string]any{"run": run.ID}, &run)
+	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != string(StagePlan) {
+		t.Fatalf("rerun %s over MCP did not wait for a person: %s %s", run.ID, run.Status, run.Message)
+	}
+}
+
+// Hostile calls: an unknown tool, an argument of the wrong type, a run that
+// does not exist, an offset past the log's end, a cancel of another's run,
+// an answer of the wrong type; each is refused with a sentence and the
+// session goes on.
+func TestMCPHostileCalls(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	c := h.mcpAs("helper-bot")
+	if _, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "rm_rf", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "rm_rf") {
+		t.Errorf("unknown tool: %v", err)
+	}
+	for _, args := range []map[string]any{{"run": []string{"1"}}, {"run": 1}, {}, {"run": "1", "extra": true}} {
+		c.refused("show_run", args)
+	}
+	c.refused("read_log", map[string]any{"run": "1", "offset": -1})
+	c.refused("launch", map[string]any{"template": []any{"data"}})
+	c.refused("launch", map[string]any{"template": "data", "kind": "destroy"})
+	for _, tool := range []string{"show_run", "read_log", "cancel_run", "rerun"} {
+		if msg := c.refused(tool, map[string]any{"run": "999"}); !strings.Contains(msg, `no run "999"`) {
+			t.Errorf("%s of a missing run: %s", tool, msg)
+		}
+	}
+	if msg := c.refused("read_log", map[string]any{"run": "1", "offset": int64(1) << 62}); !strings.Contains(msg, "outside run 1's log") {
+		t.Errorf("huge offset: %s", msg)
+	}
+	if msg := c.refused("cancel_run", map[string]any{"run": "1"}); !strings.Contains(msg, "may cancel only runs they asked for") {
+		t.Errorf("cancel of carol's run: %s", msg)
+	}
+	if msg := c.refused("launch", map[string]any{"template": "data", "answers": map[string]any{"instances": "many"}}); !strings.Contains(msg, "instances") {
+		t.Errorf("a wrong-typed answer: %s", msg)
+	}
+	if msg := c.refused("launch", map[string]any{"template": "data", "answers": map[string]any{"generation": 7}}); !strings.Contains(msg, "generation") {
+		t.Errorf("a number for a text field: %s", msg)
+	}
+	ctx := context.Background()
+	for _, uri := range []string{"run://999", "run://1/nope", "file:///etc/passwd"} {
+		if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("resource %s was read", uri)
+		}
+	}
+	var lg mcpLog
+	c.ok("read_log", map[string]any{"run": "1"}, &lg)
+	if lg.Size == 0 || lg.NextOffset != lg.Size {
+		t.Errorf("after the refusals: %+v", lg)
+	}
+	if runs, _ := h.srv.db.ListRuns(); len(runs) != 1 {
+		t.Errorf("refused launches queued runs: %d runs", len(runs))
+	}
+	var own runView
+	c.ok("launch", map[string]any{"template": "data"}, &own)
+	c.ok("cancel_run", map[string]any{"run": own.ID}, &own)
+	if Status(own.Status) != StatusCancelled {
+		t.Errorf("cancel of its own held run: %+v", own)
+	}
+}
+
+// Secret answers are accepted over MCP and never come back: not in a
+// launch result, a refusal, show_run, list_runs, read_log or a resource,
+// for a person's dry run that plans and an agent's held apply.
+func TestMCPSecretAnswersNeverEchoed(t *testing.T) {
+	h := newHarness(t, `
+template "secret" {
+  project = "infra"
+  command = "infra/secret"
+  survey "db_password" {
+    type = "string"
+  }
+  survey "api_note" {
+    type      = "string"
+    sensitive = true
+  }
+}
+`)
+	answers := map[string]any{"db_password": canaryDB, "api_note": canaryNote}
+	alice, bot := h.mcpAs("alice"), h.mcpAs("deploy-bot")
+	var seen bytes.Buffer
+	keep := func(res *mcp.CallToolResult) {
+		b, _ := json.Marshal(res)
+		seen.Write(b)
+	}
+	keep(alice.call("launch", map[string]any{"template": "secret", "kind": "plan", "answers": answers}))
+	keep(bot.call("launch", map[string]any{"template": "secret", "answers": answers}))
+	keep(alice.call("launch", map[string]any{"template": "secret", "answers": map[string]any{"db_password": 98765432123, "api_note": canaryNote}}))
+	keep(alice.call("launch", map[string]any{"template": "secret", "answers": map[string]any{"nope": canaryDB}}))
+	h.waitStatus("1", StatusSucceeded)
+	for _, tool := range []string{"show_run", "read_log"} {
+		for _, id := range []string{"1", "2"} {
+			keep(alice.call(tool, map[string]any{"run": id}))
+			keep(bot.call(tool, map[string]any{"run": id}))
+		}
+	}
+	keep(alice.call("list_runs", map[string]any{}))
+	for _, uri := range []string{"run://1", "run://1/log", "run://2"} {
+		res, err := alice.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		seen.Write(b)
+	}
+	for _, c := range []string{canaryDB, canaryNote, canaryDerived(), "98765432123"} {
+		for _, f := range forms(c) {
+			if strings.Contains(seen.String(), f) {
+				t.Errorf("an MCP result carries secret %q (as %q)", c, f)
+			}
+		}
+	}
+	if !strings.Contains(seen.String(), "Plan: 4 to add") || !strings.Contains(seen.String(), "db_password") {
+		t.Errorf("the results lack the plan or the secret's name:\n%.2000s", seen.String())
+	}
+}
+
+// A client that connects and never speaks is disconnected by the SSH idle
+// timeout at the latest: its MCP session ends (it answers no ping), the
+// connection closes, and nothing of it stays behind in the server. Live
+// clients, answering the pings, outlast the timeout.
+func TestMCPSilentClientIsDisconnected(t *testing.T) {
+	h, _ := newLimitHarness(t, Options{SSHIdleTimeout: time.Second}, "")
+	live := []*mcpConn{h.mcpAs("helper-bot"), h.mcpAs("alice", "2025-11-25")}
+	time.Sleep(200 * time.Millisecond)
+	baseline := runtime.NumGoroutine()
+	client, err := dialAs(h, "deploy-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out lockedBuffer
+	sess.Stdout = &out
+	stdin, _ := sess.StdinPipe() // held open, never written
+	defer stdin.Close()
+	if err := sess.Start("mcp"); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, "the silent MCP session", sess.Wait)
+	waitClosed(t, "the silent client's connection", client.Wait)
+	if !strings.Contains(out.String(), `"method":"ping"`) {
+		t.Errorf("the server sent no ping:\n%s", out.String())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > baseline {
+		t.Errorf("%d goroutines after the silent client left, %d before it came", n, baseline)
+	}
+	for i, c := range live {
+		var runs mcpRuns
+		c.ok("list_runs", map[string]any{}, &runs)
+		if runs.Total != 0 {
+			t.Errorf("live client %d: %+v", i, runs)
+		}
+	}
+}
+
+// waitClosed waits up to five seconds for wait to return.
+func waitClosed(t *testing.T, what string, wait func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s outlived the idle timeout", what)
+	}
+}
+
+// Input that is not JSON, a message nested past the decoder's depth, and a
+// message over the size bound each end their session at once (the client
+// keeps its input open), and the server goes on serving others.
+func TestMCPGarbageInput(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	for _, input := range []string{"not json at all\n", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + strings.Repeat("[", 100000) + "\n", `{"x":"` + strings.Repeat("a", mcpMaxMessage+10) + "\"}\n"} {
+		client, err := dialAs(h, "deploy-bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := client.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out lockedBuffer
+		sess.Stdout = &out
+		stdin, _ := sess.StdinPipe()
+		if err := sess.Start("mcp"); err != nil {
+			t.Fatal(err)
+		}
+		go func() { stdin.Write([]byte(input)) }() // stdin stays open
+		waitClosed(t, "a session fed garbage", sess.Wait)
+		client.Close()
+	}
+	var tpl mcpTemplates
+	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
+	if len(tpl.Templates) != 2 {
+		t.Fatalf("after the garbage: %+v", tpl)
+	}
+}
+
+// A drift check launched over MCP that finds drift keeps its plan, and the
+// reconcile tool proposes exactly that plan: a reconcile held for a person.
+func TestMCPCheckAndReconcile(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	c := h.mcpAs("carol")
+	var run runView
+	c.ok("launch", map[string]any{"template": "data-free", "kind": "check"}, &run)
+	h.waitStatus(run.ID, StatusSucceeded, StatusFailed)
+	c.ok("show_run", map[string]any{"run": run.ID}, &run)
+	if run.Check == nil || run.Check.Plan == nil {
+		t.Fatalf("the check kept no plan: %s %s %+v", run.Status, run.Message, run.Check)
+	}
+	var rec runView
+	c.ok("reconcile", map[string]any{"check": run.ID}, &rec)
+	if Kind(rec.Kind) != KindReconcile || Status(rec.Status) != StatusAwaitingApproval || rec.ReconcileOf != run.ID || rec.Proposal.Digest != run.Check.Plan.Digest {
+		t.Fatalf("reconcile: %+v", rec)
+	}
+	if msg := c.refused("reconcile", map[string]any{"check": run.ID}); !strings.Contains(msg, rec.ID) {
+		t.Errorf("a second reconcile: %s", msg)
+	}
+}
