@@ -3,13 +3,13 @@ package server
 import (
 	"bufio"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	gossh "golang.org/x/crypto/ssh"
+	"github.com/switchtender/switchtender/server/config"
 	"io"
+	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -751,28 +751,17 @@ func TestAttack1516MCPNumberAnswerLosesDigits(t *testing.T) {
 // declare): a user named schedule with just the launch role passes
 // mayCancel's "own" test (permissions.go: r.Requester == who.Name and
 // both are not agents) and cancels every scheduled check, over MCP or SSH,
-// and its own actions read in the audit trail as the schedule's.
+// and its own actions read in the audit trail as the schedule's. Fixed: the
+// configuration refuses the server's own names for users and agents.
 func TestAttack1516UserNamedScheduleCancelsScheduledChecks(t *testing.T) {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, _ := gossh.NewSignerFromKey(priv)
-	key := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
-	h := newHarness(t, dataTemplates+`
-user "schedule" {
-  public_key = "`+key+`"
-  roles = ["launch"]
-}
-`)
-	h.keys["schedule"] = signer
-	run, err := h.srv.Launch(context.Background(), scheduleIdentity, LaunchRequest{Template: "data", Kind: KindCheck})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := h.mcpAs("schedule")
-	res := c.call("cancel_run", map[string]any{"run": run.ID})
-	if !res.IsError {
-		t.Errorf("a user named schedule with only the launch role cancelled scheduled check %s: %s", run.ID, resultText(res))
+	for _, name := range config.ReservedIdentityNames {
+		for _, kind := range []string{"user", "agent"} {
+			src := fmt.Sprintf("server {\n  data_dir = %q\n}\n%s %q {\n  public_key = \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEMqYtaU1fgGeV5t8wMv6bMMjC1C8b4XhSiXqaUXDs1H\"\n}\n", t.TempDir(), kind, name)
+			p := filepath.Join(t.TempDir(), "c.hcl")
+			os.WriteFile(p, []byte(src), 0o600)
+			if _, err := config.Load(p); err == nil || !strings.Contains(err.Error(), "Reserved name") {
+				t.Errorf("%s %q: %v; want the name refused as the server's own", kind, name, err)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"charm.land/ssh"
@@ -128,9 +129,11 @@ func (c *call) run(words []string) int {
 	var asJSON *bool
 	if c.cmd.json {
 		asJSON = fs.Bool("json", false, "print JSON instead of text")
-		c.json = asksJSON(words) // so malformed words are refused in JSON too
 	}
 	h := c.cmd.bind(fs)
+	if c.cmd.json {
+		c.json = asksJSON(fs, words) // so malformed words are refused in JSON too
+	}
 	onlyOnce(fs)
 	pos, err := parse(fs, words)
 	if errors.Is(err, flag.ErrHelp) {
@@ -152,13 +155,26 @@ func (c *call) run(words []string) int {
 	return h(c)
 }
 
-// asksJSON reports whether words ask for JSON (--json, -json, --json=true),
-// before they are parsed.
-func asksJSON(words []string) bool {
-	for _, w := range words {
-		switch w {
-		case "--json", "-json", "--json=true", "-json=true":
-			return true
+// asksJSON reports whether words ask for JSON as fs would parse them
+// (--json, -json, --json=VALUE where VALUE is true as strconv.ParseBool
+// reads it), before they are parsed: a word that is another flag's value
+// or follows -- is no flag.
+func asksJSON(fs *flag.FlagSet, words []string) bool {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if w == "--" || !strings.HasPrefix(w, "-") || w == "-" {
+			if w == "--" {
+				return false
+			}
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if name == "json" {
+			on, err := strconv.ParseBool(value)
+			return !hasValue || (err == nil && on)
+		}
+		if f := fs.Lookup(name); f != nil && !hasValue && !isBool(f) {
+			i++ // the next word is this flag's value, not a flag
 		}
 	}
 	return false
@@ -220,7 +236,11 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		if name := givenTwice(fs); name != "" {
 			return nil, fmt.Errorf("%s: --%s is given more than once; give it once", fs.Name(), name)
 		}
-		args = fs.Args()
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil // after --, every word is an argument
+		}
+		args = rest
 		if len(args) == 0 {
 			return pos, nil
 		}
@@ -249,6 +269,12 @@ func onlyOnce(fs *flag.FlagSet) {
 type repeatable interface{ Repeatable() }
 
 type boolFlag interface{ IsBoolFlag() bool }
+
+// isBool reports whether f takes no value (a bool flag).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(boolFlag)
+	return ok && b.IsBoolFlag()
+}
 
 // once refuses a flag's second value.
 type once struct {

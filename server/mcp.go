@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"sync"
@@ -74,7 +75,10 @@ func (s *Server) ServeMCP(ctx context.Context, who Identity, in io.Reader, out i
 	defer cancel()
 	m := newMCPSession(s, who)
 	go m.notifyChanges(ctx)
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: jsonSafeWriter{out}, MaxLineLength: mcpMaxMessage}
+	flow := newMCPFlow()
+	defer flow.close()
+	go func() { <-ctx.Done(); flow.close() }()
+	t := &mcp.IOTransport{Reader: io.NopCloser(flow.reader(in)), Writer: jsonSafeWriter{out, flow}, MaxLineLength: mcpMaxMessage}
 	err := m.srv.Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
@@ -98,11 +102,17 @@ func (s *Server) mcpKeepAlive() time.Duration {
 // jsonSafeWriter escapes, in each JSON-RPC message written (the transport
 // writes one message per Write), what a terminal would act on: the
 // session may be a person's terminal.
-type jsonSafeWriter struct{ w io.Writer }
+type jsonSafeWriter struct {
+	w    io.Writer
+	flow *mcpFlow // told of each message written
+}
 
 func (j jsonSafeWriter) Write(p []byte) (int, error) {
 	if _, err := j.w.Write(jsonSafe(p)); err != nil {
 		return 0, err
+	}
+	if j.flow != nil {
+		j.flow.wrote()
 	}
 	return len(p), nil
 }
@@ -116,9 +126,10 @@ type mcpSession struct {
 	who Identity
 	srv *mcp.Server
 
-	mu   sync.Mutex
-	subs map[string]map[string]bool // run ID -> subscribed URIs
-	seen map[string]string          // run ID -> status when last notified (or subscribed)
+	mu    sync.Mutex
+	subs  map[string]map[string]bool // run ID -> subscribed URIs
+	nsubs int                        // subscribe calls not yet unsubscribed, at most mcpMaxSubscriptions
+	seen  map[string]string          // run ID -> status when last notified (or subscribed)
 }
 
 // newMCPSession builds the MCP server for one session of who: tools,
@@ -168,6 +179,10 @@ func (m *mcpSession) subscribe(_ context.Context, req *mcp.SubscribeRequest) err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.nsubs >= mcpMaxSubscriptions {
+		return fmt.Errorf("this session holds %d subscriptions, the most one may; unsubscribe from runs that ended first", m.nsubs)
+	}
+	m.nsubs++
 	if m.subs[id] == nil {
 		m.subs[id] = map[string]bool{}
 		m.seen[id] = r.Status
@@ -175,6 +190,10 @@ func (m *mcpSession) subscribe(_ context.Context, req *mcp.SubscribeRequest) err
 	m.subs[id][uri] = true
 	return nil
 }
+
+// mcpMaxSubscriptions bounds the subscriptions one MCP session holds (each
+// listen of the newer protocol parks a handler until it ends).
+const mcpMaxSubscriptions = 256
 
 // unsubscribe forgets a subscription.
 func (m *mcpSession) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
@@ -184,6 +203,7 @@ func (m *mcpSession) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.nsubs = max(m.nsubs-1, 0)
 	delete(m.subs[id], req.Params.URI)
 	if len(m.subs[id]) == 0 {
 		delete(m.subs, id)

@@ -86,8 +86,7 @@ const (
 func (m *mcpSession) addTools() {
 	addMCPTool(m, &mcp.Tool{Name: "list_templates", Title: "List templates", Description: descListTemplates,
 		Annotations: readOnly()}, m.listTemplates)
-	addMCPTool(m, &mcp.Tool{Name: "launch", Title: "Launch a run", Description: descLaunch,
-		InputSchema: launchSchema()}, m.launch)
+	m.addLaunchTool()
 	addMCPTool(m, &mcp.Tool{Name: "list_runs", Title: "List runs", Description: descListRuns,
 		Annotations: readOnly()}, m.listRuns)
 	addMCPTool(m, &mcp.Tool{Name: "show_run", Title: "Show a run", Description: descShowRun,
@@ -229,12 +228,76 @@ func (m *mcpSession) listTemplates(_ context.Context, _ struct{}) (string, mcpTe
 	return b.String(), out, nil
 }
 
+// addLaunchTool registers launch with a handler that reads the raw
+// arguments itself: the SDK's typed path would decode answers through
+// float64 (losing digits), keep the last of a name given twice, and quote a
+// wrongly typed value, a secret perhaps, in its validation error.
+func (m *mcpSession) addLaunchTool() {
+	t := &mcp.Tool{Name: "launch", Title: "Launch a run", Description: descLaunch,
+		InputSchema: launchSchema(), OutputSchema: outputSchema[runView]()}
+	m.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		in, err := launchArgs(req.Params.Arguments)
+		var text string
+		var run runView
+		if err == nil {
+			text, run, err = m.launch(ctx, in)
+		}
+		clear(in.Answers)
+		if err != nil {
+			if ErrorCode(err) == "internal" {
+				m.s.log.Error("MCP tool failed", "tool", t.Name, "identity", m.who.Name, "err", err)
+			}
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: UserMessage(err)}}}, nil
+		}
+		structured, err := json.Marshal(run)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the run: %w", err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(structured)}, nil
+	})
+}
+
+// launchArgs reads launch's arguments: template and kind as strings,
+// answers as an object whose values stay as given (numbers keep their
+// digits), a name given twice refused. No refusal quotes a value.
+func launchArgs(raw json.RawMessage) (mcpLaunchArgs, error) {
+	var in struct {
+		Template json.RawMessage `json:"template"`
+		Kind     json.RawMessage `json:"kind"`
+		Answers  json.RawMessage `json:"answers"`
+	}
+	var out mcpLaunchArgs
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return out, errorf(ErrInvalid, "launch takes an object {\"template\": NAME, \"kind\": KIND, \"answers\": {...}}; the arguments given are not one (they are not repeated here)")
+	}
+	if json.Unmarshal(in.Template, &out.Template) != nil || out.Template == "" {
+		return out, errorf(ErrInvalid, "launch: \"template\" must be a template's name, a string (list_templates gives them)")
+	}
+	if len(in.Kind) > 0 && json.Unmarshal(in.Kind, &out.Kind) != nil {
+		return out, errorf(ErrInvalid, "launch: \"kind\" must be a string: \"plan\", \"apply\" or \"check\"")
+	}
+	if len(in.Answers) == 0 || string(in.Answers) == "null" {
+		return out, nil
+	}
+	if json.Unmarshal(in.Answers, &out.Answers) != nil {
+		return out, errorf(ErrInvalid, "launch: \"answers\" must be an object of answers by field name (as list_templates describes them), not a string or a list; what was given is not repeated here, as it may hold a secret")
+	}
+	if name, dup := duplicateKey(in.Answers); dup {
+		clear(out.Answers)
+		return out, fieldErrorf(name, "answer %q is given twice; give it once", name)
+	}
+	return out, nil
+}
+
 // launch queues a run through Launch, as the launch command does. An apply
 // is marked an AI proposal, so it waits for a person whatever the rules say.
 func (m *mcpSession) launch(ctx context.Context, in mcpLaunchArgs) (string, runView, error) {
 	kind := Kind(in.Kind)
 	if kind == "" {
 		kind = KindApply
+	}
+	if kind != KindApply && kind != KindPlan && kind != KindCheck {
+		return "", runView{}, errorf(ErrInvalid, "launch: unknown kind %q: give \"plan\", \"apply\" or \"check\"", in.Kind)
 	}
 	answers, err := mcpAnswers(m.s.config().Templates[in.Template], in.Answers)
 	clear(in.Answers)
@@ -294,11 +357,12 @@ func (m *mcpSession) showRun(_ context.Context, in mcpRunArg) (string, runView, 
 // cancel cancels a run through Cancel: the caller's own runs, or any run
 // for a person with the approve role.
 func (m *mcpSession) cancel(ctx context.Context, in mcpRunArg) (string, runView, error) {
-	run, err := m.s.Cancel(ctx, m.who, in.Run)
+	run, was, err := m.s.cancelRun(ctx, m.who, in.Run)
 	if err != nil {
 		return "", runView{}, err
 	}
-	return m.runResult(run, false)
+	text, v, err := m.runResult(run, false)
+	return cancelReply(run.ID, was, m.s.config().Server.CancelGrace, false) + "\n" + text, v, err
 }
 
 // reconcile proposes applying the plan a drift check kept, through Reconcile.
@@ -328,7 +392,7 @@ func (m *mcpSession) runResult(r store.Run, detail bool) (string, runView, error
 	c := &call{s: m.s, id: m.who, out: sw}
 	c.printRun(r, detail)
 	sw.Flush()
-	return b.String(), m.s.view(r, m.who, detail), nil
+	return b.String(), m.s.view(r, m.who, true), nil // the object show --json prints, plan text included
 }
 
 // mcpAnswers turns launch's answers (JSON values) into answers as typed, as
@@ -339,7 +403,7 @@ func mcpAnswers(t *config.Template, raw map[string]json.RawMessage) (map[string]
 	out, quoted := map[string]string{}, map[string]bool{}
 	for name, v := range raw {
 		var s string
-		if json.Unmarshal(v, &s) == nil {
+		if trimmed := bytes.TrimSpace(v); string(trimmed) != "null" && json.Unmarshal(v, &s) == nil {
 			out[name], quoted[name] = s, true
 			continue
 		}

@@ -188,7 +188,7 @@ func (s *Server) holdViews(r store.Run) []HoldView {
 	var out []HoldView
 	for _, h := range r.Proposal.Holds {
 		v := HoldView{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers, ReleasedBy: releasedBy(r, h.Rule)}
-		if v.ReleasedBy == "" {
+		if v.ReleasedBy == "" && statusOf(r) == StatusAwaitingApproval {
 			v.WaitsFor = s.waitsForIn(r, h)
 		}
 		out = append(out, v)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -230,6 +231,12 @@ func add[T any](list *[]*T, v *T) {
 // declare records a block's name, reporting a bad name, a name declared twice
 // for the same kind, and a user and an agent sharing a name. It reports
 // whether the block should be decoded.
+// ReservedIdentityNames are names the server acts under itself: no user or
+// agent may take one, or its runs and audit entries would pass for the
+// server's (scheduled checks are launched as "schedule"; the server records
+// itself as "switchtender"; "rules" releases what no rule holds).
+var ReservedIdentityNames = []string{"schedule", "switchtender", "rules"}
+
 func (p *parser) declare(b *hcl.Block) bool {
 	name := b.Labels[0]
 	lrng := b.LabelRanges[0]
@@ -245,6 +252,11 @@ func (p *parser) declare(b *hcl.Block) bool {
 	if prev, ok := p.declared[kind][name]; ok {
 		p.errorf(lrng, "Duplicate name",
 			"%s %q is already declared at %s; give one of them another name", kind, name, p.line(prev))
+		return false
+	}
+	if (kind == "user" || kind == "agent") && slices.Contains(ReservedIdentityNames, name) {
+		p.errorf(lrng, "Reserved name",
+			"%s name %q is the server's own (it launches scheduled drift checks and records itself in the audit trail); give the %s another name", kind, name, kind)
 		return false
 	}
 	// Users and agents share one set of names: both are who launched a run.
