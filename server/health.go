@@ -29,6 +29,11 @@ func (s *Server) startHTTP() (*httpServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening for metrics on %s: %w; choose another metrics_listen, or stop what holds the port", addr, err)
 	}
+	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			s.log.Warn("metrics_listen is not a loopback address: /metrics, /healthz and /readyz answer anyone who can reach it, without authentication", "addr", ln.Addr().String())
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}, Timeout: 10 * time.Second}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { answerHealth(w, s.db.Ping()) })
