@@ -250,3 +250,73 @@ func TestAttack14ReadyzAfterClose(t *testing.T) {
 	}
 	h.srv = nil
 }
+
+// BREAK. Promise (issue 14 item 1; brief: "a secret inside a reject
+// reason"): nothing secret in any operator log record ("the masker's rules
+// apply"). What happens: the approver's reject reason quotes the run's own
+// sensitive survey answer; the operator log's "rejection" record
+// (server/reject.go: `"reason", s.scrub(reason)`) and the "run rejected"
+// record (server/oplog.go noteRun: `"message", s.scrub(r.Message)`) pass it
+// through s.scrub, whose masker holds only the configuration's credential
+// values and notify URL/secret (oplog.go newScrubber) — never the run's
+// sensitive answers, which the run's own masker knows. The secret lands in
+// the operator log in clear.
+func TestAttack14RejectReasonSecretInOperatorLog(t *testing.T) {
+	h, logs := newLoggedHarness(t, "", heldSecretTemplate)
+	h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-")
+	h.waitStatus("1", StatusAwaitingApproval)
+	reason := "no: the db password " + canaryDB + " is the old one; also " + canaryCloud
+	if _, errOut, code := h.ssh("bob", "reject", "1", "--reason", reason); code != 0 {
+		t.Fatalf("reject: %d %s", code, errOut)
+	}
+	h.waitStatus("1", StatusRejected)
+	logs.waitFor(t, `"msg":"rejection"`)
+	if strings.Contains(logs.String(), canaryCloud) {
+		t.Errorf("the credential value in a reject reason reached the operator log")
+	}
+	if found := leaks("operator log", []byte(logs.String()), []string{canaryDB}); len(found) > 0 {
+		t.Errorf("BREAK: the run's sensitive answer, quoted in a reject reason, is in the operator log: %v", found)
+	}
+}
+
+// Promise: a run's events reach its receivers and "deliveries survive a
+// restart". Probe: a run executing when the server stops ends interrupted
+// (a "failed" event); is that event delivered after the next start?
+func TestAttack14NotifyInterruptedAtShutdownDelivered(t *testing.T) {
+	rc := &receiver{}
+	ts := httptest.NewServer(rc)
+	defer ts.Close()
+	h := writeHarness(t, "", `
+template "slow" {
+  project = "infra"
+  command = "infra/slow"
+}
+`+notifyBlock("hook", ts.URL+"/hook", "json", `["failed"]`))
+	h.tune = fastNotify
+	h.start()
+	h.mustSSH("alice", "launch", "slow")
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out, _, _ := h.ssh("alice", "log", "1")
+		if strings.Contains(out, "started-slow") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow apply never started:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	h.restart()
+	r, _ := h.srv.db.GetRun("1")
+	if !statusOf(r).Final() {
+		t.Fatalf("run 1 after the restart: %s", r.Status)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for len(rc.requests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(rc.requests()) == 0 {
+		ds, _ := h.srv.db.Deliveries()
+		t.Errorf("BREAK: run 1 ended %s at the shutdown, and its failed event never reached the receiver (stored deliveries: %d)", r.Status, len(ds))
+	}
+}
