@@ -320,3 +320,22 @@ template "slow" {
 		t.Errorf("BREAK: run 1 ended %s at the shutdown, and its failed event never reached the receiver (stored deliveries: %d)", r.Status, len(ds))
 	}
 }
+
+// HELD. Refusals of launches carrying a sensitive answer (given twice,
+// with a required answer missing, with a control character) put neither
+// the answer nor its quoted form in the operator log's refusal record.
+func TestAttack14RefusalsKeepSensitiveAnswersOut(t *testing.T) {
+	const canary = "Refusal-Canary-5512"
+	h, logs := newLoggedHarness(t, "", secretDataTemplate)
+	h.ssh("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--var", "token="+canary+"x")
+	h.ssh("alice", "launch", "data-secret", "--var", "token="+canary)
+	h.ssh("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary+"\x01")
+	h.ssh("carol", "launch", "data-secret", "--var", "instances=zz", "--var", "token="+canary)
+	logs.waitFor(t, `got \"zz\"`)
+	if n := strings.Count(logs.String(), `"msg":"refusal"`); n < 2 {
+		t.Errorf("%d refusal records, want at least 2:\n%s", n, logs.String())
+	}
+	if found := leaks("operator log", []byte(logs.String()), []string{canary}); len(found) > 0 {
+		t.Errorf("a sensitive answer in a refusal record: %v\n%s", found, logs.String())
+	}
+}
