@@ -339,3 +339,22 @@ func TestAttack14RefusalsKeepSensitiveAnswersOut(t *testing.T) {
 		t.Errorf("a sensitive answer in a refusal record: %v\n%s", found, logs.String())
 	}
 }
+
+// HELD. A key moved on reload from carol (launch only) to a new user erin
+// (approve): a fresh session with that key is erin's, not carol's.
+func TestAttack14KeyMovedOnReload(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	b, _ := os.ReadFile(h.cfgPath)
+	re := regexp.MustCompile(`(?s)user "carol" \{\n  public_key = ("[^"]*")\n.*?\n\}\n`)
+	m := re.FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("no carol block")
+	}
+	src := re.ReplaceAllString(string(b), "") + "user \"erin\" {\n  public_key = " + m[1] + "\n  roles = [\"approve\"]\n}\n"
+	os.WriteFile(h.cfgPath, []byte(src), 0o600)
+	h.reloadWith("")
+	out := h.mustSSH("carol", "whoami") // carol's key, now erin's
+	if !strings.Contains(out, "erin") || strings.Contains(out, "carol") {
+		t.Errorf("the moved key's session: %s", out)
+	}
+}
