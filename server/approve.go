@@ -20,6 +20,10 @@ import (
 // (unless allow_self_approval) the requester. The right digest is never
 // echoed in a refusal.
 func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (store.Run, error) {
+	who, err := s.current(who)
+	if err != nil {
+		return store.Run{}, err
+	}
 	if err := seal.CheckDigest(digest); err != nil {
 		return store.Run{}, errorf(ErrInvalid, "%v", err)
 	}

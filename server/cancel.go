@@ -29,6 +29,10 @@ func (s *Server) Cancel(ctx context.Context, who Identity, id string) (store.Run
 // cancel took hold (queued, running or awaiting_approval), so a reply can
 // say what it did.
 func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.Run, Status, error) {
+	who, err := s.current(who)
+	if err != nil {
+		return store.Run{}, "", err
+	}
 	msg := "Cancelled by " + who.Name + " before it ran further."
 	var running bool
 	var was Status

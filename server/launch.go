@@ -1,6 +1,7 @@
 package server
 
 import (
+	"charm.land/ssh"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,6 +24,9 @@ type Identity struct {
 	Name  string
 	Agent bool
 	Roles []string
+	// key is the SSH key the identity was found by, nil where none was
+	// (tests, the schedule): current finds the identity again by it.
+	key ssh.PublicKey
 }
 
 // Has reports whether the identity holds role ("launch", "approve"). Agents
@@ -78,6 +82,10 @@ func (s *Server) CheckLaunch(who Identity, req LaunchRequest) error {
 }
 
 func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, error) {
+	who, err := s.current(who)
+	if err != nil {
+		return nil, err
+	}
 	if !who.Agent && !who.Has("launch") {
 		return nil, errorf(ErrForbidden, "%s may not launch runs: the launch role is missing from user %q in the configuration", who.Name, who.Name)
 	}

@@ -208,10 +208,10 @@ func (n *notifier) attempt(ctx context.Context, d store.Delivery) {
 		return
 	}
 	err := n.send(ctx, block, d)
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		return // stopping: the delivery stays stored for the next start
 	}
-	if err == nil {
+	if err == nil { // the receiver answered 2xx: delivered, even while stopping
 		n.s.metrics.notifySent.WithLabelValues(d.Notify).Inc()
 		n.s.log.Debug("notification delivered", "notify", d.Notify, "event", d.Event, "run", d.Run, "attempts", d.Attempts+1)
 		n.drop(d)

@@ -24,6 +24,10 @@ const reconcileHold = "reconcile"
 // that kept no plan, one a newer check superseded and one already
 // reconciled; and when the rules refuse the plan.
 func (s *Server) Reconcile(ctx context.Context, who Identity, checkID string) (store.Run, error) {
+	who, err := s.current(who)
+	if err != nil {
+		return store.Run{}, err
+	}
 	if !who.Agent && !who.Has("launch") {
 		return store.Run{}, errorf(ErrForbidden, "%s may not propose a reconcile: the launch role is missing from user %q in the configuration", who.Name, who.Name)
 	}

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/switchtender/switchtender/exec/mask"
 	"time"
 
 	"github.com/switchtender/switchtender/store"
@@ -11,9 +13,14 @@ import (
 // Reject ends a held run with a reason; its sealed plan is dropped. Only a
 // person whom one of the holding rules names (see mayReject) may.
 func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (store.Run, error) {
+	who, err := s.current(who)
+	if err != nil {
+		return store.Run{}, err
+	}
 	if reason == "" {
 		reason = "no reason given"
 	}
+	reason = s.maskForRun(id, reason)
 	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
 		if err := s.mayReject(*r, who); err != nil {
 			return err
@@ -35,4 +42,21 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 	s.log.Info("rejection", "run", id, "template", run.Template, "by", who.Name, "stage", run.Proposal.Stage,
 		"digest", run.Proposal.Digest, "rules", rules, "reason", s.scrub(reason))
 	return run, nil
+}
+
+// maskForRun masks in text (a reason a person typed) the run's secret
+// answers, in every form the masker knows, before it is stored, audited or
+// logged: an approver may quote what the run's log showed them masked, or
+// what they know. A run whose answers cannot be opened leaves text as it
+// is (the rejection must not fail on it).
+func (s *Server) maskForRun(id, text string) string {
+	r, err := s.getRun(id)
+	if err != nil {
+		return text
+	}
+	m := mask.New()
+	if _, _, err := s.runVars(r, m); err != nil {
+		return text
+	}
+	return m.String(text)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	gossh "golang.org/x/crypto/ssh"
 	"os"
 	"path/filepath"
 
@@ -131,23 +132,30 @@ func sealProblems(db *store.DB, key *seal.Key) ([]Problem, map[string]string, er
 // kept plan and secret answer a run still needs. No data directory, or no
 // store in it, is no problem. A store a running server holds open is not
 // checked, and note says so (that server checked it at its start).
-func CheckData(dataDir, sealKey string) (found []Problem, note string) {
+func CheckData(dataDir, sealKey, hostKey string) (found []Problem, note string) {
+	found = checkHostKey(hostKey)
 	dbPath := filepath.Join(dataDir, "switchtender.db")
 	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
-		return nil, ""
+		if _, err := os.Stat(sealKey); err == nil { // serve would load it; a missing one it makes
+			if _, err := seal.LoadKey(sealKey); err != nil {
+				found = append(found, Problem{Where: sealKey, What: fmt.Sprintf("%s: %v; serve refuses to start with it", sealKey, err)})
+			}
+		}
+		return found, ""
 	}
 	key, err := seal.LoadKey(sealKey)
 	if err != nil {
-		return []Problem{{Where: sealKey, What: fmt.Sprintf("%s: %v; the store %s holds sealed values only this key opens", sealKey, err, dbPath)}}, ""
+		return append(found, Problem{Where: sealKey, What: fmt.Sprintf("%s: %v; the store %s holds sealed values only this key opens", sealKey, err, dbPath)}), ""
 	}
 	db, err := store.Open(dbPath)
 	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Sprintf("%s is in use by a running server, so its sealed values were not checked here (the server checked them at its start; its log names any it cannot open)", dbPath)
+		return found, fmt.Sprintf("%s is in use by a running server, so its sealed values were not checked here (the server checked them at its start; its log names any it cannot open)", dbPath)
 	} else if err != nil {
-		return []Problem{{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)}}, ""
+		return append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)}), ""
 	}
 	defer db.Close()
-	found, _, err = sealProblems(db, key)
+	sealed, _, err := sealProblems(db, key)
+	found = append(found, sealed...)
 	if err != nil {
 		found = append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)})
 	}
@@ -164,6 +172,23 @@ func (s *Server) checkSealed() error {
 	s.sealed = found
 	for id, why := range byRun {
 		s.log.Error("a held run cannot be approved or go on: the sealing key cannot open what it sealed", "run", id, "reason", why)
+	}
+	return nil
+}
+
+// checkHostKey reports a host key file serve could not use: one that
+// exists and is not an SSH private key (a missing one serve makes).
+func checkHostKey(path string) []Problem {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || path == "" {
+		return nil
+	}
+	if err == nil {
+		_, err = gossh.ParsePrivateKey(b)
+		clear(b)
+	}
+	if err != nil {
+		return []Problem{{Where: path, What: fmt.Sprintf("host_key %s: %v; serve refuses to start with it", path, err)}}
 	}
 	return nil
 }

@@ -44,16 +44,16 @@ func TestChangedSealKeyNamesHeldRuns(t *testing.T) {
 	if _, errOut, _ := h.ssh("carol", "approve", "1", "--digest", v.Proposal.Digest); strings.Contains(errOut, "sealing key") {
 		t.Errorf("carol, who may not approve, was told about the key: %s", errOut)
 	}
-	busy, note := CheckData(filepath.Join(h.dir, "data"), keyPath) // the server holds the store
+	busy, note := CheckData(filepath.Join(h.dir, "data"), keyPath, "") // the server holds the store
 	if len(busy) != 0 || !strings.Contains(note, "in use by a running server") {
 		t.Errorf("CheckData on a store in use: %v %q", busy, note)
 	}
 	h.stop()
-	found, _ := CheckData(filepath.Join(h.dir, "data"), keyPath)
+	found, _ := CheckData(filepath.Join(h.dir, "data"), keyPath, "")
 	if len(found) != 1 || found[0].Where != "run 1" {
 		t.Errorf("CheckData: %v", found)
 	}
-	if found, note := CheckData(filepath.Join(h.dir, "nothing"), keyPath); len(found) != 0 || note != "" {
+	if found, note := CheckData(filepath.Join(h.dir, "nothing"), keyPath, ""); len(found) != 0 || note != "" {
 		t.Errorf("CheckData without a data directory: %v %q", found, note)
 	}
 }

@@ -100,11 +100,13 @@ type Server struct {
 	// cannot open (the key was changed).
 	sealed []Problem
 
-	mu      sync.Mutex
-	cancel  context.CancelCauseFunc
-	closed  bool
-	sshSrv  sshServer
-	httpSrv *httpServer // metrics_listen; nil without it
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+	// notifyStop stops the notifier, after the scheduler at Close.
+	notifyStop context.CancelFunc
+	closed     bool
+	sshSrv     sshServer
+	httpSrv    *httpServer // metrics_listen; nil without it
 	// runCtx is Start's context; checksStop stops the check schedule
 	// started from it (Reload starts a new one).
 	runCtx     context.Context
@@ -388,7 +390,14 @@ func (s *Server) Start(ctx context.Context) error {
 	s.cancel = cancel
 	s.mu.Unlock()
 	s.sched.start(ctx)
-	s.notifier.start(ctx)
+	// The notifier outlives the runs at Close: a run the stop interrupts
+	// posts its event after the server's context ended, and the notifier
+	// must still store it (it stops once the scheduler has).
+	nctx, ncancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.mu.Lock()
+	s.notifyStop = ncancel
+	s.mu.Unlock()
+	s.notifier.start(nctx)
 	srv, err := s.newSSHServer()
 	if err != nil {
 		cancel(err)
@@ -448,6 +457,12 @@ func (s *Server) Close() error {
 		cancel(errShutdown)
 	}
 	s.sched.stop()
+	s.mu.Lock()
+	stopNotify := s.notifyStop
+	s.mu.Unlock()
+	if stopNotify != nil {
+		stopNotify()
+	}
 	s.notifier.wait()
 	return s.db.Close()
 }

@@ -151,11 +151,41 @@ func (s *Server) identify(key ssh.PublicKey) (Identity, bool) {
 	if !ok {
 		return Identity{}, false
 	}
-	id := Identity{Name: name, Agent: agent}
+	id := Identity{Name: name, Agent: agent, key: key}
 	if !agent {
 		id.Roles = cfg.Users[name].Roles
 	}
 	return id, true
+}
+
+// current returns who as the configuration says now: a session stays open
+// across a reload, and each act is judged by the identity its key (or,
+// without one, its name) has in the configuration in force, with the roles
+// it has there. A key or name the configuration no longer has is refused.
+// The schedule's own identity is the server's and passes as it is.
+func (s *Server) current(who Identity) (Identity, error) {
+	if who.Name == scheduleIdentity.Name && who.key == nil {
+		return who, nil
+	}
+	cfg := s.config()
+	if who.key != nil {
+		now, ok := s.identify(who.key)
+		if !ok || now.Name != who.Name {
+			return Identity{}, errorf(ErrForbidden, "the key this session connected with no longer belongs to %s (the configuration was reloaded); nothing was done. Connect again", who.Name)
+		}
+		return now, nil
+	}
+	if who.Agent {
+		if _, ok := cfg.Agents[who.Name]; !ok {
+			return Identity{}, errorf(ErrForbidden, "agent %s is no longer configured (the configuration was reloaded); nothing was done", who.Name)
+		}
+		return Identity{Name: who.Name, Agent: true}, nil
+	}
+	u, ok := cfg.Users[who.Name]
+	if !ok {
+		return Identity{}, errorf(ErrForbidden, "user %s is no longer configured (the configuration was reloaded); nothing was done", who.Name)
+	}
+	return Identity{Name: who.Name, Roles: u.Roles}, nil
 }
 
 // routeMiddleware re-checks the key, then sends a session with a command to

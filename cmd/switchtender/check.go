@@ -87,10 +87,10 @@ func cmdCheck(args []string, stdout io.Writer) error {
 func checkProblems(path string) (found []server.Problem, notes []string) {
 	cfg, err := config.Load(path)
 	if err != nil {
-		return loadProblems(path, err), nil
+		return loadProblems(path, err), []string{"the configuration does not load, so its plan_gate policies, working directories, tool binaries and sealed values were not checked yet: fix the errors above and run check again"}
 	}
 	found = server.Check(cfg, os.Environ())
-	data, note := server.CheckData(cfg.Server.DataDir, cfg.Server.SealKey)
+	data, note := server.CheckData(cfg.Server.DataDir, cfg.Server.SealKey, cfg.Server.HostKey)
 	if note != "" {
 		notes = append(notes, note)
 	}
