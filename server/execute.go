@@ -192,6 +192,9 @@ func (x *execution) end(ctx context.Context, err error) {
 	if err := x.sink.Flush(); err != nil {
 		x.s.log.Error("storing the end of a run's log", "run", x.run.ID, "err", err)
 	}
+	// No plaintext plan outlives the run's end: wiped before the status
+	// says it ended (the deferred wipe in execute stays as a backstop).
+	wipe(x.s, filepath.Join(x.private, planFileName))
 	if o.status != StatusAwaitingApproval {
 		x.s.dropSealedPlan(x.run.ID)
 	}
