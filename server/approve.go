@@ -27,12 +27,8 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 	if err := seal.CheckDigest(digest); err != nil {
 		return store.Run{}, errorf(ErrInvalid, "%v", err)
 	}
-	if r, err := s.getRun(id); err != nil {
+	if err := s.beforeApprove(id, who); err != nil {
 		return store.Run{}, err
-	} else if err := s.unsealable(r); err != nil && s.mayApprove(r, who) == nil {
-		return store.Run{}, err
-	} else if err := s.checkStale(r); err != nil {
-		s.log.Error("checking whether a held plan is stale", "run", id, "err", err)
 	}
 	var released []string
 	var done bool
@@ -62,20 +58,7 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 			return err
 		}
 		done = true
-		if Stage(p.Stage) == StagePlan {
-			r.Phase = string(phaseApply)
-			r.Message = fmt.Sprintf("Approved by %s; the saved plan %s is queued to apply.", who.Name, digest)
-		} else if Stage(p.Stage) == StageScan {
-			r.Phase = string(phasePlan)
-			r.Message = fmt.Sprintf("Released by %s; queued to plan exactly the modules scanned (%s).", who.Name, r.Scan.Digest)
-		} else {
-			r.Phase = string(phasePlan)
-			r.Proposal = nil
-			r.Message = fmt.Sprintf("Released by %s; queued to plan.", who.Name)
-			if Kind(r.Kind) != KindPlan {
-				r.Message += " The apply its plan proposes is held again."
-			}
-		}
+		queueReleased(r, who.Name)
 		return nil
 	})
 	if err != nil {
@@ -89,6 +72,44 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 		s.enqueue(run)
 	}
 	return s.getRun(id)
+}
+
+// beforeApprove refuses an approval the key cannot carry out (the held
+// plan was sealed to another key), and marks a held plan whose state
+// changed stale before the approval is weighed.
+func (s *Server) beforeApprove(id string, who Identity) error {
+	r, err := s.getRun(id)
+	if err != nil {
+		return err
+	}
+	if err := s.unsealable(r); err != nil && s.mayApprove(r, who) == nil {
+		return err
+	}
+	if err := s.checkStale(r); err != nil {
+		s.log.Error("checking whether a held plan is stale", "run", id, "err", err)
+	}
+	return nil
+}
+
+// queueReleased sets what a run released by by does next, by its
+// proposal's stage: apply the saved plan, plan exactly the scanned modules,
+// or plan (a request-stage proposal is done with).
+func queueReleased(r *store.Run, by string) {
+	switch Stage(r.Proposal.Stage) {
+	case StagePlan:
+		r.Phase = string(phaseApply)
+		r.Message = fmt.Sprintf("Approved by %s; the saved plan %s is queued to apply.", by, r.Proposal.Digest)
+	case StageScan:
+		r.Phase = string(phasePlan)
+		r.Message = fmt.Sprintf("Released by %s; queued to plan exactly the modules scanned (%s).", by, r.Scan.Digest)
+	default:
+		r.Phase = string(phasePlan)
+		r.Proposal = nil
+		r.Message = fmt.Sprintf("Released by %s; queued to plan.", by)
+		if Kind(r.Kind) != KindPlan {
+			r.Message += " The apply its plan proposes is held again."
+		}
+	}
 }
 
 // rulesPhrase is "rule a" or "rules a, b".
