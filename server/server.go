@@ -74,6 +74,7 @@ type Server struct {
 	key        *seal.Key
 	broker     *broker
 	sched      *scheduler
+	relay      *relayHub // the pools' queues, workers and leases (relay.go)
 	rules      []*gate.Rule
 	exemptions []*gate.Exemption
 	runsDir    string
@@ -139,6 +140,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.rules, s.exemptions = buildRules(context.Background(), cfg)
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
+	s.relay = newRelayHub(s)
 	if err := s.recover(); err != nil {
 		db.Close()
 		return nil, err
@@ -233,6 +235,10 @@ func (s *Server) recover() error {
 // enqueue queues a run's next phase for its working directory, as resolved
 // at launch. A run that cannot be queued fails with the reason.
 func (s *Server) enqueue(r store.Run) {
+	if pool := s.poolOf(r.Template); pool != "" {
+		s.relay.enqueue(r, pool)
+		return
+	}
 	wd := s.runDir(r)
 	if wd == "" {
 		_, err := s.workdir(r)
@@ -281,7 +287,7 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []string
 			}
 		}
 		if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
-			out = append(out, fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, and relay workers are not available in this version, so every launch is refused; point the template at a queue without a pool", t.Name, t.Line, q.Name, q.Pool))
+			out = append(out, poolTemplateProblems(cfg, t, q)...)
 		}
 	}
 	for i, r := range rules {
@@ -306,6 +312,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.cancel = cancel
 	s.mu.Unlock()
 	s.sched.start(ctx)
+	s.relay.start(ctx)
 	srv, err := s.newSSHServer()
 	if err != nil {
 		cancel(err)

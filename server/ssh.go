@@ -65,6 +65,9 @@ func (s *Server) newSSHServer() (sshServer, error) {
 			if _, ok := s.identify(key); ok {
 				return true
 			}
+			if _, ok := s.cfg.IdentifyWorker(key); ok {
+				return true
+			}
 			s.noteRefusedKey(ctx, key, keyLog)
 			return false
 		}),
@@ -165,6 +168,10 @@ func (s *Server) routeMiddleware() wish.Middleware {
 	return func(next ssh.Handler) ssh.Handler {
 		return func(sess ssh.Session) {
 			id, ok := s.identify(sess.PublicKey())
+			if pool, worker := s.cfg.IdentifyWorker(sess.PublicKey()); !ok && worker {
+				s.serveRelay(sess, pool)
+				return
+			}
 			if !ok {
 				wish.Fatalln(sess, "switchtender: this key is not configured for any user or agent")
 				return

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
+)
+
+// checkRelayLaunch validates a launch of a template whose queue a pool's
+// workers execute. The checkout is on the workers, so the working
+// directory is checked there; here only the command's shape. What needs
+// the plan hand-off between workers (a gated apply, a drift check, an
+// apply held before planning) or a scan on the control node is refused
+// before anything plans, with a sentence saying what to do.
+func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Template, kind Kind, pool string) (*launchPlan, error) {
+	if err := exec.CheckCommand(t.Command); err != nil {
+		return nil, errorf(ErrInvalid, "template %q: refusing working directory: %v", t.Name, err)
+	}
+	probe := store.Run{Template: t.Name, Project: t.Project, Kind: string(kind), Requester: who.Name,
+		RequesterKind: "user", RequireApproval: req.RequireApproval, AIProposal: req.AIProposal}
+	if who.Agent {
+		probe.RequesterKind = "agent"
+	}
+	if err := s.relayRefusal(t, probe, req, pool); err != nil {
+		return nil, err
+	}
+	// The control node reads which variables are sensitive from its own
+	// copy of the checkout when it has one; otherwise every answer is
+	// treated as secret (sealed, masked).
+	wd, _ := s.workdir(store.Run{Project: t.Project, Command: t.Command})
+	vals, err := resolveVars(t, req.Answers, secretNames(wd, req.secret))
+	if err != nil {
+		return nil, err
+	}
+	return &launchPlan{t: t, kind: kind, vals: vals}, nil
+}
+
+// relayRefusal says why a pool cannot take this run in this version, or
+// returns nil.
+func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchRequest, pool string) error {
+	where := fmt.Sprintf("template %q runs on pool %s", t.Name, pool)
+	instead := "point the template at a queue the control node executes for it"
+	switch {
+	case req.Ref != "":
+		return errorf(ErrInvalid, "%s; a pull request's plan (--ref) is exported and scanned on the control node, which relay pools do not do in this version: %s", where, instead)
+	case Kind(probe.Kind) == KindCheck:
+		return errorf(ErrInvalid, "%s; a drift check keeps its plan for a reconcile, and handing plans between workers is not available in this version: %s", where, instead)
+	case len(s.holdsBeforePlanning(s.gateRequest(probe))) > 0:
+		return errorf(ErrInvalid, "%s; this run would be held before planning and then planned for approval, and handing plans between workers is not available in this version: %s", where, instead)
+	}
+	if why, _ := s.scanFor(probe); why != "" {
+		return errorf(ErrInvalid, "%s; a rule would exempt this dry run only after the configuration scan, which runs on the control node, not on relay workers in this version: %s", where, instead)
+	}
+	if Kind(probe.Kind) == KindApply && gate.NeedsSavedPlan(s.rules, s.gateRequest(probe)) {
+		if p := s.cfg.Pools[pool]; p == nil || p.DeliveryKey == "" {
+			return errorf(ErrInvalid, "%s, and pool %s has no delivery_key, so it cannot run a gated apply: a rule covers this apply, and its saved plan could reach the apply's worker only sealed to the pool's delivery key. Nothing planned. Add delivery_key (`switchtender keygen pool --out FILE`) to the pool, or %s", where, pool, instead)
+		}
+		return errorf(ErrInvalid, "%s; a rule covers this apply, so it is planned, held and applied from the saved plan, and handing plans between workers is not available in this version. Nothing planned: %s, or launch a dry run (--dry-run) on the pool", where, instead)
+	}
+	return nil
+}
+
+// poolTemplateProblems is what serve warns and check reports about a
+// template on a pool's queue: what relay workers do not run in this
+// version, and a pool no worker can join.
+func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queue) []string {
+	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs and ungated applies; its gated applies, drift checks and pull-request plans are refused in this version (they need plans handed between workers)", t.Name, t.Line, q.Name, q.Pool)}
+	if p := cfg.Pools[q.Pool]; p != nil && len(p.WorkerKeys) == 0 {
+		out = append(out, fmt.Sprintf("pool %s (%s): it lists no workers, so no worker can connect and runs of template %s wait in the queue; list each worker's public key in workers", p.Name, p.Line, t.Name))
+	}
+	return out
+}
