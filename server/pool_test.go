@@ -21,7 +21,7 @@ template "remote" {
 }
 `)
 	got := strings.Join(h.srv.Problems(), "\n")
-	for _, want := range []string{"template remote", "dry runs and ungated applies", "gated applies, drift checks and pull-request plans are refused", "pool eu", "lists no workers"} {
+	for _, want := range []string{"template remote", "dry runs and applies (a gated apply only with the pool's delivery_key)", "drift checks, pull-request plans, scanned dry runs and applies held before planning are refused", "pool eu", "lists no workers"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems at start lack %q:\n%s", want, got)
 		}
@@ -52,7 +52,6 @@ template "bfree" {
 		want string
 	}{
 		{[]string{"bnet", "--var", "region=a"}, "pool bare has no delivery_key, so it cannot run a gated apply"},
-		{[]string{"rnet", "--var", "region=a"}, "handing plans between workers is not available in this version. Nothing planned"},
 		{[]string{"rnet", "--check", "--var", "region=a"}, "a drift check keeps its plan"},
 		{[]string{"rnet", "--dry-run", "--ref", "main", "--var", "region=a"}, "pull request's plan (--ref)"},
 	}

@@ -60,6 +60,12 @@ type relayLease struct {
 	sink   *logSink
 	masker *mask.Masker
 	out    *mask.Writer
+
+	planFrom int64  // the log's size when the gated plan's tool started
+	plan     []byte // the saved plan as it arrives: in memory only, never on disk
+	planJSON []byte // its show -json rendering, as it arrives
+	planSize int64  // the sizes the worker declared
+	jsonSize int64
 }
 
 func newRelayHub(s *Server) *relayHub {

@@ -33,6 +33,8 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 		h.recordStep(l, m)
 	case msgResult:
 		h.result(l, m)
+	case msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
+		h.planMessage(l, m)
 	}
 }
 
@@ -65,6 +67,11 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 	switch Status(m.Status) {
 	case StatusSucceeded:
 		status = StatusSucceeded
+	case StatusStale:
+		status = StatusStale
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil {
+			msg = staleMessage(r)
+		}
 	case StatusCancelled:
 		status = StatusCancelled
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" {

@@ -11,10 +11,11 @@ import (
 
 // checkRelayLaunch validates a launch of a template whose queue a pool's
 // workers execute. The checkout is on the workers, so the working
-// directory is checked there; here only the command's shape. What needs
-// the plan hand-off between workers (a gated apply, a drift check, an
-// apply held before planning) or a scan on the control node is refused
-// before anything plans, with a sentence saying what to do.
+// directory is checked there; here only the command's shape. A gated
+// apply on a pool without a delivery key, and what relay pools do not run
+// in this version (a drift check, an apply held before planning, a pull
+// request's plan, a scanned dry run), are refused before anything plans,
+// with a sentence saying what to do.
 func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Template, kind Kind, pool string) (*launchPlan, error) {
 	if err := exec.CheckCommand(t.Command); err != nil {
 		return nil, errorf(ErrInvalid, "template %q: refusing working directory: %v", t.Name, err)
@@ -58,7 +59,6 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 		if p := s.cfg.Pools[pool]; p == nil || p.DeliveryKey == "" {
 			return errorf(ErrInvalid, "%s, and pool %s has no delivery_key, so it cannot run a gated apply: a rule covers this apply, and its saved plan could reach the apply's worker only sealed to the pool's delivery key. Nothing planned. Add delivery_key (`switchtender keygen pool --out FILE`) to the pool, or %s", where, pool, instead)
 		}
-		return errorf(ErrInvalid, "%s; a rule covers this apply, so it is planned, held and applied from the saved plan, and handing plans between workers is not available in this version. Nothing planned: %s, or launch a dry run (--dry-run) on the pool", where, instead)
 	}
 	return nil
 }
@@ -67,7 +67,7 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 // template on a pool's queue: what relay workers do not run in this
 // version, and a pool no worker can join.
 func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queue) []string {
-	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs and ungated applies; its gated applies, drift checks and pull-request plans are refused in this version (they need plans handed between workers)", t.Name, t.Line, q.Name, q.Pool)}
+	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs and applies (a gated apply only with the pool's delivery_key); its drift checks, pull-request plans, scanned dry runs and applies held before planning are refused in this version", t.Name, t.Line, q.Name, q.Pool)}
 	if p := cfg.Pools[q.Pool]; p != nil && len(p.WorkerKeys) == 0 {
 		out = append(out, fmt.Sprintf("pool %s (%s): it lists no workers, so no worker can connect and runs of template %s wait in the queue; list each worker's public key in workers", p.Name, p.Line, t.Name))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -42,13 +43,7 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 // the lease is ended (and the run failed when it was claimed).
 func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	s, w := h.s, l.worker
-	run, err := s.transition(l.job.runID, StatusRunning, func(r *store.Run) error {
-		if r.StartedAt.IsZero() {
-			r.StartedAt = time.Now()
-		}
-		markWorker(r, w.name)
-		return nil
-	})
+	run, err := h.claim(l.job.runID, w.name)
 	if err != nil {
 		h.release(l)
 		return relayMsg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
@@ -57,7 +52,12 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	l.sink = newLogSink(run.ID, s.db, s.broker)
 	l.masker, l.out = m, m.NewWriter(l.sink)
 	l.kind = Kind(run.Kind)
-	payload, sealed, err := h.payload(run, m)
+	plan, err := h.releasedPlan(run)
+	if err != nil {
+		h.end(l, StatusFailed, -1, err.Error())
+		return relayMsg{}, err
+	}
+	payload, sealed, err := h.payload(run, m, plan)
 	if err != nil {
 		h.end(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
 		return relayMsg{}, err
@@ -66,7 +66,8 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	fmt.Fprintf(l.out, "switchtender: leased to worker %s of pool %s\n", w.name, w.pool)
 	hb := h.leaseTimeout(w.pool) / 3
 	msg := relayMsg{Type: msgJob, Run: run.ID, Token: l.token, Kind: string(run.Kind), Project: run.Project,
-		Command: run.Command, Tool: run.Tool, Heartbeat: hb, Payload: payload, Grace: s.cfg.Server.CancelGrace}
+		Command: run.Command, Tool: run.Tool, Heartbeat: hb, Payload: payload, Grace: s.cfg.Server.CancelGrace,
+		Phase: run.Phase, Gated: Phase(run.Phase) == phasePlan && Kind(run.Kind) == KindApply && gate.NeedsSavedPlan(s.rules, s.gateRequest(run))}
 	if !sealed {
 		msg.Status = "clear"
 	}
@@ -89,7 +90,7 @@ func markWorker(r *store.Run, worker string) {
 // control node) and variables and seals them, with every value to mask, to
 // the pool's delivery key. A pool without one gets a payload in clear only
 // when it holds no secret; otherwise the run is refused.
-func (h *relayHub) payload(r store.Run, m *mask.Masker) ([]byte, bool, error) {
+func (h *relayHub) payload(r store.Run, m *mask.Masker, plan *relayPlan) ([]byte, bool, error) {
 	s := h.s
 	t := s.cfg.Templates[r.Template]
 	if t == nil {
@@ -109,6 +110,10 @@ func (h *relayHub) payload(r store.Run, m *mask.Masker) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	p := relayPayload{Vars: vars, Env: creds, Secrets: m.Values()}
+	if plan != nil {
+		p.Plan, p.Digest = plan.plain, plan.digest
+		defer clear(plan.plain)
+	}
 	plain, err := json.Marshal(p)
 	if err != nil {
 		return nil, false, fmt.Errorf("encoding the run's payload: %w", err)
@@ -118,7 +123,7 @@ func (h *relayHub) payload(r store.Run, m *mask.Masker) ([]byte, bool, error) {
 		key = pl.DeliveryKey
 	}
 	if key == "" {
-		if len(p.Secrets) > 0 {
+		if len(p.Secrets) > 0 || plan != nil {
 			clear(plain)
 			return nil, false, fmt.Errorf("pool %s has no delivery_key, so the run's credentials and secret answers cannot reach its workers sealed; add delivery_key (switchtender keygen pool) to the pool block", h.poolOf(r))
 		}

@@ -25,8 +25,9 @@ import (
 // relayCommand is the SSH command a worker's session runs.
 const relayCommand = "relay"
 
-// relayMaxLine bounds one protocol line (a log chunk is far smaller).
-const relayMaxLine = 1 << 20
+// relayMaxLine bounds one protocol line: a job carrying a sealed plan of
+// relayPlanLimit in base64, with room for the rest.
+const relayMaxLine = relayPlanLimit*4/3 + 4<<20
 
 // relayLogChunk is the most log text one log message carries.
 const relayLogChunk = 16 << 10
@@ -48,7 +49,23 @@ const (
 	msgDrain     = "drain"
 	msgWelcome   = "welcome"
 	msgRefused   = "refused"
+	msgPlanning  = "planning"   // the gated plan's tool starts: its log from here is the plan text
+	msgPlanStart = "plan_start" // a saved plan follows: its size and its JSON's
+	msgPlanChunk = "plan_chunk" // part of the plan file (Part "plan") or its JSON ("json")
+	msgPlanEnd   = "plan_end"   // the plan and its JSON are complete
 )
+
+// relayPlanLimit is the largest plan file that crosses the relay (spec: 19
+// MiB); relayJSONLimit bounds its `show -json` rendering.
+const (
+	relayPlanLimit = 19 << 20
+	relayJSONLimit = 256 << 20
+	relayChunk     = 512 << 10
+)
+
+// statusHandedOff is a worker's own note that its job ended by handing
+// its saved plan to the control node; it sends no result for it.
+const statusHandedOff = "handed_off"
 
 // relayMsg is one line of the relay protocol; each type uses some fields.
 type relayMsg struct {
@@ -73,6 +90,14 @@ type relayMsg struct {
 	Heartbeat time.Duration `json:"heartbeat,omitempty"` // how often to send one
 	Payload   []byte        `json:"payload,omitempty"`   // relayPayload, sealed to the pool's delivery key
 	Grace     time.Duration `json:"grace,omitempty"`     // interrupt-to-kill grace for the tool
+	Phase     string        `json:"phase,omitempty"`     // plan, or apply (a saved plan)
+	Gated     bool          `json:"gated,omitempty"`     // plan phase of a gated apply: hand the saved plan over
+
+	// plan_start, plan_chunk
+	Size     int64  `json:"size,omitempty"`
+	JSONSize int64  `json:"json_size,omitempty"`
+	Part     string `json:"part,omitempty"`
+	Blob     []byte `json:"blob,omitempty"`
 
 	// log, step, result
 	Data     string        `json:"data,omitempty"`
@@ -92,6 +117,8 @@ type relayPayload struct {
 	Vars    map[string]string `json:"vars"`
 	Env     map[string]string `json:"env"`
 	Secrets []string          `json:"secrets"`
+	Plan    []byte            `json:"plan,omitempty"`   // the saved plan an apply phase carries out
+	Digest  string            `json:"digest,omitempty"` // its released digest
 }
 
 // relayConn reads and writes protocol lines; writes are safe from several

@@ -30,6 +30,8 @@ type workerRun struct {
 	masker   *mask.Masker
 	out      *mask.Writer
 	step     string
+	plan     []byte // an apply phase's released plan, from the sealed payload
+	digest   string // its digest
 }
 
 // runJob carries out job and returns its result message.
@@ -46,6 +48,10 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg) relayMs
 	switch {
 	case err == nil:
 		res.Status = string(StatusSucceeded)
+	case errors.Is(err, errHandedOff):
+		res.Status = statusHandedOff
+	case errors.Is(err, errStalePlan):
+		res.Status, res.Message = string(StatusStale), "Saved plan is stale."
 	case errors.Is(context.Cause(ctx), errJobCancelled):
 		res.Status, res.Message = string(StatusCancelled), "Cancelled during "+x.step+"."
 	case errors.Is(context.Cause(ctx), errLeaseLost):
@@ -88,6 +94,7 @@ func (x *workerRun) prepare(ctx context.Context) error {
 		return err
 	}
 	x.masker.Add(payload.Secrets...)
+	x.plan, x.digest = payload.Plan, payload.Digest
 	x.env = exec.BuildEnv(exec.EnvSpec{Base: w.opts.Environ, Vars: payload.Vars, Env: payload.Env})
 	return nil
 }
@@ -132,6 +139,12 @@ func (x *workerRun) steps(ctx context.Context) (int, string, error) {
 	x.step = "state secrets"
 	if err := x.stateSecrets(ctx); err != nil {
 		return -1, "", err
+	}
+	switch {
+	case Phase(x.job.Phase) == phaseApply:
+		return x.applySaved(ctx)
+	case x.job.Gated:
+		return x.gatedPlan(ctx)
 	}
 	switch Kind(x.job.Kind) {
 	case KindPlan:

@@ -92,7 +92,9 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr 
 			st.handle(ctx, m)
 		case res := <-done:
 			st.cur = nil
-			_ = st.c.send(res)
+			if res.Status != statusHandedOff {
+				_ = st.c.send(res)
+			}
 			if st.draining {
 				time.Sleep(200 * time.Millisecond) // let the result reach the control node first
 				return errDrained

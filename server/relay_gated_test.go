@@ -1,0 +1,126 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// planZip matches a plan file's zip entry in clear: a local file header
+// naming tfplan.
+var planZip = regexp.MustCompile(`PK\x03\x04[\s\S]{26}tfplan`)
+
+// A gated apply on a pool: planned on w1, which hands its saved plan to the
+// control node; held for bob; w1 drains away; released, it is applied on
+// w2, which receives the plan sealed to the pool's delivery key and applies
+// exactly the approved digest. The plan never exists in clear on the
+// control node's disk.
+func TestRelayGatedApplyAcrossWorkers(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+rule "hold-rnet" {
+  templates        = ["rnet"]
+  kinds            = ["apply"]
+  require_approval = true
+  approvers        = ["bob"]
+}
+`)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	errs1, drain1 := startWorker(t, w1)
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=g1", "--json"))
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+	held, _ := h.srv.db.GetRun(id)
+	if Status(held.Status) != StatusAwaitingApproval || held.PlannedBy != "w1" || held.Proposal == nil {
+		t.Fatalf("the gated plan: %s by %q: %s", held.Status, held.PlannedBy, held.Message)
+	}
+	if !strings.Contains(held.Proposal.PlanText, "vpc-g1") {
+		t.Errorf("the proposal's plan text:\n%s", held.Proposal.PlanText)
+	}
+	drain1()
+	select {
+	case <-errs1:
+	case <-time.After(20 * time.Second):
+		t.Fatal("w1 did not drain")
+	}
+	w2 := relayWorkerCfg(t, h, "w2", "eu", keys["w2"], identity)
+	startWorker(t, w2)
+	digest := held.Proposal.Digest
+	h.mustSSH("bob", "approve", id, "--digest", digest)
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
+	done, _ := h.srv.db.GetRun(id)
+	if Status(done.Status) != StatusSucceeded || done.PlannedBy != "w1" || done.AppliedBy != "w2" || !strings.Contains(done.Message, digest) {
+		t.Fatalf("the apply: %s planned by %q applied by %q: %s", done.Status, done.PlannedBy, done.AppliedBy, done.Message)
+	}
+	if _, err := os.Stat(filepath.Join(w2.Projects["infra"].Path, "infra/network/terraform.tfstate")); err != nil {
+		t.Errorf("the apply did not run in w2's checkout: %v", err)
+	}
+	show := h.mustSSH("alice", "show", id)
+	if !strings.Contains(show, "planned on relay worker w1") || !strings.Contains(show, "applied on relay worker w2") {
+		t.Errorf("show:\n%s", show)
+	}
+	for _, path := range append(h.dataFiles(), walkFiles(t, w1.DataDir)...) {
+		if b, _ := os.ReadFile(path); planZip.Match(b) {
+			t.Errorf("%s holds a plan file in clear", path)
+		}
+	}
+	if log := h.mustSSH("alice", "log", id); !strings.Contains(log, "sealed with the server key") || !strings.Contains(log, "Apply complete!") {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
+// walkFiles lists the regular files under dir.
+func walkFiles(t *testing.T, dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// A worker that declares a plan of 20 MiB is refused with its size and the
+// limit: the run fails without a proposal, and what the worker sends next
+// is rejected.
+func TestRelayRefusesAPlanOver19MiB(t *testing.T) {
+	h, keys, _ := relayHarness(t, `
+rule "hold-rnet" {
+  templates        = ["rnet"]
+  kinds            = ["apply"]
+  require_approval = true
+  approvers        = ["bob"]
+}
+`)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=big", "--json"))
+	raw.recv() // the offer
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job := raw.recv()
+	if !job.Gated || job.Type != msgJob {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
+	h.waitStatus(id, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	for _, want := range []string{"20.0 MiB (20971520 bytes)", "over the 19 MiB", "without proposing an apply", "queue the control node executes", "split the configuration"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message %q lacks %q", r.Message, want)
+		}
+	}
+	if r.Proposal != nil {
+		t.Errorf("a refused plan proposed: %+v", r.Proposal)
+	}
+	raw.send(relayMsg{Type: msgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
+	if m := raw.recv(); m.Type != msgReject {
+		t.Errorf("a chunk after the refusal: %+v", m)
+	}
+	b, _ := json.Marshal(r)
+	if strings.Contains(string(b), "approve") && r.Status != string(StatusFailed) {
+		t.Errorf("run %s", b)
+	}
+}
