@@ -55,3 +55,64 @@ template "rslow" {
 		t.Errorf("the drain is not audited:\n%s", audit)
 	}
 }
+
+// The control node restarting loses no run queued for a pool: it is queued
+// again and a worker that connects afterwards runs it. A run a worker was
+// executing is marked interrupted with the reason, and the worker's late
+// result is rejected.
+func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	leased := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=r0", "--json"))
+	raw.recv()
+	raw.send(relayMsg{Type: msgTake, Run: leased})
+	job := raw.recv()
+	h.waitStatus(leased, StatusRunning)
+	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
+	h.restart()
+	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
+		t.Errorf("the leased run after the restart: %s %s", r.Status, r.Message)
+	}
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	h.waitStatus(queued, StatusSucceeded, StatusFailed)
+	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
+		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
+	}
+	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	late.send(relayMsg{Type: msgResult, Run: leased, Token: job.Token, Status: "succeeded"})
+	if m := late.recv(); m.Type != msgReject {
+		t.Errorf("a result from before the restart: %+v", m)
+	}
+	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {
+		t.Errorf("the late result changed the run: %s", r.Status)
+	}
+}
+
+// Cancelling a pool's run: a queued one never reaches a worker; a running
+// one's worker interrupts its tool and the run ends cancelled.
+func TestRelayCancel(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rslow" {
+  project = "infra"
+  command = "infra/slow"
+  queue   = "eu"
+}
+`)
+	queued := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=c0", "--json"))
+	h.mustSSH("alice", "cancel", queued)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	startWorker(t, w1)
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
+	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
+	})
+	h.mustSSH("alice", "cancel", id)
+	h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded)
+	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusCancelled) || !strings.Contains(r.Message, "Cancelled by alice") || !strings.Contains(r.Message, "worker w1") {
+		t.Errorf("the running run: %s %s", r.Status, r.Message)
+	}
+	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusCancelled) || r.PlannedBy != "" {
+		t.Errorf("the queued run reached a worker: %s by %q", r.Status, r.PlannedBy)
+	}
+}

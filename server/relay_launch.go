@@ -73,3 +73,18 @@ func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queu
 	}
 	return out
 }
+
+// interruptedMessage is what a run that was executing when the control
+// node stopped says after the restart. A relay run's lease ended with the
+// restart: its worker's further reports are rejected.
+func (s *Server) interruptedMessage(r store.Run) string {
+	pool := s.poolOf(r.Template)
+	if pool == "" {
+		return "The server stopped while this run was executing; what it left running was stopped, and it was not re-run. Check the state, then submit it again."
+	}
+	worker := r.AppliedBy
+	if worker == "" {
+		worker = r.PlannedBy
+	}
+	return fmt.Sprintf("The control node stopped while worker %s of pool %s executed this run; its lease ended with the restart, so what the worker reports now is rejected, and a state lock may be left. It was not re-run: check the state, then submit it again.", worker, pool)
+}

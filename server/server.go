@@ -217,7 +217,7 @@ func (s *Server) recover() error {
 		switch statusOf(r) {
 		case StatusRunning:
 			if _, err := s.transition(r.ID, StatusInterrupted, func(r *store.Run) error {
-				r.Message = "The server stopped while this run was executing; what it left running was stopped, and it was not re-run. Check the state, then submit it again."
+				r.Message = s.interruptedMessage(*r)
 				return nil
 			}); err != nil {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
