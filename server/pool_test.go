@@ -1,6 +1,8 @@
 package server
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,7 +23,8 @@ template "remote" {
 }
 `)
 	got := strings.Join(h.srv.Problems(), "\n")
-	for _, want := range []string{"template remote", "dry runs and applies (a gated apply only with the pool's delivery_key)", "drift checks, pull-request plans, scanned dry runs and applies held before planning are refused", "pool eu", "lists no workers"} {
+	for _, want := range []string{"template remote", "dry runs and applies (a gated apply only with the pool's delivery_key)", "drift checks, pull-request plans, scanned dry runs and applies held before planning are refused", "pool eu", "lists no workers",
+		"its working directory infra/network declares no backend", "Use a remote backend, or a local backend whose path is on storage the pool shares"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems at start lack %q:\n%s", want, got)
 		}
@@ -73,5 +76,37 @@ template "bfree" {
 	h.waitStatus(id, StatusSucceeded, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) || r.AppliedBy != "b1" {
 		t.Errorf("the ungated apply on pool bare: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
+	}
+}
+
+// A pool template whose configuration names a remote backend, or a local
+// one with a path, draws no state warning.
+func TestPoolTemplateSharedStateNoWarning(t *testing.T) {
+	h := newHarness(t, `
+queue "eu" { pool = "eu" }
+pool "eu" {
+  workers = []
+}
+template "remote" {
+  project = "infra"
+  command = "infra/shared"
+  queue   = "eu"
+}
+`)
+	dir := filepath.Join(h.project, "infra", "shared")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("terraform {\n  backend \"local\" { path = \"/mnt/pool/state/shared.tfstate\" }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(Check(h.srv.cfg, testEnviron), "\n"); strings.Contains(got, "different states") {
+		t.Errorf("a local backend with a path drew the warning:\n%s", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("terraform {\n  backend \"local\" {}\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(Check(h.srv.cfg, testEnviron), "\n"); !strings.Contains(got, "uses the local backend without a path") {
+		t.Errorf("a local backend without a path drew no warning:\n%s", got)
 	}
 }

@@ -2,6 +2,12 @@ package server
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
@@ -68,6 +74,9 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 // version, and a pool no worker can join.
 func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queue) []string {
 	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs and applies (a gated apply only with the pool's delivery_key); its drift checks, pull-request plans, scanned dry runs and applies held before planning are refused in this version", t.Name, t.Line, q.Name, q.Pool)}
+	if msg := localStateProblem(cfg, t, q.Pool); msg != "" {
+		out = append(out, msg)
+	}
 	if p := cfg.Pools[q.Pool]; p != nil && len(p.WorkerKeys) == 0 {
 		out = append(out, fmt.Sprintf("pool %s (%s): it lists no workers, so no worker can connect and runs of template %s wait in the queue; list each worker's public key in workers", p.Name, p.Line, t.Name))
 	}
@@ -87,4 +96,63 @@ func (s *Server) interruptedMessage(r store.Run) string {
 		worker = r.PlannedBy
 	}
 	return fmt.Sprintf("The control node stopped while worker %s of pool %s executed this run; its lease ended with the restart, so what the worker reports now is rejected, and a state lock may be left. It was not re-run: check the state, then submit it again.", worker, pool)
+}
+
+// localStateProblem says when a pool template's working directory keeps
+// its state in the checkout: a plan on one worker and its apply on another
+// would each see their own checkout's state. It reads the control node's
+// copy of the configuration for a terraform block's backend or cloud
+// block; a local backend with a path is taken to be on shared storage.
+func localStateProblem(cfg *config.Config, t *config.Template, pool string) string {
+	p := cfg.Projects[t.Project]
+	if p == nil {
+		return ""
+	}
+	dir, err := exec.ResolveWorkingDir(p.Path, t.Command)
+	if err != nil {
+		return ""
+	}
+	backend, hasPath := backendOf(dir)
+	if backend != "" && (backend != "local" || hasPath) {
+		return ""
+	}
+	what := "declares no backend, so its state is terraform.tfstate in each worker's checkout"
+	if backend == "local" {
+		what = "uses the local backend without a path, so its state is in each worker's checkout"
+	}
+	return fmt.Sprintf("template %s (%s): its working directory %s %s; a plan on one worker of pool %s and its apply on another would see different states. Use a remote backend, or a local backend whose path is on storage the pool shares", t.Name, t.Line, t.Command, what, pool)
+}
+
+// backendOf reads dir's .tf and .tofu files for the backend a terraform
+// block names ("remote" for a cloud block) and whether it sets path.
+func backendOf(dir string) (string, bool) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".tf") || strings.HasSuffix(e.Name(), ".tofu")) {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		f, diags := hclsyntax.ParseConfig(src, e.Name(), hcl.InitialPos)
+		if diags.HasErrors() {
+			continue
+		}
+		for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+			if b.Type != "terraform" {
+				continue
+			}
+			for _, inner := range b.Body.Blocks {
+				switch {
+				case inner.Type == "cloud":
+					return "remote", false
+				case inner.Type == "backend" && len(inner.Labels) == 1:
+					_, hasPath := inner.Body.Attributes["path"]
+					return inner.Labels[0], hasPath
+				}
+			}
+		}
+	}
+	return "", false
 }
