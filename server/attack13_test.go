@@ -3,9 +3,13 @@ package server
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // attack13Hold holds every apply of rnet for bob, so a gated plan is saved.
@@ -277,5 +281,97 @@ func TestAttack13HostileRelayInputHeld(t *testing.T) {
 	}
 	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "INJECTED") || strings.Contains(log, "WRONGTOKEN") {
 		t.Errorf("a hostile log line reached the log:\n%s", log)
+	}
+}
+
+// Promise: a gated apply applies only a plan the rules or an approver
+// released. Break: result (relay_end.go) ends a gated plan's lease as the
+// worker reports, without checking the job was a gated plan phase that
+// must end by handing its plan over: a worker leased the plan phase of a
+// held-by-rule apply sends result "succeeded", and the apply is recorded
+// succeeded with no proposal and no approval.
+func TestAttack13GatedPlanEndsSucceededWithoutApproval(t *testing.T) {
+	h, keys, _ := relayHarness(t, attack13Hold)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=skip", "--json"))
+	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
+		t.Fatalf("offer %+v", offer)
+	}
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job, ok := recvWithin(raw, 10*time.Second)
+	if !ok || !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Message: "Applied."})
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) == StatusSucceeded {
+		t.Errorf("a held apply is recorded succeeded with no approval (proposal %v, approvals %d): %q", r.Proposal != nil, len(r.Approvals), r.Message)
+	}
+}
+
+// Held: a user's key asking for the relay gets no relay; a worker whose
+// known_hosts holds another host key for the control node is refused.
+func TestAttack13UserKeyAndKnownHostsHeld(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(h.keys["alice"])},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, _ := client.NewSession()
+	in, _ := sess.StdinPipe()
+	out, _ := sess.StdoutPipe()
+	if err := sess.Start(relayCommand); err != nil {
+		t.Fatal(err)
+	}
+	c := newRelayConn(out, in)
+	_ = c.send(relayMsg{Type: msgHello, Name: "alice", Pool: "eu"})
+	if m, err := c.recv(); err == nil && m.Type == msgWelcome {
+		t.Errorf("a user's key was welcomed as a worker")
+	}
+	cfg := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	other := newRelayKey(t)
+	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.signer.PublicKey()) + "\n"
+	if err := os.WriteFile(cfg.KnownHosts, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = RunWorker(t.Context(), cfg, WorkerOptions{Environ: testEnviron})
+	if err == nil || !strings.Contains(err.Error(), "host key") {
+		t.Errorf("a control node with another host key: %v", err)
+	}
+}
+
+// Promise: the relay's input is hostile; huge messages are bounded.
+// Break: planMessage (relay_plan.go, msgPlanStart) allocates buffers of
+// the sizes the worker merely declares — make([]byte, 0, m.JSONSize) with
+// JSONSize up to relayJSONLimit (256 MiB) — before a byte arrives; each
+// plan_start line of ~100 bytes makes the control node reserve ~275 MiB,
+// and a worker may repeat it on every gated lease.
+func TestAttack13DeclaredPlanSizeAllocatesUpFront(t *testing.T) {
+	h, keys, _ := relayHarness(t, attack13Hold)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=mem", "--json"))
+	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
+		t.Fatalf("offer %+v", offer)
+	}
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job, ok := recvWithin(raw, 10*time.Second)
+	if !ok || !job.Gated {
+		t.Fatalf("job %+v", job)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 4 {
+		raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: relayPlanLimit, JSONSize: relayJSONLimit})
+	}
+	raw.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+	time.Sleep(500 * time.Millisecond)
+	runtime.ReadMemStats(&after)
+	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+		t.Errorf("four plan_start lines (no plan bytes) made the control node allocate %d MiB", d>>20)
 	}
 }
