@@ -124,3 +124,66 @@ rule "hold-rnet" {
 		t.Errorf("run %s", b)
 	}
 }
+
+// A drift check on a pool: the check's worker hands its plan to the control
+// node, which keeps it sealed; the reconcile proposed from it is applied by
+// a worker that receives the plan sealed to the pool's key. A later check
+// that finds no drift keeps nothing.
+func TestRelayDriftCheckAndReconcile(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rdata" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+  survey "instances" {
+    type    = "number"
+    default = 3
+  }
+}
+`)
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
+		t.Fatalf("the first apply: %s %s", v.Status, v.Message)
+	}
+	check := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if Status(check.Status) != StatusSucceeded || check.Check == nil || !check.Check.Kept || check.PlannedBy != "w1" ||
+		!strings.Contains(check.Message, "`reconcile "+check.ID+"`") {
+		t.Fatalf("the check: %s kept=%v by %q: %s", check.Status, check.Check != nil && check.Check.Kept, check.PlannedBy, check.Message)
+	}
+	var rec runView
+	if err := json.Unmarshal([]byte(h.mustSSH("alice", "reconcile", check.ID, "--json")), &rec); err != nil || rec.Proposal == nil {
+		t.Fatalf("reconcile: %v %+v", err, rec)
+	}
+	h.mustSSH("bob", "approve", rec.ID, "--digest", rec.Proposal.Digest)
+	h.waitStatus(rec.ID, StatusSucceeded, StatusFailed, StatusStale)
+	if r, _ := h.srv.db.GetRun(rec.ID); r.Status != string(StatusSucceeded) || r.AppliedBy != "w1" || !strings.Contains(r.Message, rec.Proposal.Digest) {
+		t.Fatalf("the reconcile: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
+	}
+	again := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if Status(again.Status) != StatusSucceeded || !strings.Contains(again.Message, "No drift") || again.Check == nil || again.Check.Kept {
+		t.Errorf("the check after the reconcile: %s %s", again.Status, again.Message)
+	}
+}
+
+// A drift check whose plan is over 19 MiB keeps no plan and says a
+// reconcile cannot be proposed from it; `reconcile` refuses it.
+func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=big", "--json"))
+	raw.recv()
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job := raw.recv()
+	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
+	h.waitStatus(id, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	for _, want := range []string{"(19922945 bytes), over the 19 MiB", "this drift check keeps no plan, so a reconcile cannot be proposed from it"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message %q lacks %q", r.Message, want)
+		}
+	}
+	if _, errOut, code := h.ssh("alice", "reconcile", id); code != exitRefused {
+		t.Errorf("reconcile of a check that kept no plan: exit %d %s", code, errOut)
+	}
+}

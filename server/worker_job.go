@@ -143,7 +143,7 @@ func (x *workerRun) steps(ctx context.Context) (int, string, error) {
 	switch {
 	case Phase(x.job.Phase) == phaseApply:
 		return x.applySaved(ctx)
-	case x.job.Gated:
+	case x.job.Gated || Kind(x.job.Kind) == KindCheck:
 		return x.gatedPlan(ctx)
 	}
 	switch Kind(x.job.Kind) {
