@@ -187,3 +187,47 @@ func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
 		t.Errorf("reconcile of a check that kept no plan: exit %d %s", code, errOut)
 	}
 }
+
+// With real OpenTofu, a gated apply whose saved plan is over 19 MiB (320
+// terraform_data resources with large inputs) fails on the worker with its
+// size and the limit, without proposing an apply; the plan never left the
+// worker.
+func TestRelayRealPlanOver19MiB(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rbig" {
+  project = "infra"
+  command = "infra/big"
+  queue   = "eu"
+}
+rule "hold-big" {
+  templates        = ["rbig"]
+  require_approval = true
+}
+`)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	big := filepath.Join(w1.Projects["infra"].Path, "infra/big")
+	tf := `resource "terraform_data" "big" {
+  count = 320
+  input = sensitive(join("", [for i in range(1000) : sha512("${count.index}-${i}")]))
+}
+`
+	if err := os.MkdirAll(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(big, "main.tf"), []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rbig")
+	if Status(v.Status) != StatusFailed || v.Proposal != nil {
+		t.Fatalf("the big plan: %s proposal=%v: %s", v.Status, v.Proposal != nil, v.Message)
+	}
+	for _, want := range []string{" MiB (", "bytes), over the 19 MiB a plan file may cross the relay", "without proposing an apply", "Run it on a queue the control node executes, or split the configuration"} {
+		if !strings.Contains(v.Message, want) {
+			t.Errorf("message %q lacks %q", v.Message, want)
+		}
+	}
+	if _, err := h.srv.db.GetBlob(blobPlan, v.ID); err == nil {
+		t.Errorf("a sealed plan was kept for the refused plan")
+	}
+}

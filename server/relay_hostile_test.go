@@ -142,6 +142,13 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `listed by pool bare, not pool "eu"`) {
 		t.Errorf("a worker of pool bare claiming pool eu: %v", err)
 	}
+	startWorker(t, relayWorkerCfg(t, h, "b1", "bare", keys["b1"], ""))
+	waitFor(t, "b1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "b1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=p", "--json"))
+	time.Sleep(time.Second)
+	if show := h.mustSSH("alice", "show", id); !strings.Contains(show, "waiting for a free worker of pool eu") {
+		t.Errorf("a run of pool eu with only a worker of pool bare connected:\n%s", show)
+	}
 	if _, code := sshAsKey(t, h, keys["w1"], "runs"); code == 0 {
 		t.Errorf("a worker key ran a user command")
 	}
