@@ -29,7 +29,7 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
-		l.plan, l.planJSON = make([]byte, 0, m.Size), make([]byte, 0, m.JSONSize)
+		l.plan, l.planJSON = make([]byte, 0, m.Size), nil // the JSON grows as it arrives
 	case msgPlanChunk:
 		h.planChunk(l, m)
 	case msgPlanEnd:
