@@ -241,3 +241,26 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 		t.Errorf("the lost run is %s, want failed before anything else is offered", r.Status)
 	}
 }
+
+// Containment on the worker: a working directory that is a symlink out of
+// the worker's checkout is refused before any process starts.
+func TestRelayWorkerRefusesEscape(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	outside := t.TempDir()
+	if err := os.WriteFile(outside+"/main.tf", []byte(`output "x" { value = "outside" }`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd := w1.Projects["infra"].Path + "/infra/network"
+	if err := os.RemoveAll(wd); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, wd); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x")
+	if Status(v.Status) != StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
+		t.Errorf("a symlink out of the worker's checkout: %s steps=%v: %s", v.Status, stepNames(v), v.Message)
+	}
+}
