@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,5 +115,29 @@ template "rslow" {
 	}
 	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusCancelled) || r.PlannedBy != "" {
 		t.Errorf("the queued run reached a worker: %s by %q", r.Status, r.PlannedBy)
+	}
+}
+
+// Workers reconnect by themselves when the control node restarts on the
+// same address, and take the next run.
+func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); Status(v.Status) != StatusSucceeded {
+		t.Fatalf("before the restart: %s %s", v.Status, v.Message)
+	}
+	cfg, err := os.ReadFile(h.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.Replace(string(cfg), `ssh_listen = "127.0.0.1:0"`, fmt.Sprintf("ssh_listen = %q", h.addr), 1)
+	if err := os.WriteFile(h.cfgPath, []byte(fixed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	waitFor(t, "w1 to reconnect", 30*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=after")
+	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+		t.Errorf("after the restart: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
 }

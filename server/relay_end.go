@@ -67,6 +67,9 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 	switch Status(m.Status) {
 	case StatusSucceeded:
 		status = StatusSucceeded
+		if l.kind == KindCheck {
+			msg = h.noDrift(l)
+		}
 	case StatusStale:
 		status = StatusStale
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil {

@@ -124,3 +124,110 @@ rule "hold-rnet" {
 		t.Errorf("run %s", b)
 	}
 }
+
+// A drift check on a pool: the check's worker hands its plan to the control
+// node, which keeps it sealed; the reconcile proposed from it is applied by
+// a worker that receives the plan sealed to the pool's key. A later check
+// that finds no drift keeps nothing.
+func TestRelayDriftCheckAndReconcile(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rdata" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+  survey "instances" {
+    type    = "number"
+    default = 3
+  }
+}
+`)
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
+		t.Fatalf("the first apply: %s %s", v.Status, v.Message)
+	}
+	check := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if Status(check.Status) != StatusSucceeded || check.Check == nil || !check.Check.Kept || check.PlannedBy != "w1" ||
+		!strings.Contains(check.Message, "`reconcile "+check.ID+"`") {
+		t.Fatalf("the check: %s kept=%v by %q: %s", check.Status, check.Check != nil && check.Check.Kept, check.PlannedBy, check.Message)
+	}
+	var rec runView
+	if err := json.Unmarshal([]byte(h.mustSSH("alice", "reconcile", check.ID, "--json")), &rec); err != nil || rec.Proposal == nil {
+		t.Fatalf("reconcile: %v %+v", err, rec)
+	}
+	h.mustSSH("bob", "approve", rec.ID, "--digest", rec.Proposal.Digest)
+	h.waitStatus(rec.ID, StatusSucceeded, StatusFailed, StatusStale)
+	if r, _ := h.srv.db.GetRun(rec.ID); r.Status != string(StatusSucceeded) || r.AppliedBy != "w1" || !strings.Contains(r.Message, rec.Proposal.Digest) {
+		t.Fatalf("the reconcile: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
+	}
+	again := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if Status(again.Status) != StatusSucceeded || !strings.Contains(again.Message, "No drift") || again.Check == nil || again.Check.Kept {
+		t.Errorf("the check after the reconcile: %s %s", again.Status, again.Message)
+	}
+}
+
+// A drift check whose plan is over 19 MiB keeps no plan and says a
+// reconcile cannot be proposed from it; `reconcile` refuses it.
+func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=big", "--json"))
+	raw.recv()
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job := raw.recv()
+	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
+	h.waitStatus(id, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	for _, want := range []string{"(19922945 bytes), over the 19 MiB", "this drift check keeps no plan, so a reconcile cannot be proposed from it"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message %q lacks %q", r.Message, want)
+		}
+	}
+	if _, errOut, code := h.ssh("alice", "reconcile", id); code != exitRefused {
+		t.Errorf("reconcile of a check that kept no plan: exit %d %s", code, errOut)
+	}
+}
+
+// With real OpenTofu, a gated apply whose saved plan is over 19 MiB (320
+// terraform_data resources with large inputs) fails on the worker with its
+// size and the limit, without proposing an apply; the plan never left the
+// worker.
+func TestRelayRealPlanOver19MiB(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rbig" {
+  project = "infra"
+  command = "infra/big"
+  queue   = "eu"
+}
+rule "hold-big" {
+  templates        = ["rbig"]
+  require_approval = true
+}
+`)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	big := filepath.Join(w1.Projects["infra"].Path, "infra/big")
+	tf := `resource "terraform_data" "big" {
+  count = 320
+  input = sensitive(join("", [for i in range(1000) : sha512("${count.index}-${i}")]))
+}
+`
+	if err := os.MkdirAll(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(big, "main.tf"), []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rbig")
+	if Status(v.Status) != StatusFailed || v.Proposal != nil {
+		t.Fatalf("the big plan: %s proposal=%v: %s", v.Status, v.Proposal != nil, v.Message)
+	}
+	for _, want := range []string{" MiB (", "bytes), over the 19 MiB a plan file may cross the relay", "without proposing an apply", "Run it on a queue the control node executes, or split the configuration"} {
+		if !strings.Contains(v.Message, want) {
+			t.Errorf("message %q lacks %q", v.Message, want)
+		}
+	}
+	if _, err := h.srv.db.GetBlob(blobPlan, v.ID); err == nil {
+		t.Errorf("a sealed plan was kept for the refused plan")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,4 +133,19 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// gitCommitAll makes dir a git repository with one commit of everything in
+// it and returns the commit.
+func gitCommitAll(t *testing.T, dir string) string {
+	t.Helper()
+	var out []byte
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "worker checkout"}, {"rev-parse", "HEAD"}} {
+		b, err := osexec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, b)
+		}
+		out = b
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"os"
+
 	"encoding/json"
+	"golang.org/x/crypto/ssh/knownhosts"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +145,27 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `listed by pool bare, not pool "eu"`) {
 		t.Errorf("a worker of pool bare claiming pool eu: %v", err)
 	}
+	spoofed := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	other := newRelayKey(t)
+	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.signer.PublicKey()) + "\n"
+	if err := os.WriteFile(spoofed.KnownHosts, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: testEnviron})
+	if err == nil || !strings.Contains(err.Error(), "offered a host key that") {
+		t.Errorf("a control node whose host key known_hosts does not hold: %v", err)
+	}
+	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: []string{"PATH=" + t.TempDir()}})
+	if err == nil || !strings.Contains(err.Error(), "a worker without tofu on its PATH takes no runs") {
+		t.Errorf("a worker without tofu: %v", err)
+	}
+	startWorker(t, relayWorkerCfg(t, h, "b1", "bare", keys["b1"], ""))
+	waitFor(t, "b1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "b1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=p", "--json"))
+	time.Sleep(time.Second)
+	if show := h.mustSSH("alice", "show", id); !strings.Contains(show, "waiting for a free worker of pool eu") {
+		t.Errorf("a run of pool eu with only a worker of pool bare connected:\n%s", show)
+	}
 	if _, code := sshAsKey(t, h, keys["w1"], "runs"); code == 0 {
 		t.Errorf("a worker key ran a user command")
 	}
@@ -180,4 +204,63 @@ func runIDOf(t *testing.T, out string) string {
 		t.Fatalf("launch --json printed %q: %v", out, err)
 	}
 	return v.ID
+}
+
+// A worker that reconnects under the same name while it holds a lease is
+// offered nothing until that lease ends, and never the run it lost: the
+// next run it gets is the one queued meanwhile.
+func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	old, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	old.send(relayMsg{Type: msgPoll})
+	first := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=a1", "--json"))
+	old.recv()
+	old.send(relayMsg{Type: msgTake, Run: first})
+	old.recv() // the job; it never heartbeats
+	again, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("the reconnect: %+v", welcome)
+	}
+	again.send(relayMsg{Type: msgPoll})
+	second := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=a2345678", "--json"))
+	var offered []string
+	for len(offered) == 0 {
+		switch m := again.recv(); m.Type {
+		case msgOffer:
+			offered = append(offered, m.Run)
+		case msgReject:
+			if m.Run != first {
+				t.Errorf("reject of %+v", m)
+			}
+		}
+	}
+	if offered[0] != second {
+		t.Errorf("the reconnected worker was offered run %s, want %s", offered[0], second)
+	}
+	if r, _ := h.srv.db.GetRun(first); r.Status != string(StatusFailed) {
+		t.Errorf("the lost run is %s, want failed before anything else is offered", r.Status)
+	}
+}
+
+// Containment on the worker: a working directory that is a symlink out of
+// the worker's checkout is refused before any process starts.
+func TestRelayWorkerRefusesEscape(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	outside := t.TempDir()
+	if err := os.WriteFile(outside+"/main.tf", []byte(`output "x" { value = "outside" }`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd := w1.Projects["infra"].Path + "/infra/network"
+	if err := os.RemoveAll(wd); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, wd); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x")
+	if Status(v.Status) != StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
+		t.Errorf("a symlink out of the worker's checkout: %s steps=%v: %s", v.Status, stepNames(v), v.Message)
+	}
 }

@@ -53,17 +53,19 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 	switch {
 	case req.Ref != "":
 		return errorf(ErrInvalid, "%s; a pull request's plan (--ref) is exported and scanned on the control node, which relay pools do not do in this version: %s", where, instead)
-	case Kind(probe.Kind) == KindCheck:
-		return errorf(ErrInvalid, "%s; a drift check keeps its plan for a reconcile, and handing plans between workers is not available in this version: %s", where, instead)
 	case len(s.holdsBeforePlanning(s.gateRequest(probe))) > 0:
 		return errorf(ErrInvalid, "%s; this run would be held before planning and then planned for approval, and handing plans between workers is not available in this version: %s", where, instead)
 	}
 	if why, _ := s.scanFor(probe); why != "" {
 		return errorf(ErrInvalid, "%s; a rule would exempt this dry run only after the configuration scan, which runs on the control node, not on relay workers in this version: %s", where, instead)
 	}
-	if Kind(probe.Kind) == KindApply && gate.NeedsSavedPlan(s.rules, s.gateRequest(probe)) {
+	if Kind(probe.Kind) == KindCheck || Kind(probe.Kind) == KindApply && gate.NeedsSavedPlan(s.rules, s.gateRequest(probe)) {
 		if p := s.cfg.Pools[pool]; p == nil || p.DeliveryKey == "" {
-			return errorf(ErrInvalid, "%s, and pool %s has no delivery_key, so it cannot run a gated apply: a rule covers this apply, and its saved plan could reach the apply's worker only sealed to the pool's delivery key. Nothing planned. Add delivery_key (`switchtender keygen pool --out FILE`) to the pool, or %s", where, pool, instead)
+			what := "a gated apply: a rule covers this apply, and its saved plan"
+			if Kind(probe.Kind) == KindCheck {
+				what = "a drift check: the plan it keeps for a reconcile"
+			}
+			return errorf(ErrInvalid, "%s, and pool %s has no delivery_key, so it cannot run %s could reach the apply's worker only sealed to the pool's delivery key. Nothing planned. Add delivery_key (`switchtender keygen pool --out FILE`) to the pool, or %s", where, pool, what, instead)
 		}
 	}
 	return nil
@@ -73,7 +75,7 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 // template on a pool's queue: what relay workers do not run in this
 // version, and a pool no worker can join.
 func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queue) []string {
-	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs and applies (a gated apply only with the pool's delivery_key); its drift checks, pull-request plans, scanned dry runs and applies held before planning are refused in this version", t.Name, t.Line, q.Name, q.Pool)}
+	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs, applies and drift checks (a gated apply or a check only with the pool's delivery_key); its pull-request plans, scanned dry runs and applies held before planning are refused in this version", t.Name, t.Line, q.Name, q.Pool)}
 	if msg := localStateProblem(cfg, t, q.Pool); msg != "" {
 		out = append(out, msg)
 	}

@@ -21,7 +21,7 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 		l.planFrom, _ = h.s.db.LogSize(l.job.runID)
 	case msgPlanStart:
 		if m.Size > relayPlanLimit {
-			h.end(l, StatusFailed, -1, planTooLarge(m.Size))
+			h.end(l, StatusFailed, -1, planTooLarge(l.kind, m.Size))
 			return
 		}
 		if m.Size < 0 || m.JSONSize < 0 || m.JSONSize > relayJSONLimit {
@@ -29,7 +29,7 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
-		l.plan, l.planJSON = make([]byte, 0, m.Size), make([]byte, 0, m.JSONSize)
+		l.plan, l.planJSON = make([]byte, 0, m.Size), nil // the JSON grows as it arrives
 	case msgPlanChunk:
 		h.planChunk(l, m)
 	case msgPlanEnd:
@@ -37,10 +37,15 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 	}
 }
 
-// planTooLarge is the refusal of a plan file over the relay's limit.
-func planTooLarge(size int64) string {
-	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; the plan fails without proposing an apply, and nothing was applied. Run it on a queue the control node executes, or split the configuration.",
-		float64(size)/(1<<20), size, relayPlanLimit>>20)
+// planTooLarge is the refusal of a plan file over the relay's limit: a
+// plan fails without proposing an apply; a drift check keeps no plan.
+func planTooLarge(kind Kind, size int64) string {
+	what := "the plan fails without proposing an apply, and nothing was applied"
+	if kind == KindCheck {
+		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
+	}
+	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
+		float64(size)/(1<<20), size, relayPlanLimit>>20, what)
 }
 
 // planChunk appends a part, refusing more than the worker declared.
@@ -54,7 +59,7 @@ func (h *relayHub) planChunk(l *relayLease, m relayMsg) {
 		size := int64(len(l.plan) + len(m.Blob))
 		msg := fmt.Sprintf("The worker sent more of the saved plan than it declared (%d bytes); nothing was applied.", size)
 		if size > relayPlanLimit {
-			msg = planTooLarge(size)
+			msg = planTooLarge(l.kind, size)
 		}
 		clear(l.plan)
 		h.end(l, StatusFailed, -1, msg)
@@ -79,6 +84,15 @@ func (h *relayHub) planned(l *relayLease) {
 	x := &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: "seal", planJSON: l.planJSON}
 	_ = l.sink.Flush()
 	x.planText = h.s.logText(run.ID, l.planFrom)
+	if Kind(run.Kind) == KindCheck {
+		x.current = "keep"
+		err = checkMeasureStep(context.Background(), x)
+		if err == nil {
+			err = keepPlan(x, l.plan)
+		}
+		h.endWith(l, x, err)
+		return
+	}
 	err = h.sealInMemory(x, l.plan)
 	if err == nil {
 		_ = measureStep(context.Background(), x)
@@ -219,4 +233,14 @@ func (h *relayHub) releasedPlan(r store.Run) (*relayPlan, error) {
 		return nil, err
 	}
 	return &relayPlan{plain: plain, digest: approved}, nil
+}
+
+// noDrift records a relay check that found no drift, as checkPlanStep does:
+// earlier checks' plans are dropped and the check keeps none.
+func (h *relayHub) noDrift(l *relayLease) string {
+	if r, err := h.s.db.GetRun(l.job.runID); err == nil {
+		h.s.supersedeChecks(r)
+	}
+	h.s.recordCheck(l.job.runID, &store.Check{CheckedAt: time.Now()})
+	return "No drift: the state matches the configuration, so this check kept no plan and there is nothing to reconcile."
 }

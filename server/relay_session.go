@@ -46,8 +46,10 @@ func (s *Server) serveRelay(sess ssh.Session, pool string) {
 }
 
 // hello reads a worker's first message and registers it: a worker naming
-// another pool than its key's is refused, and so is a name already
-// connected. It is audited either way.
+// another pool than its key's is refused. A name already connected is
+// taken over by the new connection (a worker that reconnects before the
+// control node noticed its old connection die); a lease it held stays
+// with it, so it is never offered a run twice. It is audited either way.
 func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 	m, err := c.recv()
 	if err != nil || m.Type != msgHello {
@@ -67,17 +69,18 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 	}
 	h.mu.Lock()
 	w := h.workers[pool+"/"+m.Name]
-	if w != nil && w.conn != nil {
-		h.mu.Unlock()
-		return refuse("a worker named %q is already connected to pool %s; give each worker its own name", m.Name, pool)
-	}
+	replaced := w != nil && w.conn != nil
 	if w == nil {
 		w = &relayWorker{name: m.Name, pool: pool}
 		h.workers[pool+"/"+m.Name] = w
 	}
 	w.conn, w.version, w.lastSeen, w.polling, w.draining = c, m.Version, time.Now(), false, false
 	h.mu.Unlock()
-	h.s.audit("", m.Name, "worker connected", fmt.Sprintf("pool %s, version %s, key %s, projects %v", pool, m.Version, fp, m.Projects))
+	detail := fmt.Sprintf("pool %s, version %s, key %s, projects %v", pool, m.Version, fp, m.Projects)
+	if replaced {
+		detail += "; it replaces the earlier connection of the same name, which is no longer offered runs"
+	}
+	h.s.audit("", m.Name, "worker connected", detail)
 	if err := c.send(relayMsg{Type: msgWelcome, Pool: pool}); err != nil {
 		return nil, err
 	}

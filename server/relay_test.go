@@ -66,12 +66,16 @@ template "bnet" {
 func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	sha := gitCommitAll(t, w1.Projects["infra"].Path)
 	startWorker(t, w1)
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=eu-west-9")
 	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" || !strings.Contains(v.Message, "worker w1") {
 		t.Fatalf("dry run on the worker: %s planned_by=%q %s", v.Status, v.PlannedBy, v.Message)
+	}
+	if v.Commit == nil || v.Commit.SHA != sha {
+		t.Errorf("the run records commit %+v, want the worker's checkout's %s", v.Commit, sha)
 	}
 	if got := strings.Join(stepNames(v), ","); got != "init,plan" {
 		t.Errorf("steps %s, want init,plan", got)

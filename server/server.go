@@ -276,6 +276,10 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []string
 	var out []string
 	for _, t := range sortedTemplates(cfg) {
 		p := cfg.Projects[t.Project]
+		if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
+			out = append(out, poolTemplateProblems(cfg, t, q)...)
+			continue // its workers hold the checkout and the tool
+		}
 		if p == nil {
 			out = append(out, fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project))
 		} else if _, err := exec.ResolveWorkingDir(p.Path, t.Command); err != nil {
@@ -285,9 +289,6 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []string
 			if _, err := e.Find(envValue(environ, "PATH")); err != nil {
 				out = append(out, fmt.Sprintf("template %s: %v", t.Name, err))
 			}
-		}
-		if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
-			out = append(out, poolTemplateProblems(cfg, t, q)...)
 		}
 	}
 	for i, r := range rules {

@@ -32,6 +32,7 @@ type workerRun struct {
 	step     string
 	plan     []byte // an apply phase's released plan, from the sealed payload
 	digest   string // its digest
+	dirID    string // the working directory's device and inode when the run started
 }
 
 // runJob carries out job and returns its result message.
@@ -77,6 +78,9 @@ func (x *workerRun) prepare(ctx context.Context) error {
 		return fmt.Errorf("refusing working directory: %w; nothing ran", err)
 	}
 	x.checkout, x.dir = p.Path, dir
+	if x.dirID, err = dirIdentity(dir); err != nil {
+		return fmt.Errorf("reading the working directory %s: %w; nothing ran", dir, err)
+	}
 	x.private = filepath.Join(w.cfg.DataDir, "runs", job.Run)
 	if err := os.MkdirAll(x.private, 0o700); err != nil {
 		return fmt.Errorf("creating the run's private directory: %w", err)
@@ -143,7 +147,7 @@ func (x *workerRun) steps(ctx context.Context) (int, string, error) {
 	switch {
 	case Phase(x.job.Phase) == phaseApply:
 		return x.applySaved(ctx)
-	case x.job.Gated:
+	case x.job.Gated || Kind(x.job.Kind) == KindCheck:
 		return x.gatedPlan(ctx)
 	}
 	switch Kind(x.job.Kind) {

@@ -28,8 +28,17 @@ func (x *workerRun) gatedPlan(ctx context.Context) (int, string, error) {
 	defer wipeQuiet(path)
 	x.out.Flush()
 	_ = x.c.send(relayMsg{Type: msgPlanning, Run: x.job.Run, Token: x.job.Token})
-	res, err := x.tool0(ctx, "plan", exec.PlanArgs(path))
-	if err != nil {
+	args := exec.PlanArgs(path)
+	if Kind(x.job.Kind) == KindCheck {
+		args = exec.CheckArgs(path)
+	}
+	res, err := x.tool0(ctx, "plan", args)
+	var sf *stepFailed
+	switch {
+	case Kind(x.job.Kind) == KindCheck && err == nil:
+		return 0, "No drift.", nil // the control node records the finding
+	case Kind(x.job.Kind) == KindCheck && errors.As(err, &sf) && sf.exit == 2:
+	case err != nil:
 		return res.ExitCode, "", err
 	}
 	fi, err := os.Stat(path)
@@ -37,7 +46,7 @@ func (x *workerRun) gatedPlan(ctx context.Context) (int, string, error) {
 		return -1, "", fmt.Errorf("reading the saved plan: %w", err)
 	}
 	if fi.Size() > relayPlanLimit {
-		return -1, "", errors.New(planTooLarge(fi.Size()))
+		return -1, "", errors.New(planTooLarge(Kind(x.job.Kind), fi.Size()))
 	}
 	js, err := x.capture(ctx, "show -json", exec.ShowJSONArgs(path))
 	defer clear(js)

@@ -23,8 +23,8 @@ var sealOpen = seal.Open
 func (x *workerRun) tool0(ctx context.Context, name string, args []string) (exec.Result, error) {
 	x.step = name
 	again, err := exec.ResolveWorkingDir(x.checkout, x.job.Command)
-	if err != nil || again != x.dir {
-		return exec.Result{ExitCode: -1}, fmt.Errorf("before %s: the working directory no longer resolves to %s inside the checkout; nothing more ran", name, x.dir)
+	if id, _ := dirIdentity(again); err != nil || again != x.dir || id != x.dirID {
+		return exec.Result{ExitCode: -1}, fmt.Errorf("before %s: the working directory no longer resolves to %s inside the checkout, or it was replaced; nothing more ran. Check the checkout, then submit the run again", name, x.dir)
 	}
 	fmt.Fprintf(x.out, "$ %s %s\n", x.tool, strings.Join(args, " "))
 	started := time.Now()
