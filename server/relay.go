@@ -40,6 +40,7 @@ type relayJob struct {
 // relayWorker is a worker as the control node knows it.
 type relayWorker struct {
 	name, pool, version string
+	key                 string     // the fingerprint of the key it first connected with: the name is that key's
 	conn                *relayConn // nil while disconnected
 	polling             bool       // it asked for work and has none
 	draining            bool       // it takes no new run
@@ -60,6 +61,9 @@ type relayLease struct {
 	sink   *logSink
 	masker *mask.Masker
 	out    *mask.Writer
+
+	handsPlan bool // the job hands its saved plan over: a gated apply's plan phase, or a drift check
+	gated     bool // the job is a gated apply's plan phase: it ends only by handing its plan over
 
 	planFrom int64  // the log's size when the gated plan's tool started
 	plan     []byte // the saved plan as it arrives: in memory only, never on disk

@@ -34,6 +34,11 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 	case msgResult:
 		h.result(l, m)
 	case msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
+		if !l.handsPlan {
+			_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
+			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
+			return
+		}
 		h.planMessage(l, m)
 	}
 }
@@ -66,6 +71,10 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 	status := StatusFailed
 	switch Status(m.Status) {
 	case StatusSucceeded:
+		if l.gated {
+			h.end(l, StatusFailed, m.Exit, fmt.Sprintf("Worker %s reported success for a gated apply's plan without handing its saved plan over; nothing was proposed or applied.", l.worker.name))
+			return
+		}
 		status = StatusSucceeded
 		if l.kind == KindCheck {
 			msg = h.noDrift(l)

@@ -71,6 +71,8 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	if !sealed {
 		msg.Status = "clear"
 	}
+	l.gated = msg.Gated
+	l.handsPlan = msg.Gated || (Kind(run.Kind) == KindCheck && Phase(run.Phase) == phasePlan)
 	return msg, nil
 }
 

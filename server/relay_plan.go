@@ -29,7 +29,9 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
-		l.plan, l.planJSON = make([]byte, 0, m.Size), nil // the JSON grows as it arrives
+		clear(l.plan)
+		// Both grow as they arrive: a declared size reserves nothing.
+		l.plan, l.planJSON = make([]byte, 0, min(m.Size, 1<<20)), nil
 	case msgPlanChunk:
 		h.planChunk(l, m)
 	case msgPlanEnd:

@@ -46,7 +46,9 @@ func (s *Server) serveRelay(sess ssh.Session, pool string) {
 }
 
 // hello reads a worker's first message and registers it: a worker naming
-// another pool than its key's is refused. A name already connected is
+// another pool than its key's is refused, and so is a name another key
+// registered (a name is its first key's, so no key takes over another
+// worker's lease). A name already connected is
 // taken over by the new connection (a worker that reconnects before the
 // control node noticed its old connection die); a lease it held stays
 // with it, so it is never offered a run twice. It is audited either way.
@@ -69,9 +71,13 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 	}
 	h.mu.Lock()
 	w := h.workers[pool+"/"+m.Name]
+	if w != nil && w.key != fp {
+		h.mu.Unlock()
+		return refuse("worker name %q of pool %s belongs to another key (%s); give this worker a name of its own", m.Name, pool, w.key)
+	}
 	replaced := w != nil && w.conn != nil
 	if w == nil {
-		w = &relayWorker{name: m.Name, pool: pool}
+		w = &relayWorker{name: m.Name, pool: pool, key: fp}
 		h.workers[pool+"/"+m.Name] = w
 	}
 	w.conn, w.version, w.lastSeen, w.polling, w.draining = c, m.Version, time.Now(), false, false
