@@ -56,10 +56,12 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 	}
 	if running {
 		s.sched.cancel(id, cancelCause{by: who.Name})
+		s.relay.cancel(id)
 		s.audit(id, who.Name, "cancel", "interrupt sent")
 		return run, was, nil
 	}
 	s.sched.cancel(id, cancelCause{by: who.Name})
+	s.relay.dequeue(id)
 	s.dropSealedPlan(id)
 	s.audit(id, who.Name, string(StatusCancelled), msg)
 	s.changed(run)

@@ -89,6 +89,15 @@ func keepStep(ctx context.Context, x *execution) error {
 		return fmt.Errorf("reading the saved plan: %w", err)
 	}
 	defer clear(plan)
+	defer wipe(x.s, x.planPath)
+	return keepPlan(x, plan)
+}
+
+// keepPlan seals a check's plan (in memory: a relay worker's arrives that
+// way) bound to the check, stores it, drops what earlier checks of the
+// directory kept and records the finding; it returns the check's outcome.
+func keepPlan(x *execution, plan []byte) error {
+	var err error
 	if x.basis, err = planBasis(plan); err != nil {
 		return fmt.Errorf("%v; no plan was kept", err)
 	}
@@ -97,7 +106,6 @@ func keepStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return fmt.Errorf("sealing the saved plan: %w", err)
 	}
-	wipe(x.s, x.planPath)
 	x.s.supersedeChecks(x.run)
 	if err := x.s.db.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
 		return fmt.Errorf("storing the sealed plan: %w", err)

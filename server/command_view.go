@@ -75,6 +75,9 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	v := runView{Holds: s.holdViews(r), Findings: []store.Finding{}, JSONPhase: s.jsonPhase(r)}
 	if statusOf(r) == StatusQueued && s.sched != nil {
 		v.WaitsBehind = s.sched.waitReason(r.ID)
+		if v.WaitsBehind == "" {
+			v.WaitsBehind = s.relay.waitReason(r.ID)
+		}
 	}
 	if r.Scan != nil && len(r.Scan.Findings) > 0 {
 		v.Findings = r.Scan.Findings
@@ -164,6 +167,17 @@ func writeRunHead(w io.Writer, v runView) {
 		fmt.Fprintf(w, "  reconcile: %s\n", v.Reconcile)
 	}
 	writeCommit(w, v.Commit)
+	switch {
+	case v.PlannedBy != "" && v.PlannedBy == v.AppliedBy:
+		fmt.Fprintf(w, "  planned and applied on relay worker %s\n", v.PlannedBy)
+	case v.PlannedBy != "" || v.AppliedBy != "":
+		if v.PlannedBy != "" {
+			fmt.Fprintf(w, "  planned on relay worker %s\n", v.PlannedBy)
+		}
+		if v.AppliedBy != "" {
+			fmt.Fprintf(w, "  applied on relay worker %s\n", v.AppliedBy)
+		}
+	}
 }
 
 // writeCommit says which commit a run ran, when its checkout is a git

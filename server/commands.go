@@ -72,7 +72,7 @@ var commandTable []*command
 func init() {
 	commandTable = []*command{
 		&templatesCommand, &launchCommand, &runsCommand, &showCommand, &logCommand,
-		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &whoamiCommand, &mcpCommand, &helpCommand,
+		&reconcileCommand, &approveCommand, &rejectCommand, &cancelCommand, &rerunCommand, &auditCommand, &workersCommand, &whoamiCommand, &mcpCommand, &helpCommand,
 	}
 }
 

@@ -97,8 +97,8 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if err != nil {
 		return nil, err
 	}
-	if q := s.config().Queues[t.Queue]; q != nil && q.Pool != "" {
-		return nil, errorf(ErrInvalid, "template %q runs on queue %q, which relay workers of pool %q execute; relay workers are not available in this version, so point the template at a queue the control node executes", t.Name, q.Name, q.Pool)
+	if pool := s.poolOf(t.Name); pool != "" {
+		return s.checkRelayLaunch(who, req, t, kind, pool)
 	}
 	wd, err := s.workdir(store.Run{Project: t.Project, Command: t.Command})
 	if err != nil {

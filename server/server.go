@@ -82,6 +82,7 @@ type Server struct {
 	key        *seal.Key
 	broker     *broker
 	sched      *scheduler
+	relay      *relayHub // the pools' queues, workers and leases (relay.go)
 	runsDir    string
 	policyTime time.Duration
 	runner     toolRunner // starts tool processes; package exec
@@ -159,6 +160,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.live.Store(newLiveConfig(cfg))
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
+	s.relay = newRelayHub(s)
 	if err := s.recover(); err != nil {
 		db.Close()
 		return nil, err
@@ -242,7 +244,7 @@ func (s *Server) recover() error {
 		switch statusOf(r) {
 		case StatusRunning:
 			if _, err := s.transition(r.ID, StatusInterrupted, func(r *store.Run) error {
-				r.Message = "The server stopped while this run was executing; what it left running was stopped, and it was not re-run. Check the state, then submit it again."
+				r.Message = s.interruptedMessage(*r)
 				return nil
 			}); err != nil {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
@@ -265,6 +267,10 @@ func (s *Server) recover() error {
 // enqueue queues a run's next phase for its working directory, as resolved
 // at launch. A run that cannot be queued fails with the reason.
 func (s *Server) enqueue(r store.Run) {
+	if pool := s.poolOf(r.Template); pool != "" {
+		s.relay.enqueue(r, pool)
+		return
+	}
 	wd := s.runDir(r)
 	if wd == "" {
 		_, err := s.workdir(r)
@@ -314,6 +320,12 @@ func Check(cfg *config.Config, environ []string) []Problem {
 func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Problem {
 	var out []Problem
 	for _, t := range sortedTemplates(cfg) {
+		if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
+			for _, msg := range poolTemplateProblems(cfg, t, q)[1:] { // the first says what the pool runs: no problem
+				out = append(out, Problem{t.Line, msg})
+			}
+			continue // its workers hold the checkout and the tool
+		}
 		out = append(out, templateProblems(cfg, t, environ)...)
 	}
 	for i, r := range rules {
@@ -398,6 +410,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.notifyStop = ncancel
 	s.mu.Unlock()
 	s.notifier.start(nctx)
+	s.relay.start(ctx)
 	srv, err := s.newSSHServer()
 	if err != nil {
 		cancel(err)

@@ -65,6 +65,9 @@ func (s *Server) newSSHServer() (sshServer, error) {
 			if _, ok := s.identify(key); ok {
 				return true
 			}
+			if _, ok := s.config().IdentifyWorker(key); ok {
+				return true
+			}
 			s.noteRefusedKey(ctx, key, keyLog)
 			return false
 		}),
@@ -200,6 +203,10 @@ func (s *Server) routeMiddleware() wish.Middleware {
 			s.metrics.sshOpen.Inc()
 			defer s.metrics.sshOpen.Dec()
 			id, ok := s.identify(sess.PublicKey())
+			if pool, worker := s.config().IdentifyWorker(sess.PublicKey()); !ok && worker {
+				s.serveRelay(sess, pool)
+				return
+			}
 			if !ok {
 				wish.Fatalln(sess, "switchtender: this key is not configured for any user or agent")
 				return

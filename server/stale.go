@@ -213,6 +213,9 @@ func (s *Server) checkStale(r store.Run) error {
 	if statusOf(r) != StatusAwaitingApproval || p == nil || Stage(p.Stage) != StagePlan || p.Stale {
 		return nil
 	}
+	if s.poolOf(r.Template) != "" {
+		return nil // the state is the workers'; OpenTofu refuses a stale plan there
+	}
 	if now, ok := localBasis(s.runDir(r)); ok {
 		if now == (stateBasis{p.Lineage, p.Serial}) {
 			return nil

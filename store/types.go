@@ -35,12 +35,14 @@ type Run struct {
 	CreatedAt       time.Time         `json:"created_at"`
 	StartedAt       time.Time         `json:"started_at"`
 	FinishedAt      time.Time         `json:"finished_at"`
-	Proposal        *Proposal         `json:"proposal"`         // nil until the run proposes (or is held at request)
-	Approvals       []Approval        `json:"approvals"`        // in the order they were given
-	Steps           []Step            `json:"steps"`            // which tofu steps ran, exit codes
-	Check           *Check            `json:"check,omitempty"`  // a drift check's finding, once its plan was read
-	Commit          *Commit           `json:"commit,omitempty"` // the commit the run ran, when its checkout is a git repository
-	Scan            *Scan             `json:"scan,omitempty"`   // the configuration scan's evidence, when the run was scanned
+	Proposal        *Proposal         `json:"proposal"`             // nil until the run proposes (or is held at request)
+	Approvals       []Approval        `json:"approvals"`            // in the order they were given
+	Steps           []Step            `json:"steps"`                // which tofu steps ran, exit codes
+	Check           *Check            `json:"check,omitempty"`      // a drift check's finding, once its plan was read
+	Commit          *Commit           `json:"commit,omitempty"`     // the commit the run ran, when its checkout is a git repository
+	Scan            *Scan             `json:"scan,omitempty"`       // the configuration scan's evidence, when the run was scanned
+	PlannedBy       string            `json:"planned_by,omitempty"` // the relay worker that planned (or dry-ran) it
+	AppliedBy       string            `json:"applied_by,omitempty"` // the relay worker that applied it
 
 	// StatusAt is when the run entered Status (zero for runs stored before
 	// it was kept: their CreatedAt stands in).

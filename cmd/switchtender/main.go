@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, versionLine())
 		return nil
 	case "worker":
-		return errors.New("relay workers are not available in this version; runs execute on the control node")
+		return cmdWorker(ctx, args[1:], stdout, stderr)
 	}
 	return usageError{fmt.Sprintf("unknown command %q", args[0])}
 }

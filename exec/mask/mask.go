@@ -69,6 +69,8 @@ const Replacement = "***"
 type Masker struct {
 	mu   sync.Mutex          // serialises Add
 	seen map[string]struct{} // every pattern registered, for deduplication
+	vals []string            // the values given to Add, in order, once each
+	has  map[string]struct{} // vals as a set
 	tab  atomic.Pointer[table]
 }
 
@@ -94,7 +96,7 @@ type table struct {
 
 // New returns an empty Masker.
 func New() *Masker {
-	m := &Masker{seen: map[string]struct{}{}}
+	m := &Masker{seen: map[string]struct{}{}, has: map[string]struct{}{}}
 	m.tab.Store(&table{})
 	return m
 }
@@ -152,6 +154,10 @@ func (m *Masker) Add(secrets ...string) {
 	defer m.mu.Unlock()
 	added := false
 	for _, s := range secrets {
+		if _, ok := m.has[s]; !ok && len(s) >= MinLen {
+			m.has[s] = struct{}{}
+			m.vals = append(m.vals, s)
+		}
 		for _, p := range variants(s) {
 			if _, ok := m.seen[p]; !ok {
 				m.seen[p] = struct{}{}
@@ -162,6 +168,15 @@ func (m *Masker) Add(secrets ...string) {
 	if added {
 		m.tab.Store(build(m.seen))
 	}
+}
+
+// Values returns the values given to Add (of MinLen bytes or more), each
+// once, in the order they were first added: what another Masker needs to
+// mask the same secrets (a relay worker's, sealed in transit).
+func (m *Masker) Values() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.vals...)
 }
 
 // Len reports how many patterns (secrets and their encodings) are registered.

@@ -223,7 +223,10 @@ type Pool struct {
 	DeliveryKey string
 	Workers     []string
 	WorkerKeys  []ssh.PublicKey
-	Line        string
+	// LeaseTimeout is how long a worker may go without a heartbeat before
+	// it loses its run's lease and the run fails (0: the default, 30 s).
+	LeaseTimeout time.Duration
+	Line         string
 }
 
 // Rule is one `rule` block. Empty Templates, Projects, Kinds or Requesters

@@ -56,7 +56,7 @@ var (
 	}
 	surveySchema    = &hcl.BodySchema{Attributes: attrs("type", "default", "choices", "description", "sensitive")}
 	queueSchema     = &hcl.BodySchema{Attributes: attrs("pool")}
-	poolSchema      = &hcl.BodySchema{Attributes: attrs("delivery_key", "workers")}
+	poolSchema      = &hcl.BodySchema{Attributes: attrs("delivery_key", "workers", "lease_timeout")}
 	ruleSchema      = &hcl.BodySchema{Attributes: attrs("templates", "projects", "kinds", "requesters", "max_destroy", "plan_gate", "require_approval", "approvers", "exclude_dry_run")}
 	exemptionSchema = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{{Name: "agents", Required: true}}, attrs("templates", "kinds")...)}
 	userSchema      = &hcl.BodySchema{Attributes: attrs("public_key", "public_keys", "roles")}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"golang.org/x/crypto/ssh"
@@ -35,6 +36,15 @@ func (p *parser) pool(b *hcl.Block, name string) *Pool {
 			pl.Workers = append(pl.Workers, r.name)
 			pl.WorkerKeys = append(pl.WorkerKeys, k)
 		}
+	} else if a != nil {
+		good = false
+	}
+	if d, a, ok := p.duration(c, "lease_timeout"); ok {
+		if d < time.Second {
+			p.errorf(a.Expr.Range(), "Invalid lease_timeout", "pool %q lease_timeout is %s; give at least \"1s\" (workers heartbeat three times per timeout)", name, d)
+			good = false
+		}
+		pl.LeaseTimeout = d
 	} else if a != nil {
 		good = false
 	}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Draining a worker (SIGTERM): it takes no new run and finishes the one it
+// has, which succeeds; then it returns, and the run queued meanwhile waits
+// for another worker. The drain is audited and `workers` showed it.
+func TestRelayDrainFinishesTheCurrentRun(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rslow" {
+  project = "infra"
+  command = "infra/slow"
+  queue   = "eu"
+}
+`)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	slow := filepath.Join(w1.Projects["infra"].Path, "infra/slow/main.tf")
+	tf := `resource "terraform_data" "slow" {
+  provisioner "local-exec" { command = "echo started-slow; sleep 3" }
+}
+`
+	if err := os.WriteFile(slow, []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errs, drain := startWorker(t, w1)
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
+	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
+	})
+	drain()
+	waitFor(t, "workers to show the drain", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "draining") })
+	next := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d", "--json"))
+	h.waitStatus(id, StatusSucceeded, StatusFailed)
+	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) {
+		t.Fatalf("the drained worker's run: %s %s", r.Status, r.Message)
+	}
+	select {
+	case err := <-errs:
+		if err != nil {
+			t.Errorf("a drained worker returned %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the drained worker did not stop")
+	}
+	if r, _ := h.srv.db.GetRun(next); r.Status != string(StatusQueued) {
+		t.Errorf("a run launched during the drain is %s, want queued", r.Status)
+	}
+	if audit := h.mustSSH("alice", "audit"); !strings.Contains(audit, "worker drained") {
+		t.Errorf("the drain is not audited:\n%s", audit)
+	}
+}
+
+// The control node restarting loses no run queued for a pool: it is queued
+// again and a worker that connects afterwards runs it. A run a worker was
+// executing is marked interrupted with the reason, and the worker's late
+// result is rejected.
+func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	leased := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=r0", "--json"))
+	raw.recv()
+	raw.send(relayMsg{Type: msgTake, Run: leased})
+	job := raw.recv()
+	h.waitStatus(leased, StatusRunning)
+	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
+	h.restart()
+	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
+		t.Errorf("the leased run after the restart: %s %s", r.Status, r.Message)
+	}
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	h.waitStatus(queued, StatusSucceeded, StatusFailed)
+	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
+		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
+	}
+	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	late.send(relayMsg{Type: msgResult, Run: leased, Token: job.Token, Status: "succeeded"})
+	if m := late.recv(); m.Type != msgReject {
+		t.Errorf("a result from before the restart: %+v", m)
+	}
+	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {
+		t.Errorf("the late result changed the run: %s", r.Status)
+	}
+}
+
+// Cancelling a pool's run: a queued one never reaches a worker; a running
+// one's worker interrupts its tool and the run ends cancelled.
+func TestRelayCancel(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rslow" {
+  project = "infra"
+  command = "infra/slow"
+  queue   = "eu"
+}
+`)
+	queued := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=c0", "--json"))
+	h.mustSSH("alice", "cancel", queued)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	startWorker(t, w1)
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
+	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
+	})
+	h.mustSSH("alice", "cancel", id)
+	h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded)
+	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusCancelled) || !strings.Contains(r.Message, "Cancelled by alice") || !strings.Contains(r.Message, "worker w1") {
+		t.Errorf("the running run: %s %s", r.Status, r.Message)
+	}
+	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusCancelled) || r.PlannedBy != "" {
+		t.Errorf("the queued run reached a worker: %s by %q", r.Status, r.PlannedBy)
+	}
+}
+
+// Workers reconnect by themselves when the control node restarts on the
+// same address, and take the next run.
+func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); Status(v.Status) != StatusSucceeded {
+		t.Fatalf("before the restart: %s %s", v.Status, v.Message)
+	}
+	cfg, err := os.ReadFile(h.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.Replace(string(cfg), `ssh_listen = "127.0.0.1:0"`, fmt.Sprintf("ssh_listen = %q", h.addr), 1)
+	if err := os.WriteFile(h.cfgPath, []byte(fixed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	waitFor(t, "w1 to reconnect", 30*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=after")
+	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+		t.Errorf("after the restart: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
+	}
+}

@@ -1,0 +1,207 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// leaseMessage carries out a heartbeat, log, step or result of a lease. A
+// message whose run has no lease, or whose fencing token or worker is not
+// the lease's, is rejected: a worker that lost its lease, or a late copy
+// of a message, changes nothing.
+func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
+	h.mu.Lock()
+	l := h.leases[m.Run]
+	ok := l != nil && l.token == m.Token && l.worker == w && l.sink != nil
+	if ok {
+		l.last = time.Now()
+		if m.Type == msgStep {
+			l.step = m.Step
+		}
+	}
+	h.mu.Unlock()
+	if !ok {
+		h.rejectLate(w, c, m)
+		return
+	}
+	switch m.Type {
+	case msgLog:
+		_, _ = l.out.Write([]byte(m.Data)) // masked again on the control node
+	case msgStep:
+		h.recordStep(l, m)
+	case msgResult:
+		h.result(l, m)
+	case msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
+		if !l.handsPlan {
+			_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
+			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
+			return
+		}
+		h.planMessage(l, m)
+	}
+}
+
+// rejectLate answers a message from a lease that is not (or no longer)
+// held; a late result is audited.
+func (h *relayHub) rejectLate(w *relayWorker, c *relayConn, m relayMsg) {
+	why := fmt.Sprintf("run %s holds no lease with fencing token %d for worker %s (the lease was lost or has ended); this %s was rejected and changed nothing", m.Run, m.Token, w.name, m.Type)
+	if m.Type == msgResult {
+		h.s.audit(m.Run, w.name, "result rejected", why)
+	}
+	_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: why})
+}
+
+// recordStep records a tool step the worker ran.
+func (h *relayHub) recordStep(l *relayLease, m relayMsg) {
+	if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error {
+		r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: m.Exit, Started: m.Started, Finished: m.Finished})
+		r.ExitCode = m.Exit
+		return nil
+	}); err != nil {
+		h.s.log.Error("recording a worker's step", "run", l.job.runID, "err", err)
+	}
+}
+
+// result ends a leased run as its worker reports: succeeded, failed, or
+// cancelled (after a cancel); anything else counts as failed.
+func (h *relayHub) result(l *relayLease, m relayMsg) {
+	msg := l.masker.String(m.Message)
+	status := StatusFailed
+	switch Status(m.Status) {
+	case StatusSucceeded:
+		if l.gated {
+			h.end(l, StatusFailed, m.Exit, fmt.Sprintf("Worker %s reported success for a gated apply's plan without handing its saved plan over; nothing was proposed or applied.", l.worker.name))
+			return
+		}
+		status = StatusSucceeded
+		if l.kind == KindCheck {
+			msg = h.noDrift(l)
+		}
+	case StatusStale:
+		status = StatusStale
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil {
+			msg = staleMessage(r)
+		}
+	case StatusCancelled:
+		status = StatusCancelled
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" {
+			msg = fmt.Sprintf("Cancelled by %s during %s on worker %s; the tool was sent an interrupt so it could release its state lock.", r.CancelRequested, l.step, l.worker.name)
+		}
+	}
+	if m.Commit != nil {
+		if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error { r.Commit = m.Commit; return nil }); err != nil {
+			h.s.log.Error("recording a worker's commit", "run", l.job.runID, "err", err)
+		}
+	}
+	h.end(l, status, m.Exit, msg)
+}
+
+// end records how a leased run ended, once: the sentence in the log, the
+// status, the audit entry; the lease is dropped and the pool goes on.
+func (h *relayHub) end(l *relayLease, status Status, exit int, msg string) {
+	h.mu.Lock()
+	current := h.leases[l.job.runID] == l
+	if current {
+		delete(h.leases, l.job.runID)
+	}
+	h.mu.Unlock()
+	if !current {
+		return
+	}
+	if status != StatusSucceeded {
+		fmt.Fprintf(l.out, "switchtender: %s\n", msg)
+	}
+	l.out.Flush()
+	if err := l.sink.Flush(); err != nil {
+		h.s.log.Error("storing the end of a run's log", "run", l.job.runID, "err", err)
+	}
+	l.sink.Close()
+	if _, err := h.s.transition(l.job.runID, status, func(r *store.Run) error {
+		r.Message = msg
+		if exit >= 0 {
+			r.ExitCode = exit
+		}
+		return nil
+	}); err != nil {
+		h.s.log.Error("recording how a relay run ended", "run", l.job.runID, "err", err)
+	}
+	h.s.audit(l.job.runID, "switchtender", string(status), msg)
+	h.release(l)
+}
+
+// expire ends the leases whose worker stopped heartbeating and takes back
+// offers nobody answered.
+func (h *relayHub) expire(now time.Time) {
+	var lost []*relayLease
+	h.mu.Lock()
+	for _, l := range h.leases {
+		if l.sink != nil && now.Sub(l.last) > h.timeoutLocked(l.job.pool) {
+			lost = append(lost, l)
+		}
+	}
+	var pools []string
+	for _, w := range h.workers {
+		if w.offered != nil && now.Sub(w.offeredAt) > h.timeoutLocked(w.pool) {
+			h.requeue(w)
+			pools = append(pools, w.pool)
+		}
+	}
+	h.mu.Unlock()
+	for _, l := range lost {
+		h.lose(l, now)
+	}
+	for _, p := range pools {
+		h.dispatch(p)
+	}
+}
+
+// lose fails a run whose worker stopped heartbeating, saying whether a
+// state lock may be left; it is never re-run by itself.
+func (h *relayHub) lose(l *relayLease, now time.Time) {
+	h.mu.Lock()
+	step, timeout, c := l.step, h.timeoutLocked(l.job.pool), l.worker.conn
+	h.mu.Unlock()
+	lock := "a state lock may be left: if the next run says the state is locked, make sure the worker stopped, then run `tofu force-unlock LOCK_ID` in the working directory"
+	if step == "init" || step == "preparation" {
+		lock = "no state lock was held (it was in " + step + ")"
+	}
+	msg := fmt.Sprintf("Worker %s of pool %s stopped heartbeating during %s: no heartbeat for %s (the lease timeout), so it lost its lease and the run failed; %s. Nothing was re-run: check the state, then `rerun %s` if it should go on.",
+		l.worker.name, l.job.pool, step, timeout, lock, l.job.runID)
+	h.s.audit(l.job.runID, l.worker.name, "worker lost", msg)
+	h.end(l, StatusFailed, -1, msg)
+	if c != nil {
+		_ = c.send(relayMsg{Type: msgReject, Run: l.job.runID, Token: l.token, Message: msg})
+	}
+}
+
+// timeoutLocked is leaseTimeout with h.mu held.
+func (h *relayHub) timeoutLocked(pool string) time.Duration {
+	if d := h.timeout[pool]; d > 0 {
+		return d
+	}
+	if p := h.s.config().Pools[pool]; p != nil && p.LeaseTimeout > 0 {
+		return p.LeaseTimeout
+	}
+	return defaultLeaseTimeout
+}
+
+// cancel stops a pool's run: a queued one leaves the queue (true, false), a
+// leased one's worker is told to interrupt its tool (false, true).
+func (h *relayHub) cancel(runID string) (dequeued, signalled bool) {
+	if h.dequeue(runID) {
+		return true, false
+	}
+	h.mu.Lock()
+	l := h.leases[runID]
+	var c *relayConn
+	if l != nil {
+		c = l.worker.conn
+	}
+	h.mu.Unlock()
+	if c == nil {
+		return false, false
+	}
+	return false, c.send(relayMsg{Type: msgCancel, Run: runID, Token: l.token}) == nil
+}

@@ -1,0 +1,233 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// planZip matches a plan file's zip entry in clear: a local file header
+// naming tfplan.
+var planZip = regexp.MustCompile(`PK\x03\x04[\s\S]{26}tfplan`)
+
+// A gated apply on a pool: planned on w1, which hands its saved plan to the
+// control node; held for bob; w1 drains away; released, it is applied on
+// w2, which receives the plan sealed to the pool's delivery key and applies
+// exactly the approved digest. The plan never exists in clear on the
+// control node's disk.
+func TestRelayGatedApplyAcrossWorkers(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+rule "hold-rnet" {
+  templates        = ["rnet"]
+  kinds            = ["apply"]
+  require_approval = true
+  approvers        = ["bob"]
+}
+`)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	errs1, drain1 := startWorker(t, w1)
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=g1", "--json"))
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+	held, _ := h.srv.db.GetRun(id)
+	if Status(held.Status) != StatusAwaitingApproval || held.PlannedBy != "w1" || held.Proposal == nil {
+		t.Fatalf("the gated plan: %s by %q: %s", held.Status, held.PlannedBy, held.Message)
+	}
+	if !strings.Contains(held.Proposal.PlanText, "vpc-g1") {
+		t.Errorf("the proposal's plan text:\n%s", held.Proposal.PlanText)
+	}
+	drain1()
+	select {
+	case <-errs1:
+	case <-time.After(20 * time.Second):
+		t.Fatal("w1 did not drain")
+	}
+	w2 := relayWorkerCfg(t, h, "w2", "eu", keys["w2"], identity)
+	startWorker(t, w2)
+	digest := held.Proposal.Digest
+	h.mustSSH("bob", "approve", id, "--digest", digest)
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
+	done, _ := h.srv.db.GetRun(id)
+	if Status(done.Status) != StatusSucceeded || done.PlannedBy != "w1" || done.AppliedBy != "w2" || !strings.Contains(done.Message, digest) {
+		t.Fatalf("the apply: %s planned by %q applied by %q: %s", done.Status, done.PlannedBy, done.AppliedBy, done.Message)
+	}
+	if _, err := os.Stat(filepath.Join(w2.Projects["infra"].Path, "infra/network/terraform.tfstate")); err != nil {
+		t.Errorf("the apply did not run in w2's checkout: %v", err)
+	}
+	show := h.mustSSH("alice", "show", id)
+	if !strings.Contains(show, "planned on relay worker w1") || !strings.Contains(show, "applied on relay worker w2") {
+		t.Errorf("show:\n%s", show)
+	}
+	for _, path := range append(h.dataFiles(), walkFiles(t, w1.DataDir)...) {
+		if b, _ := os.ReadFile(path); planZip.Match(b) {
+			t.Errorf("%s holds a plan file in clear", path)
+		}
+	}
+	if log := h.mustSSH("alice", "log", id); !strings.Contains(log, "sealed with the server key") || !strings.Contains(log, "Apply complete!") {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
+// walkFiles lists the regular files under dir.
+func walkFiles(t *testing.T, dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// A worker that declares a plan of 20 MiB is refused with its size and the
+// limit: the run fails without a proposal, and what the worker sends next
+// is rejected.
+func TestRelayRefusesAPlanOver19MiB(t *testing.T) {
+	h, keys, _ := relayHarness(t, `
+rule "hold-rnet" {
+  templates        = ["rnet"]
+  kinds            = ["apply"]
+  require_approval = true
+  approvers        = ["bob"]
+}
+`)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=big", "--json"))
+	raw.recv() // the offer
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job := raw.recv()
+	if !job.Gated || job.Type != msgJob {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
+	h.waitStatus(id, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	for _, want := range []string{"20.0 MiB (20971520 bytes)", "over the 19 MiB", "without proposing an apply", "queue the control node executes", "split the configuration"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message %q lacks %q", r.Message, want)
+		}
+	}
+	if r.Proposal != nil {
+		t.Errorf("a refused plan proposed: %+v", r.Proposal)
+	}
+	raw.send(relayMsg{Type: msgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
+	if m := raw.recv(); m.Type != msgReject {
+		t.Errorf("a chunk after the refusal: %+v", m)
+	}
+	b, _ := json.Marshal(r)
+	if strings.Contains(string(b), "approve") && r.Status != string(StatusFailed) {
+		t.Errorf("run %s", b)
+	}
+}
+
+// A drift check on a pool: the check's worker hands its plan to the control
+// node, which keeps it sealed; the reconcile proposed from it is applied by
+// a worker that receives the plan sealed to the pool's key. A later check
+// that finds no drift keeps nothing.
+func TestRelayDriftCheckAndReconcile(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rdata" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+  survey "instances" {
+    type    = "number"
+    default = 3
+  }
+}
+`)
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
+		t.Fatalf("the first apply: %s %s", v.Status, v.Message)
+	}
+	check := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if Status(check.Status) != StatusSucceeded || check.Check == nil || !check.Check.Kept || check.PlannedBy != "w1" ||
+		!strings.Contains(check.Message, "`reconcile "+check.ID+"`") {
+		t.Fatalf("the check: %s kept=%v by %q: %s", check.Status, check.Check != nil && check.Check.Kept, check.PlannedBy, check.Message)
+	}
+	var rec runView
+	if err := json.Unmarshal([]byte(h.mustSSH("alice", "reconcile", check.ID, "--json")), &rec); err != nil || rec.Proposal == nil {
+		t.Fatalf("reconcile: %v %+v", err, rec)
+	}
+	h.mustSSH("bob", "approve", rec.ID, "--digest", rec.Proposal.Digest)
+	h.waitStatus(rec.ID, StatusSucceeded, StatusFailed, StatusStale)
+	if r, _ := h.srv.db.GetRun(rec.ID); r.Status != string(StatusSucceeded) || r.AppliedBy != "w1" || !strings.Contains(r.Message, rec.Proposal.Digest) {
+		t.Fatalf("the reconcile: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
+	}
+	again := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if Status(again.Status) != StatusSucceeded || !strings.Contains(again.Message, "No drift") || again.Check == nil || again.Check.Kept {
+		t.Errorf("the check after the reconcile: %s %s", again.Status, again.Message)
+	}
+}
+
+// A drift check whose plan is over 19 MiB keeps no plan and says a
+// reconcile cannot be proposed from it; `reconcile` refuses it.
+func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=big", "--json"))
+	raw.recv()
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job := raw.recv()
+	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
+	h.waitStatus(id, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	for _, want := range []string{"(19922945 bytes), over the 19 MiB", "this drift check keeps no plan, so a reconcile cannot be proposed from it"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message %q lacks %q", r.Message, want)
+		}
+	}
+	if _, errOut, code := h.ssh("alice", "reconcile", id); code != exitRefused {
+		t.Errorf("reconcile of a check that kept no plan: exit %d %s", code, errOut)
+	}
+}
+
+// With real OpenTofu, a gated apply whose saved plan is over 19 MiB (320
+// terraform_data resources with large inputs) fails on the worker with its
+// size and the limit, without proposing an apply; the plan never left the
+// worker.
+func TestRelayRealPlanOver19MiB(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rbig" {
+  project = "infra"
+  command = "infra/big"
+  queue   = "eu"
+}
+rule "hold-big" {
+  templates        = ["rbig"]
+  require_approval = true
+}
+`)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	big := filepath.Join(w1.Projects["infra"].Path, "infra/big")
+	tf := `resource "terraform_data" "big" {
+  count = 320
+  input = sensitive(join("", [for i in range(1000) : sha512("${count.index}-${i}")]))
+}
+`
+	if err := os.MkdirAll(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(big, "main.tf"), []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rbig")
+	if Status(v.Status) != StatusFailed || v.Proposal != nil {
+		t.Fatalf("the big plan: %s proposal=%v: %s", v.Status, v.Proposal != nil, v.Message)
+	}
+	for _, want := range []string{" MiB (", "bytes), over the 19 MiB a plan file may cross the relay", "without proposing an apply", "Run it on a queue the control node executes, or split the configuration"} {
+		if !strings.Contains(v.Message, want) {
+			t.Errorf("message %q lacks %q", v.Message, want)
+		}
+	}
+	if _, err := h.srv.db.GetBlob(blobPlan, v.ID); err == nil {
+		t.Errorf("a sealed plan was kept for the refused plan")
+	}
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"os"
+
+	"encoding/json"
+	"golang.org/x/crypto/ssh/knownhosts"
+	"strings"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+)
+
+// rawWorker speaks the relay protocol by hand over a real SSH connection,
+// to behave as no real worker would.
+type rawWorker struct {
+	t      *testing.T
+	client *gossh.Client
+	c      *relayConn
+}
+
+func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker, relayMsg) {
+	t.Helper()
+	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: hello.Name, Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := sess.StdinPipe()
+	out, _ := sess.StdoutPipe()
+	if err := sess.Start(relayCommand); err != nil {
+		t.Fatal(err)
+	}
+	w := &rawWorker{t: t, client: client, c: newRelayConn(out, in)}
+	hello.Type = msgHello
+	w.send(hello)
+	return w, w.recv()
+}
+
+func (w *rawWorker) send(m relayMsg) {
+	w.t.Helper()
+	if err := w.c.send(m); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *rawWorker) recv() relayMsg {
+	w.t.Helper()
+	m, err := w.c.recv()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return m
+}
+
+// A worker that takes a run and never heartbeats loses its lease: the run
+// fails within the lease timeout with the reason and the state lock
+// warning, and is not re-run; the late result it sends with its old
+// fencing token is rejected, audited, and changes nothing. The pool goes
+// on: a real worker then takes the next run.
+func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("hello answered with %+v", welcome)
+	}
+	raw.send(relayMsg{Type: msgPoll})
+	out := h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x1", "--json")
+	id := runIDOf(t, out)
+	offer := raw.recv()
+	if offer.Type != msgOffer || offer.Run != id {
+		t.Fatalf("offer %+v, want run %s", offer, id)
+	}
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job := raw.recv()
+	if job.Type != msgJob || job.Token == 0 || len(job.Payload) == 0 || job.Status == "clear" {
+		t.Fatalf("job %+v", job)
+	}
+	if strings.Contains(string(job.Payload), "x1\"") {
+		t.Errorf("the payload is not sealed")
+	}
+	started := time.Now()
+	raw.send(relayMsg{Type: msgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+	h.waitStatus(id, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	if took := time.Since(started); took > 6*time.Second {
+		t.Errorf("the lost lease took %s to fail the run (timeout 2s)", took)
+	}
+	for _, want := range []string{"Worker w2 of pool eu stopped heartbeating during plan", "a state lock may be left", "Nothing was re-run"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message %q lacks %q", r.Message, want)
+		}
+	}
+	rej := raw.recv()
+	if rej.Type != msgReject || rej.Run != id {
+		t.Errorf("the worker was not told its lease ended: %+v", rej)
+	}
+	raw.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "late line\n"})
+	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded", Exit: 0, Message: "done"})
+	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token + 1, Status: "succeeded", Exit: 0, Message: "forged"})
+	for range 3 {
+		if m := raw.recv(); m.Type != msgReject || !strings.Contains(m.Message, "rejected and changed nothing") {
+			t.Errorf("a late message was answered with %+v", m)
+		}
+	}
+	r2, _ := h.srv.db.GetRun(id)
+	if r2.Status != r.Status || r2.Message != r.Message {
+		t.Errorf("a late result changed the run: %s %q", r2.Status, r2.Message)
+	}
+	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "late line") {
+		t.Errorf("a late log line reached the log:\n%s", log)
+	}
+	if audit := h.mustSSH("alice", "audit", "--run", id); !strings.Contains(audit, "worker lost") || !strings.Contains(audit, "result rejected") {
+		t.Errorf("audit:\n%s", audit)
+	}
+	// The pool goes on, and the lost run is not offered again.
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x2")
+	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+		t.Errorf("the next run: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
+	}
+	if r3, _ := h.srv.db.GetRun(id); r3.Status != string(StatusFailed) {
+		t.Errorf("the lost run was re-run: %s", r3.Status)
+	}
+}
+
+// A key no pool lists is refused at the handshake; a listed key that
+// claims another pool, or a name already connected, is refused with a
+// sentence and audited.
+func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	stranger := relayWorkerCfg(t, h, "x9", "eu", newRelayKey(t), identity)
+	err := RunWorker(t.Context(), stranger, WorkerOptions{Environ: testEnviron})
+	if err == nil || !strings.Contains(err.Error(), "did not accept this worker's key") {
+		t.Errorf("unknown key: %v", err)
+	}
+	wrongPool := relayWorkerCfg(t, h, "b1", "eu", keys["b1"], identity)
+	err = RunWorker(t.Context(), wrongPool, WorkerOptions{Environ: testEnviron})
+	if err == nil || !strings.Contains(err.Error(), `listed by pool bare, not pool "eu"`) {
+		t.Errorf("a worker of pool bare claiming pool eu: %v", err)
+	}
+	spoofed := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	other := newRelayKey(t)
+	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.signer.PublicKey()) + "\n"
+	if err := os.WriteFile(spoofed.KnownHosts, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: testEnviron})
+	if err == nil || !strings.Contains(err.Error(), "offered a host key that") {
+		t.Errorf("a control node whose host key known_hosts does not hold: %v", err)
+	}
+	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: []string{"PATH=" + t.TempDir()}})
+	if err == nil || !strings.Contains(err.Error(), "a worker without tofu on its PATH takes no runs") {
+		t.Errorf("a worker without tofu: %v", err)
+	}
+	startWorker(t, relayWorkerCfg(t, h, "b1", "bare", keys["b1"], ""))
+	waitFor(t, "b1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "b1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=p", "--json"))
+	time.Sleep(time.Second)
+	if show := h.mustSSH("alice", "show", id); !strings.Contains(show, "waiting for a free worker of pool eu") {
+		t.Errorf("a run of pool eu with only a worker of pool bare connected:\n%s", show)
+	}
+	if _, code := sshAsKey(t, h, keys["w1"], "runs"); code == 0 {
+		t.Errorf("a worker key ran a user command")
+	}
+	if audit := h.mustSSH("alice", "audit"); !strings.Contains(audit, "worker refused") {
+		t.Errorf("the refusal is not audited:\n%s", audit)
+	}
+}
+
+// sshAsKey runs one command with key and returns stderr and the exit code.
+func sshAsKey(t *testing.T, h *harness, key relayKey, cmd string) (string, int) {
+	t.Helper()
+	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "x", Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	sess.Stderr = &stderr
+	err = sess.Run(cmd)
+	if ee, ok := err.(*gossh.ExitError); ok {
+		return stderr.String(), ee.ExitStatus()
+	}
+	return stderr.String(), 0
+}
+
+// runIDOf reads the ID of the run launch --json printed.
+func runIDOf(t *testing.T, out string) string {
+	t.Helper()
+	var v runView
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
+		t.Fatalf("launch --json printed %q: %v", out, err)
+	}
+	return v.ID
+}
+
+// A worker that reconnects under the same name while it holds a lease is
+// offered nothing until that lease ends, and never the run it lost: the
+// next run it gets is the one queued meanwhile.
+func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	old, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	old.send(relayMsg{Type: msgPoll})
+	first := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=a1", "--json"))
+	old.recv()
+	old.send(relayMsg{Type: msgTake, Run: first})
+	old.recv() // the job; it never heartbeats
+	again, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("the reconnect: %+v", welcome)
+	}
+	again.send(relayMsg{Type: msgPoll})
+	second := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=a2345678", "--json"))
+	var offered []string
+	for len(offered) == 0 {
+		switch m := again.recv(); m.Type {
+		case msgOffer:
+			offered = append(offered, m.Run)
+		case msgReject:
+			if m.Run != first {
+				t.Errorf("reject of %+v", m)
+			}
+		}
+	}
+	if offered[0] != second {
+		t.Errorf("the reconnected worker was offered run %s, want %s", offered[0], second)
+	}
+	if r, _ := h.srv.db.GetRun(first); r.Status != string(StatusFailed) {
+		t.Errorf("the lost run is %s, want failed before anything else is offered", r.Status)
+	}
+}
+
+// Containment on the worker: a working directory that is a symlink out of
+// the worker's checkout is refused before any process starts.
+func TestRelayWorkerRefusesEscape(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	outside := t.TempDir()
+	if err := os.WriteFile(outside+"/main.tf", []byte(`output "x" { value = "outside" }`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd := w1.Projects["infra"].Path + "/infra/network"
+	if err := os.RemoveAll(wd); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, wd); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x")
+	if Status(v.Status) != StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
+		t.Errorf("a symlink out of the worker's checkout: %s steps=%v: %s", v.Status, stepNames(v), v.Message)
+	}
+}

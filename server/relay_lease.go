@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/store"
+)
+
+// take leases the run offered to w: it claims the run (queued to running),
+// builds what the worker needs sealed to the pool's delivery key, and sends
+// the job with a new fencing token. A run cancelled meanwhile, or one that
+// cannot be prepared, is answered with reject and the worker polls again.
+func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
+	h.mu.Lock()
+	if w.offered == nil || w.offered.runID != runID {
+		h.mu.Unlock()
+		_ = c.send(relayMsg{Type: msgReject, Run: runID, Message: "run " + runID + " was not offered to this worker"})
+		return
+	}
+	j := *w.offered
+	w.offered = nil
+	h.token++
+	l := &relayLease{job: j, token: h.token, worker: w, last: time.Now(), step: "preparation"}
+	h.leases[runID], w.lease = l, l
+	h.mu.Unlock()
+	job, err := h.prepare(l)
+	if err != nil {
+		_ = c.send(relayMsg{Type: msgReject, Run: runID, Token: l.token, Message: err.Error()})
+		return
+	}
+	if err := c.send(job); err != nil {
+		h.s.log.Warn("sending a job to a worker", "worker", w.name, "run", runID, "err", err)
+	}
+}
+
+// prepare claims the leased run and builds its job message. On an error
+// the lease is ended (and the run failed when it was claimed).
+func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
+	s, w := h.s, l.worker
+	run, err := h.claim(l.job.runID, w.name)
+	if err != nil {
+		h.release(l)
+		return relayMsg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
+	}
+	m := mask.New()
+	l.sink = newLogSink(run.ID, s.db, s.broker)
+	l.masker, l.out = m, m.NewWriter(l.sink)
+	l.kind = Kind(run.Kind)
+	plan, err := h.releasedPlan(run)
+	if err != nil {
+		h.end(l, StatusFailed, -1, err.Error())
+		return relayMsg{}, err
+	}
+	payload, sealed, err := h.payload(run, m, plan)
+	if err != nil {
+		h.end(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
+		return relayMsg{}, err
+	}
+	s.audit(run.ID, w.name, "leased", fmt.Sprintf("worker %s of pool %s, fencing token %d", w.name, w.pool, l.token))
+	fmt.Fprintf(l.out, "switchtender: leased to worker %s of pool %s\n", w.name, w.pool)
+	hb := h.leaseTimeout(w.pool) / 3
+	msg := relayMsg{Type: msgJob, Run: run.ID, Token: l.token, Kind: string(run.Kind), Project: run.Project,
+		Command: run.Command, Tool: run.Tool, Heartbeat: hb, Payload: payload, Grace: s.config().Server.CancelGrace,
+		Phase: run.Phase, Gated: Phase(run.Phase) == phasePlan && Kind(run.Kind) == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(run))}
+	if !sealed {
+		msg.Status = "clear"
+	}
+	l.gated = msg.Gated
+	l.handsPlan = msg.Gated || (Kind(run.Kind) == KindCheck && Phase(run.Phase) == phasePlan)
+	return msg, nil
+}
+
+// markWorker records on r the worker that plans or applies its phase.
+func markWorker(r *store.Run, worker string) {
+	switch {
+	case Phase(r.Phase) == phaseApply:
+		r.AppliedBy = worker
+	case Kind(r.Kind) == KindApply: // an ungated apply plans and applies in one step
+		r.PlannedBy, r.AppliedBy = worker, worker
+	default:
+		r.PlannedBy = worker
+	}
+}
+
+// payload resolves the run's credentials (command-source ones now, on the
+// control node) and variables and seals them, with every value to mask, to
+// the pool's delivery key. A pool without one gets a payload in clear only
+// when it holds no secret; otherwise the run is refused.
+func (h *relayHub) payload(r store.Run, m *mask.Masker, plan *relayPlan) ([]byte, bool, error) {
+	s := h.s
+	t := s.config().Templates[r.Template]
+	if t == nil {
+		return nil, false, fmt.Errorf("template %q is no longer configured", r.Template)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), credentialCommandTimeout)
+	defer cancel()
+	creds, err := s.credentials(ctx, t, r.ID, m)
+	if err != nil {
+		return nil, false, err
+	}
+	vars, secrets, err := s.runVars(r, m)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := s.rememberSecrets(r.Project, secrets, m); err != nil {
+		return nil, false, err
+	}
+	p := relayPayload{Vars: vars, Env: creds, Secrets: m.Values()}
+	if plan != nil {
+		p.Plan, p.Digest = plan.plain, plan.digest
+		defer clear(plan.plain)
+	}
+	plain, err := json.Marshal(p)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding the run's payload: %w", err)
+	}
+	key := ""
+	if pl := s.config().Pools[h.poolOf(r)]; pl != nil {
+		key = pl.DeliveryKey
+	}
+	if key == "" {
+		if len(p.Secrets) > 0 || plan != nil {
+			clear(plain)
+			return nil, false, fmt.Errorf("pool %s has no delivery_key, so the run's credentials and secret answers cannot reach its workers sealed; add delivery_key (switchtender keygen pool) to the pool block", h.poolOf(r))
+		}
+		return plain, false, nil
+	}
+	sealed, err := seal.SealTo(key, r.ID, plain)
+	clear(plain)
+	if err != nil {
+		return nil, false, fmt.Errorf("sealing the run's payload to pool %s's delivery key: %w", h.poolOf(r), err)
+	}
+	return sealed, true, nil
+}
+
+// poolOf is the pool whose queue the run's template names ("" for none).
+func (h *relayHub) poolOf(r store.Run) string {
+	return h.s.poolOf(r.Template)
+}
+
+// release drops a lease without ending its run (a run that could not be
+// claimed); the worker's working directory is free again.
+func (h *relayHub) release(l *relayLease) {
+	h.mu.Lock()
+	if h.leases[l.job.runID] == l {
+		delete(h.leases, l.job.runID)
+	}
+	if l.worker.lease == l {
+		l.worker.lease = nil
+	}
+	delete(h.busy, l.job.pool+"\x00"+l.job.key)
+	h.mu.Unlock()
+	h.dispatch(l.job.pool)
+}

@@ -1,0 +1,248 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/store"
+)
+
+// planMessage receives a gated plan from the worker: where its text starts
+// in the log, its declared sizes (a plan over relayPlanLimit fails the run
+// with its size and the limit), its parts, and its end, when the control
+// node seals it and the rules decide. The plan is held only in memory.
+func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
+	switch m.Type {
+	case msgPlanning:
+		l.out.Flush()
+		_ = l.sink.Flush()
+		l.planFrom, _ = h.s.db.LogSize(l.job.runID)
+	case msgPlanStart:
+		if m.Size > relayPlanLimit {
+			h.end(l, StatusFailed, -1, planTooLarge(l.kind, m.Size))
+			return
+		}
+		if m.Size < 0 || m.JSONSize < 0 || m.JSONSize > relayJSONLimit {
+			h.end(l, StatusFailed, -1, fmt.Sprintf("The worker declared a plan rendering of %d bytes, over the %d the control node reads; nothing was applied.", m.JSONSize, relayJSONLimit))
+			return
+		}
+		l.planSize, l.jsonSize = m.Size, m.JSONSize
+		clear(l.plan)
+		// Both grow as they arrive: a declared size reserves nothing.
+		l.plan, l.planJSON = make([]byte, 0, min(m.Size, 1<<20)), nil
+	case msgPlanChunk:
+		h.planChunk(l, m)
+	case msgPlanEnd:
+		h.planned(l)
+	}
+}
+
+// planTooLarge is the refusal of a plan file over the relay's limit: a
+// plan fails without proposing an apply; a drift check keeps no plan.
+func planTooLarge(kind Kind, size int64) string {
+	what := "the plan fails without proposing an apply, and nothing was applied"
+	if kind == KindCheck {
+		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
+	}
+	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
+		float64(size)/(1<<20), size, relayPlanLimit>>20, what)
+}
+
+// planChunk appends a part, refusing more than the worker declared.
+func (h *relayHub) planChunk(l *relayLease, m relayMsg) {
+	switch {
+	case m.Part == "plan" && int64(len(l.plan)+len(m.Blob)) <= l.planSize:
+		l.plan = append(l.plan, m.Blob...)
+	case m.Part == "json" && int64(len(l.planJSON)+len(m.Blob)) <= l.jsonSize:
+		l.planJSON = append(l.planJSON, m.Blob...)
+	default:
+		size := int64(len(l.plan) + len(m.Blob))
+		msg := fmt.Sprintf("The worker sent more of the saved plan than it declared (%d bytes); nothing was applied.", size)
+		if size > relayPlanLimit {
+			msg = planTooLarge(l.kind, size)
+		}
+		clear(l.plan)
+		h.end(l, StatusFailed, -1, msg)
+	}
+}
+
+// planned seals the received plan with the server key (its plaintext only
+// in memory), measures it and lets the rules decide, as the control node's
+// own steps do: refused, held for approval, or passed on to an apply phase
+// that any worker of the pool may take.
+func (h *relayHub) planned(l *relayLease) {
+	defer func() { clear(l.plan); l.plan, l.planJSON = nil, nil }()
+	if int64(len(l.plan)) != l.planSize || int64(len(l.planJSON)) != l.jsonSize || l.planSize == 0 {
+		h.end(l, StatusFailed, -1, "The worker's saved plan arrived incomplete; nothing was applied.")
+		return
+	}
+	run, err := h.s.db.GetRun(l.job.runID)
+	if err != nil {
+		h.end(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
+		return
+	}
+	x := &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: "seal", planJSON: l.planJSON}
+	_ = l.sink.Flush()
+	x.planText = h.s.logText(run.ID, l.planFrom)
+	if Kind(run.Kind) == KindCheck {
+		x.current = "keep"
+		err = checkMeasureStep(context.Background(), x)
+		if err == nil {
+			err = keepPlan(x, l.plan)
+		}
+		h.endWith(l, x, err)
+		return
+	}
+	err = h.sealInMemory(x, l.plan)
+	if err == nil {
+		_ = measureStep(context.Background(), x)
+		x.current = "decide"
+		err = decideStep(context.Background(), x)
+	}
+	if err != nil {
+		h.endWith(l, x, err)
+		return
+	}
+	h.passOn(l, x.run)
+}
+
+// sealInMemory digests the plan, reads the state it was made from, and
+// stores it sealed bound to the run; nothing of it touches the disk in
+// clear.
+func (h *relayHub) sealInMemory(x *execution, plan []byte) error {
+	var err error
+	if x.basis, err = planBasis(plan); err != nil {
+		return fmt.Errorf("%v; nothing was applied", err)
+	}
+	x.digest = seal.Digest(plan)
+	sealed, err := seal.Seal(h.s.key, x.run.ID, plan)
+	if err != nil {
+		return fmt.Errorf("sealing the saved plan: %w", err)
+	}
+	if err := h.s.db.PutBlob(blobPlan, x.run.ID, sealed); err != nil {
+		return fmt.Errorf("storing the sealed plan: %w", err)
+	}
+	x.say("the saved plan (%d bytes) arrived from worker %s and was sealed with the server key", len(plan), h.workerOf(x.run.ID))
+	return nil
+}
+
+// workerOf names the worker holding run id's lease.
+func (h *relayHub) workerOf(id string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l := h.leases[id]; l != nil {
+		return l.worker.name
+	}
+	return "(none)"
+}
+
+// endWith ends a leased run through the executor's own end (the held
+// proposal, the refusal, the failure), then drops the lease.
+func (h *relayHub) endWith(l *relayLease, x *execution, err error) {
+	h.mu.Lock()
+	current := h.leases[l.job.runID] == l
+	if current {
+		delete(h.leases, l.job.runID)
+	}
+	h.mu.Unlock()
+	if !current {
+		return
+	}
+	x.end(context.Background(), err)
+	l.sink.Close()
+	h.release(l)
+}
+
+// passOn queues the apply phase of a plan no rule held: the run stays
+// running and goes to the pool's next free worker with the saved plan.
+func (h *relayHub) passOn(l *relayLease, r store.Run) {
+	h.mu.Lock()
+	current := h.leases[l.job.runID] == l
+	if current {
+		delete(h.leases, l.job.runID)
+	}
+	h.mu.Unlock()
+	if !current {
+		return
+	}
+	l.out.Flush()
+	_ = l.sink.Flush()
+	l.sink.Close()
+	h.release(l)
+	h.enqueue(r, l.job.pool)
+}
+
+// claim takes a leased run for worker: a queued run starts running; a
+// running one in its apply phase (a plan no rule held, passed on) goes on.
+func (h *relayHub) claim(id, worker string) (store.Run, error) {
+	r, err := h.s.db.GetRun(id)
+	if err == nil && statusOf(r) == StatusRunning && Phase(r.Phase) == phaseApply {
+		r, err = h.s.db.UpdateRun(id, func(r *store.Run) error {
+			if statusOf(*r) != StatusRunning {
+				return fmt.Errorf("run %s is %s", r.ID, r.Status)
+			}
+			markWorker(r, worker)
+			return nil
+		})
+		if err == nil {
+			h.s.changed(r)
+		}
+		return r, err
+	}
+	return h.s.transition(id, StatusRunning, func(r *store.Run) error {
+		if r.StartedAt.IsZero() {
+			r.StartedAt = time.Now()
+		}
+		markWorker(r, worker)
+		return nil
+	})
+}
+
+// relayPlan is a released plan on its way to the apply's worker.
+type relayPlan struct {
+	plain  []byte
+	digest string
+}
+
+// releasedPlan is what an apply phase carries out, checked as verifyStep
+// checks it: the proposal's plan, used once, whose digest the release
+// covers, opened from its seal in memory. Nil for a plan phase.
+func (h *relayHub) releasedPlan(r store.Run) (*relayPlan, error) {
+	if Phase(r.Phase) != phaseApply {
+		return nil, nil
+	}
+	run, err := h.s.db.UpdateRun(r.ID, func(r *store.Run) error {
+		if r.Proposal == nil || Stage(r.Proposal.Stage) != StagePlan {
+			return fmt.Errorf("there is no saved plan to apply")
+		}
+		if r.Proposal.Used {
+			return fmt.Errorf("this saved plan was already applied once; submit the apply again")
+		}
+		r.Proposal.Used = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("Refused to apply: %v.", err)
+	}
+	approved := releasedDigest(run)
+	if approved == "" || approved != run.Proposal.Digest {
+		return nil, fmt.Errorf("Refused to apply: the release covers %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", approved, run.Proposal.Digest)
+	}
+	plain, err := h.s.openSealedPlan(run.ID, approved)
+	if err != nil {
+		return nil, err
+	}
+	return &relayPlan{plain: plain, digest: approved}, nil
+}
+
+// noDrift records a relay check that found no drift, as checkPlanStep does:
+// earlier checks' plans are dropped and the check keeps none.
+func (h *relayHub) noDrift(l *relayLease) string {
+	if r, err := h.s.db.GetRun(l.job.runID); err == nil {
+		h.s.supersedeChecks(r)
+	}
+	h.s.recordCheck(l.job.runID, &store.Check{CheckedAt: time.Now()})
+	return "No drift: the state matches the configuration, so this check kept no plan and there is nothing to reconcile."
+}

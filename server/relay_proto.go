@@ -1,0 +1,174 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// The relay protocol: a worker opens one SSH session running the command
+// "relay" and both sides exchange JSON lines over it. The worker speaks
+// first (hello), then asks for work (poll); the control node offers a run
+// (offer), the worker takes or declines it (take, decline), and only a
+// taken run is leased (job) with a fencing token. While it holds the
+// lease the worker sends heartbeat, log, step and result messages carrying
+// the lease and its token; the control node answers a message from a lease
+// it no longer holds with reject, and the worker stops. drain says the
+// worker takes no new run.
+
+// relayCommand is the SSH command a worker's session runs.
+const relayCommand = "relay"
+
+// relayMaxLine bounds one protocol line: a job carrying a sealed plan of
+// relayPlanLimit in base64, with room for the rest.
+const relayMaxLine = relayPlanLimit*4/3 + 4<<20
+
+// relayLogChunk is the most log text one log message carries.
+const relayLogChunk = 16 << 10
+
+// Message types of the relay protocol.
+const (
+	msgHello     = "hello"
+	msgPoll      = "poll"
+	msgOffer     = "offer"
+	msgTake      = "take"
+	msgDecline   = "decline"
+	msgJob       = "job"
+	msgHeartbeat = "heartbeat"
+	msgLog       = "log"
+	msgStep      = "step"
+	msgResult    = "result"
+	msgReject    = "reject"
+	msgCancel    = "cancel"
+	msgDrain     = "drain"
+	msgWelcome   = "welcome"
+	msgRefused   = "refused"
+	msgPlanning  = "planning"   // the gated plan's tool starts: its log from here is the plan text
+	msgPlanStart = "plan_start" // a saved plan follows: its size and its JSON's
+	msgPlanChunk = "plan_chunk" // part of the plan file (Part "plan") or its JSON ("json")
+	msgPlanEnd   = "plan_end"   // the plan and its JSON are complete
+)
+
+// relayPlanLimit is the largest plan file that crosses the relay (spec: 19
+// MiB); relayJSONLimit bounds its `show -json` rendering.
+const (
+	relayPlanLimit = 19 << 20
+	relayJSONLimit = 256 << 20
+	relayChunk     = 512 << 10
+)
+
+// statusHandedOff is a worker's own note that its job ended by handing
+// its saved plan to the control node; it sends no result for it.
+const statusHandedOff = "handed_off"
+
+// relayMsg is one line of the relay protocol; each type uses some fields.
+type relayMsg struct {
+	Type string `json:"type"`
+
+	// hello
+	Name     string   `json:"name,omitempty"`
+	Pool     string   `json:"pool,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	Projects []string `json:"projects,omitempty"`
+
+	// offer, take, decline, job, and every message of a lease
+	Run   string `json:"run,omitempty"`
+	Lease string `json:"lease,omitempty"`
+	Token uint64 `json:"token,omitempty"`
+
+	// job
+	Kind      string        `json:"kind,omitempty"` // plan (a dry run) or apply (ungated)
+	Project   string        `json:"project,omitempty"`
+	Command   string        `json:"command,omitempty"`
+	Tool      string        `json:"tool,omitempty"`
+	Heartbeat time.Duration `json:"heartbeat,omitempty"` // how often to send one
+	Payload   []byte        `json:"payload,omitempty"`   // relayPayload, sealed to the pool's delivery key
+	Grace     time.Duration `json:"grace,omitempty"`     // interrupt-to-kill grace for the tool
+	Phase     string        `json:"phase,omitempty"`     // plan, or apply (a saved plan)
+	Gated     bool          `json:"gated,omitempty"`     // plan phase of a gated apply: hand the saved plan over
+
+	// plan_start, plan_chunk
+	Size     int64  `json:"size,omitempty"`
+	JSONSize int64  `json:"json_size,omitempty"`
+	Part     string `json:"part,omitempty"`
+	Blob     []byte `json:"blob,omitempty"`
+
+	// log, step, result
+	Data     string        `json:"data,omitempty"`
+	Step     string        `json:"step,omitempty"`
+	Exit     int           `json:"exit,omitempty"`
+	Started  time.Time     `json:"started,omitzero"`
+	Finished time.Time     `json:"finished,omitzero"`
+	Status   string        `json:"status,omitempty"`
+	Message  string        `json:"message,omitempty"` // result, reject, refused: a sentence
+	Commit   *store.Commit `json:"commit,omitempty"`
+}
+
+// relayPayload is what a job carries sealed to the pool's delivery key:
+// the run's variables, its credentials' environment entries and the values
+// the worker must mask before a log line leaves it.
+type relayPayload struct {
+	Vars    map[string]string `json:"vars"`
+	Env     map[string]string `json:"env"`
+	Secrets []string          `json:"secrets"`
+	Plan    []byte            `json:"plan,omitempty"`   // the saved plan an apply phase carries out
+	Digest  string            `json:"digest,omitempty"` // its released digest
+}
+
+// relayConn reads and writes protocol lines; writes are safe from several
+// goroutines.
+type relayConn struct {
+	r  *bufio.Reader
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func newRelayConn(r io.Reader, w io.Writer) *relayConn {
+	return &relayConn{r: bufio.NewReaderSize(r, 64<<10), w: w}
+}
+
+// send writes one message as a line.
+func (c *relayConn) send(m relayMsg) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encoding a relay %s message: %w", m.Type, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("sending a relay %s message: %w", m.Type, err)
+	}
+	return nil
+}
+
+// errRelayLine is a line longer than relayMaxLine.
+var errRelayLine = errors.New("a relay message is longer than the limit")
+
+// recv reads one message; a line over relayMaxLine is an error.
+func (c *relayConn) recv() (relayMsg, error) {
+	var line []byte
+	for {
+		part, isPrefix, err := c.r.ReadLine()
+		if err != nil {
+			return relayMsg{}, err
+		}
+		line = append(line, part...)
+		if len(line) > relayMaxLine {
+			return relayMsg{}, errRelayLine
+		}
+		if !isPrefix {
+			break
+		}
+	}
+	var m relayMsg
+	if err := json.Unmarshal(line, &m); err != nil {
+		return relayMsg{}, fmt.Errorf("reading a relay message: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"charm.land/ssh"
+	gossh "golang.org/x/crypto/ssh"
+)
+
+// serveRelay is a worker's session: its key is listed by pool. It reads
+// the worker's hello, then its messages until the session ends. A worker
+// that disconnects keeps its lease until the lease times out, so a short
+// network break does not fail a run; a run it was offered goes back to the
+// front of the queue.
+func (s *Server) serveRelay(sess ssh.Session, pool string) {
+	fp := gossh.FingerprintSHA256(sess.PublicKey())
+	if sess.RawCommand() != relayCommand {
+		fmt.Fprintf(sess.Stderr(), "switchtender: this key is a relay worker key of pool %s; it runs only the relay, not %q\n", pool, sess.RawCommand())
+		_ = sess.Exit(exitRefused)
+		return
+	}
+	if lc := limitConnOf(sess.Context()); lc != nil {
+		defer lc.hold()() // a worker idles while it waits for work
+	}
+	c := newRelayConn(sess, sess)
+	w, err := s.relay.hello(c, pool, fp)
+	if err != nil {
+		_ = c.send(relayMsg{Type: msgRefused, Message: err.Error()})
+		_ = sess.Exit(exitRefused)
+		return
+	}
+	defer s.relay.disconnected(w, c)
+	for {
+		m, err := c.recv()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.log.Warn("relay session ended", "worker", w.name, "pool", pool, "err", err)
+			}
+			return
+		}
+		s.relay.handle(w, c, m)
+	}
+}
+
+// hello reads a worker's first message and registers it: a worker naming
+// another pool than its key's is refused, and so is a name another key
+// registered (a name is its first key's, so no key takes over another
+// worker's lease). A name already connected is
+// taken over by the new connection (a worker that reconnects before the
+// control node noticed its old connection die); a lease it held stays
+// with it, so it is never offered a run twice. It is audited either way.
+func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
+	m, err := c.recv()
+	if err != nil || m.Type != msgHello {
+		return nil, fmt.Errorf("a worker starts with hello; nothing else was read")
+	}
+	who := fmt.Sprintf("worker %q (key %s)", m.Name, fp)
+	refuse := func(format string, args ...any) (*relayWorker, error) {
+		err := fmt.Errorf(format, args...)
+		h.s.audit("", who, "worker refused", err.Error())
+		return nil, err
+	}
+	if m.Pool != pool {
+		return refuse("this worker's key is listed by pool %s, not pool %q: fix pool in the worker's file, or list its key in pool %q's workers", pool, m.Pool, m.Pool)
+	}
+	if m.Name == "" {
+		return refuse("a worker needs a name (name in its worker block, or a host name)")
+	}
+	h.mu.Lock()
+	w := h.workers[pool+"/"+m.Name]
+	if w != nil && w.key != fp {
+		h.mu.Unlock()
+		return refuse("worker name %q of pool %s belongs to another key (%s); give this worker a name of its own", m.Name, pool, w.key)
+	}
+	replaced := w != nil && w.conn != nil
+	if w == nil {
+		w = &relayWorker{name: m.Name, pool: pool, key: fp}
+		h.workers[pool+"/"+m.Name] = w
+	}
+	w.conn, w.version, w.lastSeen, w.polling, w.draining = c, m.Version, time.Now(), false, false
+	h.mu.Unlock()
+	detail := fmt.Sprintf("pool %s, version %s, key %s, projects %v", pool, m.Version, fp, m.Projects)
+	if replaced {
+		detail += "; it replaces the earlier connection of the same name, which is no longer offered runs"
+	}
+	h.s.audit("", m.Name, "worker connected", detail)
+	if err := c.send(relayMsg{Type: msgWelcome, Pool: pool}); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// disconnected forgets a worker's session c; a run offered to it goes back
+// to the queue, a lease it holds runs on until it times out.
+func (h *relayHub) disconnected(w *relayWorker, c *relayConn) {
+	h.mu.Lock()
+	if w.conn == c {
+		w.conn, w.polling = nil, false
+		h.requeue(w)
+	}
+	h.mu.Unlock()
+	h.s.audit("", w.name, "worker disconnected", "pool "+w.pool)
+	h.dispatch(w.pool)
+}
+
+// handle carries out one message of a connected worker.
+func (h *relayHub) handle(w *relayWorker, c *relayConn, m relayMsg) {
+	h.mu.Lock()
+	w.lastSeen = time.Now()
+	h.mu.Unlock()
+	switch m.Type {
+	case msgPoll:
+		h.poll(w)
+	case msgDrain:
+		h.drain(w)
+	case msgTake:
+		h.take(w, c, m.Run)
+	case msgDecline:
+		h.mu.Lock()
+		if w.offered != nil && w.offered.runID == m.Run {
+			h.requeue(w)
+		}
+		h.mu.Unlock()
+		h.dispatch(w.pool)
+	case msgHeartbeat, msgLog, msgStep, msgResult, msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
+		h.leaseMessage(w, c, m)
+	default:
+		_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Message: fmt.Sprintf("unknown relay message %q", m.Type)})
+	}
+}
+
+// poll marks w as waiting for work and offers it the next run.
+func (h *relayHub) poll(w *relayWorker) {
+	h.mu.Lock()
+	w.polling = !w.draining
+	h.mu.Unlock()
+	h.dispatch(w.pool)
+}
+
+// drain marks w as taking no new run; it finishes the one it has.
+func (h *relayHub) drain(w *relayWorker) {
+	h.mu.Lock()
+	w.draining, w.polling = true, false
+	run := ""
+	if w.lease != nil {
+		run = w.lease.job.runID
+	}
+	h.mu.Unlock()
+	detail := "pool " + w.pool + "; it had no run"
+	if run != "" {
+		detail = "pool " + w.pool + "; it finishes run " + run
+	}
+	h.s.audit(run, w.name, "worker drained", detail)
+}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	relayCloudKey = "relay-cloud-key-8c1f2e"
+	relayPassword = "relay-db-password-77aa"
+)
+
+// relayHarness is a control node with pool "eu" (a delivery key, workers
+// w1 and w2), pool "bare" (no delivery key, worker b1) and templates on
+// both; the workers' keys and the delivery identity are returned.
+func relayHarness(t *testing.T, extra string) (*harness, map[string]relayKey, string) {
+	t.Helper()
+	keys := map[string]relayKey{"w1": newRelayKey(t), "w2": newRelayKey(t), "b1": newRelayKey(t)}
+	identity, recipient := newDeliveryKey(t, t.TempDir())
+	h := newHarness(t, fmt.Sprintf(`
+queue "eu" { pool = "eu" }
+queue "bare" { pool = "bare" }
+pool "eu" {
+  delivery_key  = %q
+  workers       = [%q, %q]
+  lease_timeout = "2s"
+}
+pool "bare" {
+  workers = [%q]
+}
+credential "cloud" { env = { CLOUD_KEY = %q } }
+template "rnet" {
+  project = "infra"
+  command = "infra/network"
+  queue   = "eu"
+  survey "region" { type = "string" }
+}
+template "rsecret" {
+  project     = "infra"
+  command     = "infra/secret"
+  queue       = "eu"
+  credentials = ["cloud"]
+  survey "db_password" { type = "string" }
+}
+template "bnet" {
+  project = "infra"
+  command = "infra/network"
+  queue   = "bare"
+  survey "region" { type = "string" }
+}
+`, recipient, keys["w1"].line, keys["w2"].line, keys["b1"].line, relayCloudKey)+extra)
+	return h, keys, identity
+}
+
+// A dry run and an ungated apply run on a worker that dialled the control
+// node over SSH, with real OpenTofu in the worker's own checkout: the
+// credentials and secret answers reach it sealed, are masked on the worker
+// (and again on the control node), the run records the worker and its
+// steps, and `workers` lists it.
+func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	sha := gitCommitAll(t, w1.Projects["infra"].Path)
+	startWorker(t, w1)
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=eu-west-9")
+	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" || !strings.Contains(v.Message, "worker w1") {
+		t.Fatalf("dry run on the worker: %s planned_by=%q %s", v.Status, v.PlannedBy, v.Message)
+	}
+	if v.Commit == nil || v.Commit.SHA != sha {
+		t.Errorf("the run records commit %+v, want the worker's checkout's %s", v.Commit, sha)
+	}
+	if got := strings.Join(stepNames(v), ","); got != "init,plan" {
+		t.Errorf("steps %s, want init,plan", got)
+	}
+	log := h.mustSSH("alice", "log", v.ID)
+	if !strings.Contains(log, "vpc-eu-west-9") || !strings.Contains(log, "leased to worker w1 of pool eu") {
+		t.Errorf("dry run log:\n%s", log)
+	}
+	if show := h.mustSSH("alice", "show", v.ID); !strings.Contains(show, "planned on relay worker w1") {
+		t.Errorf("show does not name the worker:\n%s", show)
+	}
+
+	a := h.launchWait("alice", "rsecret", "--var", "db_password="+relayPassword)
+	if Status(a.Status) != StatusSucceeded || a.AppliedBy != "w1" {
+		t.Fatalf("ungated apply on the worker: %s applied_by=%q %s", a.Status, a.AppliedBy, a.Message)
+	}
+	alog := h.mustSSH("alice", "log", a.ID)
+	for _, secret := range []string{relayCloudKey, relayPassword, base64.StdEncoding.EncodeToString([]byte(relayCloudKey))} {
+		if strings.Contains(alog, secret) {
+			t.Errorf("the log holds a secret %q:\n%s", secret, alog)
+		}
+	}
+	if !strings.Contains(alog, "cloud=***") || !strings.Contains(alog, "Apply complete!") {
+		t.Errorf("apply log:\n%s", alog)
+	}
+	if _, err := os.Stat(filepath.Join(w1.Projects["infra"].Path, "infra/secret/terraform.tfstate")); err != nil {
+		t.Errorf("the apply's state is not in the worker's checkout: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "infra/secret/terraform.tfstate")); err == nil {
+		t.Errorf("the apply ran in the control node's checkout")
+	}
+	var ws []workerView
+	if err := json.Unmarshal([]byte(h.mustSSH("alice", "workers", "--json")), &ws); err != nil || len(ws) != 1 ||
+		ws[0].Name != "w1" || ws[0].Pool != "eu" || ws[0].Version != "test" || ws[0].State != "idle" {
+		t.Errorf("workers --json: %+v %v", ws, err)
+	}
+	for _, path := range h.dataFiles() {
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), relayCloudKey) || strings.Contains(string(b), relayPassword) {
+			t.Errorf("the control node's %s holds a secret in clear", path)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/vcs"
+)
+
+// workerRun is one run on a worker: the same steps the control node runs
+// (init, the state's sensitive values into the masker, then a dry run's
+// plan or an ungated apply), masked on the worker before a line leaves it.
+type workerRun struct {
+	w        *worker
+	c        *relayConn
+	job      relayMsg
+	checkout string
+	dir      string
+	private  string
+	binary   string
+	tool     string
+	env      []string
+	masker   *mask.Masker
+	out      *mask.Writer
+	step     string
+	plan     []byte // an apply phase's released plan, from the sealed payload
+	digest   string // its digest
+	dirID    string // the working directory's device and inode when the run started
+}
+
+// runJob carries out job and returns its result message.
+func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg) relayMsg {
+	x := &workerRun{w: w, c: c, job: job, masker: mask.New(), step: "preparation"}
+	x.out = x.masker.NewWriter(&relayLogWriter{c: c, run: job.Run, token: job.Token})
+	res := relayMsg{Type: msgResult, Run: job.Run, Token: job.Token, Exit: -1}
+	defer os.RemoveAll(x.private)
+	err := x.prepare(ctx)
+	if err == nil {
+		res.Commit = x.commit(ctx)
+		res.Exit, res.Message, err = x.steps(ctx)
+	}
+	switch {
+	case err == nil:
+		res.Status = string(StatusSucceeded)
+	case errors.Is(err, errHandedOff):
+		res.Status = statusHandedOff
+	case errors.Is(err, errStalePlan):
+		res.Status, res.Message = string(StatusStale), "Saved plan is stale."
+	case errors.Is(context.Cause(ctx), errJobCancelled):
+		res.Status, res.Message = string(StatusCancelled), "Cancelled during "+x.step+"."
+	case errors.Is(context.Cause(ctx), errLeaseLost):
+		res.Status, res.Message = string(StatusFailed), "The worker lost its lease during "+x.step+"; the tool was interrupted."
+	default:
+		res.Status, res.Message = string(StatusFailed), x.masker.String(err.Error())
+	}
+	x.out.Flush()
+	return res
+}
+
+// prepare resolves the working directory inside the worker's checkout
+// (refusing escapes), the private directory, the tool, and opens the
+// payload with the pool's delivery identity.
+func (x *workerRun) prepare(ctx context.Context) error {
+	job, w := x.job, x.w
+	p := w.cfg.Projects[job.Project]
+	if p == nil {
+		return fmt.Errorf("worker %s has no project %q: add a project block for its checkout to the worker's file; nothing ran", w.cfg.Name, job.Project)
+	}
+	dir, err := exec.ResolveWorkingDir(p.Path, job.Command)
+	if err != nil {
+		return fmt.Errorf("refusing working directory: %w; nothing ran", err)
+	}
+	x.checkout, x.dir = p.Path, dir
+	if x.dirID, err = dirIdentity(dir); err != nil {
+		return fmt.Errorf("reading the working directory %s: %w; nothing ran", dir, err)
+	}
+	x.private = filepath.Join(w.cfg.DataDir, "runs", job.Run)
+	if err := os.MkdirAll(x.private, 0o700); err != nil {
+		return fmt.Errorf("creating the run's private directory: %w", err)
+	}
+	eng, err := exec.EngineFor(job.Tool)
+	if err != nil {
+		return err
+	}
+	x.tool = eng.Binary
+	if x.binary, err = eng.Find(envValue(w.opts.Environ, "PATH")); err != nil {
+		return err
+	}
+	payload, err := x.open()
+	if err != nil {
+		return err
+	}
+	x.masker.Add(payload.Secrets...)
+	x.plan, x.digest = payload.Plan, payload.Digest
+	x.env = exec.BuildEnv(exec.EnvSpec{Base: w.opts.Environ, Vars: payload.Vars, Env: payload.Env})
+	return nil
+}
+
+// open reads the job's payload: sealed to the pool's delivery key, or in
+// clear when it holds no secret.
+func (x *workerRun) open() (relayPayload, error) {
+	var p relayPayload
+	plain := x.job.Payload
+	if x.job.Status != "clear" {
+		if x.w.delivery == nil {
+			return p, fmt.Errorf("the run's credentials are sealed to the pool's delivery key, and worker %s has no delivery_identity; nothing ran", x.w.cfg.Name)
+		}
+		opened, _, err := sealOpen(x.w.delivery, x.job.Run, x.job.Payload)
+		if err != nil {
+			return p, fmt.Errorf("opening the run's sealed payload with this worker's delivery_identity (is it the pool's?): %w; nothing ran", err)
+		}
+		defer clear(opened)
+		plain = opened
+	}
+	if err := json.Unmarshal(plain, &p); err != nil {
+		return p, fmt.Errorf("reading the run's payload: %w", err)
+	}
+	return p, nil
+}
+
+// commit is the checkout's commit the run ran, nil outside git.
+func (x *workerRun) commit(ctx context.Context) *store.Commit {
+	c, err := vcs.Head(ctx, x.dir)
+	if err != nil {
+		return nil
+	}
+	return &store.Commit{SHA: c.SHA, Dirty: c.Dirty}
+}
+
+// steps runs the job's steps; it returns the last exit code and the
+// sentence for a run that succeeded.
+func (x *workerRun) steps(ctx context.Context) (int, string, error) {
+	if _, err := x.tool0(ctx, "init", exec.InitArgs(true)); err != nil {
+		return x.exitOf(err), "", err
+	}
+	x.step = "state secrets"
+	if err := x.stateSecrets(ctx); err != nil {
+		return -1, "", err
+	}
+	switch {
+	case Phase(x.job.Phase) == phaseApply:
+		return x.applySaved(ctx)
+	case x.job.Gated || Kind(x.job.Kind) == KindCheck:
+		return x.gatedPlan(ctx)
+	}
+	switch Kind(x.job.Kind) {
+	case KindPlan:
+		plan := filepath.Join(x.private, planFileName)
+		defer wipeQuiet(plan)
+		res, err := x.tool0(ctx, "plan", exec.PlanArgs(plan))
+		return res.ExitCode, fmt.Sprintf("Dry run complete on worker %s: its log (`log %s`) shows the plan; nothing was applied.", x.w.cfg.Name, x.job.Run), err
+	case KindApply:
+		res, err := x.tool0(ctx, "apply", exec.ApplyAutoArgs())
+		return res.ExitCode, fmt.Sprintf("Applied on worker %s.", x.w.cfg.Name), err
+	}
+	return -1, "", fmt.Errorf("a worker runs dry runs and ungated applies; a %q run is not relayed in this version", x.job.Kind)
+}
+
+func (x *workerRun) exitOf(err error) int {
+	var sf *stepFailed
+	if errors.As(err, &sf) {
+		return sf.exit
+	}
+	return -1
+}

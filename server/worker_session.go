@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// errDrained ends a worker that drained: it took no new run and finished
+// the one it had.
+var errDrained = errors.New("the worker drained")
+
+// errJobCancelled is the cause of a job the control node cancelled;
+// errLeaseLost of one whose lease the control node ended.
+var (
+	errJobCancelled = errors.New("cancelled")
+	errLeaseLost    = errors.New("the lease was lost")
+)
+
+// runningJob is the run a worker is executing.
+type runningJob struct {
+	run    string
+	token  uint64
+	cancel context.CancelCauseFunc
+	done   chan relayMsg // the result, once
+}
+
+// session serves one connection to the control node: poll, take offered
+// runs one at a time, run them, report. It returns errDrained after a
+// drain, or the reason the connection ended; a run still going when the
+// connection breaks is interrupted, since its reports could not arrive.
+func (w *worker) session(ctx context.Context) error {
+	client, c, err := w.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	w.log.Info("connected to the control node", "control", w.cfg.Control, "pool", w.cfg.Pool, "worker", w.cfg.Name)
+	msgs, readErr := make(chan relayMsg, 64), make(chan error, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			m, err := c.recv()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	st := &sessionState{w: w, c: c, drain: w.opts.Drain}
+	if err := c.send(relayMsg{Type: msgPoll}); err != nil {
+		return err
+	}
+	return st.loop(ctx, msgs, readErr)
+}
+
+// sessionState is what one connection's loop keeps.
+type sessionState struct {
+	w        *worker
+	c        *relayConn
+	cur      *runningJob
+	draining bool
+	drain    <-chan struct{}
+}
+
+func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr <-chan error) error {
+	for {
+		var done chan relayMsg
+		if st.cur != nil {
+			done = st.cur.done
+		}
+		select {
+		case <-ctx.Done():
+			st.stopJob(context.Cause(ctx))
+			return ctx.Err()
+		case <-st.drain:
+			st.drain, st.draining = nil, true
+			_ = st.c.send(relayMsg{Type: msgDrain})
+			if st.cur == nil {
+				return errDrained
+			}
+		case err := <-readErr:
+			st.stopJob(errors.New("the connection to the control node was lost"))
+			return err
+		case m := <-msgs:
+			st.handle(ctx, m)
+		case res := <-done:
+			st.cur = nil
+			if res.Status != statusHandedOff {
+				_ = st.c.send(res)
+			}
+			if st.draining {
+				time.Sleep(200 * time.Millisecond) // let the result reach the control node first
+				return errDrained
+			}
+			_ = st.c.send(relayMsg{Type: msgPoll})
+		}
+	}
+}
+
+// stopJob interrupts the current run with cause and waits for it to end.
+func (st *sessionState) stopJob(cause error) {
+	if st.cur != nil {
+		st.cur.cancel(cause)
+		<-st.cur.done
+		st.cur = nil
+	}
+}
+
+// handle carries out one message from the control node.
+func (st *sessionState) handle(ctx context.Context, m relayMsg) {
+	cur := st.cur
+	switch m.Type {
+	case msgOffer:
+		if st.draining || cur != nil {
+			_ = st.c.send(relayMsg{Type: msgDecline, Run: m.Run})
+			return
+		}
+		_ = st.c.send(relayMsg{Type: msgTake, Run: m.Run})
+	case msgJob:
+		if cur != nil {
+			return // never two at once; the control node offers one run at a time
+		}
+		st.cur = st.w.start(ctx, st.c, m)
+	case msgCancel:
+		if cur != nil && cur.run == m.Run && cur.token == m.Token {
+			cur.cancel(errJobCancelled)
+		}
+	case msgReject:
+		st.w.log.Warn("the control node rejected a message", "run", m.Run, "reason", m.Message)
+		if cur != nil && cur.run == m.Run && cur.token == m.Token {
+			cur.cancel(errLeaseLost)
+		} else if cur == nil && !st.draining {
+			_ = st.c.send(relayMsg{Type: msgPoll})
+		}
+	}
+}
+
+// start runs job in its own goroutine, heartbeating until it ends.
+func (w *worker) start(ctx context.Context, c *relayConn, job relayMsg) *runningJob {
+	jctx, cancel := context.WithCancelCause(ctx)
+	rj := &runningJob{run: job.Run, token: job.Token, cancel: cancel, done: make(chan relayMsg, 1)}
+	every := job.Heartbeat
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-jctx.Done():
+				return
+			case <-t.C:
+				_ = c.send(relayMsg{Type: msgHeartbeat, Run: job.Run, Token: job.Token})
+			}
+		}
+	}()
+	go func() {
+		res := w.runJob(jctx, c, job)
+		cancel(nil)
+		rj.done <- res
+	}()
+	return rj
+}

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/seal"
+)
+
+// sealOpen opens a payload sealed to the pool's delivery key for run id.
+var sealOpen = seal.Open
+
+// tool0 runs one tool process of the run in its working directory, its
+// output masked on the worker and sent as log lines, and reports the step
+// to the control node. The working directory is resolved again first: a
+// directory swapped under the checkout stops the run.
+func (x *workerRun) tool0(ctx context.Context, name string, args []string) (exec.Result, error) {
+	x.step = name
+	again, err := exec.ResolveWorkingDir(x.checkout, x.job.Command)
+	if id, _ := dirIdentity(again); err != nil || again != x.dir || id != x.dirID {
+		return exec.Result{ExitCode: -1}, fmt.Errorf("before %s: the working directory no longer resolves to %s inside the checkout, or it was replaced; nothing more ran. Check the checkout, then submit the run again", name, x.dir)
+	}
+	fmt.Fprintf(x.out, "$ %s %s\n", x.tool, strings.Join(args, " "))
+	started := time.Now()
+	res, err := exec.Run(ctx, exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: args, Output: x.out, Grace: x.job.Grace})
+	x.out.Flush()
+	_ = x.c.send(relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Exit: res.ExitCode, Started: started, Finished: time.Now()})
+	switch {
+	case err != nil && ctx0(err):
+		return res, err
+	case err != nil:
+		return res, fmt.Errorf("%s could not run: %w", name, err)
+	case res.ExitCode != 0:
+		return res, &stepFailed{step: name, exit: res.ExitCode}
+	}
+	return res, nil
+}
+
+// stateSecrets adds the values the working directory's state marks
+// sensitive to the masker before plan or apply prints, as the control node
+// does: a local state from its file, any other backend by `state pull`.
+func (x *workerRun) stateSecrets(ctx context.Context) error {
+	var state []byte
+	if path, ok := localStatePath(x.dir); ok {
+		b, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("reading the local state %s: %w", path, err)
+		}
+		state = b
+	} else {
+		out, res, err := exec.Capture(ctx, exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: []string{"state", "pull"}, Output: x.out, Grace: x.job.Grace})
+		if err != nil || res.ExitCode != 0 {
+			return fmt.Errorf("state pull failed (exit %d, %v); nothing ran past init, since the values the state marks sensitive could not be masked", res.ExitCode, err)
+		}
+		state = out
+	}
+	defer clear(state)
+	values, err := gate.StateSensitiveValues(state)
+	if err != nil {
+		return fmt.Errorf("%v; nothing ran past init, since the values the state marks sensitive could not be masked", err)
+	}
+	x.masker.Add(values...)
+	return nil
+}
+
+// relayLogWriter sends a run's masked output to the control node as log
+// messages of the lease.
+type relayLogWriter struct {
+	c     *relayConn
+	run   string
+	token uint64
+}
+
+func (l *relayLogWriter) Write(p []byte) (int, error) {
+	for off := 0; off < len(p); off += relayLogChunk {
+		end := min(off+relayLogChunk, len(p))
+		if err := l.c.send(relayMsg{Type: msgLog, Run: l.run, Token: l.token, Data: string(p[off:end])}); err != nil {
+			return off, err
+		}
+	}
+	return len(p), nil
+}
+
+// wipeQuiet wipes a plaintext plan file; a missing one is fine.
+func wipeQuiet(path string) { _ = seal.Wipe(path) }
