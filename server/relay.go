@@ -241,3 +241,11 @@ func (s *Server) poolOf(template string) string {
 	}
 	return ""
 }
+
+// workerEvent records a relay worker's event (connected, refused, lost,
+// drained, a lease, a rejected result) in the audit trail and the operator
+// log alike (issue 14: "one record per ... worker event").
+func (s *Server) workerEvent(runID, worker, action, detail string) {
+	s.audit(runID, worker, action, detail)
+	s.log.Info(action, "worker", worker, "run", runID, "detail", s.scrub(detail))
+}

@@ -48,7 +48,7 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 func (h *relayHub) rejectLate(w *relayWorker, c *relayConn, m relayMsg) {
 	why := fmt.Sprintf("run %s holds no lease with fencing token %d for worker %s (the lease was lost or has ended); this %s was rejected and changed nothing", m.Run, m.Token, w.name, m.Type)
 	if m.Type == msgResult {
-		h.s.audit(m.Run, w.name, "result rejected", why)
+		h.s.workerEvent(m.Run, w.name, "result rejected", why)
 	}
 	_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: why})
 }
@@ -169,7 +169,7 @@ func (h *relayHub) lose(l *relayLease, now time.Time) {
 	}
 	msg := fmt.Sprintf("Worker %s of pool %s stopped heartbeating during %s: no heartbeat for %s (the lease timeout), so it lost its lease and the run failed; %s. Nothing was re-run: check the state, then `rerun %s` if it should go on.",
 		l.worker.name, l.job.pool, step, timeout, lock, l.job.runID)
-	h.s.audit(l.job.runID, l.worker.name, "worker lost", msg)
+	h.s.workerEvent(l.job.runID, l.worker.name, "worker lost", msg)
 	h.end(l, StatusFailed, -1, msg)
 	if c != nil {
 		_ = c.send(relayMsg{Type: msgReject, Run: l.job.runID, Token: l.token, Message: msg})

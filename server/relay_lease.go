@@ -62,7 +62,7 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 		h.end(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
 		return relayMsg{}, err
 	}
-	s.audit(run.ID, w.name, "leased", fmt.Sprintf("worker %s of pool %s, fencing token %d", w.name, w.pool, l.token))
+	s.workerEvent(run.ID, w.name, "leased", fmt.Sprintf("worker %s of pool %s, fencing token %d", w.name, w.pool, l.token))
 	fmt.Fprintf(l.out, "switchtender: leased to worker %s of pool %s\n", w.name, w.pool)
 	hb := h.leaseTimeout(w.pool) / 3
 	msg := relayMsg{Type: msgJob, Run: run.ID, Token: l.token, Kind: string(run.Kind), Project: run.Project,

@@ -60,7 +60,7 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 	who := fmt.Sprintf("worker %q (key %s)", m.Name, fp)
 	refuse := func(format string, args ...any) (*relayWorker, error) {
 		err := fmt.Errorf(format, args...)
-		h.s.audit("", who, "worker refused", err.Error())
+		h.s.workerEvent("", who, "worker refused", err.Error())
 		return nil, err
 	}
 	if m.Pool != pool {
@@ -86,7 +86,7 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 	if replaced {
 		detail += "; it replaces the earlier connection of the same name, which is no longer offered runs"
 	}
-	h.s.audit("", m.Name, "worker connected", detail)
+	h.s.workerEvent("", m.Name, "worker connected", detail)
 	if err := c.send(relayMsg{Type: msgWelcome, Pool: pool}); err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (h *relayHub) disconnected(w *relayWorker, c *relayConn) {
 		h.requeue(w)
 	}
 	h.mu.Unlock()
-	h.s.audit("", w.name, "worker disconnected", "pool "+w.pool)
+	h.s.workerEvent("", w.name, "worker disconnected", "pool "+w.pool)
 	h.dispatch(w.pool)
 }
 
@@ -153,5 +153,5 @@ func (h *relayHub) drain(w *relayWorker) {
 	if run != "" {
 		detail = "pool " + w.pool + "; it finishes run " + run
 	}
-	h.s.audit(run, w.name, "worker drained", detail)
+	h.s.workerEvent(run, w.name, "worker drained", detail)
 }
