@@ -23,7 +23,7 @@ template "remote" {
 }
 `)
 	got := strings.Join(h.srv.Problems(), "\n")
-	for _, want := range []string{"template remote", "dry runs, applies and drift checks (a gated apply or a check only with the pool's delivery_key)", "pull-request plans, scanned dry runs and applies held before planning are refused", "pool eu", "lists no workers",
+	for _, want := range []string{"template remote", "dry runs, applies and drift checks (a gated apply or a check only with the pool's delivery_key)", "pull-request plans and scanned dry runs are refused", "pool eu", "lists no workers",
 		"its working directory infra/network declares no backend", "Use a remote backend, or a local backend whose path is on storage the pool shares"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems at start lack %q:\n%s", want, got)
