@@ -258,3 +258,23 @@ func TestRelayAgentApplyTakesTwoApprovals(t *testing.T) {
 		t.Errorf("after the second release: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
 	}
 }
+
+// At most one check of a pool's working directory is pending at a time, as
+// on the control node; another directory's check is not held up.
+func TestRelayOneCheckPendingPerWorkdir(t *testing.T) {
+	h, _, _ := relayHarness(t, `
+template "rnet2" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+}
+`)
+	first := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=c", "--json"))
+	_, errOut, code := h.ssh("alice", "launch", "rnet", "--check", "--var", "region=c")
+	if code != exitRefused || !strings.Contains(errOut, "check "+first+" of this working directory is still queued") {
+		t.Errorf("a second check of the same pool directory: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := h.ssh("alice", "launch", "rnet2", "--check"); code != 0 {
+		t.Errorf("a check of another pool directory: exit %d %s", code, errOut)
+	}
+}
