@@ -200,7 +200,7 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 		// the lock makes the look and the store one step.
 		s.checkMu.Lock()
 		defer s.checkMu.Unlock()
-		if id := s.pendingCheck(lp.workdir); id != "" {
+		if id := s.pendingCheck(s.runDir(*r)); id != "" {
 			return store.Run{}, errorf(ErrConflict, "check %s of this working directory is still queued, running or held; wait for it (`show %s`), so checks do not pile up", id, id)
 		}
 	}

@@ -50,8 +50,11 @@ type relayWorker struct {
 	lastSeen            time.Time
 }
 
-// relayLease is a run leased to one worker under one fencing token.
+// relayLease is a run leased to one worker under one fencing token. mu
+// serialises what changes its run (log, steps, the plan, its end) between
+// the worker's session and the lease watcher.
 type relayLease struct {
+	mu     sync.Mutex
 	job    relayJob
 	token  uint64
 	worker *relayWorker

@@ -26,6 +26,12 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 		h.rejectLate(w, c, m)
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !h.current(l) { // the watcher ended it meanwhile
+		h.rejectLate(w, c, m)
+		return
+	}
 	switch m.Type {
 	case msgLog:
 		_, _ = l.out.Write([]byte(m.Data)) // masked again on the control node
@@ -41,6 +47,20 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 		}
 		h.planMessage(l, m)
 	}
+}
+
+// expired reports whether l has had no heartbeat for its pool's timeout.
+func (h *relayHub) expired(l *relayLease, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return now.Sub(l.last) > h.timeoutLocked(l.job.pool)
+}
+
+// current reports whether l is still its run's lease.
+func (h *relayHub) current(l *relayLease) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.leases[l.job.runID] == l
 }
 
 // rejectLate answers a message from a lease that is not (or no longer)
@@ -150,7 +170,11 @@ func (h *relayHub) expire(now time.Time) {
 	}
 	h.mu.Unlock()
 	for _, l := range lost {
-		h.lose(l, now)
+		l.mu.Lock()
+		if h.current(l) && h.expired(l, time.Now()) {
+			h.lose(l, now)
+		}
+		l.mu.Unlock()
 	}
 	for _, p := range pools {
 		h.dispatch(p)

@@ -231,3 +231,50 @@ rule "hold-big" {
 		t.Errorf("a sealed plan was kept for the refused plan")
 	}
 }
+
+// An apply an agent asks for on a pool is held before anything plans; once
+// a person releases it, a worker plans it and the apply its plan proposes
+// is held again; released, a worker applies exactly that plan.
+func TestRelayAgentApplyTakesTwoApprovals(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	id := runIDOf(t, h.mustSSH("deploy-bot", "launch", "rnet", "--var", "region=bot", "--json"))
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil || Stage(r.Proposal.Stage) != StageRequest || len(r.Steps) != 0 {
+		t.Fatalf("the agent's apply: %s %+v steps %v", r.Status, r.Proposal, r.Steps)
+	}
+	h.mustSSH("alice", "approve", id, "--digest", r.Proposal.Digest)
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+	waitFor(t, "the plan's proposal", 30*time.Second, func() bool {
+		r, _ = h.srv.db.GetRun(id)
+		return r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan || Status(r.Status) == StatusFailed
+	})
+	if Stage(r.Proposal.Stage) != StagePlan || r.PlannedBy != "w1" {
+		t.Fatalf("after the first release: %s %s by %q: %s", r.Status, r.Proposal.Stage, r.PlannedBy, r.Message)
+	}
+	h.mustSSH("alice", "approve", id, "--digest", r.Proposal.Digest)
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
+	if r, _ = h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) || r.AppliedBy != "w1" {
+		t.Errorf("after the second release: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
+	}
+}
+
+// At most one check of a pool's working directory is pending at a time, as
+// on the control node; another directory's check is not held up.
+func TestRelayOneCheckPendingPerWorkdir(t *testing.T) {
+	h, _, _ := relayHarness(t, `
+template "rnet2" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+}
+`)
+	first := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=c", "--json"))
+	_, errOut, code := h.ssh("alice", "launch", "rnet", "--check", "--var", "region=c")
+	if code != exitRefused || !strings.Contains(errOut, "check "+first+" of this working directory is still queued") {
+		t.Errorf("a second check of the same pool directory: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := h.ssh("alice", "launch", "rnet2", "--check"); code != 0 {
+		t.Errorf("a check of another pool directory: exit %d %s", code, errOut)
+	}
+}

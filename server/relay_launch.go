@@ -18,10 +18,10 @@ import (
 // checkRelayLaunch validates a launch of a template whose queue a pool's
 // workers execute. The checkout is on the workers, so the working
 // directory is checked there; here only the command's shape. A gated
-// apply on a pool without a delivery key, and what relay pools do not run
-// in this version (a drift check, an apply held before planning, a pull
-// request's plan, a scanned dry run), are refused before anything plans,
-// with a sentence saying what to do.
+// apply or a drift check on a pool without a delivery key, and what relay
+// pools do not run in this version (a pull request's plan, a scanned dry
+// run), are refused before anything plans, with a sentence saying what to
+// do.
 func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Template, kind Kind, pool string) (*launchPlan, error) {
 	if err := exec.CheckCommand(t.Command); err != nil {
 		return nil, errorf(ErrInvalid, "template %q: refusing working directory: %v", t.Name, err)
@@ -53,8 +53,6 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 	switch {
 	case req.Ref != "":
 		return errorf(ErrInvalid, "%s; a pull request's plan (--ref) is exported and scanned on the control node, which relay pools do not do in this version: %s", where, instead)
-	case len(s.holdsBeforePlanning(s.gateRequest(probe))) > 0:
-		return errorf(ErrInvalid, "%s; this run would be held before planning and then planned for approval, and handing plans between workers is not available in this version: %s", where, instead)
 	}
 	if why, _ := s.scanFor(probe); why != "" {
 		return errorf(ErrInvalid, "%s; a rule would exempt this dry run only after the configuration scan, which runs on the control node, not on relay workers in this version: %s", where, instead)
@@ -75,7 +73,7 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 // template on a pool's queue: what relay workers do not run in this
 // version, and a pool no worker can join.
 func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queue) []string {
-	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs, applies and drift checks (a gated apply or a check only with the pool's delivery_key); its pull-request plans, scanned dry runs and applies held before planning are refused in this version", t.Name, t.Line, q.Name, q.Pool)}
+	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs, applies and drift checks (a gated apply or a check only with the pool's delivery_key); its pull-request plans and scanned dry runs are refused in this version", t.Name, t.Line, q.Name, q.Pool)}
 	if msg := localStateProblem(cfg, t, q.Pool); msg != "" {
 		out = append(out, msg)
 	}

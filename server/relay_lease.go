@@ -29,7 +29,9 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 	l := &relayLease{job: j, token: h.token, worker: w, last: time.Now(), step: "preparation"}
 	h.leases[runID], w.lease = l, l
 	h.mu.Unlock()
+	l.mu.Lock()
 	job, err := h.prepare(l)
+	l.mu.Unlock()
 	if err != nil {
 		_ = c.send(relayMsg{Type: msgReject, Run: runID, Token: l.token, Message: err.Error()})
 		return

@@ -144,10 +144,15 @@ func (s *Server) heldInDir(dir, except string) ([]store.Run, error) {
 	return out, nil
 }
 
-// runDir is the working directory a run was launched in.
+// runDir is the working directory a run was launched in. A pool's run has
+// its working directory on the workers: it is named by pool, project and
+// command ("pool eu: infra/infra/network"), never a path here.
 func (s *Server) runDir(r store.Run) string {
 	if r.Workdir != "" {
 		return r.Workdir
+	}
+	if pool := s.poolOf(r.Template); pool != "" {
+		return "pool " + pool + ": " + r.Project + "/" + r.Command
 	}
 	wd, _ := s.workdir(r)
 	return wd
