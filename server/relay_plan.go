@@ -224,11 +224,11 @@ func (h *relayHub) releasedPlan(r store.Run) (*relayPlan, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Refused to apply: %v.", err)
+		return nil, refusedf("Refused to apply: %v.", err)
 	}
 	approved := releasedDigest(run)
 	if approved == "" || approved != run.Proposal.Digest {
-		return nil, fmt.Errorf("Refused to apply: the release covers %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", approved, run.Proposal.Digest)
+		return nil, refusedf("Refused to apply: the release covers %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", approved, run.Proposal.Digest)
 	}
 	plain, err := h.s.openSealedPlan(run.ID, approved)
 	if err != nil {
@@ -245,4 +245,15 @@ func (h *relayHub) noDrift(l *relayLease) string {
 	}
 	h.s.recordCheck(l.job.runID, &store.Check{CheckedAt: time.Now()})
 	return "No drift: the state matches the configuration, so this check kept no plan and there is nothing to reconcile."
+}
+
+// sentenceError is an error that is a whole sentence for people (a run's
+// message), capitalised and punctuated as the run shows it.
+type sentenceError string
+
+func (e sentenceError) Error() string { return string(e) }
+
+// refusedf is a refusal sentence for a run's message.
+func refusedf(format string, args ...any) error {
+	return sentenceError(fmt.Sprintf(format, args...))
 }

@@ -95,7 +95,7 @@ func (x *workerRun) applySaved(ctx context.Context) (int, string, error) {
 	}
 	defer wipeQuiet(path)
 	if d, err := seal.FileDigest(path); err != nil || d != x.digest {
-		return -1, "", fmt.Errorf("Refused to apply: the plan that arrived is not the released %s; nothing was applied", x.digest)
+		return -1, "", refusedf("Refused to apply: the plan that arrived is not the released %s; nothing was applied", x.digest)
 	}
 	js, err := x.capture(ctx, "show -json", exec.ShowJSONArgs(path))
 	if err != nil {
@@ -104,7 +104,7 @@ func (x *workerRun) applySaved(ctx context.Context) (int, string, error) {
 	sens, err := gate.SensitiveValues(js)
 	clear(js)
 	if err != nil {
-		return -1, "", fmt.Errorf("Refused to apply: the saved plan's sensitive values could not be read (%v), so they could not be masked; nothing was applied", err)
+		return -1, "", refusedf("Refused to apply: the saved plan's sensitive values could not be read (%v), so they could not be masked; nothing was applied", err)
 	}
 	x.masker.Add(sens...)
 	res, err := x.tool0(ctx, "apply", exec.ApplyPlanArgs(path))
