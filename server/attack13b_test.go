@@ -348,3 +348,77 @@ func TestAttack13bWorkersCommandLeaksNoKeyHeld(t *testing.T) {
 		}
 	}
 }
+
+// Promise (README `cancel`): "a queued run never starts", and a cancel
+// ends the run. Break: a gated plan no rule held is passed on (relay_plan.go
+// passOn) and waits in the pool's queue for its apply phase with status
+// running. cancelRun (cancel.go) sees running, only records
+// CancelRequested and calls relay.cancel, whose dequeue (relay_end.go
+// cancel -> dequeue) silently removes it from the queue: no lease, no
+// worker, no queue entry, and nothing ends the run. It stays "running"
+// forever, its working directory no longer served.
+func TestAttack13bCancelWhileApplyPhaseQueuedStrandsTheRun(t *testing.T) {
+	h, keys, _ := relayHarness(t, attack13bData)
+	attack13bTofu(t, h, "infra/data", "init", "-input=false")
+	plan, js := attack13bPlan(t, h)
+	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	attack13bSettle(h, id, 15*time.Second)
+	r, _ := h.srv.db.GetRun(id)
+	if Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
+	}
+	// No worker polls: the apply phase waits in the queue. Alice cancels.
+	out, errOut, code := h.ssh("alice", "cancel", id)
+	t.Logf("cancel: %d %s %s", code, out, errOut)
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, _ = h.srv.db.GetRun(id); Status(r.Status) != StatusRunning {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if Status(r.Status) == StatusRunning {
+		t.Errorf("8s after cancelling run %s while its apply phase was queued, it is still running (cancel requested by %q), on no worker and in no queue: %q",
+			id, r.CancelRequested, h.srv.relay.waitReason(id))
+	}
+}
+
+// Promise (issue 13 item 6): a run's `show` names the worker that planned
+// and the one that applied. Break: markWorker (relay_lease.go) treats
+// every plan phase of an apply as "an ungated apply plans and applies in
+// one step" and sets AppliedBy at the claim of a GATED plan phase, so a
+// gated apply held for approval — nothing applied — shows "planned and
+// applied on relay worker w2".
+func TestAttack13bHeldPlanShowsAnApplier(t *testing.T) {
+	h, keys, _ := relayHarness(t, attack13bData)
+	attack13bTofu(t, h, "infra/data", "init", "-input=false")
+	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	plan, js := attack13bPlan(t, h, "instances=0")
+	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	attack13bSettle(h, id, 15*time.Second)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusAwaitingApproval {
+		t.Fatalf("the destroy plan was not held: %s %s", r.Status, r.Message)
+	}
+	if r.AppliedBy != "" {
+		t.Errorf("a run held for approval, nothing applied, records AppliedBy %q; show says:\n%s", r.AppliedBy, h.mustSSH("alice", "show", id))
+	}
+}
