@@ -186,6 +186,9 @@ func TestAttack13bHarmlessJSONForADestroyPlan(t *testing.T) {
 	attack13bHandOver(raw, id, job.Token, destroy, harmless)
 	attack13bSettle(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
+	if statusOf(r) == StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && Phase(r.Phase) != phaseApply {
+		return // fixed: the control node counts the plan file's own changes and refuses a rendering that does not match
+	}
 	if r.Proposal == nil {
 		t.Fatalf("no proposal: %s %s", r.Status, r.Message)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/switchtender/switchtender/store"
 )
@@ -56,7 +57,11 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 	}
 	if running {
 		s.sched.cancel(id, cancelCause{by: who.Name})
-		s.relay.cancel(id)
+		if dequeued, _ := s.relay.cancel(id); dequeued {
+			// A pool run between its phases waits in the pool's queue with
+			// status running and no worker: it ends here.
+			return s.endDequeued(run, who)
+		}
 		s.audit(id, who.Name, "cancel", "interrupt sent")
 		return run, was, nil
 	}
@@ -66,4 +71,17 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 	s.audit(id, who.Name, string(StatusCancelled), msg)
 	s.changed(run)
 	return run, was, nil
+}
+
+// endDequeued ends as cancelled a running pool run that the cancel took
+// out of its pool's queue (no worker held it): nothing more runs for it.
+func (s *Server) endDequeued(run store.Run, who Identity) (store.Run, Status, error) {
+	msg := fmt.Sprintf("Cancelled by %s while it waited for a worker of its pool; nothing more ran.", who.Name)
+	ended, err := s.transition(run.ID, StatusCancelled, func(r *store.Run) error { r.Message = msg; return nil })
+	if err != nil {
+		return run, StatusRunning, err
+	}
+	s.dropSealedPlan(run.ID)
+	s.audit(run.ID, who.Name, string(StatusCancelled), msg)
+	return ended, StatusQueued, nil
 }

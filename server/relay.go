@@ -65,8 +65,9 @@ type relayLease struct {
 	masker *mask.Masker
 	out    *mask.Writer
 
-	handsPlan bool // the job hands its saved plan over: a gated apply's plan phase, or a drift check
-	gated     bool // the job is a gated apply's plan phase: it ends only by handing its plan over
+	handsPlan bool      // the job hands its saved plan over: a gated apply's plan phase, or a drift check
+	cancelBy  time.Time // after a cancel: when the lease is taken back if the worker has not ended the run
+	gated     bool      // the job is a gated apply's plan phase: it ends only by handing its plan over
 
 	planFrom int64  // the log's size when the gated plan's tool started
 	plan     []byte // the saved plan as it arrives: in memory only, never on disk

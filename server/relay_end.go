@@ -156,9 +156,13 @@ func (h *relayHub) end(l *relayLease, status Status, exit int, msg string) {
 func (h *relayHub) expire(now time.Time) {
 	var lost []*relayLease
 	h.mu.Lock()
+	var unstopped []*relayLease
 	for _, l := range h.leases {
-		if l.sink != nil && now.Sub(l.last) > h.timeoutLocked(l.job.pool) {
+		switch {
+		case l.sink != nil && now.Sub(l.last) > h.timeoutLocked(l.job.pool):
 			lost = append(lost, l)
+		case l.sink != nil && !l.cancelBy.IsZero() && now.After(l.cancelBy):
+			unstopped = append(unstopped, l)
 		}
 	}
 	var pools []string
@@ -173,6 +177,13 @@ func (h *relayHub) expire(now time.Time) {
 		l.mu.Lock()
 		if h.current(l) && h.expired(l, time.Now()) {
 			h.lose(l, now)
+		}
+		l.mu.Unlock()
+	}
+	for _, l := range unstopped {
+		l.mu.Lock()
+		if h.current(l) {
+			h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled; worker %s did not end the run within cancel_grace and the lease timeout after the cancel, so its lease was taken back and anything it still reports is rejected. Check the state: a state lock may be left.", l.worker.name))
 		}
 		l.mu.Unlock()
 	}
@@ -227,5 +238,10 @@ func (h *relayHub) cancel(runID string) (dequeued, signalled bool) {
 	if c == nil {
 		return false, false
 	}
+	h.mu.Lock()
+	if l.cancelBy.IsZero() {
+		l.cancelBy = time.Now().Add(h.s.config().Server.CancelGrace + h.timeoutLocked(l.job.pool))
+	}
+	h.mu.Unlock()
 	return false, c.send(relayMsg{Type: msgCancel, Run: runID, Token: l.token}) == nil
 }

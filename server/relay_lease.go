@@ -78,12 +78,14 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	return msg, nil
 }
 
-// markWorker records on r the worker that plans or applies its phase.
-func markWorker(r *store.Run, worker string) {
+// markWorker records on r the worker that plans or applies its phase; an
+// ungated apply plans and applies in one step, a gated one only plans in
+// its plan phase.
+func markWorker(r *store.Run, worker string, gated bool) {
 	switch {
 	case Phase(r.Phase) == phaseApply:
 		r.AppliedBy = worker
-	case Kind(r.Kind) == KindApply: // an ungated apply plans and applies in one step
+	case Kind(r.Kind) == KindApply && !gated:
 		r.PlannedBy, r.AppliedBy = worker, worker
 	default:
 		r.PlannedBy = worker

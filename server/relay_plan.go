@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/switchtender/switchtender/gate"
 	"time"
 
 	"github.com/switchtender/switchtender/seal"
@@ -83,12 +84,19 @@ func (h *relayHub) planned(l *relayLease) {
 		h.end(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
 		return
 	}
+	if run.CancelRequested != "" {
+		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its plan was handed over; the plan was not kept and nothing was applied.", run.CancelRequested))
+		return
+	}
 	x := &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: "seal", planJSON: l.planJSON}
 	_ = l.sink.Flush()
 	x.planText = h.s.logText(run.ID, l.planFrom)
 	if Kind(run.Kind) == KindCheck {
 		x.current = "keep"
 		err = checkMeasureStep(context.Background(), x)
+		if err == nil {
+			err = renderingIsThePlans(x, l.plan)
+		}
 		if err == nil {
 			err = keepPlan(x, l.plan)
 		}
@@ -98,6 +106,9 @@ func (h *relayHub) planned(l *relayLease) {
 	err = h.sealInMemory(x, l.plan)
 	if err == nil {
 		_ = measureStep(context.Background(), x)
+		err = renderingIsThePlans(x, l.plan)
+	}
+	if err == nil {
 		x.current = "decide"
 		err = decideStep(context.Background(), x)
 	}
@@ -106,6 +117,25 @@ func (h *relayHub) planned(l *relayLease) {
 		return
 	}
 	h.passOn(l, x.run)
+}
+
+// renderingIsThePlans refuses a plan whose rendering (the show -json the
+// worker sent, which the rules read) does not count the changes the plan
+// file itself holds (its protobuf, read here): the gate decides on what the
+// plan does, not on what a worker says it does. A rendering the gate could
+// not read at all holds the run anyway (summary nil).
+func renderingIsThePlans(x *execution, plan []byte) error {
+	if x.summary == nil {
+		return nil
+	}
+	file, err := gate.PlanFileActions(plan)
+	if err != nil {
+		return end(StatusRefused, -1, "The saved plan's own changes cannot be read to check the worker's rendering of it (%v); nothing was applied.", err)
+	}
+	if ok, why := gate.SameActions(x.summary, file); !ok {
+		return end(StatusRefused, -1, "The worker's rendering of the saved plan is not the plan's: %s. The rules decide on what the plan does, so it is refused; nothing was applied. Check worker %s.", why, x.run.PlannedBy)
+	}
+	return nil
 }
 
 // sealInMemory digests the plan, reads the state it was made from, and
@@ -183,7 +213,10 @@ func (h *relayHub) claim(id, worker string) (store.Run, error) {
 			if statusOf(*r) != StatusRunning {
 				return fmt.Errorf("run %s is %s", r.ID, r.Status)
 			}
-			markWorker(r, worker)
+			if r.CancelRequested != "" {
+				return fmt.Errorf("run %s was cancelled by %s", r.ID, r.CancelRequested)
+			}
+			markWorker(r, worker, true)
 			return nil
 		})
 		if err == nil {
@@ -195,7 +228,7 @@ func (h *relayHub) claim(id, worker string) (store.Run, error) {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
-		markWorker(r, worker)
+		markWorker(r, worker, Kind(r.Kind) == KindApply && gate.NeedsSavedPlan(h.s.currentRules(), h.s.gateRequest(*r)))
 		return nil
 	})
 }

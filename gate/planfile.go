@@ -1,0 +1,167 @@
+package gate
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The saved plan file is a zip archive whose "tfplan" entry is OpenTofu's
+// plan protobuf (internal/plans/internal/planproto/planfile.proto): Plan
+// field 3 is resource_changes, each a ResourceInstanceChange whose field 9
+// is its Change, whose field 1 is its Action and field 5 its Importing.
+const (
+	planfileEntry      = "tfplan"
+	maxPlanProtoSize   = 512 << 20
+	fieldPlanChanges   = 3
+	fieldRICChange     = 9
+	fieldChangeAction  = 1
+	fieldChangeImports = 5
+)
+
+// Actions of planfile.proto's enum Action.
+const (
+	protoNoop, protoCreate, protoRead, protoUpdate              = 0, 1, 2, 3
+	protoDelete, protoDeleteThenCreate, protoCreateThenDelete   = 5, 6, 7
+	protoForget, protoForgetThenCreate                          = 8, 10
+)
+
+// PlanFileActions counts the resource changes of the saved plan file plan
+// by the Action* constants, from the plan itself (its protobuf), not from
+// a rendering of it: creates, updates, deletes, replaces, forgets,
+// forget+creates and no-op imports; reads and no-ops are left out. A
+// caller that measured a rendering (AnalyzePlan of `tofu show -json`) made
+// elsewhere checks with it that the rendering is the plan's (SameActions).
+func PlanFileActions(plan []byte) (map[string]int, error) {
+	z, err := zip.NewReader(bytes.NewReader(plan), int64(len(plan)))
+	if err != nil {
+		return nil, fmt.Errorf("reading the saved plan archive: %w", err)
+	}
+	for _, f := range z.File {
+		if f.Name != planfileEntry {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("reading the saved plan's %s: %w", planfileEntry, err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(io.LimitReader(rc, maxPlanProtoSize+1))
+		if err != nil || len(b) > maxPlanProtoSize {
+			return nil, fmt.Errorf("reading the saved plan's %s: too large or unreadable", planfileEntry)
+		}
+		return protoActions(b)
+	}
+	return nil, errors.New("the saved plan has no " + planfileEntry + " entry")
+}
+
+// protoActions walks the Plan message b for its resource changes.
+func protoActions(b []byte) (map[string]int, error) {
+	out := map[string]int{}
+	err := fields(b, func(num protowire.Number, v []byte) error {
+		if num != fieldPlanChanges {
+			return nil
+		}
+		action, err := changeAction(v)
+		if err != nil {
+			return err
+		}
+		if action != "" {
+			out[action]++
+		}
+		return nil
+	})
+	return out, err
+}
+
+// changeAction is the Action* constant of one ResourceInstanceChange, or
+// "" for a read or a no-op that imports nothing.
+func changeAction(ric []byte) (string, error) {
+	action, importing := uint64(protoNoop), false
+	err := fields(ric, func(num protowire.Number, v []byte) error {
+		if num != fieldRICChange {
+			return nil
+		}
+		return fields(v, func(num protowire.Number, w []byte) error {
+			switch num {
+			case fieldChangeAction:
+				a, n := protowire.ConsumeVarint(w)
+				if n < 0 {
+					return errors.New("a change's action does not decode")
+				}
+				action = a
+			case fieldChangeImports:
+				importing = true
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return "", err
+	}
+	switch action {
+	case protoCreate:
+		return ActionCreate, nil
+	case protoUpdate:
+		return ActionUpdate, nil
+	case protoDelete:
+		return ActionDelete, nil
+	case protoDeleteThenCreate, protoCreateThenDelete:
+		return ActionReplace, nil
+	case protoForget:
+		return ActionForget, nil
+	case protoForgetThenCreate:
+		return ActionForgetCreate, nil
+	case protoNoop, protoRead:
+		if importing && action == protoNoop {
+			return ActionImport, nil
+		}
+		return "", nil
+	}
+	return "", fmt.Errorf("a change has action %d, which this version does not know", action)
+}
+
+// fields calls fn with each length-delimited field of message b (number
+// and bytes; a varint field's bytes are its encoding), refusing anything
+// that does not decode.
+func fields(b []byte, fn func(protowire.Number, []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errors.New("the plan's protobuf does not decode")
+		}
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return errors.New("the plan's protobuf does not decode")
+		}
+		v := b[:m]
+		if typ == protowire.BytesType {
+			v, _ = protowire.ConsumeBytes(v)
+		}
+		if err := fn(num, v); err != nil {
+			return err
+		}
+		b = b[m:]
+	}
+	return nil
+}
+
+// SameActions reports whether the summary of a rendering counts what the
+// plan file counts (PlanFileActions), and if not, how they differ.
+func SameActions(sum *Summary, file map[string]int) (bool, string) {
+	got := map[string]int{}
+	for a, addrs := range sum.ByAction {
+		got[a] = len(addrs)
+	}
+	for _, a := range []string{ActionCreate, ActionUpdate, ActionDelete, ActionReplace, ActionForget, ActionForgetCreate, ActionImport} {
+		if got[a] != file[a] {
+			return false, fmt.Sprintf("the rendering counts %d %s, the plan file %d", got[a], a, file[a])
+		}
+	}
+	return true, ""
+}

@@ -1,0 +1,67 @@
+package gate
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The counts read from a saved plan file itself agree with those AnalyzePlan
+// reads from its `tofu show -json` rendering, for real plans that create,
+// delete, replace, forget and change nothing; a rendering of another plan
+// is told apart.
+func TestPlanFileActionsMatchTheRendering(t *testing.T) {
+	set := plans(t)
+	renders := map[string][]byte{"shrink": set.shrink, "replace": set.replace, "protect": set.protect, "nochange": set.noChange, "forget": set.forget}
+	files := map[string]map[string]int{}
+	for name, js := range renders {
+		plan, err := os.ReadFile(filepath.Join(realDir, name+".tfplan"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := PlanFileActions(plan)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		files[name] = file
+		sum, err := AnalyzePlan(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, why := SameActions(sum, file); !ok {
+			t.Errorf("%s: the plan file and its own rendering disagree: %s", name, why)
+		}
+	}
+	if files["shrink"][ActionDelete] != 2 || files["replace"][ActionReplace] != 3 || files["forget"][ActionForget] != 1 {
+		t.Fatalf("plan file counts = %v", files)
+	}
+	// A harmless rendering handed over with a destructive plan.
+	sum, _ := AnalyzePlan(set.noChange)
+	if ok, _ := SameActions(sum, files["shrink"]); ok {
+		t.Fatal("a no-change rendering passed for a plan that deletes two resources")
+	}
+}
+
+// A file that is not a plan, or whose protobuf does not decode, is an error.
+func TestPlanFileActionsRefusesWhatIsNoPlan(t *testing.T) {
+	for _, b := range [][]byte{nil, []byte("not a zip"), zipOf(t, "tfplan", []byte{0xff, 0xff, 0xff}), zipOf(t, "other", nil)} {
+		if _, err := PlanFileActions(b); err == nil {
+			t.Errorf("PlanFileActions(%q) succeeded", b)
+		}
+	}
+}
+
+func zipOf(t *testing.T, name string, body []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	f, err := w.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(body)
+	w.Close()
+	return buf.Bytes()
+}
