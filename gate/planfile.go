@@ -25,9 +25,9 @@ const (
 
 // Actions of planfile.proto's enum Action.
 const (
-	protoNoop, protoCreate, protoRead, protoUpdate              = 0, 1, 2, 3
-	protoDelete, protoDeleteThenCreate, protoCreateThenDelete   = 5, 6, 7
-	protoForget, protoForgetThenCreate                          = 8, 10
+	protoNoop, protoCreate, protoRead, protoUpdate            = 0, 1, 2, 3
+	protoDelete, protoDeleteThenCreate, protoCreateThenDelete = 5, 6, 7
+	protoForget, protoForgetThenCreate                        = 8, 10
 )
 
 // PlanFileActions counts the resource changes of the saved plan file plan
