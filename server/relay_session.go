@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"time"
 
 	"charm.land/ssh"
@@ -45,6 +46,10 @@ func (s *Server) serveRelay(sess ssh.Session, pool string) {
 	}
 }
 
+// workerNameRE is what a worker's name may be: it is shown in `workers`,
+// `show` and logs.
+var workerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
 // hello reads a worker's first message and registers it: a worker naming
 // another pool than its key's is refused, and so is a name another key
 // registered (a name is its first key's, so no key takes over another
@@ -68,6 +73,13 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 	}
 	if m.Name == "" {
 		return refuse("a worker needs a name (name in its worker block, or a host name)")
+	}
+	if !workerNameRE.MatchString(m.Name) {
+		return refuse("a worker's name holds letters, digits, '.', '_' and '-' only, at most 63 of them; rename it in its worker block")
+	}
+	m.Version = oneLine(m.Version)
+	if len(m.Version) > 64 {
+		m.Version = m.Version[:64]
 	}
 	h.mu.Lock()
 	w := h.workers[pool+"/"+m.Name]

@@ -27,8 +27,8 @@
 //     agents.
 //   - A survey field may not share its name with a template var.
 //   - Numbers keep their exact decimal text as json.Number ("-0" reads "0").
-//   - A pool's delivery_key is an age recipient ("age1...") or an SSH public
-//     key (age accepts both); the seal package does the real parse.
+//   - A pool's delivery_key is an age X25519 recipient ("age1..."), as
+//     `switchtender keygen pool` prints it.
 //   - A list answer is JSON when it starts with "[", else comma-separated
 //     strings (see SurveyField.ParseAnswer).
 //

@@ -153,7 +153,7 @@ agent "bot" { public_key = "BOT" }
 		{"wrong attribute type", "template \"t\" {\n  project = \"infra\"\n  command = \"x\"\n  credentials = \"cloud\"\n}",
 			[]string{"e.hcl:4,", "Wrong type", "list of strings"}},
 		{"bad name", "template \"a b\" {\n  project = \"infra\"\n  command = \"x\"\n}", []string{"e.hcl:1,10:", "Invalid name"}},
-		{"bad delivery key", "pool \"p\" {\n  delivery_key = \"AGE-SECRET-KEY-1XYZ\"\n}", []string{"e.hcl:2,", "Invalid delivery key", "age-keygen"}},
+		{"bad delivery key", "pool \"p\" {\n  delivery_key = \"AGE-SECRET-KEY-1XYZ\"\n}", []string{"e.hcl:2,", "Invalid delivery key", "switchtender keygen pool"}},
 		// DESIGN.md's sketch writes several attributes in one single-line
 		// block; HCL refuses that with a message pointing at the line.
 		{"single-line block with two attributes", `rule "prod" { templates = ["net"], require_approval = true }`,
@@ -204,4 +204,14 @@ func TestErrorsCollected(t *testing.T) {
 func mustKeyLine(t *testing.T) string {
 	_, line := newKey(t, "")
 	return line
+}
+
+// A pool's delivery_key that is an SSH public key parses as a key, but the
+// seal package seals only to age recipients: it is refused at load, not at
+// the first run.
+func TestDeliveryKeyMustBeAnAgeRecipient(t *testing.T) {
+	src := "pool \"p\" {\n  delivery_key = \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEMqYtaU1fgGeV5t8wMv6bMMjC1C8b4XhSiXqaUXDs1H\"\n}\n"
+	if _, err := Parse([]byte(src), "p.hcl", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not an age recipient") {
+		t.Fatalf("an SSH delivery_key: %v", err)
+	}
 }

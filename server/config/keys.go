@@ -1,6 +1,7 @@
 package config
 
 import (
+	"filippo.io/age"
 	"fmt"
 	"strings"
 	"time"
@@ -15,12 +16,10 @@ func (p *parser) pool(b *hcl.Block, name string) *Pool {
 	good := true
 	if v, a, ok := p.str(c, "delivery_key"); ok {
 		v = strings.TrimSpace(v)
-		if !strings.HasPrefix(v, "age1") || strings.ContainsAny(v, " \t\n") {
-			if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(v)); err != nil {
-				p.errorf(a.Expr.Range(), "Invalid delivery key",
-					"pool %q delivery_key is neither an age recipient (\"age1...\") nor an SSH public key; generate one with age-keygen and give its public key", name)
-				good = false
-			}
+		if _, err := age.ParseX25519Recipient(v); err != nil {
+			p.errorf(a.Expr.Range(), "Invalid delivery key",
+				"pool %q delivery_key is not an age recipient (\"age1...\"): plans and secrets are sealed to one; make it with `switchtender keygen pool --out FILE` and give the recipient it prints", name)
+			good = false
 		}
 		pl.DeliveryKey = v
 	} else if a != nil {
