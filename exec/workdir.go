@@ -111,7 +111,7 @@ func walk(given, root, command string, elems []string) (string, error) {
 			continue
 		case "..": // only from a symlink's target; the command's own are refused earlier
 			cur = filepath.Dir(cur)
-			if !inside(root, cur) {
+			if !Inside(root, cur) {
 				return "", fmt.Errorf("resolving working directory: %q leads through a symlink outside the project checkout %s; a run's directory must stay inside its checkout", walked, root)
 			}
 			continue
@@ -139,9 +139,9 @@ func walk(given, root, command string, elems []string) (string, error) {
 			t := filepath.Clean(target)
 			var rel string
 			switch {
-			case inside(root, t):
+			case Inside(root, t):
 				rel, _ = filepath.Rel(root, t)
-			case inside(given, t):
+			case Inside(given, t):
 				rel, _ = filepath.Rel(given, t)
 			default:
 				return "", fmt.Errorf("resolving working directory: %q is a symlink to %s, outside the project checkout %s; a run's directory must stay inside its checkout", walked, target, root)
@@ -158,8 +158,10 @@ func walk(given, root, command string, elems []string) (string, error) {
 	return cur, nil
 }
 
-// inside reports whether path (absolute, resolved) is root or below it.
-func inside(root, path string) bool {
+// Inside reports whether path is root or below it; both absolute, clean and
+// (where it matters) with symlinks resolved. It is the one containment test
+// for working directories, the scan's module paths and pull requests' trees.
+func Inside(root, path string) bool {
 	rel, err := filepath.Rel(root, path)
 	if err != nil {
 		return false

@@ -3,6 +3,7 @@ package scan
 import (
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/exec"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -162,16 +163,8 @@ func realDir(dir string) (string, error) {
 	return real, nil
 }
 
-// within reports whether path is dir or below it; both are clean and
-// absolute.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !startsWithParent(rel) && !filepath.IsAbs(rel)
-}
-
-func startsWithParent(rel string) bool {
-	return len(rel) >= 3 && rel[:3] == ".."+string(filepath.Separator)
-}
+// within reports whether path is dir or below it (exec.Inside).
+var within = exec.Inside
 
 // rel returns path relative to the scan root, with slashes.
 func (s *scanner) rel(path string) string {

@@ -15,12 +15,13 @@ import (
 // the state, add its sensitive values to the masker, apply exactly that
 // file. The plaintext is wiped however the apply ends (execute defers it).
 
-// verifyStep marks the proposal used (a plan file is applied at most once),
-// unseals the plan into the private directory, checks its digest against
-// the proposal and the release, and refuses a plan whose state basis
-// changed: the run ends stale and is never planned again by itself.
-func verifyStep(ctx context.Context, x *execution) error {
-	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
+// useReleasedPlan marks run id's proposal used (a plan file is applied at
+// most once) and returns the run and the digest its release covers, or why
+// it cannot be applied (a sentence: no saved plan, already used, or a
+// release that does not cover the proposal's plan). Both the control
+// node's verify step and a relay apply's lease use it.
+func (s *Server) useReleasedPlan(id string) (store.Run, string, string) {
+	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
 		if r.Proposal == nil || Stage(r.Proposal.Stage) != StagePlan {
 			return fmt.Errorf("there is no saved plan to apply")
 		}
@@ -31,14 +32,26 @@ func verifyStep(ctx context.Context, x *execution) error {
 		return nil
 	})
 	if err != nil {
-		return end(StatusFailed, -1, "Refused to apply: %v.", err)
+		return run, "", fmt.Sprintf("Refused to apply: %v.", err)
 	}
-	x.run = run
+	approved := releasedDigest(run)
+	if approved == "" || approved != run.Proposal.Digest {
+		return run, "", fmt.Sprintf("Refused to apply: the release covers %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", approved, run.Proposal.Digest)
+	}
+	return run, approved, ""
+}
+
+// verifyStep marks the proposal used (a plan file is applied at most once),
+// unseals the plan into the private directory, checks its digest against
+// the proposal and the release, and refuses a plan whose state basis
+// changed: the run ends stale and is never planned again by itself.
+func verifyStep(ctx context.Context, x *execution) error {
+	run, approved, why := x.s.useReleasedPlan(x.run.ID)
+	if why != "" {
+		return end(StatusFailed, -1, "%s", why)
+	}
+	x.run, x.approved = run, approved
 	p := run.Proposal
-	x.approved = releasedDigest(run)
-	if x.approved == "" || x.approved != p.Digest {
-		return end(StatusFailed, -1, "Refused to apply: the release covers %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", x.approved, p.Digest)
-	}
 	plain, err := x.s.openSealedPlan(run.ID, x.approved)
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 	}
 	s.sched.cancel(id, cancelCause{by: who.Name})
 	s.relay.dequeue(id)
-	s.dropSealedPlan(id)
+	s.dropHeld(id)
 	s.audit(id, who.Name, string(StatusCancelled), msg)
 	s.changed(run)
 	return run, was, nil
@@ -81,7 +81,7 @@ func (s *Server) endDequeued(run store.Run, who Identity) (store.Run, Status, er
 	if err != nil {
 		return run, StatusRunning, err
 	}
-	s.dropSealedPlan(run.ID)
+	s.dropHeld(run.ID)
 	s.audit(run.ID, who.Name, string(StatusCancelled), msg)
 	return ended, StatusQueued, nil
 }

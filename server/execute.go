@@ -196,7 +196,7 @@ func (x *execution) end(ctx context.Context, err error) {
 	// says it ended (the deferred wipe in execute stays as a backstop).
 	wipe(x.s, filepath.Join(x.private, planFileName))
 	if o.status != StatusAwaitingApproval {
-		x.s.dropSealedPlan(x.run.ID)
+		x.s.dropHeld(x.run.ID)
 	}
 	if o.status != StatusInterrupted {
 		// Before the run says it ended: whoever waits for it sees held
@@ -219,7 +219,7 @@ func (x *execution) end(ctx context.Context, err error) {
 		return nil
 	})
 	if errors.Is(terr, errCancelledWhileHeld) {
-		x.s.dropSealedPlan(x.run.ID)
+		x.s.dropHeld(x.run.ID)
 		o = &outcome{status: StatusCancelled, msg: "Cancelled before its proposal was held; nothing was applied.", exit: -1}
 		_, terr = x.s.transition(x.run.ID, StatusCancelled, func(r *store.Run) error { r.Message = o.msg; return nil })
 	}

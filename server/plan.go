@@ -74,6 +74,17 @@ func sealStep(ctx context.Context, x *execution) error {
 		return fmt.Errorf("reading the saved plan: %w", err)
 	}
 	defer clear(plan)
+	if err := x.sealPlan(plan); err != nil {
+		return err
+	}
+	wipe(x.s, x.planPath)
+	return nil
+}
+
+// sealPlan reads the state the saved plan (in memory) was made from,
+// digests it and stores it sealed with the server key, bound to the run.
+func (x *execution) sealPlan(plan []byte) error {
+	var err error
 	if x.basis, err = planBasis(plan); err != nil {
 		return fmt.Errorf("%v; nothing was applied", err)
 	}
@@ -85,7 +96,6 @@ func sealStep(ctx context.Context, x *execution) error {
 	if err := x.s.db.PutBlob(blobPlan, x.run.ID, sealed); err != nil {
 		return fmt.Errorf("storing the sealed plan: %w", err)
 	}
-	wipe(x.s, x.planPath)
 	return nil
 }
 

@@ -18,10 +18,10 @@ func (s *Server) setProposal(id string, p *store.Proposal) {
 	}
 }
 
-// dropSealedPlan drops what a held run keeps once it no longer waits: its
+// dropHeld drops what a held run keeps once it no longer waits: its
 // sealed saved plan, and the scan's private copy of its configuration and a
 // pull request's tree in its private directory.
-func (s *Server) dropSealedPlan(id string) {
+func (s *Server) dropHeld(id string) {
 	if err := s.db.DeleteBlob(blobPlan, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("dropping sealed plan", "run", id, "err", err)
 	}

@@ -127,8 +127,8 @@ func copyLocalState(dir, checkout, tree, wd string) error {
 		return fmt.Errorf("copying the local state: %w", err)
 	}
 	if root, err := filepath.EvalSymlinks(checkout); err == nil {
-		if r, err := filepath.Rel(root, src); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			rel = r
+		if exec.Inside(root, src) {
+			rel, _ = filepath.Rel(root, src)
 		}
 	}
 	dest, err := placeInTree(tree, rel)
@@ -175,8 +175,12 @@ func placeInTree(tree, rel string) (string, error) {
 // land outside). A branch's providers come from where the checkout's come
 // from (useCheckoutLockFile).
 func dropUntrusted(tree string) error {
+	root, err := filepath.EvalSymlinks(tree)
+	if err != nil {
+		return err
+	}
 	var drop []string
-	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -186,7 +190,7 @@ func dropUntrusted(tree string) error {
 				return filepath.SkipDir
 			}
 		}
-		if d.Type()&fs.ModeSymlink != 0 && !linkStaysIn(tree, p) {
+		if d.Type()&fs.ModeSymlink != 0 && !linkStaysIn(root, p) {
 			drop = append(drop, p)
 		}
 		return nil
@@ -203,18 +207,13 @@ func dropUntrusted(tree string) error {
 }
 
 // linkStaysIn reports whether the symbolic link p resolves to something
-// that exists inside tree.
-func linkStaysIn(tree, p string) bool {
+// that exists inside root (symlinks resolved).
+func linkStaysIn(root, p string) bool {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return false
 	}
-	root, err := filepath.EvalSymlinks(tree)
-	if err != nil {
-		return false
-	}
-	rel, err := filepath.Rel(root, real)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return exec.Inside(root, real)
 }
 
 // sameBackend refuses a pull request whose root module declares another

@@ -33,7 +33,7 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 		return store.Run{}, s.coded(id, err)
 	}
 	s.changed(run)
-	s.dropSealedPlan(id)
+	s.dropHeld(id)
 	s.audit(id, who.Name, "reject", reason)
 	var rules []string
 	for _, h := range run.Proposal.Holds {

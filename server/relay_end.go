@@ -118,16 +118,22 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 	h.end(l, status, m.Exit, msg)
 }
 
+// takeBack drops l as its run's lease and reports whether it still was
+// it: whatever ends a lease does so once.
+func (h *relayHub) takeBack(l *relayLease) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.leases[l.job.runID] != l {
+		return false
+	}
+	delete(h.leases, l.job.runID)
+	return true
+}
+
 // end records how a leased run ended, once: the sentence in the log, the
 // status, the audit entry; the lease is dropped and the pool goes on.
 func (h *relayHub) end(l *relayLease, status Status, exit int, msg string) {
-	h.mu.Lock()
-	current := h.leases[l.job.runID] == l
-	if current {
-		delete(h.leases, l.job.runID)
-	}
-	h.mu.Unlock()
-	if !current {
+	if !h.takeBack(l) {
 		return
 	}
 	if status != StatusSucceeded {

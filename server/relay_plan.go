@@ -6,7 +6,6 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"time"
 
-	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -142,17 +141,8 @@ func renderingIsThePlans(x *execution, plan []byte) error {
 // stores it sealed bound to the run; nothing of it touches the disk in
 // clear.
 func (h *relayHub) sealInMemory(x *execution, plan []byte) error {
-	var err error
-	if x.basis, err = planBasis(plan); err != nil {
-		return fmt.Errorf("%v; nothing was applied", err)
-	}
-	x.digest = seal.Digest(plan)
-	sealed, err := seal.Seal(h.s.key, x.run.ID, plan)
-	if err != nil {
-		return fmt.Errorf("sealing the saved plan: %w", err)
-	}
-	if err := h.s.db.PutBlob(blobPlan, x.run.ID, sealed); err != nil {
-		return fmt.Errorf("storing the sealed plan: %w", err)
+	if err := x.sealPlan(plan); err != nil {
+		return err
 	}
 	x.say("the saved plan (%d bytes) arrived from worker %s and was sealed with the server key", len(plan), h.workerOf(x.run.ID))
 	return nil
@@ -171,13 +161,7 @@ func (h *relayHub) workerOf(id string) string {
 // endWith ends a leased run through the executor's own end (the held
 // proposal, the refusal, the failure), then drops the lease.
 func (h *relayHub) endWith(l *relayLease, x *execution, err error) {
-	h.mu.Lock()
-	current := h.leases[l.job.runID] == l
-	if current {
-		delete(h.leases, l.job.runID)
-	}
-	h.mu.Unlock()
-	if !current {
+	if !h.takeBack(l) {
 		return
 	}
 	x.end(context.Background(), err)
@@ -188,13 +172,7 @@ func (h *relayHub) endWith(l *relayLease, x *execution, err error) {
 // passOn queues the apply phase of a plan no rule held: the run stays
 // running and goes to the pool's next free worker with the saved plan.
 func (h *relayHub) passOn(l *relayLease, r store.Run) {
-	h.mu.Lock()
-	current := h.leases[l.job.runID] == l
-	if current {
-		delete(h.leases, l.job.runID)
-	}
-	h.mu.Unlock()
-	if !current {
+	if !h.takeBack(l) {
 		return
 	}
 	l.out.Flush()
@@ -246,22 +224,9 @@ func (h *relayHub) releasedPlan(r store.Run) (*relayPlan, error) {
 	if Phase(r.Phase) != phaseApply {
 		return nil, nil
 	}
-	run, err := h.s.db.UpdateRun(r.ID, func(r *store.Run) error {
-		if r.Proposal == nil || Stage(r.Proposal.Stage) != StagePlan {
-			return fmt.Errorf("there is no saved plan to apply")
-		}
-		if r.Proposal.Used {
-			return fmt.Errorf("this saved plan was already applied once; submit the apply again")
-		}
-		r.Proposal.Used = true
-		return nil
-	})
-	if err != nil {
-		return nil, refusedf("Refused to apply: %v.", err)
-	}
-	approved := releasedDigest(run)
-	if approved == "" || approved != run.Proposal.Digest {
-		return nil, refusedf("Refused to apply: the release covers %q but the proposal's plan is %s; nothing was applied. Submit the apply again.", approved, run.Proposal.Digest)
+	run, approved, why := h.s.useReleasedPlan(r.ID)
+	if why != "" {
+		return nil, sentenceError(why)
 	}
 	plain, err := h.s.openSealedPlan(run.ID, approved)
 	if err != nil {

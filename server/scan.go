@@ -232,7 +232,7 @@ func (x *execution) scanRoot() (root, rel string, err error) {
 		}
 	}
 	rel, err = filepath.Rel(root, x.dir)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if err != nil || !exec.Inside(root, x.dir) {
 		return "", "", fmt.Errorf("the working directory %s is not inside %s; nothing ran", x.dir, root)
 	}
 	return root, rel, nil

@@ -249,7 +249,7 @@ func (s *Server) recover() error {
 			}); err != nil {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
 			}
-			s.dropSealedPlan(r.ID)
+			s.dropHeld(r.ID)
 			s.log.Warn("recovery: marked a run interrupted; it was executing when the server stopped and is not re-run", "run", r.ID, "template", r.Template, "kind", r.Kind)
 			s.audit(r.ID, "switchtender", "recover", "marked interrupted: the server stopped while it executed; not re-run")
 			s.staleAfterInterrupt(r)

@@ -39,8 +39,10 @@ func (l *lockedBuffer) String() string {
 // with opts (Environ is filled in) and logs to the returned buffer.
 func newLimitHarness(t *testing.T, opts Options, extra string) (*harness, *lockedBuffer) {
 	t.Helper()
-	h := newHarness(t, extra)
-	h.stop() // restarted below with opts; the harness's cleanup stops it
+	// Written, not started: a server started here would already act on
+	// the configuration (a scheduled check launched at its first tick).
+	h := writeHarness(t, "", extra)
+	t.Cleanup(func() { h.stop() })
 	cfg, err := config.Load(h.cfgPath)
 	if err != nil {
 		t.Fatal(err)

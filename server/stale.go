@@ -282,7 +282,7 @@ func (s *Server) markStale(r store.Run, reason string) error {
 	if err != nil {
 		return err
 	}
-	s.dropSealedPlan(r.ID)
+	s.dropHeld(r.ID)
 	s.audit(r.ID, "switchtender", string(StatusStale), reason)
 	return nil
 }

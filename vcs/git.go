@@ -65,14 +65,12 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 
 // IsRepository reports whether dir is inside a git working tree and not
 // ignored by it (a directory the repository ignores, such as a demo's data
-// beside the sources, is none of its commits).
+// beside the sources, is none of its commits). One git process:
+// check-ignore exits 0 for an ignored path, 1 for one that is not, and
+// fails outside a repository.
 func IsRepository(ctx context.Context, dir string) bool {
-	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
-	if err != nil || strings.TrimSpace(string(out)) != "true" {
-		return false
-	}
-	_, err = git(ctx, dir, "check-ignore", "-q", ".")
-	return err != nil // check-ignore exits 1 when dir is not ignored
+	_, err := git(ctx, dir, "check-ignore", "-q", ".")
+	return err != nil && !errors.Is(err, ErrNotRepository)
 }
 
 // Prefix returns where dir lies in its repository's tree: "" at the top,
