@@ -76,37 +76,50 @@ func exportStep(ctx context.Context, x *execution) error {
 	if !ok {
 		return fmt.Errorf("project %q is no longer configured; nothing ran", x.run.Project)
 	}
-	tree := filepath.Join(x.private, treeName)
-	if err := os.RemoveAll(tree); err != nil {
-		return fmt.Errorf("clearing the private tree: %w", err)
-	}
 	c := x.run.Commit
-	if err := vcs.Export(ctx, p.Path, c.SHA, tree); err != nil {
-		return fmt.Errorf("writing commit %s (%s) into the run's private directory: %w; nothing planned", c.SHA, c.Ref, err)
-	}
-	if err := dropUntrusted(tree); err != nil {
-		return fmt.Errorf("clearing what the commit may not bring: %w", err)
-	}
-	prefix, err := vcs.Prefix(ctx, p.Path)
+	project, wd, err := exportCommit(ctx, p.Path, x.dir, x.run.Command, *c, filepath.Join(x.private, treeName))
 	if err != nil {
-		return fmt.Errorf("%w; nothing planned", err)
-	}
-	project := filepath.Join(tree, filepath.FromSlash(prefix)) // the checkout's place in the commit
-	wd, err := exec.ResolveWorkingDir(project, x.run.Command)
-	if err != nil {
-		return end(StatusFailed, -1, "Commit %s (%s) has no working directory %q inside it: %v; nothing planned.", c.SHA, c.Ref, x.run.Command, err)
-	}
-	if err := sameBackend(x.dir, wd); err != nil {
-		return err
-	}
-	if err := useCheckoutLockFile(x.dir, wd); err != nil {
-		return err
-	}
-	if err := copyLocalState(x.dir, p.Path, project, wd); err != nil {
 		return err
 	}
 	x.say("planning commit %s (%s) in a private tree; the checkout is not touched", c.SHA, c.Ref)
 	return x.moveTo(project, wd)
+}
+
+// exportCommit is the export step wherever the plan runs (the control
+// node or a relay worker): it writes commit c of the git checkout into
+// tree (cleared first), removes what a branch may not bring
+// (dropUntrusted), refuses another backend than the checkout's working
+// directory dir has, puts the checkout's lock file and a read-only copy of
+// its local state in place, and returns the checkout's place in the tree
+// (project) and the working directory command names there (wd).
+func exportCommit(ctx context.Context, checkout, dir, command string, c store.Commit, tree string) (project, wd string, err error) {
+	if err := os.RemoveAll(tree); err != nil {
+		return "", "", fmt.Errorf("clearing the private tree: %w", err)
+	}
+	if err := vcs.Export(ctx, checkout, c.SHA, tree); err != nil {
+		return "", "", fmt.Errorf("writing commit %s (%s) into the run's private directory: %w; nothing planned", c.SHA, c.Ref, err)
+	}
+	if err := dropUntrusted(tree); err != nil {
+		return "", "", fmt.Errorf("clearing what the commit may not bring: %w", err)
+	}
+	prefix, err := vcs.Prefix(ctx, checkout)
+	if err != nil {
+		return "", "", fmt.Errorf("%w; nothing planned", err)
+	}
+	project = filepath.Join(tree, filepath.FromSlash(prefix)) // the checkout's place in the commit
+	if wd, err = exec.ResolveWorkingDir(project, command); err != nil {
+		return "", "", end(StatusFailed, -1, "Commit %s (%s) has no working directory %q inside it: %v; nothing planned.", c.SHA, c.Ref, command, err)
+	}
+	if err := sameBackend(dir, wd); err != nil {
+		return "", "", err
+	}
+	if err := useCheckoutLockFile(dir, wd); err != nil {
+		return "", "", err
+	}
+	if err := copyLocalState(dir, checkout, project, wd); err != nil {
+		return "", "", err
+	}
+	return project, wd, nil
 }
 
 // copyLocalState copies the local state file of the checkout's working

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/store"
 )
@@ -110,10 +111,25 @@ func scanStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return err
 	}
+	return x.decideScan(scanRecord(res, why, x.masker), why, holds)
+}
+
+// scanRecord is a scan's result as the run records it, each finding's
+// reason masked.
+func scanRecord(res *scan.Result, why string, m *mask.Masker) *store.Scan {
 	sc := &store.Scan{Digest: res.Digest, Modules: res.Modules, Files: res.Files, Why: why, ScannedAt: time.Now(), Findings: []store.Finding{}}
 	for _, f := range res.Findings {
-		sc.Findings = append(sc.Findings, store.Finding{Address: f.Address, File: f.File, Line: f.Line, Reason: x.masker.String(f.Reason)})
+		sc.Findings = append(sc.Findings, store.Finding{Address: f.Address, File: f.File, Line: f.Line, Reason: m.String(f.Reason)})
 	}
+	return sc
+}
+
+// decideScan records a scan's evidence on the run and decides on it, the
+// same for a scan the control node ran and one a relay worker ran: a clean
+// scan is the rules' pass (nil); a finding refuses a pull request's plan
+// and holds any other run at the scan stage for the exempting rules'
+// approvers (an *outcome either way).
+func (x *execution) decideScan(sc *store.Scan, why string, holds []store.Hold) error {
 	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Scan = sc; return nil })
 	if err != nil {
 		return fmt.Errorf("recording the scan: %w", err)
@@ -183,15 +199,40 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dest := x.copyDir()
-	if err := os.RemoveAll(dest); err != nil {
+	get := func(ctx context.Context, dir string) error {
+		_, err := x.toolIn(ctx, "get", dir, exec.GetArgs())
+		return err
+	}
+	return scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: x.copyDir(), env: x.env, get: get, say: x.say})
+}
+
+// scanInput is what a scan of a run's configuration reads and uses: the
+// tree (a checkout or a pull request's commit) and the working directory
+// relative to it, the private copy to make, the run's environment, how to
+// run `tofu get` in a directory, and how to say a line in the run's log.
+type scanInput struct {
+	root, rel, dest string
+	env             []string
+	get             func(ctx context.Context, dir string) error
+	say             func(format string, args ...any)
+}
+
+// scanCopyOf is the scan step wherever the plan runs (the control node or
+// a relay worker): the configuration files under in.root are copied into
+// in.dest, read, and when the configuration calls a module `tofu get`
+// downloads the modules into the copy with the run's environment before it
+// is read again through the manifest get wrote. A copy that cannot be made
+// is an *outcome refusing the run; a get that fails leaves its modules
+// unread, which are findings.
+func scanCopyOf(ctx context.Context, in scanInput) (*scan.Result, error) {
+	if err := os.RemoveAll(in.dest); err != nil {
 		return nil, fmt.Errorf("clearing the scan's private copy: %w", err)
 	}
-	if err := copyConfiguration(root, dest); err != nil {
+	if err := copyConfiguration(in.root, in.dest); err != nil {
 		return nil, end(StatusRefused, -1, "The configuration cannot be copied for the scan: %v; nothing planned.", err)
 	}
-	dir := filepath.Join(dest, rel)
-	opts := scan.Options{Root: dest, Dir: dir, Encryption: envValue(x.env, "TF_ENCRYPTION")}
+	dir := filepath.Join(in.dest, in.rel)
+	opts := scan.Options{Root: in.dest, Dir: dir, Encryption: envValue(in.env, "TF_ENCRYPTION")}
 	res, err := scan.Module(opts)
 	if err != nil {
 		return nil, fmt.Errorf("scanning the configuration: %w", err)
@@ -199,13 +240,13 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 	if res.Modules == 1 && !slices.ContainsFunc(res.Findings, func(f scan.Finding) bool { return isModuleAddress(f.Address) }) {
 		return res, nil // no module call: nothing to download, no tofu process
 	}
-	x.say("scan: downloading the modules the configuration calls into a private copy (tofu get)")
-	if _, err := x.toolIn(ctx, "get", dir, exec.GetArgs()); err != nil {
+	in.say("scan: downloading the modules the configuration calls into a private copy (tofu get)")
+	if err := in.get(ctx, dir); err != nil {
 		var sf *stepFailed
 		if !errors.As(err, &sf) {
 			return nil, err
 		}
-		x.say("scan: tofu get failed (exit %d); a module it could not download is left unread, a finding", sf.exit)
+		in.say("scan: tofu get failed (exit %d); a module it could not download is left unread, a finding", sf.exit)
 	}
 	opts.Manifest = manifestIn(dir)
 	if res, err = scan.Module(opts); err != nil {
@@ -231,22 +272,35 @@ func (x *execution) scanRoot() (root, rel string, err error) {
 			return "", "", fmt.Errorf("resolving the checkout %s: %w", p.Path, err)
 		}
 	}
-	rel, err = filepath.Rel(root, x.dir)
-	if err != nil || !exec.Inside(root, x.dir) {
-		return "", "", fmt.Errorf("the working directory %s is not inside %s; nothing ran", x.dir, root)
+	rel, err = relInside(root, x.dir)
+	return root, rel, err
+}
+
+// relInside is dir relative to root, refusing a dir outside it.
+func relInside(root, dir string) (string, error) {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !exec.Inside(root, dir) {
+		return "", fmt.Errorf("the working directory %s is not inside %s; nothing ran", dir, root)
 	}
-	return root, rel, nil
+	return rel, nil
 }
 
 // modulesStep puts the modules the gate's get installed in place of the
 // working directory's .terraform/modules, so init -get=false and the plan
-// use exactly them. A .terraform that is not a directory is refused.
+// use exactly them.
 func modulesStep(ctx context.Context, x *execution) error {
 	_, rel, err := x.scanRoot()
 	if err != nil {
 		return err
 	}
-	data := filepath.Join(x.dir, ".terraform")
+	return placeModules(filepath.Join(x.copyDir(), rel), x.dir)
+}
+
+// placeModules replaces dir's .terraform/modules with the ones the scan's
+// get installed in copyDir (none when the configuration calls no module).
+// A .terraform that is not a directory is refused.
+func placeModules(copyDir, dir string) error {
+	data := filepath.Join(dir, ".terraform")
 	if fi, err := os.Lstat(data); err == nil && !fi.IsDir() {
 		return end(StatusRefused, -1, "The working directory's .terraform is not a directory (%s), so the scanned modules cannot be put in place; nothing planned. Remove it from the checkout, then launch again.", fi.Mode().Type())
 	}
@@ -254,7 +308,7 @@ func modulesStep(ctx context.Context, x *execution) error {
 	if err := os.RemoveAll(dst); err != nil {
 		return fmt.Errorf("clearing the working directory's modules: %w", err)
 	}
-	src := filepath.Join(x.copyDir(), rel, ".terraform", "modules")
+	src := filepath.Join(copyDir, ".terraform", "modules")
 	if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
 		return nil // the configuration calls no module
 	}
@@ -271,16 +325,28 @@ func verifyModulesStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return err
 	}
-	res, err := scan.Module(scan.Options{Root: root, Dir: x.dir, Manifest: manifestIn(x.dir),
-		Encryption: envValue(x.env, "TF_ENCRYPTION")})
+	digest, err := verifyModules(root, x.dir, x.env, x.scanned)
 	if err != nil {
-		return fmt.Errorf("reading the configuration again: %w", err)
+		return err
 	}
-	if res.Digest != x.scanned.Digest || !sameFindings(res.Findings, x.scanned.Findings) {
-		return end(StatusRefused, -1, "The configuration or its modules changed after the scan (they read as %s now, %s when scanned), so this run cannot plan the modules the gate read; nothing planned. Launch it again to scan what is there now.", res.Digest, x.scanned.Digest)
-	}
-	x.say("scan: the modules in place are the ones scanned (%s)", res.Digest)
+	x.say("scan: the modules in place are the ones scanned (%s)", digest)
 	return nil
+}
+
+// verifyModules reads the configuration under root and the modules in
+// dir's .terraform, as the plan will read them, and returns their digest;
+// a digest or findings other than scanned's is an *outcome refusing the
+// run.
+func verifyModules(root, dir string, env []string, scanned *store.Scan) (string, error) {
+	res, err := scan.Module(scan.Options{Root: root, Dir: dir, Manifest: manifestIn(dir),
+		Encryption: envValue(env, "TF_ENCRYPTION")})
+	if err != nil {
+		return "", fmt.Errorf("reading the configuration again: %w", err)
+	}
+	if res.Digest != scanned.Digest || !sameFindings(res.Findings, scanned.Findings) {
+		return "", end(StatusRefused, -1, "The configuration or its modules changed after the scan (they read as %s now, %s when scanned), so this run cannot plan the modules the gate read; nothing planned. Launch it again to scan what is there now.", res.Digest, scanned.Digest)
+	}
+	return res.Digest, nil
 }
 
 // checkPlanConfig checks that the saved plan at path embeds the
@@ -290,18 +356,30 @@ func (x *execution) checkPlanConfig(path string) error {
 	if x.scanned == nil {
 		return nil
 	}
+	released := ""
+	if scanReleased(x.run) {
+		released = scanReleasers(x.run)
+	}
+	return planConfigIsScanned(path, x.scanned, released, x.say)
+}
+
+// planConfigIsScanned checks the saved plan at path against the scan: its
+// embedded configuration must have the scanned digest, or (when released
+// names who released the scan's hold) hold besides only modules the scan
+// left unread. Anything else is an *outcome refusing the plan.
+func planConfigIsScanned(path string, scanned *store.Scan, released string, say func(string, ...any)) error {
 	got, err := scan.PlanDigest(path)
 	if err != nil {
 		return end(StatusRefused, -1, "The saved plan's configuration cannot be read to check it against the scan (%v); it is not kept.", err)
 	}
-	if got != x.scanned.Digest && scanReleased(x.run) && leftUnread(x.scanned.Findings) {
+	if got != scanned.Digest && released != "" && leftUnread(scanned.Findings) {
 		// A module the scan could not read is in the plan's snapshot and not
 		// in the digest; the person who released the run saw it named.
-		x.say("scan: the saved plan also holds the modules the scan left unread, which %s released", scanReleasers(x.run))
+		say("scan: the saved plan also holds the modules the scan left unread, which %s released", released)
 		return nil
 	}
-	if got != x.scanned.Digest {
-		return end(StatusRefused, -1, "The saved plan was made from other modules than the scan read (%s, scanned %s); it is not kept.", got, x.scanned.Digest)
+	if got != scanned.Digest {
+		return end(StatusRefused, -1, "The saved plan was made from other modules than the scan read (%s, scanned %s); it is not kept.", got, scanned.Digest)
 	}
 	return nil
 }
