@@ -185,6 +185,8 @@ func writeRunHead(w io.Writer, v runView) {
 func writeCommit(w io.Writer, c *store.Commit) {
 	switch {
 	case c == nil:
+	case c.Ref != "" && c.SHA == "":
+		fmt.Fprintf(w, "  a pull request's plan of %s, at the commit the pool's worker resolves it to\n", c.Ref)
 	case c.Ref != "":
 		fmt.Fprintf(w, "  a pull request's plan of %s at commit %s\n", c.Ref, c.SHA)
 	case c.Dirty:

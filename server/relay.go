@@ -68,6 +68,8 @@ type relayLease struct {
 	handsPlan bool      // the job hands its saved plan over: a gated apply's plan phase, or a drift check
 	cancelBy  time.Time // after a cancel: when the lease is taken back if the worker has not ended the run
 	gated     bool      // the job is a gated apply's plan phase: it ends only by handing its plan over
+	scanWhy   string    // the job is scanned before it plans, and why: its worker sends the evidence once
+	scanDone  bool      // the control node decided on the job's scan
 
 	planFrom int64  // the log's size when the gated plan's tool started
 	plan     []byte // the saved plan as it arrives: in memory only, never on disk

@@ -39,6 +39,8 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 		h.recordStep(l, m)
 	case msgResult:
 		h.result(l, m)
+	case msgScanned:
+		h.scanned(l, c, m)
 	case msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
 		if !l.handsPlan {
 			_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
@@ -104,6 +106,8 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil {
 			msg = staleMessage(r)
 		}
+	case StatusRefused:
+		status = StatusRefused
 	case StatusCancelled:
 		status = StatusCancelled
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,15 +14,17 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/vcs"
 )
 
 // checkRelayLaunch validates a launch of a template whose queue a pool's
 // workers execute. The checkout is on the workers, so the working
-// directory is checked there; here only the command's shape. A gated
-// apply or a drift check on a pool without a delivery key, and what relay
-// pools do not run in this version (a pull request's plan, a scanned dry
-// run), are refused before anything plans, with a sentence saying what to
-// do.
+// directory is checked there; here only the command's shape. A pull
+// request's --ref is resolved in the control node's copy of the checkout
+// when it has one (the workers must hold that commit), otherwise by the
+// worker that takes the run. A gated apply or a drift check on a pool
+// without a delivery key is refused before anything plans, with a
+// sentence saying what to do.
 func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Template, kind Kind, pool string) (*launchPlan, error) {
 	if err := exec.CheckCommand(t.Command); err != nil {
 		return nil, errorf(ErrInvalid, "template %q: refusing working directory: %v", t.Name, err)
@@ -31,7 +34,7 @@ func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Tem
 	if who.Agent {
 		probe.RequesterKind = "agent"
 	}
-	if err := s.relayRefusal(t, probe, req, pool); err != nil {
+	if err := s.relayRefusal(probe, t, pool); err != nil {
 		return nil, err
 	}
 	// The control node reads which variables are sensitive from its own
@@ -42,21 +45,37 @@ func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Tem
 	if err != nil {
 		return nil, err
 	}
-	return &launchPlan{t: t, kind: kind, vals: vals}, nil
+	lp := &launchPlan{t: t, kind: kind, vals: vals}
+	if req.Ref != "" {
+		if lp.commit, err = s.relayRef(t.Project, req.Ref, kind); err != nil {
+			return nil, err
+		}
+	}
+	return lp, nil
 }
 
-// relayRefusal says why a pool cannot take this run in this version, or
-// returns nil.
-func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchRequest, pool string) error {
+// relayRef is a pool run's pull-request commit: resolved in the control
+// node's checkout when it is a git repository, else the ref alone (checked
+// for its form), which the worker resolves in its own.
+func (s *Server) relayRef(project, ref string, kind Kind) (*store.Commit, error) {
+	p, ok := s.config().Projects[project]
+	if kind == KindPlan && ok && vcs.IsRepository(context.Background(), p.Path) {
+		return s.resolveRef(context.Background(), project, ref, kind)
+	}
+	if kind != KindPlan {
+		return nil, errorf(ErrInvalid, "--ref plans a pull request's commit, so it goes with --dry-run only; a real run applies what the checkout holds")
+	}
+	if err := vcs.CheckRef(ref); err != nil {
+		return nil, errorf(ErrInvalid, "--ref: %v", err)
+	}
+	return &store.Commit{Ref: ref}, nil
+}
+
+// relayRefusal says why a pool cannot take this run, or returns nil: a
+// gated apply or a drift check needs the pool's delivery key.
+func (s *Server) relayRefusal(probe store.Run, t *config.Template, pool string) error {
 	where := fmt.Sprintf("template %q runs on pool %s", t.Name, pool)
 	instead := "point the template at a queue the control node executes for it"
-	switch {
-	case req.Ref != "":
-		return errorf(ErrInvalid, "%s; a pull request's plan (--ref) is exported and scanned on the control node, which relay pools do not do in this version: %s", where, instead)
-	}
-	if why, _ := s.scanFor(probe); why != "" {
-		return errorf(ErrInvalid, "%s; a rule would exempt this dry run only after the configuration scan, which runs on the control node, not on relay workers in this version: %s", where, instead)
-	}
 	if Kind(probe.Kind) == KindCheck || Kind(probe.Kind) == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(probe)) {
 		if p := s.config().Pools[pool]; p == nil || p.DeliveryKey == "" {
 			what := "a gated apply: a rule covers this apply, and its saved plan"
@@ -73,7 +92,7 @@ func (s *Server) relayRefusal(t *config.Template, probe store.Run, req LaunchReq
 // template on a pool's queue: what relay workers do not run in this
 // version, and a pool no worker can join.
 func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queue) []string {
-	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs, applies and drift checks (a gated apply or a check only with the pool's delivery_key); its pull-request plans and scanned dry runs are refused in this version", t.Name, t.Line, q.Name, q.Pool)}
+	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs, pull-request plans, applies and drift checks, and their configuration scans (a gated apply or a check only with the pool's delivery_key)", t.Name, t.Line, q.Name, q.Pool)}
 	if msg := localStateProblem(cfg, t, q.Pool); msg != "" {
 		out = append(out, msg)
 	}

@@ -73,6 +73,12 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	if !sealed {
 		msg.Status = "clear"
 	}
+	if why, _ := s.scanFor(run); why != "" && Phase(run.Phase) == phasePlan {
+		msg.ScanWhy, l.scanWhy = why, why
+		if why == scanForPullRequest {
+			msg.Ref, msg.SHA = run.Commit.Ref, run.Commit.SHA
+		}
+	}
 	l.gated = msg.Gated
 	l.handsPlan = msg.Gated || (Kind(run.Kind) == KindCheck && Phase(run.Phase) == phasePlan)
 	return msg, nil

@@ -53,6 +53,9 @@ const (
 	msgPlanStart = "plan_start" // a saved plan follows: its size and its JSON's
 	msgPlanChunk = "plan_chunk" // part of the plan file (Part "plan") or its JSON ("json")
 	msgPlanEnd   = "plan_end"   // the plan and its JSON are complete
+	msgScanned   = "scanned"    // a scanned job's evidence: what the worker's scan read and found
+	msgScanPass  = "scan_pass"  // the control node's answer: the scan lets the run plan
+	msgScanStop  = "scan_stop"  // the control node's answer: it ended the run on the scan (held or refused)
 )
 
 // relayPlanLimit is the largest plan file that crosses the relay (spec: 19
@@ -92,6 +95,9 @@ type relayMsg struct {
 	Grace     time.Duration `json:"grace,omitempty"`     // interrupt-to-kill grace for the tool
 	Phase     string        `json:"phase,omitempty"`     // plan, or apply (a saved plan)
 	Gated     bool          `json:"gated,omitempty"`     // plan phase of a gated apply: hand the saved plan over
+	ScanWhy   string        `json:"scan_why,omitempty"`  // the job is scanned before it plans, and why (scanFor)
+	Ref       string        `json:"ref,omitempty"`       // a pull request's plan: the ref named at launch
+	SHA       string        `json:"sha,omitempty"`       // and the commit the control node resolved it to ("" when it has no checkout)
 
 	// plan_start, plan_chunk
 	Size     int64  `json:"size,omitempty"`
@@ -108,6 +114,10 @@ type relayMsg struct {
 	Status   string        `json:"status,omitempty"`
 	Message  string        `json:"message,omitempty"` // result, reject, refused: a sentence
 	Commit   *store.Commit `json:"commit,omitempty"`
+
+	// scanned; scan_pass
+	Scan     *store.Scan `json:"scan,omitempty"`
+	Released string      `json:"released,omitempty"` // who released the scan's hold, when a person did
 }
 
 // relayPayload is what a job carries sealed to the pool's delivery key:

@@ -137,7 +137,7 @@ func (h *relayHub) handle(w *relayWorker, c *relayConn, m relayMsg) {
 		}
 		h.mu.Unlock()
 		h.dispatch(w.pool)
-	case msgHeartbeat, msgLog, msgStep, msgResult, msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
+	case msgHeartbeat, msgLog, msgStep, msgResult, msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd, msgScanned:
 		h.leaseMessage(w, c, m)
 	default:
 		_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Message: fmt.Sprintf("unknown relay message %q", m.Type)})

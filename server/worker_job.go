@@ -33,11 +33,16 @@ type workerRun struct {
 	plan     []byte // an apply phase's released plan, from the sealed payload
 	digest   string // its digest
 	dirID    string // the working directory's device and inode when the run started
+
+	verdict  <-chan relayMsg // the control node's decision on a scanned job's evidence
+	scanned  *store.Scan     // a scanned job's evidence, once the control node let it plan
+	released string          // who released the run's scan hold ("" for the rules' pass)
+	pr       *store.Commit   // a pull request's commit, once exported
 }
 
 // runJob carries out job and returns its result message.
-func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg) relayMsg {
-	x := &workerRun{w: w, c: c, job: job, masker: mask.New(), step: "preparation"}
+func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict <-chan relayMsg) relayMsg {
+	x := &workerRun{w: w, c: c, job: job, masker: mask.New(), step: "preparation", verdict: verdict}
 	x.out = x.masker.NewWriter(&relayLogWriter{c: c, run: job.Run, token: job.Token})
 	res := relayMsg{Type: msgResult, Run: job.Run, Token: job.Token, Exit: -1}
 	defer os.RemoveAll(x.private)
@@ -45,11 +50,15 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg) relayMs
 	if err == nil {
 		res.Commit = x.commit(ctx)
 		res.Exit, res.Message, err = x.steps(ctx)
+		if x.pr != nil {
+			res.Commit = x.pr
+		}
 	}
+	var o *outcome
 	switch {
 	case err == nil:
 		res.Status = string(StatusSucceeded)
-	case errors.Is(err, errHandedOff):
+	case errors.Is(err, errHandedOff), errors.Is(err, errScanDecided):
 		res.Status = statusHandedOff
 	case errors.Is(err, errStalePlan):
 		res.Status, res.Message = string(StatusStale), "Saved plan is stale."
@@ -57,6 +66,8 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg) relayMs
 		res.Status, res.Message = string(StatusCancelled), "Cancelled during "+x.step+"."
 	case errors.Is(context.Cause(ctx), errLeaseLost):
 		res.Status, res.Message = string(StatusFailed), "The worker lost its lease during "+x.step+"; the tool was interrupted."
+	case errors.As(err, &o) && o.status == StatusRefused:
+		res.Status, res.Message = string(StatusRefused), x.masker.String(o.msg)
 	default:
 		res.Status, res.Message = string(StatusFailed), x.masker.String(err.Error())
 	}
@@ -137,7 +148,11 @@ func (x *workerRun) commit(ctx context.Context) *store.Commit {
 // steps runs the job's steps; it returns the last exit code and the
 // sentence for a run that succeeded.
 func (x *workerRun) steps(ctx context.Context) (int, string, error) {
-	if _, err := x.tool0(ctx, "init", exec.InitArgs(true)); err != nil {
+	if x.job.ScanWhy != "" && Phase(x.job.Phase) != phaseApply {
+		if err := x.scanSteps(ctx); err != nil {
+			return x.exitOf(err), "", err
+		}
+	} else if _, err := x.tool0(ctx, "init", exec.InitArgs(true)); err != nil {
 		return x.exitOf(err), "", err
 	}
 	x.step = "state secrets"
@@ -155,6 +170,9 @@ func (x *workerRun) steps(ctx context.Context) (int, string, error) {
 		plan := filepath.Join(x.private, planFileName)
 		defer wipeQuiet(plan)
 		res, err := x.tool0(ctx, "plan", exec.PlanArgs(plan))
+		if err == nil {
+			err = x.checkPlanConfig(plan)
+		}
 		return res.ExitCode, fmt.Sprintf("Dry run complete on worker %s: its log (`log %s`) shows the plan; nothing was applied.", x.w.cfg.Name, x.job.Run), err
 	case KindApply:
 		res, err := x.tool0(ctx, "apply", exec.ApplyAutoArgs())
@@ -165,8 +183,12 @@ func (x *workerRun) steps(ctx context.Context) (int, string, error) {
 
 func (x *workerRun) exitOf(err error) int {
 	var sf *stepFailed
-	if errors.As(err, &sf) {
+	var o *outcome
+	switch {
+	case errors.As(err, &sf):
 		return sf.exit
+	case errors.As(err, &o):
+		return o.exit
 	}
 	return -1
 }

@@ -36,10 +36,16 @@ func (x *workerRun) gatedPlan(ctx context.Context) (int, string, error) {
 	var sf *stepFailed
 	switch {
 	case Kind(x.job.Kind) == KindCheck && err == nil:
+		if err := x.checkPlanConfig(path); err != nil {
+			return -1, "", err
+		}
 		return 0, "No drift.", nil // the control node records the finding
 	case Kind(x.job.Kind) == KindCheck && errors.As(err, &sf) && sf.exit == 2:
 	case err != nil:
 		return res.ExitCode, "", err
+	}
+	if err := x.checkPlanConfig(path); err != nil {
+		return -1, "", err
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -19,10 +19,11 @@ var (
 
 // runningJob is the run a worker is executing.
 type runningJob struct {
-	run    string
-	token  uint64
-	cancel context.CancelCauseFunc
-	done   chan relayMsg // the result, once
+	run     string
+	token   uint64
+	cancel  context.CancelCauseFunc
+	done    chan relayMsg // the result, once
+	verdict chan relayMsg // the control node's decision on the job's scan, once
 }
 
 // session serves one connection to the control node: poll, take offered
@@ -132,6 +133,13 @@ func (st *sessionState) handle(ctx context.Context, m relayMsg) {
 		if cur != nil && cur.run == m.Run && cur.token == m.Token {
 			cur.cancel(errJobCancelled)
 		}
+	case msgScanPass, msgScanStop:
+		if cur != nil && cur.run == m.Run && cur.token == m.Token {
+			select {
+			case cur.verdict <- m:
+			default: // a second answer changes nothing
+			}
+		}
 	case msgReject:
 		st.w.log.Warn("the control node rejected a message", "run", m.Run, "reason", m.Message)
 		if cur != nil && cur.run == m.Run && cur.token == m.Token {
@@ -145,7 +153,7 @@ func (st *sessionState) handle(ctx context.Context, m relayMsg) {
 // start runs job in its own goroutine, heartbeating until it ends.
 func (w *worker) start(ctx context.Context, c *relayConn, job relayMsg) *runningJob {
 	jctx, cancel := context.WithCancelCause(ctx)
-	rj := &runningJob{run: job.Run, token: job.Token, cancel: cancel, done: make(chan relayMsg, 1)}
+	rj := &runningJob{run: job.Run, token: job.Token, cancel: cancel, done: make(chan relayMsg, 1), verdict: make(chan relayMsg, 1)}
 	every := job.Heartbeat
 	if every <= 0 {
 		every = 5 * time.Second
@@ -163,7 +171,7 @@ func (w *worker) start(ctx context.Context, c *relayConn, job relayMsg) *running
 		}
 	}()
 	go func() {
-		res := w.runJob(jctx, c, job)
+		res := w.runJob(jctx, c, job, rj.verdict)
 		cancel(nil)
 		rj.done <- res
 	}()

@@ -26,9 +26,17 @@ func (x *workerRun) tool0(ctx context.Context, name string, args []string) (exec
 	if id, _ := dirIdentity(again); err != nil || again != x.dir || id != x.dirID {
 		return exec.Result{ExitCode: -1}, fmt.Errorf("before %s: the working directory no longer resolves to %s inside the checkout, or it was replaced; nothing more ran. Check the checkout, then submit the run again", name, x.dir)
 	}
+	return x.toolIn(ctx, name, x.dir, args)
+}
+
+// toolIn runs one tool process of the run in dir (the working directory,
+// or a directory of the run's own: the scan's private copy), as tool0
+// does after its check.
+func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string) (exec.Result, error) {
+	x.step = name
 	fmt.Fprintf(x.out, "$ %s %s\n", x.tool, strings.Join(args, " "))
 	started := time.Now()
-	res, err := exec.Run(ctx, exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: args, Output: x.out, Grace: x.job.Grace})
+	res, err := exec.Run(ctx, exec.Invocation{Binary: x.binary, Dir: dir, Env: x.env, Args: args, Output: x.out, Grace: x.job.Grace})
 	x.out.Flush()
 	_ = x.c.send(relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Exit: res.ExitCode, Started: started, Finished: time.Now()})
 	switch {

@@ -1,0 +1,275 @@
+package server
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
+)
+
+// relayScanConfig adds to relayHarness a rule that holds every run of the
+// scanned templates for bob but exempts their dry runs behind the scan,
+// templates on pool eu for three scan fixtures, and a pull-request
+// template.
+const relayScanConfig = `
+rule "review" {
+  templates        = ["rs-clean", "rs-modvar", "rs-deep"]
+  require_approval = true
+  exclude_dry_run  = true
+  approvers        = ["bob"]
+}
+template "rs-clean" {
+  project = "infra"
+  command = "infra/scan/clean"
+  queue   = "eu"
+}
+template "rs-modvar" {
+  project = "infra"
+  command = "infra/scan/modvar"
+  queue   = "eu"
+}
+template "rs-deep" {
+  project = "infra"
+  command = "infra/scan/deep"
+  queue   = "eu"
+}
+template "rpr" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+}
+`
+
+// scanWorkerCfg is a worker whose checkout also holds the scan fixtures.
+func scanWorkerCfg(t *testing.T, h *harness, name string, key relayKey, identity string) *config.Worker {
+	t.Helper()
+	cfg := relayWorkerCfg(t, h, name, "eu", key, identity)
+	if err := os.CopyFS(filepath.Join(cfg.Projects["infra"].Path, "infra", "scan"), os.DirFS("testdata/scan")); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// A scanned dry run on a pool is scanned on the worker that plans it, in
+// the worker's checkout: a clean configuration with a local module is
+// exempted by the rules' pass, recorded with the modules' digest, and
+// plans exactly the scanned modules (init -get=false); a drift check with
+// a finding is held at the scan stage before anything plans, and a clean
+// check keeps its plan.
+func TestRelayScanOnTheWorker(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig)
+	startWorker(t, scanWorkerCfg(t, h, "w1", keys["w1"], identity))
+	v := h.launchWait("alice", "rs-clean", "--dry-run")
+	if statusOf(v.Run) != StatusSucceeded || v.PlannedBy != "w1" {
+		t.Fatalf("a clean scanned dry run on w1: %s by %q: %s\n%s", v.Status, v.PlannedBy, v.Message, h.mustSSH("bob", "log", v.ID))
+	}
+	if v.Scan == nil || v.Scan.Modules != 2 || len(v.Scan.Findings) != 0 || v.Scan.Why != scanForExemption {
+		t.Fatalf("scan evidence = %+v", v.Scan)
+	}
+	last := v.Approvals[len(v.Approvals)-1]
+	if last.Stage != string(StageScan) || last.Decision != string(DecisionPass) || last.Modules != v.Scan.Digest {
+		t.Fatalf("the scan's pass is not recorded with the modules' digest: %+v", v.Approvals)
+	}
+	if want := []string{"get", "init", "plan"}; !slices.Equal(stepNames(v), want) {
+		t.Fatalf("steps = %v, want %v", stepNames(v), want)
+	}
+	log := h.mustSSH("bob", "log", v.ID)
+	for _, want := range []string{"module.m.terraform_data.in_module will be created", "init -input=false -no-color -get=false", "the modules in place are the ones scanned"} {
+		if !strings.Contains(log, want) {
+			t.Fatalf("the log lacks %q:\n%s", want, log)
+		}
+	}
+
+	v = h.launchWait("alice", "rs-deep", "--check")
+	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan || slices.Contains(stepNames(v), "plan") {
+		t.Fatalf("a check with an external data source: %s (%s) %+v, steps %v", v.Status, v.Message, v.Proposal, stepNames(v))
+	}
+	if len(v.Findings) != 1 || v.Findings[0].Address != "module.a.module.b.data.external.x" || v.Findings[0].File != "infra/scan/deep/a/b/main.tf" {
+		t.Fatalf("findings = %+v", v.Findings)
+	}
+	v = h.launchWait("alice", "rs-clean", "--check")
+	if statusOf(v.Run) != StatusSucceeded || v.Check == nil || !v.Check.Kept || v.Scan == nil || len(v.Scan.Findings) != 0 {
+		t.Fatalf("a clean check: %s (%s), check %+v, scan %+v", v.Status, v.Message, v.Check, v.Scan)
+	}
+	if tr := h.mustSSH("bob", "audit"); strings.Contains(tr, "result rejected") {
+		t.Fatalf("a scan's decision left a worker reporting into an ended lease:\n%s", tr)
+	}
+}
+
+// A run held at the scan stage on one worker and released is scanned
+// again by whichever worker takes it, which must read exactly the
+// released evidence: on another worker with the same checkout it plans;
+// where the worker's checkout changed after the hold, it is refused before
+// any plan.
+func TestRelayScanReleasedRunScannedAgainOnTheNextWorker(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig)
+	_, drain1 := startWorker(t, scanWorkerCfg(t, h, "w1", keys["w1"], identity))
+	v := h.launchWait("alice", "rs-modvar", "--dry-run")
+	if statusOf(v.Run) != StatusAwaitingApproval || Stage(v.Proposal.Stage) != StageScan || v.PlannedBy != "w1" {
+		t.Fatalf("modvar on w1: %s by %q %+v: %s", v.Status, v.PlannedBy, v.Proposal, v.Message)
+	}
+	drain1()
+	w2 := scanWorkerCfg(t, h, "w2", keys["w2"], identity)
+	startWorker(t, w2)
+	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
+	h.waitStatus(v.ID, StatusSucceeded, StatusFailed, StatusRefused)
+	v = h.show("bob", v.ID)
+	log := h.mustSSH("bob", "log", v.ID)
+	if statusOf(v.Run) != StatusSucceeded || v.PlannedBy != "w2" {
+		t.Fatalf("the released run: %s by %q: %s\n%s", v.Status, v.PlannedBy, v.Message, log)
+	}
+	if !strings.Contains(log, "worker w2 read the same") || !strings.Contains(log, "module.m.terraform_data.in_module will be created") {
+		t.Fatalf("the released run's log:\n%s", log)
+	}
+
+	v = h.launchWait("alice", "rs-modvar", "--dry-run")
+	if statusOf(v.Run) != StatusAwaitingApproval {
+		t.Fatalf("held again: %s: %s", v.Status, v.Message)
+	}
+	main := filepath.Join(w2.Projects["infra"].Path, "infra/scan/modvar/main.tf")
+	src, _ := os.ReadFile(main)
+	if err := os.WriteFile(main, append(src, []byte("\nresource \"terraform_data\" \"late\" {}\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
+	h.waitStatus(v.ID, StatusRefused, StatusSucceeded, StatusFailed)
+	v = h.show("bob", v.ID)
+	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "that a person released") || slices.Contains(stepNames(v), "plan") {
+		t.Fatalf("a checkout changed after the hold: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
+	}
+}
+
+// A pull request's plan on a pool is exported and scanned on the worker,
+// from the worker's own git checkout: a branch with an external data
+// source is refused naming it, with no tofu process started; a clean
+// branch plans its commit in a private tree. The control node has no git
+// checkout here, so the worker resolves the ref and reports the commit.
+// The worker's checkout is left as it was.
+func TestRelayPullRequestPlanOnTheWorker(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	checkout := w1.Projects["infra"].Path
+	git := gitIn(t, checkout)
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-q", "-m", "main")
+	git("checkout", "-q", "-b", "evil")
+	stolen := filepath.Join(t.TempDir(), "stolen")
+	evil := "data \"external\" \"steal\" {\n  program = [\"sh\", \"-c\", \"env > " + stolen + "; echo {}\"]\n}\n"
+	writeFile(t, filepath.Join(checkout, "infra/data/evil.tf"), evil)
+	git("add", "-A")
+	git("commit", "-q", "-m", "evil")
+	git("checkout", "-q", "main")
+	git("checkout", "-q", "-b", "clean")
+	writeFile(t, filepath.Join(checkout, "infra/data/extra.tf"), "resource \"terraform_data\" \"extra\" {\n  input = \"from the branch\"\n}\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "one more")
+	git("checkout", "-q", "main")
+	before, head := git("status", "--porcelain", "--ignored"), git("rev-parse", "HEAD")
+	startWorker(t, w1)
+
+	v := h.launchWait("alice", "rpr", "--dry-run", "--ref", "evil")
+	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "data.external.steal") || len(v.Steps) != 0 {
+		t.Fatalf("an evil branch on the pool: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
+	}
+	if v.Commit == nil || v.Commit.Ref != "evil" || v.Commit.SHA != git("rev-parse", "evil") || v.PlannedBy != "w1" {
+		t.Fatalf("commit = %+v, planned by %q", v.Commit, v.PlannedBy)
+	}
+	if _, err := os.Stat(stolen); err == nil {
+		t.Fatal("the branch's external program ran")
+	}
+	v = h.launchWait("alice", "rpr", "--dry-run", "--ref", "clean")
+	log := h.mustSSH("alice", "log", v.ID)
+	if statusOf(v.Run) != StatusSucceeded || !strings.Contains(log, "terraform_data.extra will be created") || !strings.Contains(log, "private tree on worker w1") {
+		t.Fatalf("a clean branch on the pool: %s: %s\n%s", v.Status, v.Message, log)
+	}
+	if v.Commit == nil || v.Commit.Ref != "clean" || v.Commit.SHA != git("rev-parse", "clean") {
+		t.Fatalf("commit = %+v", v.Commit)
+	}
+	if after := git("status", "--porcelain", "--ignored"); after != before || git("rev-parse", "HEAD") != head {
+		t.Fatalf("the worker's checkout changed:\nbefore %q\nafter  %q", before, after)
+	}
+}
+
+// When the control node's checkout resolves the ref to a commit the
+// worker's checkout does not hold, the worker says so and plans nothing.
+func TestRelayPullRequestCommitMissingOnTheWorker(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig)
+	h.git("init", "-q", "-b", "main")
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "the control node's own history")
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	git := gitIn(t, w1.Projects["infra"].Path)
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-q", "-m", "the worker's history")
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rpr", "--dry-run", "--ref", "main")
+	if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, "does not hold commit "+h.git("rev-parse", "main")) || len(v.Steps) != 0 {
+		t.Fatalf("a commit the worker lacks: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
+	}
+}
+
+// A worker that sends a scan for a job that is not scanned, or a second
+// scan, fails the run rather than have it decided on.
+func TestRelayScanMessagesOutOfTurn(t *testing.T) {
+	h, keys, _ := relayHarness(t, relayScanConfig)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	take := func(args ...string) (string, relayMsg) {
+		raw.send(relayMsg{Type: msgPoll})
+		id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
+		raw.recv() // the offer
+		raw.send(relayMsg{Type: msgTake, Run: id})
+		return id, raw.recv()
+	}
+	evidence := &store.Scan{Digest: "sha256:" + strings.Repeat("0", 64), Modules: 1}
+	id, job := take("rnet", "--dry-run", "--var", "region=a")
+	if job.ScanWhy != "" {
+		t.Fatalf("an unscanned dry run's job says scan %q", job.ScanWhy)
+	}
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	h.waitStatus(id, StatusFailed)
+	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "not scanned") || r.Scan != nil {
+		t.Fatalf("a scan for an unscanned job: %s: %s, scan %+v", r.Status, r.Message, r.Scan)
+	}
+	raw.recv() // the scan_stop
+	id, job = take("rs-clean", "--dry-run")
+	if job.ScanWhy != scanForExemption {
+		t.Fatalf("a scanned dry run's job says scan %q", job.ScanWhy)
+	}
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	if m := raw.recv(); m.Type != msgScanPass {
+		t.Fatalf("a clean scan was answered %+v", m)
+	}
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	h.waitStatus(id, StatusFailed)
+	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "second scan") {
+		t.Fatalf("a second scan: %s: %s", r.Status, r.Message)
+	}
+}
+
+// gitIn runs git in dir and returns its trimmed output.
+func gitIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

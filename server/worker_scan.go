@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/vcs"
+)
+
+// A scanned job on a relay worker (spec "What a plan runs, and what the
+// gate reads"; issue 13: "a plan's scan runs where the plan runs") runs
+// the control node's scan steps in the worker's own checkout and private
+// directory: a pull request's commit is exported there, the configuration
+// is copied, its modules downloaded with tofu get and the copy scanned.
+// The evidence goes to the control node, which decides on it as it
+// decides on its own scans (pass, hold at the scan stage, refuse); only
+// after its pass does the worker put the scanned modules in place, run
+// init -get=false, verify the modules and plan, and the saved plan must
+// embed the scanned configuration. A hold keeps nothing on the worker:
+// once released, the worker that takes the run scans again and must read
+// exactly the released evidence.
+
+// errScanDecided ends a scanned job whose run the control node ended on
+// the scan's evidence (held or refused); the worker sends no result.
+var errScanDecided = errors.New("the control node ended the run on the scan's evidence")
+
+// scanSteps are a scanned job's steps before its state secrets and plan.
+func (x *workerRun) scanSteps(ctx context.Context) error {
+	if err := checkScanEnv(x.env); err != nil {
+		return err
+	}
+	if x.job.ScanWhy == scanForPullRequest {
+		if err := x.export(ctx); err != nil {
+			return err
+		}
+	}
+	x.step = "scan"
+	root, err := filepath.EvalSymlinks(x.checkout)
+	if err != nil {
+		return fmt.Errorf("resolving the checkout %s: %w", x.checkout, err)
+	}
+	rel, err := relInside(root, x.dir)
+	if err != nil {
+		return err
+	}
+	copyDir := filepath.Join(x.private, scanCopyName)
+	get := func(ctx context.Context, dir string) error {
+		_, err := x.toolIn(ctx, "get", dir, exec.GetArgs())
+		return err
+	}
+	res, err := scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: copyDir, env: x.env, get: get, say: x.say})
+	if err != nil {
+		return err
+	}
+	sc := scanRecord(res, x.job.ScanWhy, x.masker)
+	if x.released, err = x.awaitScanVerdict(ctx, sc); err != nil {
+		return err
+	}
+	x.scanned = sc
+	x.step = "modules"
+	if err := placeModules(filepath.Join(copyDir, rel), x.dir); err != nil {
+		return err
+	}
+	args := exec.InitArgs(false)
+	if x.pr != nil {
+		args = append(args, "-lockfile=readonly") // a pull request installs only the providers the checkout pins
+	}
+	if _, err := x.tool0(ctx, "init", args); err != nil {
+		return err
+	}
+	x.step = "verify modules"
+	digest, err := verifyModules(root, x.dir, x.env, sc)
+	if err != nil {
+		return err
+	}
+	x.say("scan: the modules in place are the ones scanned (%s)", digest)
+	return nil
+}
+
+// awaitScanVerdict sends the scan's evidence to the control node and waits
+// for its decision: the name of whoever released the run's scan hold ("" for
+// the rules' pass) when the run may plan, errScanDecided when the control
+// node ended the run.
+func (x *workerRun) awaitScanVerdict(ctx context.Context, sc *store.Scan) (string, error) {
+	x.out.Flush()
+	if err := x.c.send(relayMsg{Type: msgScanned, Run: x.job.Run, Token: x.job.Token, Scan: sc, Commit: x.pr}); err != nil {
+		return "", err
+	}
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case m := <-x.verdict:
+		if m.Type == msgScanPass {
+			return m.Released, nil
+		}
+		return "", errScanDecided
+	}
+}
+
+// export writes the pull request's commit into the run's private
+// directory from the worker's own checkout, as the control node's export
+// step does, and moves the run's working directory there. The commit is
+// the one the control node resolved the ref to, when it has a checkout;
+// otherwise the worker resolves the ref in its own and reports the commit.
+func (x *workerRun) export(ctx context.Context) error {
+	x.step = "export"
+	c := store.Commit{Ref: x.job.Ref, SHA: x.job.SHA}
+	what := "ref " + c.Ref
+	if c.SHA != "" {
+		what = fmt.Sprintf("commit %s (ref %s, as the control node's checkout resolved it)", c.SHA, c.Ref)
+	}
+	sha, err := vcs.Resolve(ctx, x.checkout, firstOf(c.SHA, c.Ref))
+	if err != nil {
+		return end(StatusFailed, -1, "Worker %s's checkout %s does not hold %s (%v); nothing planned. Fetch it into the checkout of every worker of the pool, then launch again.", x.w.cfg.Name, x.checkout, what, err)
+	}
+	c.SHA = sha
+	project, wd, err := exportCommit(ctx, x.checkout, x.dir, x.job.Command, c, filepath.Join(x.private, treeName))
+	if err != nil {
+		return err
+	}
+	x.say("planning commit %s (%s) in a private tree on worker %s; the checkout is not touched", c.SHA, c.Ref, x.w.cfg.Name)
+	id, err := dirIdentity(wd)
+	if err != nil {
+		return fmt.Errorf("reading the private tree's working directory: %w", err)
+	}
+	x.pr, x.checkout, x.dir, x.dirID = &c, project, wd, id
+	return nil
+}
+
+// firstOf is a unless it is empty, else b.
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// checkPlanConfig checks a scanned job's saved plan at path against the
+// scan, as the control node's checkPlanConfig does; other jobs pass.
+func (x *workerRun) checkPlanConfig(path string) error {
+	if x.scanned == nil {
+		return nil
+	}
+	return planConfigIsScanned(path, x.scanned, x.released, x.say)
+}
+
+// say writes a line of Switchtender's own into the run's log, masked.
+func (x *workerRun) say(format string, args ...any) {
+	fmt.Fprintf(x.out, "switchtender: "+format+"\n", args...)
+}
