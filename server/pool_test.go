@@ -35,10 +35,10 @@ template "remote" {
 }
 
 // What needs plans handed between workers is refused before anything
-// plans, with a sentence: a gated apply on a pool with no delivery key
-// says that is why; with one, that the hand-off is not in this version; a
-// drift check and a pull request's plan likewise. An ungated apply on the
-// pool without a delivery key is queued.
+// plans, with a sentence: a gated apply or a drift check on a pool with no
+// delivery key says that is why; a --ref that could be taken for an
+// option is refused at launch, as on the control node. An
+// ungated apply on the pool without a delivery key is queued.
 func TestRelayRefusesWhatNeedsThePlanHandOff(t *testing.T) {
 	h, keys, _ := relayHarness(t, `
 rule "gate-rnet" {
@@ -59,7 +59,7 @@ template "bfree" {
 	}{
 		{[]string{"bnet", "--var", "region=a"}, "pool bare has no delivery_key, so it cannot run a gated apply"},
 		{[]string{"bnet", "--check", "--var", "region=a"}, "pool bare has no delivery_key, so it cannot run a drift check"},
-		{[]string{"rnet", "--dry-run", "--ref", "main", "--var", "region=a"}, "pull request's plan (--ref)"},
+		{[]string{"rnet", "--dry-run", "--ref", "-x", "--var", "region=a"}, "--ref"},
 	}
 	for _, c := range cases {
 		_, errOut, code := h.ssh("alice", append([]string{"launch"}, c.args...)...)
