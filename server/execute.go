@@ -194,7 +194,9 @@ func (x *execution) end(ctx context.Context, err error) {
 	}
 	// No plaintext plan outlives the run's end: wiped before the status
 	// says it ended (the deferred wipe in execute stays as a backstop).
-	wipe(x.s, filepath.Join(x.private, planFileName))
+	if x.private != "" {
+		wipe(x.s, filepath.Join(x.private, planFileName))
+	}
 	if o.status != StatusAwaitingApproval {
 		x.s.dropHeld(x.run.ID)
 	}

@@ -244,7 +244,7 @@ func sameBackend(checkoutDir, wd string) error {
 		return end(StatusRefused, -1, "The pull request's backend cannot be read: %v; nothing planned.", err)
 	}
 	if got != want {
-		return end(StatusRefused, -1, "The pull request changes the working directory's backend, cloud or encryption block; its plan runs against the state the checkout's runs use, read as they read it, with their credentials, so a change there is refused rather than planned. Merge that change first; nothing planned.")
+		return end(StatusRefused, -1, "The pull request changes the working directory's backend, cloud or encryption block, or a variable, local or .tfvars value one of them takes; its plan runs against the state the checkout's runs use, read as they read it, with their credentials, so a change there is refused rather than planned. Merge that change first; nothing planned.")
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/switchtender/switchtender/gate"
+	"path/filepath"
 	"time"
 
 	"github.com/switchtender/switchtender/store"
@@ -87,7 +88,8 @@ func (h *relayHub) planned(l *relayLease) {
 		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its plan was handed over; the plan was not kept and nothing was applied.", run.CancelRequested))
 		return
 	}
-	x := &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: "seal", planJSON: l.planJSON}
+	x := h.execution(l, run, "seal")
+	x.planJSON = l.planJSON
 	_ = l.sink.Flush()
 	x.planText = h.s.logText(run.ID, l.planFrom)
 	if Kind(run.Kind) == KindCheck {
@@ -116,6 +118,15 @@ func (h *relayHub) planned(l *relayLease) {
 		return
 	}
 	h.passOn(l, x.run)
+}
+
+// execution is the control node's side of a leased run, for the
+// executor's own steps and end: the lease's log and masker, and the run's
+// private directory on the control node (where nothing of a relayed run is
+// written; its end wipes there, never elsewhere).
+func (h *relayHub) execution(l *relayLease, run store.Run, current string) *execution {
+	return &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: current,
+		private: filepath.Join(h.s.runsDir, run.ID)}
 }
 
 // renderingIsThePlans refuses a plan whose rendering (the show -json the

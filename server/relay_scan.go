@@ -24,7 +24,7 @@ func (h *relayHub) scanned(l *relayLease, c *relayConn, m relayMsg) {
 		h.end(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
 		return
 	}
-	x := &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: "scan"}
+	x := h.execution(l, run, "scan")
 	if err := h.checkScanned(l, run, m); err != nil {
 		stop(err, x)
 		return
