@@ -42,6 +42,11 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 	case msgScanned:
 		h.scanned(l, c, m)
 	case msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
+		if l.scanWhy != "" && !l.scanDone {
+			_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: "this job hands over a plan only after its scan"})
+			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job scanned before it plans without sending its scan; nothing of it was kept.", w.name))
+			return
+		}
 		if !l.handsPlan {
 			_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
 			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
@@ -93,6 +98,10 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 	status := StatusFailed
 	switch Status(m.Status) {
 	case StatusSucceeded:
+		if l.scanWhy != "" && !l.scanDone {
+			h.end(l, StatusFailed, m.Exit, fmt.Sprintf("Worker %s reported success for a job scanned before it plans without sending its scan; nothing of it was kept as a plan the rules let through.", l.worker.name))
+			return
+		}
 		if l.gated {
 			h.end(l, StatusFailed, m.Exit, fmt.Sprintf("Worker %s reported success for a gated apply's plan without handing its saved plan over; nothing was proposed or applied.", l.worker.name))
 			return
@@ -115,11 +124,24 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 		}
 	}
 	if m.Commit != nil {
-		if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error { r.Commit = m.Commit; return nil }); err != nil {
+		if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error { recordWorkerCommit(r, *m.Commit); return nil }); err != nil {
 			h.s.log.Error("recording a worker's commit", "run", l.job.runID, "err", err)
 		}
 	}
 	h.end(l, status, m.Exit, msg)
+}
+
+// recordWorkerCommit records on r the commit its worker reports it ran. A
+// pull request's plan keeps its ref: only the commit the ref named is
+// taken, and only when the control node had not resolved it otherwise.
+func recordWorkerCommit(r *store.Run, c store.Commit) {
+	if r.Commit == nil || r.Commit.Ref == "" {
+		r.Commit = &store.Commit{SHA: c.SHA, Dirty: c.Dirty}
+		return
+	}
+	if c.Ref == r.Commit.Ref && c.SHA != "" && r.Commit.SHA == "" {
+		r.Commit.SHA = c.SHA
+	}
 }
 
 // takeBack drops l as its run's lease and reports whether it still was

@@ -31,7 +31,9 @@ func (h *relayHub) scanned(l *relayLease, c *relayConn, m relayMsg) {
 	}
 	l.scanDone = true
 	if run.CancelRequested != "" {
-		stop(end(StatusCancelled, -1, "Cancelled by %s after the scan on worker %s; nothing planned.", run.CancelRequested, l.worker.name), x)
+		// The worker was told to cancel and reports the run cancelled
+		// itself (or loses the lease after cancel_grace): the evidence is
+		// not decided on.
 		return
 	}
 	if x.run, err = h.recordPullRequestCommit(run, m.Commit); err != nil {
@@ -97,22 +99,20 @@ func (h *relayHub) recordPullRequestCommit(run store.Run, c *store.Commit) (stor
 // node gave the job, the time it arrived, every reason masked again.
 func (h *relayHub) evidence(l *relayLease, in *store.Scan) *store.Scan {
 	sc := &store.Scan{Digest: in.Digest, Modules: in.Modules, Files: in.Files, Why: l.scanWhy, ScannedAt: time.Now(), Findings: []store.Finding{}}
-	for _, f := range in.Findings {
+	// A worker bounds its findings; one that did not is capped here, and
+	// the reasons are cut only after masking.
+	for _, f := range capFindings(in.Findings) {
 		f.Reason = l.masker.String(f.Reason)
 		sc.Findings = append(sc.Findings, f)
 	}
+	sc.Findings = boundFindings(sc.Findings)
 	return sc
 }
 
 // sameEvidence refuses a worker's scan of a released run that read other
 // modules, or found other things, than the scan a person released.
 func sameEvidence(got, released *store.Scan, worker string) error {
-	same := got.Digest == released.Digest && len(got.Findings) == len(released.Findings)
-	for i := 0; same && i < len(got.Findings); i++ {
-		f, g := got.Findings[i], released.Findings[i]
-		same = f.Address == g.Address && f.File == g.File && f.Line == g.Line
-	}
-	if !same {
+	if got.Digest != released.Digest || !sameFindings(got.Findings, released.Findings) {
 		return end(StatusRefused, -1, "Worker %s's scan read %s with %d %s, not the %s with %d that a person released, so this run cannot plan the modules they weighed; nothing planned. Launch it again to scan what the pool's checkouts hold now.",
 			worker, got.Digest, len(got.Findings), plural(len(got.Findings), "finding", "findings"), released.Digest, len(released.Findings))
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
@@ -271,5 +273,35 @@ func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A worker's findings are capped at maxFindings and one line saying how
+// many more there were; reasons are cut only after masking, so a secret
+// that straddles the cut is still masked; bounding twice changes nothing.
+func TestScanEvidenceBoundedAfterMasking(t *testing.T) {
+	m := mask.New()
+	secret := "s3cr3t-" + strings.Repeat("x", 40)
+	m.Add(secret)
+	l := &relayLease{masker: m, scanWhy: scanForExemption}
+	reason := strings.Repeat("r", maxFindingReason-10) + secret
+	var fs []store.Finding
+	for i := range 150 {
+		fs = append(fs, store.Finding{Address: fmt.Sprintf("data.external.x%d", i), File: "main.tf", Line: i + 1, Reason: reason})
+	}
+	sc := (&relayHub{}).evidence(l, &store.Scan{Digest: "sha256:x", Modules: 1, Findings: fs})
+	if len(sc.Findings) != maxFindings+1 || !strings.Contains(sc.Findings[maxFindings].Reason, "50 more findings") {
+		t.Fatalf("%d findings kept, the last %q", len(sc.Findings), sc.Findings[len(sc.Findings)-1].Reason)
+	}
+	for _, f := range sc.Findings {
+		if strings.Contains(f.Reason, "s3cr3t") || len(f.Reason) > maxFindingReason+len("…") {
+			t.Fatalf("a reason kept part of the secret or its length (%d bytes): %q", len(f.Reason), f.Reason)
+		}
+	}
+	if again := boundFindings(sc.Findings); !slices.Equal(again, sc.Findings) {
+		t.Fatal("bounding a bounded list changed it")
+	}
+	if n := len(boundFindings(fs[:maxFindings+1])); n != maxFindings+1 {
+		t.Fatalf("%d findings were cut to %d", maxFindings+1, n)
 	}
 }

@@ -121,7 +121,31 @@ func scanRecord(res *scan.Result, why string, m *mask.Masker) *store.Scan {
 	for _, f := range res.Findings {
 		sc.Findings = append(sc.Findings, store.Finding{Address: f.Address, File: f.File, Line: f.Line, Reason: m.String(f.Reason)})
 	}
+	sc.Findings = boundFindings(sc.Findings)
 	return sc
+}
+
+// Bounds on a scan's evidence as a run records it, shows and audits it.
+const (
+	maxFindings      = 100 // findings listed; one more says how many are not
+	maxFindingReason = 512 // bytes of one finding's reason
+)
+
+// boundFindings cuts each reason to maxFindingReason bytes and, of more
+// than maxFindings+1 findings, keeps the first maxFindings and says in one
+// more how many it left out. Bounding a bounded list changes nothing, so
+// evidence bounded on a worker and again on the control node, or scanned
+// twice, compares equal. Reasons are cut after masking, never before.
+func boundFindings(fs []store.Finding) []store.Finding {
+	fs = capFindings(fs)
+	out := make([]store.Finding, 0, len(fs))
+	for _, f := range fs {
+		if len(f.Reason) > maxFindingReason {
+			f.Reason = strings.ToValidUTF8(f.Reason[:maxFindingReason], "") + "…"
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // decideScan records a scan's evidence on the run and decides on it, the
@@ -343,7 +367,7 @@ func verifyModules(root, dir string, env []string, scanned *store.Scan) (string,
 	if err != nil {
 		return "", fmt.Errorf("reading the configuration again: %w", err)
 	}
-	if res.Digest != scanned.Digest || !sameFindings(res.Findings, scanned.Findings) {
+	if res.Digest != scanned.Digest || !sameFindings(scanRecord(res, "", mask.New()).Findings, scanned.Findings) {
 		return "", end(StatusRefused, -1, "The configuration or its modules changed after the scan (they read as %s now, %s when scanned), so this run cannot plan the modules the gate read; nothing planned. Launch it again to scan what is there now.", res.Digest, scanned.Digest)
 	}
 	return res.Digest, nil
@@ -416,20 +440,24 @@ func scanReleasers(r store.Run) string {
 	return strings.Join(by, ", ")
 }
 
+// capFindings keeps the first maxFindings of more than maxFindings+1
+// findings and says in one more how many it left out.
+func capFindings(fs []store.Finding) []store.Finding {
+	if len(fs) <= maxFindings+1 {
+		return fs
+	}
+	more := store.Finding{Reason: fmt.Sprintf("%d more findings are not listed; a configuration with this many weighs as a whole", len(fs)-maxFindings)}
+	return append(slices.Clone(fs[:maxFindings]), more)
+}
+
 // sameFindings reports whether a scan of the tree the plan reads found
-// what the scan that was weighed found: a file it can read no longer (a
-// FIFO swapped in, say) adds nothing to the digest but is a finding.
-func sameFindings(now []scan.Finding, scanned []store.Finding) bool {
-	if len(now) != len(scanned) {
-		return false
-	}
-	for i, f := range now {
-		g := scanned[i]
-		if f.Address != g.Address || f.File != g.File || f.Line != g.Line {
-			return false
-		}
-	}
-	return true
+// what the scan that was weighed found (by address, file and line): a file
+// it can read no longer (a FIFO swapped in, say) adds nothing to the digest
+// but is a finding.
+func sameFindings(now, scanned []store.Finding) bool {
+	return slices.EqualFunc(now, scanned, func(f, g store.Finding) bool {
+		return f.Address == g.Address && f.File == g.File && f.Line == g.Line
+	})
 }
 
 // manifestIn is the module manifest in dir's .terraform, or "" when there

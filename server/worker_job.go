@@ -48,7 +48,9 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict
 	defer os.RemoveAll(x.private)
 	err := x.prepare(ctx)
 	if err == nil {
-		res.Commit = x.commit(ctx)
+		if x.job.Ref == "" {
+			res.Commit = x.commit(ctx)
+		}
 		res.Exit, res.Message, err = x.steps(ctx)
 		if x.pr != nil {
 			res.Commit = x.pr

@@ -87,18 +87,29 @@ func (x *workerRun) scanSteps(ctx context.Context) error {
 // node ended the run.
 func (x *workerRun) awaitScanVerdict(ctx context.Context, sc *store.Scan) (string, error) {
 	x.out.Flush()
+	if err := ctx.Err(); err != nil {
+		return "", err // cancelled while it scanned: the control node decides nothing
+	}
 	if err := x.c.send(relayMsg{Type: msgScanned, Run: x.job.Run, Token: x.job.Token, Scan: sc, Commit: x.pr}); err != nil {
 		return "", err
 	}
+	var m relayMsg
 	select {
+	case m = <-x.verdict:
 	case <-ctx.Done():
-		return "", ctx.Err()
-	case m := <-x.verdict:
-		if m.Type == msgScanPass {
-			return m.Released, nil
+		select {
+		case m = <-x.verdict: // the decision came with the cancel: it ended the run
+		default:
+			return "", ctx.Err()
 		}
-		return "", errScanDecided
 	}
+	if m.Type == msgScanPass && ctx.Err() == nil {
+		return m.Released, nil
+	}
+	if m.Type == msgScanPass {
+		return "", ctx.Err()
+	}
+	return "", errScanDecided
 }
 
 // export writes the pull request's commit into the run's private
@@ -113,9 +124,13 @@ func (x *workerRun) export(ctx context.Context) error {
 	if c.SHA != "" {
 		what = fmt.Sprintf("commit %s (ref %s, as the control node's checkout resolved it)", c.SHA, c.Ref)
 	}
+	x.pr = &c // the run keeps its ref whatever happens next
 	sha, err := vcs.Resolve(ctx, x.checkout, firstOf(c.SHA, c.Ref))
-	if err != nil {
-		return end(StatusFailed, -1, "Worker %s's checkout %s does not hold %s (%v); nothing planned. Fetch it into the checkout of every worker of the pool, then launch again.", x.w.cfg.Name, x.checkout, what, err)
+	switch {
+	case errors.Is(err, vcs.ErrNotRepository):
+		return end(StatusFailed, -1, "Worker %s's checkout %s is not a git repository, so it holds no %s; nothing planned. Make the pool's checkouts clones of the repository.", x.w.cfg.Name, x.checkout, what)
+	case err != nil:
+		return end(StatusFailed, -1, "Worker %s's checkout %s does not hold %s; nothing planned. Fetch it into the checkout of every worker of the pool (a remote's branch is origin/NAME until a local branch tracks it), then launch again.", x.w.cfg.Name, x.checkout, what)
 	}
 	c.SHA = sha
 	project, wd, err := exportCommit(ctx, x.checkout, x.dir, x.job.Command, c, filepath.Join(x.private, treeName))
@@ -127,7 +142,7 @@ func (x *workerRun) export(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the private tree's working directory: %w", err)
 	}
-	x.pr, x.checkout, x.dir, x.dirID = &c, project, wd, id
+	x.checkout, x.dir, x.dirID = project, wd, id
 	return nil
 }
 
