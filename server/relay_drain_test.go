@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,5 +140,48 @@ func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=after")
 	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
 		t.Errorf("after the restart: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
+	}
+}
+
+// A worker stopped outright (a second signal) while it applies interrupts
+// its tool and reports the run interrupted at once, saying so, rather than
+// leaving it to fail when its lease times out; RunWorker names the run.
+func TestRelayStoppedWorkerReportsItsRunInterrupted(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rslow" {
+  project = "infra"
+  command = "infra/slow"
+  queue   = "eu"
+}
+`)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = time.Minute // a lost lease would take this long
+	h.srv.relay.mu.Unlock()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	errs := make(chan error, 1)
+	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test"}) }()
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
+	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
+	})
+	stopped := time.Now()
+	stop()
+	h.waitStatus(id, StatusInterrupted, StatusFailed, StatusSucceeded)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusInterrupted || !strings.Contains(r.Message, "Worker w1 was stopped during apply") || time.Since(stopped) > 30*time.Second {
+		t.Fatalf("the stopped worker's run after %s: %s: %s", time.Since(stopped), r.Status, r.Message)
+	}
+	select {
+	case err := <-errs:
+		if err == nil || !strings.Contains(err.Error(), "its run "+id+" was interrupted") {
+			t.Errorf("RunWorker returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stopped worker did not return")
+	}
+	if audit := h.mustSSH("alice", "audit", "--run", id); strings.Contains(audit, "result rejected") {
+		t.Errorf("the interrupted run's result was rejected:\n%s", audit)
 	}
 }

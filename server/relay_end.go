@@ -115,8 +115,8 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil {
 			msg = staleMessage(r)
 		}
-	case StatusRefused:
-		status = StatusRefused
+	case StatusRefused, StatusInterrupted:
+		status = Status(m.Status)
 	case StatusCancelled:
 		status = StatusCancelled
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" {

@@ -89,10 +89,10 @@ func (s *Server) relayRefusal(probe store.Run, t *config.Template, pool string) 
 }
 
 // poolTemplateProblems is what serve warns and check reports about a
-// template on a pool's queue: what relay workers do not run in this
-// version, and a pool no worker can join.
+// template on a pool's queue: a working directory whose state each
+// worker's checkout would hold apart, and a pool no worker can join.
 func poolTemplateProblems(cfg *config.Config, t *config.Template, q *config.Queue) []string {
-	out := []string{fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, whose workers run its dry runs, pull-request plans, applies and drift checks, and their configuration scans (a gated apply or a check only with the pool's delivery_key)", t.Name, t.Line, q.Name, q.Pool)}
+	var out []string
 	if msg := localStateProblem(cfg, t, q.Pool); msg != "" {
 		out = append(out, msg)
 	}

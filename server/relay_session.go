@@ -99,7 +99,7 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 		detail += "; it replaces the earlier connection of the same name, which is no longer offered runs"
 	}
 	h.s.workerEvent("", m.Name, "worker connected", detail)
-	if err := c.send(relayMsg{Type: msgWelcome, Pool: pool}); err != nil {
+	if err := c.send(relayMsg{Type: msgWelcome, Pool: pool, Heartbeat: h.leaseTimeout(pool) / 3}); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -109,12 +109,17 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 // to the queue, a lease it holds runs on until it times out.
 func (h *relayHub) disconnected(w *relayWorker, c *relayConn) {
 	h.mu.Lock()
+	drained := w.draining && w.lease == nil
 	if w.conn == c {
 		w.conn, w.polling = nil, false
 		h.requeue(w)
 	}
 	h.mu.Unlock()
-	h.s.workerEvent("", w.name, "worker disconnected", "pool "+w.pool)
+	if drained {
+		h.s.workerEvent("", w.name, "worker drained", "pool "+w.pool+"; it took no new run, finished the one it had, and left")
+	} else {
+		h.s.workerEvent("", w.name, "worker disconnected", "pool "+w.pool)
+	}
 	h.dispatch(w.pool)
 }
 
@@ -137,7 +142,11 @@ func (h *relayHub) handle(w *relayWorker, c *relayConn, m relayMsg) {
 		}
 		h.mu.Unlock()
 		h.dispatch(w.pool)
-	case msgHeartbeat, msgLog, msgStep, msgResult, msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd, msgScanned:
+	case msgHeartbeat:
+		if m.Run != "" {
+			h.leaseMessage(w, c, m)
+		} // an idle worker's heartbeat only says it is there (lastSeen)
+	case msgLog, msgStep, msgResult, msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd, msgScanned:
 		h.leaseMessage(w, c, m)
 	default:
 		_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Message: fmt.Sprintf("unknown relay message %q", m.Type)})
@@ -152,7 +161,8 @@ func (h *relayHub) poll(w *relayWorker) {
 	h.dispatch(w.pool)
 }
 
-// drain marks w as taking no new run; it finishes the one it has.
+// drain marks w as taking no new run; it finishes the one it has. It is
+// audited as draining now, and as drained when it leaves.
 func (h *relayHub) drain(w *relayWorker) {
 	h.mu.Lock()
 	w.draining, w.polling = true, false
@@ -161,9 +171,9 @@ func (h *relayHub) drain(w *relayWorker) {
 		run = w.lease.job.runID
 	}
 	h.mu.Unlock()
-	detail := "pool " + w.pool + "; it had no run"
+	detail := "pool " + w.pool + "; it has no run and takes no new one"
 	if run != "" {
-		detail = "pool " + w.pool + "; it finishes run " + run
+		detail = "pool " + w.pool + "; it takes no new run and finishes run " + run
 	}
-	h.s.workerEvent(run, w.name, "worker drained", detail)
+	h.s.workerEvent(run, w.name, "worker draining", detail)
 }

@@ -321,7 +321,7 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Proble
 	var out []Problem
 	for _, t := range sortedTemplates(cfg) {
 		if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
-			for _, msg := range poolTemplateProblems(cfg, t, q)[1:] { // the first says what the pool runs: no problem
+			for _, msg := range poolTemplateProblems(cfg, t, q) {
 				out = append(out, Problem{t.Line, msg})
 			}
 			continue // its workers hold the checkout and the tool

@@ -39,7 +39,8 @@ type worker struct {
 	log      *slog.Logger
 	signer   gossh.Signer
 	hostKeys gossh.HostKeyCallback
-	delivery *seal.Key // nil when the file names no delivery_identity
+	delivery *seal.Key     // nil when the file names no delivery_identity
+	idleBeat time.Duration // how often to heartbeat while idle, as the control node said
 }
 
 // errWorkerRefused is a refusal that reconnecting cannot fix.
@@ -58,10 +59,14 @@ func RunWorker(ctx context.Context, cfg *config.Worker, opts WorkerOptions) erro
 	backoff := time.Second
 	for {
 		err := w.session(ctx)
-		if errors.Is(err, errWorkerRefused) || errors.Is(err, errDrained) || ctx.Err() != nil {
-			if errors.Is(err, errDrained) {
-				return nil
-			}
+		switch {
+		case errors.Is(err, errDrained):
+			return nil
+		case errors.As(err, new(*stoppedDuringRun)):
+			return err // a run was interrupted: say which
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errWorkerRefused):
 			return err
 		}
 		w.log.Warn("relay connection ended; dialling again", "control", cfg.Control, "err", err, "in", backoff)
@@ -127,11 +132,12 @@ func (w *worker) dial(ctx context.Context) (*gossh.Client, *relayConn, error) {
 		return nil, nil, w.dialErr(err)
 	}
 	client := gossh.NewClient(cc, chans, reqs)
-	c, err := w.openRelay(client)
+	c, every, err := w.openRelay(client)
 	if err != nil {
 		client.Close()
 		return nil, nil, err
 	}
+	w.idleBeat = every
 	return client, c, nil
 }
 
@@ -150,22 +156,23 @@ func (w *worker) dialErr(err error) error {
 	return fmt.Errorf("SSH handshake with %s: %w", w.cfg.Control, err)
 }
 
-// openRelay starts the relay session and exchanges hello and welcome.
-func (w *worker) openRelay(client *gossh.Client) (*relayConn, error) {
+// openRelay starts the relay session and exchanges hello and welcome; it
+// returns how often the worker heartbeats while idle.
+func (w *worker) openRelay(client *gossh.Client) (*relayConn, time.Duration, error) {
 	sess, err := client.NewSession()
 	if err != nil {
-		return nil, fmt.Errorf("opening the relay session: %w", err)
+		return nil, 0, fmt.Errorf("opening the relay session: %w", err)
 	}
 	in, err := sess.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("opening the relay session: %w", err)
+		return nil, 0, fmt.Errorf("opening the relay session: %w", err)
 	}
 	out, err := sess.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("opening the relay session: %w", err)
+		return nil, 0, fmt.Errorf("opening the relay session: %w", err)
 	}
 	if err := sess.Start(relayCommand); err != nil {
-		return nil, fmt.Errorf("starting the relay session: %w", err)
+		return nil, 0, fmt.Errorf("starting the relay session: %w", err)
 	}
 	c := newRelayConn(out, in)
 	var projects []string
@@ -173,16 +180,16 @@ func (w *worker) openRelay(client *gossh.Client) (*relayConn, error) {
 		projects = append(projects, name)
 	}
 	if err := c.send(relayMsg{Type: msgHello, Name: w.cfg.Name, Pool: w.cfg.Pool, Version: w.opts.Version, Projects: projects}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	m, err := c.recv()
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("reading the control node's welcome: %w", err)
+		return nil, 0, fmt.Errorf("reading the control node's welcome: %w", err)
 	case m.Type == msgRefused:
-		return nil, fmt.Errorf("%w: %s", errWorkerRefused, m.Message)
+		return nil, 0, fmt.Errorf("%w: %s", errWorkerRefused, m.Message)
 	case m.Type != msgWelcome:
-		return nil, fmt.Errorf("the control node answered hello with %q", m.Type)
+		return nil, 0, fmt.Errorf("the control node answered hello with %q", m.Type)
 	}
-	return c, nil
+	return c, m.Heartbeat, nil
 }

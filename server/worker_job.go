@@ -68,6 +68,8 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict
 		res.Status, res.Message = string(StatusCancelled), "Cancelled during "+x.step+"."
 	case errors.Is(context.Cause(ctx), errLeaseLost):
 		res.Status, res.Message = string(StatusFailed), "The worker lost its lease during "+x.step+"; the tool was interrupted."
+	case ctx.Err() != nil:
+		res.Status, res.Message = string(StatusInterrupted), fmt.Sprintf("Worker %s was stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then `rerun %s` if it should go on.", x.w.cfg.Name, x.step, x.job.Run)
 	case errors.As(err, &o) && o.status == StatusRefused:
 		res.Status, res.Message = string(StatusRefused), x.masker.String(o.msg)
 	default:

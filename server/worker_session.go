@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -71,15 +72,24 @@ type sessionState struct {
 }
 
 func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr <-chan error) error {
+	every := st.w.idleBeat
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	beat := time.NewTicker(every)
+	defer beat.Stop()
 	for {
 		var done chan relayMsg
 		if st.cur != nil {
 			done = st.cur.done
 		}
 		select {
+		case <-beat.C:
+			if st.cur == nil { // a job heartbeats its lease itself
+				_ = st.c.send(relayMsg{Type: msgHeartbeat})
+			}
 		case <-ctx.Done():
-			st.stopJob(context.Cause(ctx))
-			return ctx.Err()
+			return st.stopped(ctx)
 		case <-st.drain:
 			st.drain, st.draining = nil, true
 			_ = st.c.send(relayMsg{Type: msgDrain})
@@ -104,6 +114,38 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr 
 		}
 	}
 }
+
+// errWorkerStopped ends a worker that was stopped (a second signal) rather
+// than drained.
+var errWorkerStopped = errors.New("the worker was stopped")
+
+// stopped ends the session when the worker is stopped: a run it has is
+// interrupted (its tool gets an interrupt so it can release its state
+// lock) and reported, so the run ends now rather than when its lease
+// times out.
+func (st *sessionState) stopped(ctx context.Context) error {
+	if st.cur == nil {
+		return errWorkerStopped
+	}
+	run := st.cur.run
+	st.cur.cancel(context.Cause(ctx))
+	res := <-st.cur.done
+	st.cur = nil
+	if res.Status != statusHandedOff {
+		_ = st.c.send(res)
+		time.Sleep(200 * time.Millisecond) // let the result reach the control node first
+	}
+	return &stoppedDuringRun{run: run, status: res.Status}
+}
+
+// stoppedDuringRun is errWorkerStopped with the run it interrupted.
+type stoppedDuringRun struct{ run, status string }
+
+func (e *stoppedDuringRun) Error() string {
+	return fmt.Sprintf("%v: its run %s was interrupted and reported %s", errWorkerStopped, e.run, e.status)
+}
+
+func (e *stoppedDuringRun) Unwrap() error { return errWorkerStopped }
 
 // stopJob interrupts the current run with cause and waits for it to end.
 func (st *sessionState) stopJob(cause error) {
