@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -167,7 +168,17 @@ func writeRunHead(w io.Writer, v runView) {
 		fmt.Fprintf(w, "  reconcile: %s\n", v.Reconcile)
 	}
 	writeCommit(w, v.Commit)
+	writeWorkers(w, v)
+}
+
+// writeWorkers names the relay workers that took the run's phases. A plan
+// phase that ended before its plan (held or refused on the scan, failed in
+// init) names the worker that took it, not a worker that planned.
+func writeWorkers(w io.Writer, v runView) {
+	planned := slices.ContainsFunc(v.Steps, func(s store.Step) bool { return s.Name == "plan" || s.Name == "apply" })
 	switch {
+	case v.PlannedBy != "" && !planned:
+		fmt.Fprintf(w, "  taken by relay worker %s, which did not get as far as a plan\n", v.PlannedBy)
 	case v.PlannedBy != "" && v.PlannedBy == v.AppliedBy:
 		fmt.Fprintf(w, "  planned and applied on relay worker %s\n", v.PlannedBy)
 	case v.PlannedBy != "" || v.AppliedBy != "":
@@ -243,6 +254,10 @@ func writeApprovals(w io.Writer, approvals []store.Approval) {
 		case DecisionReject:
 			fmt.Fprintf(w, "  rejected (%s stage) by %s at %s: %s\n", a.Stage, a.By, at, oneLine(a.Reason))
 		case DecisionPass:
+			if Stage(a.Stage) == StageScan {
+				fmt.Fprintf(w, "  the configuration scan found nothing, so exclude_dry_run let the plan through: modules %s (%s)\n", a.Modules, at)
+				continue
+			}
 			fmt.Fprintf(w, "  no rule held the saved plan %s (%s)\n", a.Digest, at)
 		default:
 			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", a.Decision, a.Stage, a.By, at, a.Digest, oneLine(a.Reason))

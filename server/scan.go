@@ -69,7 +69,7 @@ func (s *Server) scanFor(r store.Run) (why string, holds []store.Hold) {
 		full.ExcludeDryRun = false
 		if rule.ExcludeDryRun && full.WouldHold(req) {
 			holds = append(holds, store.Hold{Rule: rule.Name, Approvers: rule.Approvers,
-				Reason: "exclude_dry_run exempts a plan only when the configuration scan finds nothing, and it found what is listed; held as the real run it may be"})
+				Reason: "exclude_dry_run exempts a plan only when the configuration scan finds nothing; it found what is listed, so the rule holds this plan as it would hold the run without the exemption"})
 		}
 	}
 	if len(holds) == 0 {

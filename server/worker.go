@@ -56,6 +56,7 @@ func RunWorker(ctx context.Context, cfg *config.Worker, opts WorkerOptions) erro
 	if err != nil {
 		return err
 	}
+	w.log.Info("dialling the control node", "control", cfg.Control, "pool", cfg.Pool, "worker", cfg.Name)
 	backoff := time.Second
 	for {
 		err := w.session(ctx)
@@ -92,7 +93,7 @@ func newWorker(cfg *config.Worker, opts WorkerOptions) (*worker, error) {
 		return nil, err
 	}
 	if _, err := eng.Find(envValue(opts.Environ, "PATH")); err != nil {
-		return nil, fmt.Errorf("%v; a worker without tofu on its PATH takes no runs", err)
+		return nil, fmt.Errorf("tofu is not on this worker's PATH (%s), and a worker without tofu on its PATH takes no runs, so it did not connect. Install tofu (`switchtender tofu` builds the pinned version) or add its directory to the PATH, then start the worker again", envValue(opts.Environ, "PATH"))
 	}
 	w := &worker{cfg: cfg, opts: opts, log: opts.Logger}
 	pem, err := os.ReadFile(cfg.Key)

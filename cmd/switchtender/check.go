@@ -75,7 +75,11 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		return errProblems
 	}
 	if !*asJSON {
-		fmt.Fprintf(stdout, "%s: the configuration loads, every working directory resolves inside its checkout, every tool is on the PATH, every plan_gate compiles and the sealing key opens every sealed value runs still need\n", *cfgPath)
+		sealed := " and the sealing key opens every sealed value runs still need"
+		if len(notes) > 0 {
+			sealed = " (sealed values: see the note above)"
+		}
+		fmt.Fprintf(stdout, "%s: the configuration loads, every working directory resolves inside its checkout, every tool is on the PATH, every plan_gate compiles%s\n", *cfgPath, sealed)
 	}
 	return nil
 }

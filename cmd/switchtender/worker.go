@@ -54,6 +54,5 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	fmt.Fprintf(stdout, "switchtender: worker %s of pool %s dialling %s\n", cfg.Name, cfg.Pool, cfg.Control)
 	return server.RunWorker(hard, cfg, server.WorkerOptions{Environ: os.Environ(), Logger: logger, Version: version, Drain: drain})
 }
