@@ -231,7 +231,7 @@ func (h *relayHub) lose(l *relayLease, now time.Time) {
 	step, timeout, c := l.step, h.timeoutLocked(l.job.pool), l.worker.conn
 	h.mu.Unlock()
 	lock := "a state lock may be left: if the next run says the state is locked, make sure the worker stopped, then run `tofu force-unlock LOCK_ID` in the working directory"
-	if step == "init" || step == "preparation" {
+	if step == "init" || step == "preparation" || step == "get" { // get: the scan's module download, in a private copy
 		lock = "no state lock was held (it was in " + step + ")"
 	}
 	msg := fmt.Sprintf("Worker %s of pool %s stopped heartbeating during %s: no heartbeat for %s (the lease timeout), so it lost its lease and the run failed; %s. Nothing was re-run: check the state, then `rerun %s` if it should go on.",

@@ -50,6 +50,7 @@ func (x *workerRun) scanSteps(ctx context.Context) error {
 	copyDir := filepath.Join(x.private, scanCopyName)
 	get := func(ctx context.Context, dir string) error {
 		_, err := x.toolIn(ctx, "get", dir, exec.GetArgs())
+		x.step = "scan"
 		return err
 	}
 	res, err := scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: copyDir, env: x.env, get: get, say: x.say})
