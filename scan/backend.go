@@ -6,13 +6,13 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/switchtender/switchtender/gate"
 )
@@ -52,7 +52,7 @@ func Backend(dir string) (string, error) {
 			names = append(names, e.Name())
 		}
 	}
-	r := &rootInputs{vars: map[string]string{}, locals: map[string]localDef{}}
+	r := &rootInputs{vars: map[string]string{}, locals: map[string]*localDef{}}
 	for _, name := range ConfigFiles(names) {
 		src, err := gate.ReadConfigFile(filepath.Join(dir, name))
 		if err != nil {
@@ -62,7 +62,7 @@ func Backend(dir string) (string, error) {
 			return "", err
 		}
 	}
-	if len(r.refs) == 0 && !r.all {
+	if len(r.refs) == 0 && !slices.ContainsFunc(r.exprs, func(e hcl.Expression) bool { return readsFile(e) != "" }) {
 		return r.blocks.String(), nil
 	}
 	inputs, err := r.inputs(dir, names)
@@ -76,24 +76,25 @@ func Backend(dir string) (string, error) {
 // variables and locals they reference, and every declaration.
 type rootInputs struct {
 	blocks strings.Builder
-	refs   []hcl.Traversal     // what the blocks reference
-	all    bool                // a JSON block: taken to reference everything
-	calls  []string            // the blocks' own text, for file functions
-	vars   map[string]string   // variable name -> its declaration's text
-	locals map[string]localDef // local name -> its definition
+	refs   []hcl.Traversal      // what the blocks reference
+	exprs  []hcl.Expression     // the blocks' expressions, for function calls
+	vars   map[string]string    // variable name -> its declarations' text
+	locals map[string]*localDef // local name -> its definitions
 }
 
-// localDef is one local value: its text and what it references.
+// localDef is one local value, as every file that defines it (override
+// files included, in any order) writes it: their text, what they
+// reference, their expressions.
 type localDef struct {
-	text string
-	refs []hcl.Traversal
+	text  string
+	refs  []hcl.Traversal
+	exprs []hcl.Expression
 }
 
 // file reads one configuration file's backend, cloud and encryption blocks
 // and its variable and locals declarations.
 func (r *rootInputs) file(name string, src []byte) error {
-	json := isJSONFile(name)
-	f, diags := parseConfig(src, name, json)
+	f, diags := parseConfig(src, name, isJSONFile(name))
 	if diags.HasErrors() {
 		return fmt.Errorf("%s does not parse: %s", name, diags.Error())
 	}
@@ -107,12 +108,8 @@ func (r *rootInputs) file(name string, src []byte) error {
 			r.vars[tb.Labels[0]] += fmt.Sprintf("%s %s\n", name, blockText(tb, name, src))
 			continue
 		case "locals":
-			attrs, diags := tb.Body.JustAttributes()
-			if diags.HasErrors() {
-				return fmt.Errorf("reading %s: %s", name, diags.Error())
-			}
-			for n, a := range attrs {
-				r.locals[n] = localDef{text: fmt.Sprintf("%s %s", name, a.Range.SliceBytes(src)), refs: a.Expr.Variables()}
+			if err := r.localsBlock(tb, name, src); err != nil {
+				return err
 			}
 			continue
 		}
@@ -121,17 +118,54 @@ func (r *rootInputs) file(name string, src []byte) error {
 			return fmt.Errorf("reading %s: %s", name, diags.Error())
 		}
 		for _, b := range inner.Blocks {
-			text := blockText(b, name, src)
-			fmt.Fprintf(&r.blocks, "%s %s %q\n%s\n", name, b.Type, b.Labels, text)
-			r.calls = append(r.calls, string(text))
-			body, ok := b.Body.(*hclsyntax.Body)
-			switch {
-			case json || !ok:
-				r.all = r.all || strings.Contains(string(src), "${")
-			default:
-				r.refs = append(r.refs, bodyRefs(body)...)
+			if err := r.block(b, name, src); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// localsBlock adds a locals block's definitions.
+func (r *rootInputs) localsBlock(b *hcl.Block, name string, src []byte) error {
+	attrs, diags := b.Body.JustAttributes()
+	if diags.HasErrors() {
+		return fmt.Errorf("reading %s: %s", name, diags.Error())
+	}
+	for n, a := range attrs {
+		d := r.locals[n]
+		if d == nil {
+			d = &localDef{}
+			r.locals[n] = d
+		}
+		d.text += fmt.Sprintf("%s %s\n", name, a.Range.SliceBytes(src))
+		d.refs = append(d.refs, a.Expr.Variables()...)
+		d.exprs = append(d.exprs, a.Expr)
+	}
+	return nil
+}
+
+// block adds one backend, cloud or encryption block: its text, its
+// references and its expressions. A native block is its source text; a
+// JSON one its arguments, by name, with their source text (the rest of
+// the file is not the block's).
+func (r *rootInputs) block(b *hcl.Block, name string, src []byte) error {
+	fmt.Fprintf(&r.blocks, "%s %s %q\n", name, b.Type, b.Labels)
+	if body, ok := b.Body.(*hclsyntax.Body); ok {
+		fmt.Fprintf(&r.blocks, "%s\n", hcl.RangeOver(b.DefRange, body.Range()).SliceBytes(src))
+		r.refs = append(r.refs, bodyRefs(body)...)
+		r.exprs = append(r.exprs, bodyExprs(body)...)
+		return nil
+	}
+	attrs, diags := b.Body.JustAttributes()
+	if diags.HasErrors() {
+		return fmt.Errorf("reading %s: %s", name, diags.Error())
+	}
+	for _, n := range slices.Sorted(maps.Keys(attrs)) {
+		a := attrs[n]
+		fmt.Fprintf(&r.blocks, "%s = %s\n", n, a.Expr.Range().SliceBytes(src))
+		r.refs = append(r.refs, a.Expr.Variables()...)
+		r.exprs = append(r.exprs, a.Expr)
 	}
 	return nil
 }
@@ -147,36 +181,75 @@ func blockText(b *hcl.Block, name string, src []byte) []byte {
 // bodyRefs is every reference in body's attributes and nested blocks.
 func bodyRefs(body *hclsyntax.Body) []hcl.Traversal {
 	var out []hcl.Traversal
-	for _, a := range body.Attributes {
-		out = append(out, a.Expr.Variables()...)
-	}
-	for _, b := range body.Blocks {
-		out = append(out, bodyRefs(b.Body)...)
+	for _, e := range bodyExprs(body) {
+		out = append(out, e.Variables()...)
 	}
 	return out
 }
 
-// fileFunction matches a call of a function that reads a file.
-var fileFunction = regexp.MustCompile(`\b(file|fileexists|fileset|filebase64|filebase64sha256|filebase64sha512|filemd5|filesha1|filesha256|filesha512|templatefile)\s*\(`)
+// bodyExprs is every attribute expression in body and its nested blocks.
+func bodyExprs(body *hclsyntax.Body) []hcl.Expression {
+	var out []hcl.Expression
+	for _, a := range body.Attributes {
+		out = append(out, a.Expr)
+	}
+	for _, b := range body.Blocks {
+		out = append(out, bodyExprs(b.Body)...)
+	}
+	return out
+}
 
-// inputs is the text of every variable and local the blocks reference
-// (all of them for a JSON block with a template), locals followed to what
-// they reference, and the values the auto-loaded .tfvars files give those
-// variables; a file function among them is an error.
+// fileFunctions are the functions that read a file; a provider-defined
+// function (provider::NAME::FUNCTION) may too.
+var fileFunctions = []string{"file", "fileexists", "fileset", "filebase64", "filebase64sha256", "filebase64sha512",
+	"filemd5", "filesha1", "filesha256", "filesha512", "templatefile"}
+
+// readsFile names a function expr calls that reads a file (or a
+// provider-defined one), or "". A JSON string is read as the template
+// OpenTofu evaluates it as.
+func readsFile(expr hcl.Expression) string {
+	if e, ok := expr.(hclsyntax.Expression); ok {
+		return callIn(e)
+	}
+	v, diags := expr.Value(nil) // JSON: strings verbatim, as their templates' source
+	if diags.HasErrors() {
+		return ""
+	}
+	found := ""
+	_ = cty.Walk(v, func(_ cty.Path, v cty.Value) (bool, error) {
+		if found == "" && v.IsKnown() && !v.IsNull() && v.Type() == cty.String {
+			t, diags := hclsyntax.ParseTemplate([]byte(v.AsString()), "", hcl.InitialPos)
+			if diags.HasErrors() {
+				found = "a template that does not parse"
+			} else {
+				found = callIn(t)
+			}
+		}
+		return found == "", nil
+	})
+	return found
+}
+
+// callIn names a file-reading or provider-defined function e calls, or "".
+func callIn(e hclsyntax.Expression) string {
+	found := ""
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		if c, ok := n.(*hclsyntax.FunctionCallExpr); ok && found == "" &&
+			(slices.Contains(fileFunctions, c.Name) || strings.Contains(c.Name, "::")) {
+			found = c.Name
+		}
+		return nil
+	})
+	return found
+}
+
+// inputs is the text of every variable and local the blocks reference,
+// locals followed to what they reference, and the values the auto-loaded
+// .tfvars files give those variables; a file-reading function among them
+// is an error.
 func (r *rootInputs) inputs(dir string, names []string) (string, error) {
 	vars, locals := map[string]bool{}, map[string]bool{}
-	if r.all {
-		for n := range r.vars {
-			vars[n] = true
-		}
-		for n := range r.locals {
-			locals[n] = true
-		}
-	}
 	work := slices.Clone(r.refs)
-	for n := range locals {
-		work = append(work, r.locals[n].refs...)
-	}
 	for len(work) > 0 {
 		t := work[len(work)-1]
 		work = work[:len(work)-1]
@@ -186,17 +259,26 @@ func (r *rootInputs) inputs(dir string, names []string) (string, error) {
 			vars[attr] = true
 		case root == "local" && attr != "" && !locals[attr]:
 			locals[attr] = true
-			work = append(work, r.locals[attr].refs...)
+			if d := r.locals[attr]; d != nil {
+				work = append(work, d.refs...)
+			}
 		}
 	}
 	var out strings.Builder
-	texts := slices.Clone(r.calls)
+	exprs := slices.Clone(r.exprs)
 	for _, n := range slices.Sorted(maps.Keys(locals)) {
-		fmt.Fprintf(&out, "local %s: %s\n", n, r.locals[n].text)
-		texts = append(texts, r.locals[n].text)
+		d := r.locals[n]
+		if d == nil {
+			fmt.Fprintf(&out, "local %s: (not defined)\n", n)
+			continue
+		}
+		fmt.Fprintf(&out, "local %s: %s", n, d.text)
+		exprs = append(exprs, d.exprs...)
 	}
-	if m := fileFunction.FindString(strings.Join(texts, "\n")); m != "" {
-		return "", fmt.Errorf("its backend, cloud or encryption block takes a value through %s), which reads a file no comparison can pin; write those settings as literals or from variables", strings.TrimSpace(m))
+	for _, e := range exprs {
+		if fn := readsFile(e); fn != "" {
+			return "", fmt.Errorf("its backend, cloud or encryption block takes a value through %s(), which reads a file no comparison can pin; write those settings as literals or from variables", fn)
+		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(vars)) {
 		fmt.Fprintf(&out, "variable %s: %s", n, r.vars[n])

@@ -323,9 +323,12 @@ func TestAttack13dStoppedAfterDrainAuditedAsDrained(t *testing.T) {
 	var audit string
 	waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
 		audit = h.mustSSH("alice", "audit")
-		return strings.Contains(audit, "worker drained") || strings.Contains(audit, "worker disconnected")
+		return strings.Contains(audit, "worker drained") || strings.Contains(audit, "worker disconnected") || strings.Contains(audit, "worker stopped")
 	})
 	r, _ := h.srv.db.GetRun(id)
+	if !strings.Contains(audit, "worker stopped") {
+		t.Errorf("a worker stopped outright is not audited as stopped:\n%s", audit)
+	}
 	if Status(r.Status) == StatusInterrupted && strings.Contains(audit, "finished the one it had") {
 		t.Fatalf("a worker stopped during its run after a drain is audited as drained, having \"finished the one it had\", while its run %s is %s:\n%s", id, r.Status, audit)
 	}

@@ -44,6 +44,7 @@ type relayWorker struct {
 	conn                *relayConn // nil while disconnected
 	polling             bool       // it asked for work and has none
 	draining            bool       // it takes no new run
+	stopped             bool       // it was stopped outright and reported its run interrupted
 	offered             *relayJob  // offered, not yet taken or declined
 	offeredAt           time.Time
 	lease               *relayLease

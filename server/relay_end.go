@@ -115,8 +115,15 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil {
 			msg = staleMessage(r)
 		}
-	case StatusRefused, StatusInterrupted:
-		status = Status(m.Status)
+	case StatusRefused:
+		if l.scanWhy != "" { // only a scanned job's steps refuse on a worker; anything else counts as failed
+			status = StatusRefused
+		}
+	case StatusInterrupted:
+		status = StatusInterrupted // the worker was stopped outright
+		h.mu.Lock()
+		l.worker.stopped = true
+		h.mu.Unlock()
 	case StatusCancelled:
 		status = StatusCancelled
 		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" {

@@ -18,9 +18,9 @@ import (
 // cannot be prepared, is answered with reject and the worker polls again.
 func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 	h.mu.Lock()
-	if w.offered == nil || w.offered.runID != runID {
+	if w.offered == nil || w.offered.runID != runID || w.draining {
 		h.mu.Unlock()
-		_ = c.send(relayMsg{Type: msgReject, Run: runID, Message: "run " + runID + " was not offered to this worker"})
+		_ = c.send(relayMsg{Type: msgReject, Run: runID, Message: "run " + runID + " was not offered to this worker, or it drains and takes no new run"})
 		return
 	}
 	j := *w.offered

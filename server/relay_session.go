@@ -92,7 +92,7 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 		w = &relayWorker{name: m.Name, pool: pool, key: fp}
 		h.workers[pool+"/"+m.Name] = w
 	}
-	w.conn, w.version, w.lastSeen, w.polling, w.draining = c, m.Version, time.Now(), false, false
+	w.conn, w.version, w.lastSeen, w.polling, w.draining, w.stopped = c, m.Version, time.Now(), false, false, false
 	h.mu.Unlock()
 	detail := fmt.Sprintf("pool %s, version %s, key %s, projects %v", pool, m.Version, fp, m.Projects)
 	if replaced {
@@ -109,15 +109,18 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 // to the queue, a lease it holds runs on until it times out.
 func (h *relayHub) disconnected(w *relayWorker, c *relayConn) {
 	h.mu.Lock()
-	drained := w.draining && w.lease == nil
+	drained, stopped := w.draining && w.lease == nil && !w.stopped, w.stopped
 	if w.conn == c {
 		w.conn, w.polling = nil, false
 		h.requeue(w)
 	}
 	h.mu.Unlock()
-	if drained {
+	switch {
+	case stopped:
+		h.s.workerEvent("", w.name, "worker stopped", "pool "+w.pool+"; it was stopped outright, interrupted its run and reported it, and left")
+	case drained:
 		h.s.workerEvent("", w.name, "worker drained", "pool "+w.pool+"; it took no new run, finished the one it had, and left")
-	} else {
+	default:
 		h.s.workerEvent("", w.name, "worker disconnected", "pool "+w.pool)
 	}
 	h.dispatch(w.pool)
@@ -166,6 +169,7 @@ func (h *relayHub) poll(w *relayWorker) {
 func (h *relayHub) drain(w *relayWorker) {
 	h.mu.Lock()
 	w.draining, w.polling = true, false
+	h.requeue(w) // a run offered and not yet taken goes back to the queue
 	run := ""
 	if w.lease != nil {
 		run = w.lease.job.runID
@@ -176,4 +180,5 @@ func (h *relayHub) drain(w *relayWorker) {
 		detail = "pool " + w.pool + "; it takes no new run and finishes run " + run
 	}
 	h.s.workerEvent(run, w.name, "worker draining", detail)
+	h.dispatch(w.pool)
 }
