@@ -38,21 +38,26 @@ func (c *call) workers() int {
 	if c.json {
 		return writeJSON(c.out, orEmpty(vs))
 	}
-	if len(vs) == 0 {
-		fmt.Fprintln(c.out, "no relay worker has connected since the control node started")
-		return exitOK
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-16s %-10s %-10s %-13s %-6s %s\n", "WORKER", "POOL", "VERSION", "STATE", "RUN", "LAST SEEN")
+	writeWorkerTable(&b, vs)
+	fmt.Fprint(c.out, b.String())
+	return exitOK
+}
+
+// writeWorkerTable writes the workers as `workers` prints them.
+func writeWorkerTable(b *strings.Builder, vs []workerView) {
+	if len(vs) == 0 {
+		fmt.Fprintln(b, "no relay worker has connected since the control node started")
+		return
+	}
+	fmt.Fprintf(b, "%-16s %-10s %-10s %-13s %-6s %s\n", "WORKER", "POOL", "VERSION", "STATE", "RUN", "LAST SEEN")
 	for _, v := range vs {
 		run := v.Run
 		if run == "" {
 			run = "-"
 		}
-		fmt.Fprintf(&b, "%-16s %-10s %-10s %-13s %-6s %s ago\n", v.Name, v.Pool, v.Version, v.State, run, time.Since(v.LastSeen).Round(time.Second))
+		fmt.Fprintf(b, "%-16s %-10s %-10s %-13s %-6s %s ago\n", v.Name, v.Pool, v.Version, v.State, run, time.Since(v.LastSeen).Round(time.Second))
 	}
-	fmt.Fprint(c.out, b.String())
-	return exitOK
 }
 
 // list is every worker seen, by pool and name.

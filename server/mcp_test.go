@@ -21,7 +21,7 @@ import (
 // real SSH connection: the session's stdin and stdout are its transport.
 
 // mcpTools are the tools every identity gets, in the order listed.
-var mcpTools = []string{"cancel_run", "launch", "list_runs", "list_templates", "read_log", "reconcile", "rerun", "show_run"}
+var mcpTools = []string{"cancel_run", "launch", "list_runs", "list_templates", "list_workers", "read_log", "reconcile", "rerun", "show_run"}
 
 // mcpConn is an MCP client session over SSH, with the resource-updated
 // notifications it received.

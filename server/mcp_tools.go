@@ -57,6 +57,11 @@ type mcpTemplates struct {
 	Templates []templateView `json:"templates"`
 }
 
+// mcpWorkers is list_workers' result.
+type mcpWorkers struct {
+	Workers []workerView `json:"workers"`
+}
+
 // mcpRuns is list_runs' result.
 type mcpRuns struct {
 	Runs  []runView `json:"runs"`
@@ -97,6 +102,17 @@ func (m *mcpSession) addTools() {
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: true}}, m.cancel)
 	addMCPTool(m, &mcp.Tool{Name: "reconcile", Title: "Propose a reconcile", Description: descReconcile}, m.reconcile)
 	addMCPTool(m, &mcp.Tool{Name: "rerun", Title: "Rerun a run", Description: descRerun}, m.rerun)
+	addMCPTool(m, &mcp.Tool{Name: "list_workers", Title: "List relay workers", Description: descListWorkers,
+		Annotations: readOnly()}, m.listWorkers)
+}
+
+// listWorkers is `workers`: the relay workers, their pool, state, current
+// run and last heartbeat.
+func (m *mcpSession) listWorkers(_ context.Context, _ struct{}) (string, mcpWorkers, error) {
+	vs := m.s.relay.list()
+	var b strings.Builder
+	writeWorkerTable(&b, vs)
+	return b.String(), mcpWorkers{Workers: orEmpty(vs)}, nil
 }
 
 func readOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
@@ -429,6 +445,7 @@ const (
 	descReadLog       = `Read a run's log (OpenTofu's output, secrets masked) from a byte offset, at most 64 KiB per call. Start at offset 0 and pass back "next_offset" while "more" is true; when "finished" is true the run no longer executes. To wait for a run, subscribe to run://ID rather than calling this in a loop.`
 	descCancel        = `Cancel a run: a queued one never starts, a running one's OpenTofu is interrupted (so it releases its state lock), a held one ends. You may cancel only runs you launched (a person with the approve role may cancel any). A run that ended cannot be cancelled.`
 	descReconcile     = `Propose applying exactly the plan a drift check (a run of kind "check" that found drift) kept: creates a run of kind "reconcile" that is always held for a person, who releases it by its digest. Refused for a run that is not a check, a check that found no drift, one a newer check superseded, and one already reconciled.`
+	descListWorkers   = `List the relay workers the control node has seen since it started: name, pool, version, state (idle, running, draining, disconnected), the run each holds a lease for, and when each was last heard from. Runs of a template whose queue belongs to a pool are planned and applied on these workers; show_run's "planned_by" and "applied_by" name them.`
 	descRerun         = `Submit a run that ended (failed, stale, rejected, cancelled, ...) again as a new run with the same template, kind and answers; secret answers are reused without being shown. The new run says which run it repeats ("rerun_of"); it is checked and held as a launch is, and a repeated apply waits for a person.`
 )
 

@@ -42,7 +42,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 			h.mustSSH("bob", "approve", id, "--digest", h.show("bob", id).Proposal.Digest)
 		}
 	})
-	for _, want := range []string{"OK initialize switchtender", "OK tools cancel_run,launch,list_runs,list_templates,read_log,reconcile,rerun,show_run",
+	for _, want := range []string{"OK initialize switchtender", "OK tools cancel_run,launch,list_runs,list_templates,list_workers,read_log,reconcile,rerun,show_run",
 		"OK notified: run 1 succeeded", "OK apply 2 held before planning; no tool released it", "OK done"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the TypeScript client's agent check lacks %q:\n%s", want, out)

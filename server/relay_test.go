@@ -119,3 +119,16 @@ func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 		}
 	}
 }
+
+// The MCP tool list_workers gives an agent what `workers --json` gives a
+// person: a connected worker, its pool and state.
+func TestRelayWorkersOverMCP(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	var out mcpWorkers
+	h.mcpAs("deploy-bot").ok("list_workers", map[string]any{}, &out)
+	if len(out.Workers) != 1 || out.Workers[0].Name != "w1" || out.Workers[0].Pool != "eu" || out.Workers[0].State != "idle" || out.Workers[0].LastSeen.IsZero() {
+		t.Fatalf("list_workers = %+v", out.Workers)
+	}
+}
