@@ -133,7 +133,7 @@ func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 	r = c.fresh(r)
 	d := tui.RunDetail{
 		RunSummary: c.summary(r), Project: r.Project, Command: r.Command, Tool: r.Tool,
-		Vars: map[string]string{}, ExitCode: r.ExitCode,
+		Vars: map[string]string{}, ExitCode: r.ExitCode, PlannedBy: r.PlannedBy, AppliedBy: r.AppliedBy,
 	}
 	for k, v := range r.Vars {
 		d.Vars[k] = v

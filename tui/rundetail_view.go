@@ -28,6 +28,9 @@ func (d *runDetail) top() string {
 	b.WriteString(st.title.Render(trunc("Run "+cleanLine(r.ID)+" · "+cleanLine(r.Template)+" · "+cleanLine(r.Kind), d.width)) + "\n")
 	b.WriteString(d.statusLine() + "\n")
 	b.WriteString(trunc(d.commandLine(), d.width) + "\n")
+	if w := workersLine(r); w != "" {
+		b.WriteString(trunc(w, d.width) + "\n")
+	}
 	if r.Message != "" {
 		b.WriteString(d.messageLines())
 	}
@@ -95,6 +98,21 @@ func (d *runDetail) statusLine() string {
 		line += " " + st.waiting.Render("▶ waiting for you")
 	}
 	return line + "   requester: " + requester(r.Requester, r.Agent)
+}
+
+// workersLine names the relay workers that took the run's phases, or "".
+func workersLine(r *RunDetail) string {
+	switch {
+	case r.PlannedBy == "" && r.AppliedBy == "":
+		return ""
+	case r.PlannedBy == r.AppliedBy:
+		return "relay worker: " + cleanLine(r.PlannedBy)
+	case r.AppliedBy == "":
+		return "relay worker: " + cleanLine(r.PlannedBy) + " (plan)"
+	case r.PlannedBy == "":
+		return "relay worker: " + cleanLine(r.AppliedBy) + " (apply)"
+	}
+	return "relay workers: " + cleanLine(r.PlannedBy) + " (plan), " + cleanLine(r.AppliedBy) + " (apply)"
 }
 
 // commandLine is where the run runs and how old it is.

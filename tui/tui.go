@@ -109,6 +109,7 @@ type RunDetail struct {
 	Project, Command, Tool string
 	Vars                   map[string]string
 	ExitCode               int
+	PlannedBy, AppliedBy   string // the relay workers that took its plan and apply phases, "" on the control node
 	Proposal               *Proposal
 	Check                  *CheckResult
 }
