@@ -25,12 +25,23 @@ func (s *Server) runMarker(id string) string {
 // outlive it. They get SIGINT, then SIGKILL after grace. It reads /proc, so
 // it does nothing where there is none. It returns how many it found.
 func (s *Server) stopLeftovers(ids []string, grace time.Duration) int {
-	if len(ids) == 0 {
+	markers := make([]string, 0, len(ids))
+	for _, id := range ids {
+		markers = append(markers, s.runMarker(id))
+	}
+	return stopMarked(markers, grace)
+}
+
+// stopMarked stops every process whose environment holds runMarkerVar with
+// one of markers: SIGINT, then SIGKILL after grace. It returns how many it
+// found (none where there is no /proc).
+func stopMarked(markers []string, grace time.Duration) int {
+	if len(markers) == 0 {
 		return 0
 	}
 	want := map[string]bool{}
-	for _, id := range ids {
-		want[runMarkerVar+"="+s.runMarker(id)] = true
+	for _, m := range markers {
+		want[runMarkerVar+"="+m] = true
 	}
 	find := func() []int {
 		var pids []int

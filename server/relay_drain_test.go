@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -183,5 +184,49 @@ template "rslow" {
 	}
 	if audit := h.mustSSH("alice", "audit", "--run", id); strings.Contains(audit, "result rejected") {
 		t.Errorf("the interrupted run's result was rejected:\n%s", audit)
+	}
+}
+
+// A worker that died left a run's process (what a provisioner started
+// outlives the parent-death signal) and its private directory, a plan in
+// clear in it: at its next start the worker stops the process marked with
+// its run and wipes the directory, before it dials. A process marked for
+// another worker's data directory is left alone.
+func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	left := filepath.Join(w1.DataDir, "runs", "42")
+	if err := os.MkdirAll(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(left, planFileName), []byte("a saved plan in clear"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sleeper := func(marker string) chan error {
+		cmd := osexec.Command("sleep", "120")
+		cmd.Env = append(os.Environ(), runMarkerVar+"="+marker)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		return done
+	}
+	ours, theirs := sleeper(workerMarker(w1.DataDir, "42")), sleeper(workerMarker(t.TempDir(), "42"))
+	startWorker(t, w1)
+	select {
+	case <-ours:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the process an earlier life of the worker left running was not stopped")
+	}
+	waitFor(t, "the leftover run directory to be wiped", 20*time.Second, func() bool {
+		_, err := os.Stat(left)
+		return os.IsNotExist(err)
+	})
+	select {
+	case err := <-theirs:
+		t.Errorf("another data directory's process was stopped: %v", err)
+	case <-time.After(500 * time.Millisecond):
 	}
 }

@@ -56,6 +56,7 @@ func RunWorker(ctx context.Context, cfg *config.Worker, opts WorkerOptions) erro
 	if err != nil {
 		return err
 	}
+	w.cleanLeftovers()
 	w.log.Info("dialling the control node", "control", cfg.Control, "pool", cfg.Pool, "worker", cfg.Name)
 	backoff := time.Second
 	for {

@@ -114,6 +114,10 @@ func (x *workerRun) prepare(ctx context.Context) error {
 	}
 	x.masker.Add(payload.Secrets...)
 	x.plan, x.digest = payload.Plan, payload.Digest
+	if payload.Env == nil {
+		payload.Env = map[string]string{}
+	}
+	payload.Env[runMarkerVar] = workerMarker(w.cfg.DataDir, job.Run) // found at the worker's next start if it dies
 	x.env = exec.BuildEnv(exec.EnvSpec{Base: w.opts.Environ, Vars: payload.Vars, Env: payload.Env})
 	return nil
 }
