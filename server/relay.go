@@ -71,6 +71,10 @@ type relayLease struct {
 	gated     bool      // the job is a gated apply's plan phase: it ends only by handing its plan over
 	scanWhy   string    // the job is scanned before it plans, and why: its worker sends the evidence once
 	scanDone  bool      // the control node decided on the job's scan
+	applies   bool      // the job is an apply phase carrying out a saved plan (only it can be stale)
+
+	sent          bool // the job reached the worker; before, the control node still prepares it (h.mu)
+	cancelPending bool // a cancel came before the job was sent: it is not sent (h.mu)
 
 	planFrom int64  // the log's size when the gated plan's tool started
 	plan     []byte // the saved plan as it arrives: in memory only, never on disk
@@ -203,10 +207,18 @@ func (h *relayHub) requeue(w *relayWorker) {
 	h.queues[j.pool] = append([]relayJob{j}, h.queues[j.pool]...)
 }
 
-// dequeue removes a queued run (a cancel); it reports whether it was queued.
+// dequeue removes a queued run (a cancel), or takes back the offer of it
+// no worker took yet; it reports whether it did either.
 func (h *relayHub) dequeue(runID string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for _, w := range h.workers {
+		if w.offered != nil && w.offered.runID == runID {
+			delete(h.busy, w.offered.pool+"\x00"+w.offered.key)
+			w.offered = nil // its take is answered with reject, and it polls again
+			return true
+		}
+	}
 	for pool, q := range h.queues {
 		for i, j := range q {
 			if j.runID == runID {

@@ -111,9 +111,8 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 			msg = h.noDrift(l)
 		}
 	case StatusStale:
-		status = StatusStale
-		if r, err := h.s.db.GetRun(l.job.runID); err == nil {
-			msg = staleMessage(r)
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil && l.applies { // only a saved plan can be stale
+			status, msg = StatusStale, staleMessage(r)
 		}
 	case StatusRefused:
 		if l.scanWhy != "" { // only a scanned job's steps refuse on a worker; anything else counts as failed
@@ -125,8 +124,8 @@ func (h *relayHub) result(l *relayLease, m relayMsg) {
 		l.worker.stopped = true
 		h.mu.Unlock()
 	case StatusCancelled:
-		status = StatusCancelled
-		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" {
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" { // only a cancel cancels
+			status = StatusCancelled
 			msg = fmt.Sprintf("Cancelled by %s during %s on worker %s; the tool was sent an interrupt so it could release its state lock.", r.CancelRequested, l.step, l.worker.name)
 		}
 	}
@@ -198,6 +197,7 @@ func (h *relayHub) expire(now time.Time) {
 	var unstopped []*relayLease
 	for _, l := range h.leases {
 		switch {
+		case !l.sent: // the control node still prepares its job
 		case l.sink != nil && now.Sub(l.last) > h.timeoutLocked(l.job.pool):
 			lost = append(lost, l)
 		case l.sink != nil && !l.cancelBy.IsZero() && now.After(l.cancelBy):
@@ -270,6 +270,11 @@ func (h *relayHub) cancel(runID string) (dequeued, signalled bool) {
 	h.mu.Lock()
 	l := h.leases[runID]
 	var c *relayConn
+	if l != nil && !l.sent {
+		l.cancelPending = true // take ends it instead of sending its job
+		h.mu.Unlock()
+		return false, true
+	}
 	if l != nil {
 		c = l.worker.conn
 	}

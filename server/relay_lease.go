@@ -30,8 +30,16 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 	h.leases[runID], w.lease = l, l
 	h.mu.Unlock()
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	job, err := h.prepare(l)
-	l.mu.Unlock()
+	if err == nil && h.cancelledBeforeSent(l) {
+		err = fmt.Errorf("run %s was cancelled before its job was sent", runID)
+		by := "its requester"
+		if r, gerr := h.s.db.GetRun(runID); gerr == nil && r.CancelRequested != "" {
+			by = r.CancelRequested
+		}
+		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its job reached worker %s; nothing ran there.", by, w.name))
+	}
 	if err != nil {
 		_ = c.send(relayMsg{Type: msgReject, Run: runID, Token: l.token, Message: err.Error()})
 		return
@@ -39,6 +47,20 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 	if err := c.send(job); err != nil {
 		h.s.log.Warn("sending a job to a worker", "worker", w.name, "run", runID, "err", err)
 	}
+}
+
+// cancelledBeforeSent reports whether a cancel came while the control node
+// prepared l's job; otherwise the job counts as sent from now, and its
+// lease timeout starts (preparing ran the credential commands, which may
+// take longer than a heartbeat).
+func (h *relayHub) cancelledBeforeSent(l *relayLease) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l.cancelPending {
+		return true
+	}
+	l.sent, l.last = true, time.Now()
+	return false
 }
 
 // prepare claims the leased run and builds its job message. On an error
@@ -79,7 +101,7 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 			msg.Ref, msg.SHA = run.Commit.Ref, run.Commit.SHA
 		}
 	}
-	l.gated = msg.Gated
+	l.gated, l.applies = msg.Gated, Phase(run.Phase) == phaseApply
 	l.handsPlan = msg.Gated || (Kind(run.Kind) == KindCheck && Phase(run.Phase) == phasePlan)
 	return msg, nil
 }
@@ -110,18 +132,24 @@ func (h *relayHub) payload(r store.Run, m *mask.Masker, plan *relayPlan) ([]byte
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), credentialCommandTimeout)
 	defer cancel()
-	creds, err := s.credentials(ctx, t, r.ID, m)
+	// The worker gets this run's own secrets to mask; the secret answers
+	// earlier runs of the project gave (which the control node masks in
+	// every run of it) stay on the control node, which masks the worker's
+	// log again.
+	own := mask.New()
+	creds, err := s.credentials(ctx, t, r.ID, own)
 	if err != nil {
 		return nil, false, err
 	}
-	vars, secrets, err := s.runVars(r, m)
+	vars, secrets, err := s.runVars(r, own)
 	if err != nil {
 		return nil, false, err
 	}
+	m.Add(own.Values()...)
 	if err := s.rememberSecrets(r.Project, secrets, m); err != nil {
 		return nil, false, err
 	}
-	p := relayPayload{Vars: vars, Env: creds, Secrets: m.Values()}
+	p := relayPayload{Vars: vars, Env: creds, Secrets: own.Values()}
 	if plan != nil {
 		p.Plan, p.Digest = plan.plain, plan.digest
 		defer clear(plan.plain)

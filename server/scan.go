@@ -227,7 +227,7 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 		_, err := x.toolIn(ctx, "get", dir, exec.GetArgs())
 		return err
 	}
-	return scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: x.copyDir(), env: x.env, get: get, say: x.say})
+	return scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: x.copyDir(), dataDir: x.s.config().Server.DataDir, env: x.env, get: get, say: x.say})
 }
 
 // scanInput is what a scan of a run's configuration reads and uses: the
@@ -236,6 +236,7 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 // run `tofu get` in a directory, and how to say a line in the run's log.
 type scanInput struct {
 	root, rel, dest string
+	dataDir         string // the data directory, left out of the copy when it lies in the checkout
 	env             []string
 	get             func(ctx context.Context, dir string) error
 	say             func(format string, args ...any)
@@ -252,7 +253,7 @@ func scanCopyOf(ctx context.Context, in scanInput) (*scan.Result, error) {
 	if err := os.RemoveAll(in.dest); err != nil {
 		return nil, fmt.Errorf("clearing the scan's private copy: %w", err)
 	}
-	if err := copyConfiguration(in.root, in.dest); err != nil {
+	if err := copyConfiguration(in.root, in.dest, in.dataDir); err != nil {
 		return nil, end(StatusRefused, -1, "The configuration cannot be copied for the scan: %v; nothing planned.", err)
 	}
 	dir := filepath.Join(in.dest, in.rel)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -17,8 +18,15 @@ var configSuffixes = []string{".tf", ".tf.json", ".tofu", ".tofu.json"}
 // for the scan: directories, configuration files and symbolic links (as
 // links: package scan does not follow one out of the copy). .git and every
 // .terraform are left out, so the get installs into a fresh one and nothing
-// a checkout committed or left behind is read.
-func copyConfiguration(root, dest string) error {
+// a checkout committed or left behind is read; so are dest itself and the
+// directories in skip (the data directory, when it lies in the checkout).
+func copyConfiguration(root, dest string, skip ...string) error {
+	skip = append(skip, dest)
+	for i, s := range skip {
+		if real, err := filepath.EvalSymlinks(s); err == nil {
+			skip[i] = real
+		}
+	}
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -29,6 +37,8 @@ func copyConfiguration(root, dest string) error {
 		}
 		target := filepath.Join(dest, rel)
 		switch {
+		case d.IsDir() && slices.Contains(skip, p):
+			return filepath.SkipDir
 		case rel != "." && (d.Name() == ".git" || d.Name() == ".terraform"):
 			// Whatever it is (a directory, a link out of the checkout), the
 			// copy has none: the get installs into a fresh one.

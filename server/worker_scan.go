@@ -53,7 +53,7 @@ func (x *workerRun) scanSteps(ctx context.Context) error {
 		x.step = "scan"
 		return err
 	}
-	res, err := scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: copyDir, env: x.env, get: get, say: x.say})
+	res, err := scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: copyDir, dataDir: x.w.cfg.DataDir, env: x.env, get: get, say: x.say})
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ type sessionState struct {
 	w        *worker
 	c        *relayConn
 	cur      *runningJob
+	taken    string // a run it took whose job has not come yet: a drain waits for it
 	draining bool
 	drain    <-chan struct{}
 }
@@ -93,7 +94,7 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr 
 		case <-st.drain:
 			st.drain, st.draining = nil, true
 			_ = st.c.send(relayMsg{Type: msgDrain})
-			if st.cur == nil {
+			if st.cur == nil && st.taken == "" {
 				return errDrained
 			}
 		case err := <-readErr:
@@ -101,6 +102,9 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr 
 			return err
 		case m := <-msgs:
 			st.handle(ctx, m)
+			if st.draining && st.cur == nil && st.taken == "" {
+				return errDrained // a run it had taken was not given to it after all
+			}
 		case res := <-done:
 			st.cur = nil
 			if res.Status != statusHandedOff {
@@ -165,11 +169,13 @@ func (st *sessionState) handle(ctx context.Context, m relayMsg) {
 			_ = st.c.send(relayMsg{Type: msgDecline, Run: m.Run})
 			return
 		}
+		st.taken = m.Run
 		_ = st.c.send(relayMsg{Type: msgTake, Run: m.Run})
 	case msgJob:
 		if cur != nil {
 			return // never two at once; the control node offers one run at a time
 		}
+		st.taken = ""
 		st.cur = st.w.start(ctx, st.c, m)
 	case msgCancel:
 		if cur != nil && cur.run == m.Run && cur.token == m.Token {
@@ -184,6 +190,9 @@ func (st *sessionState) handle(ctx context.Context, m relayMsg) {
 		}
 	case msgReject:
 		st.w.log.Warn("the control node rejected a message", "run", m.Run, "reason", m.Message)
+		if m.Run == st.taken {
+			st.taken = "" // the run it took is not given to it
+		}
 		if cur != nil && cur.run == m.Run && cur.token == m.Token {
 			cur.cancel(errLeaseLost)
 		} else if cur == nil && !st.draining {
