@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -18,6 +19,7 @@ const (
 	planfileEntry      = "tfplan"
 	maxPlanProtoSize   = 512 << 20
 	fieldPlanChanges   = 3
+	fieldRICAddr       = 13
 	fieldRICChange     = 9
 	fieldChangeAction  = 1
 	fieldChangeImports = 5
@@ -37,6 +39,22 @@ const (
 // caller that measured a rendering (AnalyzePlan of `tofu show -json`) made
 // elsewhere checks with it that the rendering is the plan's (SameActions).
 func PlanFileActions(plan []byte) (map[string]int, error) {
+	changes, err := PlanFileChanges(plan)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for a, addrs := range changes {
+		out[a] = len(addrs)
+	}
+	return out, nil
+}
+
+// PlanFileChanges lists the resource instance addresses the saved plan file
+// plan changes, by the Action* constants, from its protobuf (each
+// ResourceInstanceChange's addr, field 13), in the plan's order; reads and
+// no-ops are left out as in PlanFileActions.
+func PlanFileChanges(plan []byte) (map[string][]string, error) {
 	z, err := zip.NewReader(bytes.NewReader(plan), int64(len(plan)))
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved plan archive: %w", err)
@@ -60,19 +78,24 @@ func PlanFileActions(plan []byte) (map[string]int, error) {
 }
 
 // protoActions walks the Plan message b for its resource changes.
-func protoActions(b []byte) (map[string]int, error) {
-	out := map[string]int{}
+func protoActions(b []byte) (map[string][]string, error) {
+	out := map[string][]string{}
 	err := fields(b, func(num protowire.Number, v []byte) error {
 		if num != fieldPlanChanges {
 			return nil
 		}
 		action, err := changeAction(v)
-		if err != nil {
+		if err != nil || action == "" {
 			return err
 		}
-		if action != "" {
-			out[action]++
-		}
+		addr := ""
+		_ = fields(v, func(num protowire.Number, w []byte) error {
+			if num == fieldRICAddr {
+				addr = string(w)
+			}
+			return nil
+		})
+		out[action] = append(out[action], addr)
 		return nil
 	})
 	return out, err
@@ -161,6 +184,25 @@ func SameActions(sum *Summary, file map[string]int) (bool, string) {
 	for _, a := range []string{ActionCreate, ActionUpdate, ActionDelete, ActionReplace, ActionForget, ActionForgetCreate, ActionImport} {
 		if got[a] != file[a] {
 			return false, fmt.Sprintf("the rendering counts %d %s, the plan file %d", got[a], a, file[a])
+		}
+	}
+	return true, ""
+}
+
+// SameChanges reports whether the summary of a rendering names, for each
+// action, the resource instances the plan file changes (PlanFileChanges),
+// and if not, the first difference: a rendering of another plan with the
+// same counts is told apart.
+func SameChanges(sum *Summary, file map[string][]string) (bool, string) {
+	for _, a := range []string{ActionCreate, ActionUpdate, ActionDelete, ActionReplace, ActionForget, ActionForgetCreate, ActionImport} {
+		got, want := slices.Sorted(slices.Values(sum.ByAction[a])), slices.Sorted(slices.Values(file[a]))
+		if len(got) != len(want) {
+			return false, fmt.Sprintf("the rendering counts %d %s, the plan file %d", len(got), a, len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				return false, fmt.Sprintf("the rendering would %s %s, the plan file %s", a, got[i], want[i])
+			}
 		}
 	}
 	return true, ""

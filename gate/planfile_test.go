@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,12 +34,27 @@ func TestPlanFileActionsMatchTheRendering(t *testing.T) {
 		if ok, why := SameActions(sum, file); !ok {
 			t.Errorf("%s: the plan file and its own rendering disagree: %s", name, why)
 		}
+		changes, err := PlanFileChanges(plan)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if ok, why := SameChanges(sum, changes); !ok {
+			t.Errorf("%s: the plan file's addresses and its own rendering's disagree: %s", name, why)
+		}
 	}
 	if files["shrink"][ActionDelete] != 2 || files["replace"][ActionReplace] != 3 || files["forget"][ActionForget] != 1 {
 		t.Fatalf("plan file counts = %v", files)
 	}
+	// A rendering with the same counts naming other resources.
+	replace, _ := os.ReadFile(filepath.Join(realDir, "replace.tfplan"))
+	changes, _ := PlanFileChanges(replace)
+	sum, _ := AnalyzePlan(set.replace)
+	sum.ByAction[ActionReplace] = append([]string{"terraform_data.elsewhere"}, sum.ByAction[ActionReplace][1:]...)
+	if ok, why := SameChanges(sum, changes); ok || !strings.Contains(why, "terraform_data.elsewhere") {
+		t.Fatalf("a rendering replacing other resources passed (%s)", why)
+	}
 	// A harmless rendering handed over with a destructive plan.
-	sum, _ := AnalyzePlan(set.noChange)
+	sum, _ = AnalyzePlan(set.noChange)
 	if ok, _ := SameActions(sum, files["shrink"]); ok {
 		t.Fatal("a no-change rendering passed for a plan that deletes two resources")
 	}

@@ -130,19 +130,19 @@ func (h *relayHub) execution(l *relayLease, run store.Run, current string) *exec
 }
 
 // renderingIsThePlans refuses a plan whose rendering (the show -json the
-// worker sent, which the rules read) does not count the changes the plan
-// file itself holds (its protobuf, read here): the gate decides on what the
+// worker sent, which the rules read) does not name, per action, the
+// resource instances the plan file itself changes (its protobuf, read here): the gate decides on what the
 // plan does, not on what a worker says it does. A rendering the gate could
 // not read at all holds the run anyway (summary nil).
 func renderingIsThePlans(x *execution, plan []byte) error {
 	if x.summary == nil {
 		return nil
 	}
-	file, err := gate.PlanFileActions(plan)
+	file, err := gate.PlanFileChanges(plan)
 	if err != nil {
 		return end(StatusRefused, -1, "The saved plan's own changes cannot be read to check the worker's rendering of it (%v); nothing was applied.", err)
 	}
-	if ok, why := gate.SameActions(x.summary, file); !ok {
+	if ok, why := gate.SameChanges(x.summary, file); !ok {
 		return end(StatusRefused, -1, "The worker's rendering of the saved plan is not the plan's: %s. The rules decide on what the plan does, so it is refused; nothing was applied. Check worker %s.", why, x.run.PlannedBy)
 	}
 	return nil
