@@ -257,6 +257,7 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 // newExecution opens the run's log; prepare does the rest.
 func (s *Server) newExecution(r store.Run) *execution {
 	m := mask.New()
+	s.maskOwnKeys(m)
 	sink := newLogSink(r.ID, s.db, s.broker)
 	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(countingWriter{sink, s.metrics.maskerBytes}),
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}

@@ -73,6 +73,7 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 		return relayMsg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
 	}
 	m := mask.New()
+	s.maskOwnKeys(m) // the worker's log is masked again here
 	l.sink = newLogSink(run.ID, s.db, s.broker)
 	l.masker, l.out = m, m.NewWriter(l.sink)
 	l.kind = Kind(run.Kind)

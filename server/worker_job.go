@@ -43,6 +43,7 @@ type workerRun struct {
 // runJob carries out job and returns its result message.
 func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict <-chan relayMsg) relayMsg {
 	x := &workerRun{w: w, c: c, job: job, masker: mask.New(), step: "preparation", verdict: verdict}
+	maskKeyFiles(x.masker, w.cfg.Key, w.cfg.DeliveryIdentity)
 	x.out = x.masker.NewWriter(&relayLogWriter{c: c, run: job.Run, token: job.Token})
 	res := relayMsg{Type: msgResult, Run: job.Run, Token: job.Token, Exit: -1}
 	defer os.RemoveAll(x.private)
