@@ -73,3 +73,25 @@ func TestBackendFollowsWhatTheBlockReferences(t *testing.T) {
 		t.Errorf("a literal backend follows the variables (%v):\n%s", err, got)
 	}
 }
+
+// In a pull request's plan every remote state is a finding, in the root
+// module and in a module it calls; otherwise one that names no credentials
+// file is not.
+func TestRemoteStateIsAFindingInPullRequests(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"main.tf":   "data \"terraform_remote_state\" \"net\" {\n  backend = \"local\"\n  config = { path = \"other.tfstate\" }\n}\nmodule \"m\" {\n  source = \"./m\"\n}\n",
+		"m/main.tf": "data \"terraform_remote_state\" \"inner\" {\n  backend = \"http\"\n  config = { address = \"https://state.example\" }\n}\n",
+	})
+	plain, err := Module(Options{Root: root, Dir: root})
+	if err != nil || len(plain.Findings) != 0 {
+		t.Fatalf("a dry run's remote states: %v %+v", err, plain.Findings)
+	}
+	pr, err := Module(Options{Root: root, Dir: root, PullRequest: true})
+	if err != nil || len(pr.Findings) != 2 || pr.Findings[0].Address != "data.terraform_remote_state.net" ||
+		pr.Findings[1].Address != "module.m.data.terraform_remote_state.inner" || !strings.Contains(pr.Findings[1].Reason, "pull request") {
+		t.Fatalf("a pull request's remote states: %v %+v", err, pr.Findings)
+	}
+	if pr.Digest != plain.Digest {
+		t.Fatal("the option changed the digest")
+	}
+}

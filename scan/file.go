@@ -14,7 +14,8 @@ import (
 
 // report collects findings.
 type report struct {
-	findings []Finding
+	findings     []Finding
+	remoteStates []Finding // every data "terraform_remote_state", found or not (Options.PullRequest)
 }
 
 func (r *report) find(addr, file string, line int, reason string) {
@@ -101,6 +102,10 @@ func diagLine(diags hcl.Diagnostics) int {
 // dataFinding records a finding for a data or ephemeral block (kind) that
 // acts when the plan reads it; check names the check block it is in.
 func (r *report) dataFinding(path []string, kind, check string, b *hcl.Block, src []byte, rel string) {
+	if kind == "data" && b.Labels[0] == "terraform_remote_state" {
+		r.remoteStates = append(r.remoteStates, Finding{Address: Address(path, "data.terraform_remote_state."+b.Labels[1]),
+			File: rel, Line: b.DefRange.Start.Line, Reason: remoteStateInPullRequest})
+	}
 	reason := dataBlock(kind, check, b, src)
 	if reason == "" {
 		return

@@ -140,6 +140,7 @@ func (s *scanner) module(m pending, files []string, results []*fileResult) []pen
 	s.read[key] = map[string][32]byte{}
 	for i, r := range results {
 		s.findings = append(s.findings, r.findings...)
+		s.remoteStates = append(s.remoteStates, r.remoteStates...)
 		if r.read {
 			s.read[key][files[i]] = r.sum
 			s.files++

@@ -57,7 +57,16 @@ type Options struct {
 	Manifest string
 	// Encryption is TF_ENCRYPTION in the run's environment, "" if unset.
 	Encryption string
+	// PullRequest makes every data "terraform_remote_state" a finding: a
+	// branch's remote state backend gets the run's credentials (those a
+	// backend reads from the environment, such as TF_HTTP_PASSWORD or
+	// AWS_*), and the branch chose where it points.
+	PullRequest bool
 }
+
+// remoteStateInPullRequest is the finding's reason for a remote state a
+// pull request's plan would read.
+const remoteStateInPullRequest = "data \"terraform_remote_state\" in a pull request's plan: its backend gets the run's credentials from the environment, and the branch chooses where it points"
 
 // Result is what Module found.
 type Result struct {
@@ -95,6 +104,9 @@ func Module(opts Options) (*Result, error) {
 	s.walk(pending{dir: s.dir}, &wg)
 	wg.Wait()
 	close(s.jobs)
+	if opts.PullRequest {
+		s.findings = append(s.findings, s.remoteStates...)
+	}
 	sortFindings(s.findings)
 	return &Result{
 		Findings: s.findings,

@@ -227,7 +227,8 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 		_, err := x.toolIn(ctx, "get", dir, exec.GetArgs())
 		return err
 	}
-	return scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: x.copyDir(), dataDir: x.s.config().Server.DataDir, env: x.env, get: get, say: x.say})
+	return scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: x.copyDir(), dataDir: x.s.config().Server.DataDir,
+		pullRequest: x.tree != "", env: x.env, get: get, say: x.say})
 }
 
 // scanInput is what a scan of a run's configuration reads and uses: the
@@ -237,6 +238,7 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 type scanInput struct {
 	root, rel, dest string
 	dataDir         string // the data directory, left out of the copy when it lies in the checkout
+	pullRequest     bool   // a pull request's plan: remote states are findings too (scan.Options)
 	env             []string
 	get             func(ctx context.Context, dir string) error
 	say             func(format string, args ...any)
@@ -257,7 +259,7 @@ func scanCopyOf(ctx context.Context, in scanInput) (*scan.Result, error) {
 		return nil, end(StatusRefused, -1, "The configuration cannot be copied for the scan: %v; nothing planned.", err)
 	}
 	dir := filepath.Join(in.dest, in.rel)
-	opts := scan.Options{Root: in.dest, Dir: dir, Encryption: envValue(in.env, "TF_ENCRYPTION")}
+	opts := scan.Options{Root: in.dest, Dir: dir, Encryption: envValue(in.env, "TF_ENCRYPTION"), PullRequest: in.pullRequest}
 	res, err := scan.Module(opts)
 	if err != nil {
 		return nil, fmt.Errorf("scanning the configuration: %w", err)
@@ -350,7 +352,7 @@ func verifyModulesStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return err
 	}
-	digest, err := verifyModules(root, x.dir, x.env, x.scanned)
+	digest, err := verifyModules(root, x.dir, x.env, x.scanned, x.tree != "")
 	if err != nil {
 		return err
 	}
@@ -362,9 +364,9 @@ func verifyModulesStep(ctx context.Context, x *execution) error {
 // dir's .terraform, as the plan will read them, and returns their digest;
 // a digest or findings other than scanned's is an *outcome refusing the
 // run.
-func verifyModules(root, dir string, env []string, scanned *store.Scan) (string, error) {
+func verifyModules(root, dir string, env []string, scanned *store.Scan, pullRequest bool) (string, error) {
 	res, err := scan.Module(scan.Options{Root: root, Dir: dir, Manifest: manifestIn(dir),
-		Encryption: envValue(env, "TF_ENCRYPTION")})
+		Encryption: envValue(env, "TF_ENCRYPTION"), PullRequest: pullRequest})
 	if err != nil {
 		return "", fmt.Errorf("reading the configuration again: %w", err)
 	}

@@ -53,7 +53,8 @@ func (x *workerRun) scanSteps(ctx context.Context) error {
 		x.step = "scan"
 		return err
 	}
-	res, err := scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: copyDir, dataDir: x.w.cfg.DataDir, env: x.env, get: get, say: x.say})
+	res, err := scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: copyDir, dataDir: x.w.cfg.DataDir,
+		pullRequest: x.pr != nil, env: x.env, get: get, say: x.say})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (x *workerRun) scanSteps(ctx context.Context) error {
 		return err
 	}
 	x.step = "verify modules"
-	digest, err := verifyModules(root, x.dir, x.env, sc)
+	digest, err := verifyModules(root, x.dir, x.env, sc, x.pr != nil)
 	if err != nil {
 		return err
 	}
