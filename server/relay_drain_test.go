@@ -54,9 +54,12 @@ template "rslow" {
 	if r, _ := h.srv.db.GetRun(next); r.Status != string(StatusQueued) {
 		t.Errorf("a run launched during the drain is %s, want queued", r.Status)
 	}
-	if audit := h.mustSSH("alice", "audit"); !strings.Contains(audit, "worker drained") {
-		t.Errorf("the drain is not audited:\n%s", audit)
-	}
+	// Audited as draining when it began, as drained once the worker left
+	// (the control node sees its session end a moment after it returns).
+	waitFor(t, "the drain to be audited", 10*time.Second, func() bool {
+		audit := h.mustSSH("alice", "audit")
+		return strings.Contains(audit, "worker draining") && strings.Contains(audit, "worker drained")
+	})
 }
 
 // The control node restarting loses no run queued for a pool: it is queued
