@@ -85,3 +85,17 @@ func (s *Server) endDequeued(run store.Run, who Identity) (store.Run, Status, er
 	s.audit(run.ID, who.Name, string(StatusCancelled), msg)
 	return ended, StatusQueued, nil
 }
+
+// endCancelledBetweenPhases ends as cancelled a pool run whose cancel came
+// while no worker held it and the cancel could not take it out of a queue
+// (the rules were deciding on its plan, or a worker was about to take its
+// apply phase): nothing more runs for it.
+func (s *Server) endCancelledBetweenPhases(r store.Run) {
+	msg := fmt.Sprintf("Cancelled by %s between its plan and its apply; nothing was applied.", r.CancelRequested)
+	if _, err := s.transition(r.ID, StatusCancelled, func(r *store.Run) error { r.Message = msg; return nil }); err != nil {
+		s.log.Error("ending a cancelled run", "run", r.ID, "err", err)
+		return
+	}
+	s.dropHeld(r.ID)
+	s.audit(r.ID, "switchtender", string(StatusCancelled), msg)
+}

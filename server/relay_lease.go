@@ -70,6 +70,9 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	run, err := h.claim(l.job.runID, w.name)
 	if err != nil {
 		h.release(l)
+		if r, gerr := s.db.GetRun(l.job.runID); gerr == nil && statusOf(r) == StatusRunning && r.CancelRequested != "" {
+			s.endCancelledBetweenPhases(r) // its apply phase was cancelled before a worker took it
+		}
 		return relayMsg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
 	}
 	m := mask.New()

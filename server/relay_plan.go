@@ -190,6 +190,10 @@ func (h *relayHub) passOn(l *relayLease, r store.Run) {
 	_ = l.sink.Flush()
 	l.sink.Close()
 	h.release(l)
+	if now, err := h.s.db.GetRun(r.ID); err == nil && now.CancelRequested != "" {
+		h.s.endCancelledBetweenPhases(now) // cancelled while the rules decided
+		return
+	}
 	h.enqueue(r, l.job.pool)
 }
 

@@ -25,9 +25,10 @@ import (
 // relayCommand is the SSH command a worker's session runs.
 const relayCommand = "relay"
 
-// relayMaxLine bounds one protocol line: a job carrying a sealed plan of
-// relayPlanLimit in base64, with room for the rest.
-const relayMaxLine = relayPlanLimit*4/3 + 4<<20
+// relayMaxLine bounds one protocol line: an apply job carries a plan of up
+// to relayPlanLimit base64-encoded twice (in the payload's JSON, then the
+// sealed payload in the job's), 16/9 of its size, with room for the rest.
+const relayMaxLine = relayPlanLimit*2 + 8<<20
 
 // relayLogChunk is the most log text one log message carries.
 const relayLogChunk = 16 << 10
