@@ -3,10 +3,12 @@ package gate
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -206,4 +208,65 @@ func SameChanges(sum *Summary, file map[string][]string) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// renderedChange is what RenderingNamesItsAddresses reads of one of a
+// rendering's resource_changes.
+type renderedChange struct {
+	Address       string          `json:"address"`
+	ModuleAddress string          `json:"module_address"`
+	Mode          string          `json:"mode"`
+	Type          string          `json:"type"`
+	Name          string          `json:"name"`
+	Index         json.RawMessage `json:"index"`
+}
+
+// RenderingNamesItsAddresses checks that each of the resource_changes in
+// planJSON (a `tofu show -json` rendering) describes the instance its
+// address names: module_address, mode, type, name and index agree with the
+// address. With SameChanges it ties what a policy reads of a change (its
+// type, say) to the plan file's own addresses: a rendering made elsewhere
+// cannot keep the addresses and change what they are.
+func RenderingNamesItsAddresses(planJSON []byte) error {
+	var doc struct {
+		ResourceChanges []renderedChange `json:"resource_changes"`
+	}
+	if err := json.Unmarshal(planJSON, &doc); err != nil {
+		return fmt.Errorf("reading the rendering: %w", err)
+	}
+	for _, rc := range doc.ResourceChanges {
+		base := rc.Type + "." + rc.Name
+		switch rc.Mode {
+		case "managed":
+		case "data", "ephemeral":
+			base = rc.Mode + "." + base
+		default:
+			return fmt.Errorf("%s has mode %q", rc.Address, rc.Mode)
+		}
+		if rc.ModuleAddress != "" {
+			base = rc.ModuleAddress + "." + base
+		}
+		suffix, ok := strings.CutPrefix(rc.Address, base)
+		if !ok || !indexSuffix(suffix, rc.Index) {
+			return fmt.Errorf("%s is not the %s its module_address, mode, type, name and index say", rc.Address, base)
+		}
+	}
+	return nil
+}
+
+// indexSuffix reports whether suffix is the address's instance key for
+// index: none, [N] for a number, ["…"] for a string.
+func indexSuffix(suffix string, index json.RawMessage) bool {
+	raw := strings.TrimSpace(string(index))
+	switch {
+	case raw == "" || raw == "null":
+		return suffix == ""
+	case strings.HasPrefix(raw, `"`):
+		return strings.HasPrefix(suffix, `["`) && strings.HasSuffix(suffix, `"]`)
+	}
+	var n json.Number
+	if err := json.Unmarshal(index, &n); err != nil {
+		return false
+	}
+	return suffix == "["+n.String()+"]"
 }

@@ -3,6 +3,7 @@ package gate
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,9 @@ func TestPlanFileActionsMatchTheRendering(t *testing.T) {
 		if ok, why := SameChanges(sum, changes); !ok {
 			t.Errorf("%s: the plan file's addresses and its own rendering's disagree: %s", name, why)
 		}
+		if err := RenderingNamesItsAddresses(js); err != nil {
+			t.Errorf("%s: its own rendering: %v", name, err)
+		}
 	}
 	if files["shrink"][ActionDelete] != 2 || files["replace"][ActionReplace] != 3 || files["forget"][ActionForget] != 1 {
 		t.Fatalf("plan file counts = %v", files)
@@ -52,6 +56,18 @@ func TestPlanFileActionsMatchTheRendering(t *testing.T) {
 	sum.ByAction[ActionReplace] = append([]string{"terraform_data.elsewhere"}, sum.ByAction[ActionReplace][1:]...)
 	if ok, why := SameChanges(sum, changes); ok || !strings.Contains(why, "terraform_data.elsewhere") {
 		t.Fatalf("a rendering replacing other resources passed (%s)", why)
+	}
+	// The addresses kept, what they are changed.
+	for field, value := range map[string]any{"type": "aws_instance", "name": "q", "index": 7, "module_address": "module.m", "mode": "data"} {
+		var doc map[string]any
+		if err := json.Unmarshal(set.replace, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["resource_changes"].([]any)[0].(map[string]any)[field] = value
+		js, _ := json.Marshal(doc)
+		if err := RenderingNamesItsAddresses(js); err == nil {
+			t.Errorf("a rendering whose first change has %s %v passed", field, value)
+		}
 	}
 	// A harmless rendering handed over with a destructive plan.
 	sum, _ = AnalyzePlan(set.noChange)
