@@ -312,6 +312,7 @@ func (x *execution) prepare(ctx context.Context) error {
 	if err := s.rememberSecrets(r.Project, secrets, x.masker); err != nil {
 		return err
 	}
+	s.maskConfigSecrets(x.masker, r)
 	creds[runMarkerVar] = s.runMarker(r.ID)
 	x.env = exec.BuildEnv(exec.EnvSpec{Base: s.env, Vars: vars, Env: creds})
 	return nil

@@ -2,8 +2,10 @@ package server
 
 import (
 	"os"
+	"strings"
 
 	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/store"
 )
 
 // Switchtender's own keys are files its user can read, and so can the
@@ -13,7 +15,8 @@ import (
 // executes on: on the control node the sealing key and the SSH host key,
 // on a relay worker its SSH key and the pool's delivery identity. (What a
 // plan can send elsewhere, through a GET it is allowed, masking cannot
-// stop: see the README, "Pull-request plans".)
+// stop: see the README, "Pull-request plans".) A pull request's plan
+// masks every secret the configuration file holds as well.
 
 // maskKeyFiles adds the contents of the key files at paths to m; a file
 // that cannot be read (not created yet) adds nothing.
@@ -26,7 +29,9 @@ func maskKeyFiles(m *mask.Masker, paths ...string) {
 		if err != nil || len(b) > 1<<20 {
 			continue
 		}
-		m.Add(string(b))
+		// Some keys read the same in another case (an age identity's
+		// bech32): a configuration's lower() or upper() shows them too.
+		m.Add(string(b), strings.ToLower(string(b)), strings.ToUpper(string(b)))
 		clear(b)
 	}
 }
@@ -35,4 +40,17 @@ func maskKeyFiles(m *mask.Masker, paths ...string) {
 func (s *Server) maskOwnKeys(m *mask.Masker) {
 	srv := s.config().Server
 	maskKeyFiles(m, srv.SealKey, srv.HostKey)
+}
+
+// maskConfigSecrets adds to m, for a pull request's plan, every secret the
+// configuration holds in clear (each credential's token and env values,
+// each notify URL and secret): a branch's file() of the configuration file
+// would show them. Other runs mask only their own credentials, since the
+// team's configuration does not read the file and a static env value (a
+// region) masked in every run would hide more than it protects.
+func (s *Server) maskConfigSecrets(m *mask.Masker, r store.Run) {
+	if r.Commit == nil || r.Commit.Ref == "" {
+		return
+	}
+	m.Add(s.live.Load().scrubber.Values()...)
 }

@@ -77,6 +77,7 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	}
 	m := mask.New()
 	s.maskOwnKeys(m) // the worker's log is masked again here
+	s.maskConfigSecrets(m, run)
 	l.sink = newLogSink(run.ID, s.db, s.broker)
 	l.masker, l.out = m, m.NewWriter(l.sink)
 	l.kind = Kind(run.Kind)
