@@ -206,6 +206,11 @@ func (h *relayHub) expire(now time.Time) {
 	}
 	var pools []string
 	for _, w := range h.workers {
+		if w.conn != nil && w.conn.stuckFor(now) > h.timeoutLocked(w.pool) {
+			// It stopped reading: its session ends, and its lease (if any)
+			// is lost when its heartbeats stop counting.
+			go w.conn.shut()
+		}
 		if w.offered != nil && now.Sub(w.offeredAt) > h.timeoutLocked(w.pool) {
 			h.requeue(w)
 			pools = append(pools, w.pool)

@@ -90,6 +90,10 @@ func (h *relayHub) planned(l *relayLease) {
 	}
 	x := h.execution(l, run, "seal")
 	x.planJSON = l.planJSON
+	if err := gate.RenderingNamesItsAddresses(l.planJSON); err != nil { // before anything reads it
+		h.endWith(l, x, end(StatusRefused, -1, "The worker's rendering of the saved plan is not the plan's: %v. The rules decide on what the plan does, so it is refused; nothing was applied. Check worker %s.", err, run.PlannedBy))
+		return
+	}
 	_ = l.sink.Flush()
 	x.planText = h.s.logText(run.ID, l.planFrom)
 	if Kind(run.Kind) == KindCheck {
@@ -141,9 +145,6 @@ func renderingIsThePlans(x *execution, plan []byte) error {
 	file, err := gate.PlanFileChanges(plan)
 	if err != nil {
 		return end(StatusRefused, -1, "The saved plan's own changes cannot be read to check the worker's rendering of it (%v); nothing was applied.", err)
-	}
-	if err := gate.RenderingNamesItsAddresses(x.planJSON); err != nil {
-		return end(StatusRefused, -1, "The worker's rendering of the saved plan is not the plan's: %v. The rules decide on what the plan does, so it is refused; nothing was applied. Check worker %s.", err, x.run.PlannedBy)
 	}
 	if ok, why := gate.SameChanges(x.summary, file); !ok {
 		return end(StatusRefused, -1, "The worker's rendering of the saved plan is not the plan's: %s. The rules decide on what the plan does, so it is refused; nothing was applied. Check worker %s.", why, x.run.PlannedBy)

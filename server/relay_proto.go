@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchtender/switchtender/store"
@@ -133,29 +134,104 @@ type relayPayload struct {
 }
 
 // relayConn reads and writes protocol lines; writes are safe from several
-// goroutines.
+// goroutines. A worker writes synchronously. The control node, once a
+// worker said hello, queues its lines for a writer goroutine (queue): no
+// caller, the lease watcher above all, ever blocks on a worker that stopped
+// reading, and a write stuck longer than the lease timeout closes the
+// worker's connection (relayHub.expire).
 type relayConn struct {
 	r  *bufio.Reader
 	mu sync.Mutex
 	w  io.Writer
+
+	out       chan []byte // queued lines; nil: send writes itself
+	closer    func()
+	closeOnce sync.Once
+	done      chan struct{}
+	writing   atomic.Int64 // when the write under way began (Unix ns), 0 when none is
 }
+
+// relayOutbox is how many lines may wait for a worker that reads slowly;
+// one more closes its connection.
+const relayOutbox = 256
+
+// errRelayClosed is a send on a connection that was closed.
+var errRelayClosed = errors.New("the relay connection is closed")
 
 func newRelayConn(r io.Reader, w io.Writer) *relayConn {
-	return &relayConn{r: bufio.NewReaderSize(r, 64<<10), w: w}
+	return &relayConn{r: bufio.NewReaderSize(r, 64<<10), w: w, done: make(chan struct{})}
 }
 
-// send writes one message as a line.
+// queue makes c's sends queued from now on; closer ends the connection.
+func (c *relayConn) queue(closer func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out, c.closer = make(chan []byte, relayOutbox), closer
+	go c.writeLoop(c.out)
+}
+
+// send writes one message as a line, or queues it.
 func (c *relayConn) send(m relayMsg) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encoding a relay %s message: %w", m.Type, err)
 	}
+	line := append(b, '\n')
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, err := c.w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("sending a relay %s message: %w", m.Type, err)
+	out := c.out
+	if out == nil {
+		defer c.mu.Unlock()
+		if _, err := c.w.Write(line); err != nil {
+			return fmt.Errorf("sending a relay %s message: %w", m.Type, err)
+		}
+		return nil
 	}
-	return nil
+	c.mu.Unlock()
+	select {
+	case <-c.done:
+		return errRelayClosed
+	case out <- line:
+		return nil
+	default:
+		c.shut()
+		return fmt.Errorf("sending a relay %s message: the worker reads too slowly (%d messages wait), so its connection was closed", m.Type, relayOutbox)
+	}
+}
+
+// writeLoop writes queued lines until the connection is closed.
+func (c *relayConn) writeLoop(out chan []byte) {
+	for {
+		select {
+		case <-c.done:
+			return
+		case line := <-out:
+			c.writing.Store(time.Now().UnixNano())
+			_, err := c.w.Write(line)
+			c.writing.Store(0)
+			if err != nil {
+				c.shut()
+				return
+			}
+		}
+	}
+}
+
+// shut closes the connection once: queued lines are dropped.
+func (c *relayConn) shut() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		if c.closer != nil {
+			c.closer()
+		}
+	})
+}
+
+// stuckFor is how long the write under way has waited, 0 when none is.
+func (c *relayConn) stuckFor(now time.Time) time.Duration {
+	if t := c.writing.Load(); t != 0 {
+		return now.Sub(time.Unix(0, t))
+	}
+	return 0
 }
 
 // errRelayLine is a line longer than relayMaxLine.

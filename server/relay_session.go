@@ -33,6 +33,13 @@ func (s *Server) serveRelay(sess ssh.Session, pool string) {
 		_ = sess.Exit(exitRefused)
 		return
 	}
+	c.queue(func() {
+		_ = sess.Close()
+		if conn, ok := sess.Context().Value(ssh.ContextKeyConn).(gossh.Conn); ok {
+			_ = conn.Close() // a write blocked on the worker's window ends too
+		}
+	})
+	defer c.shut()
 	defer s.relay.disconnected(w, c)
 	for {
 		m, err := c.recv()
