@@ -177,6 +177,13 @@ func writeRunHead(w io.Writer, v runView) {
 func writeWorkers(w io.Writer, v runView) {
 	planned := slices.ContainsFunc(v.Steps, func(s store.Step) bool { return s.Name == "plan" || s.Name == "apply" })
 	switch {
+	case statusOf(v.Run) == StatusRunning && Phase(v.Phase) == phaseApply && v.AppliedBy == "" && v.PlannedBy != "":
+		fmt.Fprintf(w, "  planned on relay worker %s; its apply waits for a worker of the pool\n", v.PlannedBy)
+	case statusOf(v.Run) == StatusRunning && (v.AppliedBy != "" || v.PlannedBy != ""):
+		fmt.Fprintf(w, "  running on relay worker %s\n", firstOf(v.AppliedBy, v.PlannedBy))
+		if v.AppliedBy != "" && v.PlannedBy != "" && v.AppliedBy != v.PlannedBy {
+			fmt.Fprintf(w, "  planned on relay worker %s\n", v.PlannedBy)
+		}
 	case v.PlannedBy != "" && !planned:
 		fmt.Fprintf(w, "  taken by relay worker %s, which did not get as far as a plan\n", v.PlannedBy)
 	case v.PlannedBy != "" && v.PlannedBy == v.AppliedBy:

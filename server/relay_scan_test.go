@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/server/config"
@@ -65,7 +66,14 @@ func scanWorkerCfg(t *testing.T, h *harness, name string, key relayKey, identity
 // check keeps its plan.
 func TestRelayScanOnTheWorker(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
-	startWorker(t, scanWorkerCfg(t, h, "w1", keys["w1"], identity))
+	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
+	startWorker(t, w1)
+	defer func() { // every run's private directory (the scan's copy in it) goes when the run ends
+		waitFor(t, "the worker's run directories to go", 10*time.Second, func() bool {
+			left, _ := os.ReadDir(filepath.Join(w1.DataDir, "runs"))
+			return len(left) == 0
+		})
+	}()
 	v := h.launchWait("alice", "rs-clean", "--dry-run")
 	if statusOf(v.Run) != StatusSucceeded || v.PlannedBy != "w1" {
 		t.Fatalf("a clean scanned dry run on w1: %s by %q: %s\n%s", v.Status, v.PlannedBy, v.Message, h.mustSSH("bob", "log", v.ID))

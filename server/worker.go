@@ -63,6 +63,7 @@ func RunWorker(ctx context.Context, cfg *config.Worker, opts WorkerOptions) erro
 		err := w.session(ctx)
 		switch {
 		case errors.Is(err, errDrained):
+			w.log.Info("drained: no run is left; the worker stops")
 			return nil
 		case errors.As(err, new(*stoppedDuringRun)):
 			return err // a run was interrupted: say which

@@ -46,7 +46,7 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict
 	maskKeyFiles(x.masker, w.cfg.Key, w.cfg.DeliveryIdentity)
 	x.out = x.masker.NewWriter(&relayLogWriter{c: c, run: job.Run, token: job.Token})
 	res := relayMsg{Type: msgResult, Run: job.Run, Token: job.Token, Exit: -1}
-	defer os.RemoveAll(x.private)
+	defer func() { _ = os.RemoveAll(x.private) }() // x.private is set by prepare: read it when the run ends
 	err := x.prepare(ctx)
 	if err == nil {
 		if x.job.Ref == "" {

@@ -136,7 +136,7 @@ func Resolve(ctx context.Context, dir, ref string) (string, error) {
 		if errors.Is(err, ErrNotRepository) {
 			return "", err
 		}
-		return "", fmt.Errorf("ref %q names no commit in %s: fetch it into the checkout first, or give a branch, tag or SHA it has", ref, dir)
+		return "", fmt.Errorf("ref %q names no commit in %s: fetch it into the checkout first (a remote's branch is origin/NAME until a local branch tracks it), or give a branch, tag or SHA it has", ref, dir)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
