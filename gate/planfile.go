@@ -210,48 +210,85 @@ func SameChanges(sum *Summary, file map[string][]string) (bool, string) {
 	return true, ""
 }
 
-// renderedChange is what RenderingNamesItsAddresses reads of one of a
-// rendering's resource_changes.
-type renderedChange struct {
-	Address       string          `json:"address"`
-	ModuleAddress string          `json:"module_address"`
-	Mode          string          `json:"mode"`
-	Type          string          `json:"type"`
-	Name          string          `json:"name"`
-	Index         json.RawMessage `json:"index"`
-}
-
 // RenderingNamesItsAddresses checks that each of the resource_changes in
 // planJSON (a `tofu show -json` rendering) describes the instance its
 // address names: module_address, mode, type, name and index agree with the
 // address. With SameChanges it ties what a policy reads of a change (its
 // type, say) to the plan file's own addresses: a rendering made elsewhere
-// cannot keep the addresses and change what they are.
+// cannot keep the addresses and change what they are. Keys are read as
+// written (OpenTofu writes them in lower case, and policies read them so):
+// a change that names a key twice, or in two cases, is refused, since
+// readers that differ in how they match keys would read different values.
 func RenderingNamesItsAddresses(planJSON []byte) error {
 	var doc struct {
-		ResourceChanges []renderedChange `json:"resource_changes"`
+		ResourceChanges []json.RawMessage `json:"resource_changes"`
 	}
 	if err := json.Unmarshal(planJSON, &doc); err != nil {
 		return fmt.Errorf("reading the rendering: %w", err)
 	}
-	for _, rc := range doc.ResourceChanges {
-		base := rc.Type + "." + rc.Name
-		switch rc.Mode {
+	for i, raw := range doc.ResourceChanges {
+		rc, err := exactKeys(raw)
+		if err == nil {
+			_, err = exactKeys(rc["change"]) // its actions, importing: read by the rules
+		}
+		if err != nil {
+			return fmt.Errorf("resource_changes[%d]: %w", i, err)
+		}
+		addr, mode, typ, name, module := rc.str("address"), rc.str("mode"), rc.str("type"), rc.str("name"), rc.str("module_address")
+		base := typ + "." + name
+		switch mode {
 		case "managed":
 		case "data", "ephemeral":
-			base = rc.Mode + "." + base
+			base = mode + "." + base
 		default:
-			return fmt.Errorf("%s has mode %q", rc.Address, rc.Mode)
+			return fmt.Errorf("%s has mode %q", addr, mode)
 		}
-		if rc.ModuleAddress != "" {
-			base = rc.ModuleAddress + "." + base
+		if module != "" {
+			base = module + "." + base
 		}
-		suffix, ok := strings.CutPrefix(rc.Address, base)
-		if !ok || !indexSuffix(suffix, rc.Index) {
-			return fmt.Errorf("%s is not the %s its module_address, mode, type, name and index say", rc.Address, base)
+		suffix, ok := strings.CutPrefix(addr, base)
+		if !ok || !indexSuffix(suffix, rc["index"]) {
+			return fmt.Errorf("%s is not the %s its module_address, mode, type, name and index say", addr, base)
 		}
 	}
 	return nil
+}
+
+// keyed is a JSON object's members by their exact keys.
+type keyed map[string]json.RawMessage
+
+// str is the string member k, "" when it is missing or not a string.
+func (o keyed) str(k string) string {
+	var s string
+	_ = json.Unmarshal(o[k], &s)
+	return s
+}
+
+// exactKeys reads a JSON object, refusing a key given twice or in two
+// cases.
+func exactKeys(raw json.RawMessage) (keyed, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("a change is not an object")
+	}
+	out, folded := keyed{}, map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		if folded[strings.ToLower(k)] {
+			return nil, fmt.Errorf("key %q is given twice (or in another case)", k)
+		}
+		folded[strings.ToLower(k)] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // indexSuffix reports whether suffix is the address's instance key for

@@ -90,6 +90,9 @@ func attack13gDial(t *testing.T, h *harness, key relayKey, hello relayMsg) (*raw
 	}
 	w := &rawWorker{t: t, client: client, c: newRelayConn(out, in)}
 	hello.Type = msgHello
+	if hello.Projects == nil {
+		hello.Projects = []string{"infra"}
+	}
 	w.send(hello)
 	return w, pc, w.recv()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,9 +38,16 @@ type relayJob struct {
 	runID, pool, key string
 }
 
+// project is the project of the job's working directory (workdirKey).
+func (j relayJob) project() string {
+	p, _, _ := strings.Cut(j.key, "\x00")
+	return p
+}
+
 // relayWorker is a worker as the control node knows it.
 type relayWorker struct {
 	name, pool, version string
+	projects            []string   // the projects its file has checkouts of (hello)
 	key                 string     // the fingerprint of the key it first connected with: the name is that key's
 	conn                *relayConn // nil while disconnected
 	polling             bool       // it asked for work and has none
@@ -143,9 +151,9 @@ func (h *relayHub) dispatch(pool string) {
 	var offers []offer
 	h.mu.Lock()
 	for _, w := range h.idleWorkers(pool) {
-		j, ok := h.nextJob(pool)
+		j, ok := h.nextJob(pool, w)
 		if !ok {
-			break
+			continue
 		}
 		w.polling, w.offered, w.offeredAt = false, &j, time.Now()
 		h.busy[pool+"\x00"+j.key] = j.runID
@@ -182,11 +190,11 @@ func compareStrings(a, b string) int {
 }
 
 // nextJob removes and returns pool's oldest run whose working directory is
-// free; h.mu held.
-func (h *relayHub) nextJob(pool string) (relayJob, bool) {
+// free and whose project w has a checkout of; h.mu held.
+func (h *relayHub) nextJob(pool string, w *relayWorker) (relayJob, bool) {
 	q := h.queues[pool]
 	for i, j := range q {
-		if _, busy := h.busy[pool+"\x00"+j.key]; busy {
+		if _, busy := h.busy[pool+"\x00"+j.key]; busy || !slices.Contains(w.projects, j.project()) {
 			continue
 		}
 		h.queues[pool] = append(q[:i:i], q[i+1:]...)
@@ -242,10 +250,24 @@ func (h *relayHub) waitReason(runID string) string {
 			if other, busy := h.busy[pool+"\x00"+j.key]; busy {
 				return fmt.Sprintf("waiting behind run %s in the same working directory on pool %s", other, pool)
 			}
+			if !h.someWorkerHas(pool, j.project()) {
+				return fmt.Sprintf("waiting for a worker of pool %s whose file has a checkout of project %s (none connected has one)", pool, j.project())
+			}
 			return fmt.Sprintf("waiting for a free worker of pool %s", pool)
 		}
 	}
 	return ""
+}
+
+// someWorkerHas reports whether a connected worker of pool has project;
+// h.mu held.
+func (h *relayHub) someWorkerHas(pool, project string) bool {
+	for _, w := range h.workers {
+		if w.pool == pool && w.conn != nil && slices.Contains(w.projects, project) {
+			return true
+		}
+	}
+	return false
 }
 
 // poolOf is the pool whose workers execute a template's queue, or "" when

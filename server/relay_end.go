@@ -206,7 +206,7 @@ func (h *relayHub) expire(now time.Time) {
 	}
 	var pools []string
 	for _, w := range h.workers {
-		if w.conn != nil && w.conn.stuckFor(now) > h.timeoutLocked(w.pool) {
+		if w.conn != nil && !w.conn.closed() && w.conn.stuckFor(now) > h.timeoutLocked(w.pool) {
 			// It stopped reading: its session ends, and its lease (if any)
 			// is lost when its heartbeats stop counting.
 			go w.conn.shut()

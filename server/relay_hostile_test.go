@@ -39,6 +39,9 @@ func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker
 	}
 	w := &rawWorker{t: t, client: client, c: newRelayConn(out, in)}
 	hello.Type = msgHello
+	if hello.Projects == nil {
+		hello.Projects = []string{"infra"} // the test project, as a real worker's file names it
+	}
 	w.send(hello)
 	return w, w.recv()
 }
@@ -207,8 +210,9 @@ func runIDOf(t *testing.T, out string) string {
 }
 
 // A worker that reconnects under the same name while it holds a lease is
-// offered nothing until that lease ends, and never the run it lost: the
-// next run it gets is the one queued meanwhile.
+// told to try again while its old connection is alive, offered nothing
+// until that lease ends, and never the run it lost: the next run it gets
+// is the one queued meanwhile.
 func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	old, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -217,9 +221,17 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	old.recv()
 	old.send(relayMsg{Type: msgTake, Run: first})
 	old.recv() // the job; it never heartbeats
+	// While the old connection was heard from within the lease timeout, a
+	// second connection of the name is told to try again; once it has been
+	// silent that long, the new one takes the name over.
+	_, busy := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	if busy.Type != msgRefused || busy.Status != statusBusy {
+		t.Fatalf("a second connection while the first is alive: %+v", busy)
+	}
+	time.Sleep(h.srv.relay.leaseTimeout("eu") + 500*time.Millisecond)
 	again, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	if welcome.Type != msgWelcome {
-		t.Fatalf("the reconnect: %+v", welcome)
+		t.Fatalf("the reconnect after the old connection fell silent: %+v", welcome)
 	}
 	again.send(relayMsg{Type: msgPoll})
 	second := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=a2345678", "--json"))

@@ -32,7 +32,12 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	job, err := h.prepare(l)
-	if err == nil && h.cancelledBeforeSent(l) {
+	var line []byte
+	if err == nil {
+		line, err = encodeRelay(job) // a job with a plan takes a while to encode: before the cancel check
+		clear(job.Payload)
+	}
+	if err == nil && h.cancelledBeforeSent(l, c, line) {
 		err = fmt.Errorf("run %s was cancelled before its job was sent", runID)
 		by := "its requester"
 		if r, gerr := h.s.db.GetRun(runID); gerr == nil && r.CancelRequested != "" {
@@ -42,24 +47,24 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 	}
 	if err != nil {
 		_ = c.send(relayMsg{Type: msgReject, Run: runID, Token: l.token, Message: err.Error()})
-		return
-	}
-	if err := c.send(job); err != nil {
-		h.s.log.Warn("sending a job to a worker", "worker", w.name, "run", runID, "err", err)
 	}
 }
 
 // cancelledBeforeSent reports whether a cancel came while the control node
-// prepared l's job; otherwise the job counts as sent from now, and its
-// lease timeout starts (preparing ran the credential commands, which may
-// take longer than a heartbeat).
-func (h *relayHub) cancelledBeforeSent(l *relayLease) bool {
+// prepared l's job; otherwise it queues the job's line, in the same step as
+// it marks the job sent, so a cancel after it is queued after it too, and
+// the lease timeout starts (preparing ran the credential commands, which
+// may take longer than a heartbeat).
+func (h *relayHub) cancelledBeforeSent(l *relayLease, c *relayConn, line []byte) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if l.cancelPending {
 		return true
 	}
 	l.sent, l.last = true, time.Now()
+	if err := c.sendLine(msgJob, line); err != nil {
+		h.s.log.Warn("sending a job to a worker", "worker", l.worker.name, "run", l.job.runID, "err", err)
+	}
 	return false
 }
 

@@ -68,6 +68,10 @@ const (
 	relayChunk     = 512 << 10
 )
 
+// statusBusy marks a refusal a worker should try again later: its name is
+// still connected (and heard from) on another connection.
+const statusBusy = "busy"
+
 // statusHandedOff is a worker's own note that its job ended by handing
 // its saved plan to the control node; it sends no result for it.
 const statusHandedOff = "handed_off"
@@ -149,6 +153,13 @@ type relayConn struct {
 	closeOnce sync.Once
 	done      chan struct{}
 	writing   atomic.Int64 // when the write under way began (Unix ns), 0 when none is
+	heard     atomic.Int64 // when the last line was read (Unix ns)
+}
+
+// heardFor is how long ago the last line was read from c (its start when
+// none was).
+func (c *relayConn) heardFor(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, c.heard.Load()))
 }
 
 // relayOutbox is how many lines may wait for a worker that reads slowly;
@@ -159,7 +170,9 @@ const relayOutbox = 256
 var errRelayClosed = errors.New("the relay connection is closed")
 
 func newRelayConn(r io.Reader, w io.Writer) *relayConn {
-	return &relayConn{r: bufio.NewReaderSize(r, 64<<10), w: w, done: make(chan struct{})}
+	c := &relayConn{r: bufio.NewReaderSize(r, 64<<10), w: w, done: make(chan struct{})}
+	c.heard.Store(time.Now().UnixNano())
+	return c
 }
 
 // queue makes c's sends queued from now on; closer ends the connection.
@@ -172,11 +185,26 @@ func (c *relayConn) queue(closer func()) {
 
 // send writes one message as a line, or queues it.
 func (c *relayConn) send(m relayMsg) error {
+	line, err := encodeRelay(m)
+	if err != nil {
+		return err
+	}
+	return c.sendLine(m.Type, line)
+}
+
+// encodeRelay is m as a protocol line.
+func encodeRelay(m relayMsg) ([]byte, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("encoding a relay %s message: %w", m.Type, err)
+		return nil, fmt.Errorf("encoding a relay %s message: %w", m.Type, err)
 	}
-	line := append(b, '\n')
+	return append(b, '\n'), nil
+}
+
+// sendLine writes or queues an encoded message of type typ; queued, it
+// never blocks.
+func (c *relayConn) sendLine(typ string, line []byte) error {
+	m := relayMsg{Type: typ}
 	c.mu.Lock()
 	out := c.out
 	if out == nil {
@@ -193,8 +221,18 @@ func (c *relayConn) send(m relayMsg) error {
 	case out <- line:
 		return nil
 	default:
-		c.shut()
+		go c.shut() // never in the caller: it may hold a lease
 		return fmt.Errorf("sending a relay %s message: the worker reads too slowly (%d messages wait), so its connection was closed", m.Type, relayOutbox)
+	}
+}
+
+// closed reports whether c was shut.
+func (c *relayConn) closed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -253,6 +291,7 @@ func (c *relayConn) recv() (relayMsg, error) {
 			break
 		}
 	}
+	c.heard.Store(time.Now().UnixNano())
 	var m relayMsg
 	if err := json.Unmarshal(line, &m); err != nil {
 		return relayMsg{}, fmt.Errorf("reading a relay message: %w", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"time"
 
 	"charm.land/ssh"
@@ -29,15 +30,21 @@ func (s *Server) serveRelay(sess ssh.Session, pool string) {
 	c := newRelayConn(sess, sess)
 	w, err := s.relay.hello(c, pool, fp)
 	if err != nil {
-		_ = c.send(relayMsg{Type: msgRefused, Message: err.Error()})
+		status := ""
+		if errors.Is(err, errNameConnected) {
+			status = statusBusy
+		}
+		_ = c.send(relayMsg{Type: msgRefused, Message: err.Error(), Status: status})
 		_ = sess.Exit(exitRefused)
 		return
 	}
 	c.queue(func() {
-		_ = sess.Close()
+		// The connection first: a write blocked on the worker's window
+		// holds the channel, which sess.Close would wait for.
 		if conn, ok := sess.Context().Value(ssh.ContextKeyConn).(gossh.Conn); ok {
-			_ = conn.Close() // a write blocked on the worker's window ends too
+			_ = conn.Close()
 		}
+		_ = sess.Close()
 	})
 	defer c.shut()
 	defer s.relay.disconnected(w, c)
@@ -52,6 +59,9 @@ func (s *Server) serveRelay(sess ssh.Session, pool string) {
 		s.relay.handle(w, c, m)
 	}
 }
+
+// errNameConnected refuses a hello for a name that is connected and alive.
+var errNameConnected = errors.New("name in use")
 
 // workerNameRE is what a worker's name may be: it is shown in `workers`,
 // `show` and logs.
@@ -94,16 +104,25 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 		h.mu.Unlock()
 		return refuse("worker name %q of pool %s belongs to another key (%s); give this worker a name of its own", m.Name, pool, w.key)
 	}
+	if w != nil && w.conn != nil && w.conn.heardFor(time.Now()) < h.timeoutLocked(pool) {
+		heard := w.conn.heardFor(time.Now()).Round(time.Second)
+		h.mu.Unlock()
+		return refuse("%w: worker %s of pool %s is connected and was heard from %s ago; a second process cannot take its name. Give this worker a name of its own, or stop the other one (this one tries again)", errNameConnected, m.Name, pool, heard)
+	}
 	replaced := w != nil && w.conn != nil
+	if replaced {
+		go w.conn.shut() // silent for a lease timeout: its session ends
+	}
 	if w == nil {
 		w = &relayWorker{name: m.Name, pool: pool, key: fp}
 		h.workers[pool+"/"+m.Name] = w
 	}
 	w.conn, w.version, w.lastSeen, w.polling, w.draining, w.stopped = c, m.Version, time.Now(), false, false, false
+	w.projects = slices.Clone(m.Projects)
 	h.mu.Unlock()
 	detail := fmt.Sprintf("pool %s, version %s, key %s, projects %v", pool, m.Version, fp, m.Projects)
 	if replaced {
-		detail += "; it replaces the earlier connection of the same name, which is no longer offered runs"
+		detail += "; it replaces the earlier connection of the same name, silent for a lease timeout, which was closed"
 	}
 	h.s.workerEvent("", m.Name, "worker connected", detail)
 	if err := c.send(relayMsg{Type: msgWelcome, Pool: pool, Heartbeat: h.leaseTimeout(pool) / 3}); err != nil {

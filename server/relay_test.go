@@ -132,3 +132,20 @@ func TestRelayWorkersOverMCP(t *testing.T) {
 		t.Fatalf("list_workers = %+v", out.Workers)
 	}
 }
+
+// A second worker process started with a connected worker's name and key
+// is told the name is in use and tries again later; the first keeps its
+// connection and takes the next run.
+func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "idle") })
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	waitFor(t, "the second process to be refused", 20*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "audit"), "is connected and was heard from")
+	})
+	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=twice")
+	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+		t.Fatalf("a dry run with two processes of w1 about: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
+	}
+}

@@ -189,6 +189,8 @@ func (w *worker) openRelay(client *gossh.Client) (*relayConn, time.Duration, err
 	switch {
 	case err != nil:
 		return nil, 0, fmt.Errorf("reading the control node's welcome: %w", err)
+	case m.Type == msgRefused && m.Status == statusBusy:
+		return nil, 0, errors.New(m.Message) // tried again, with backoff
 	case m.Type == msgRefused:
 		return nil, 0, fmt.Errorf("%w: %s", errWorkerRefused, m.Message)
 	case m.Type != msgWelcome:

@@ -64,12 +64,13 @@ func (w *worker) session(ctx context.Context) error {
 
 // sessionState is what one connection's loop keeps.
 type sessionState struct {
-	w        *worker
-	c        *relayConn
-	cur      *runningJob
-	taken    string // a run it took whose job has not come yet: a drain waits for it
-	draining bool
-	drain    <-chan struct{}
+	w         *worker
+	c         *relayConn
+	cur       *runningJob
+	taken     string // a run it took whose job has not come yet: a drain waits for it
+	cancelled string // a taken run cancelled before its job came
+	draining  bool
+	drain     <-chan struct{}
 }
 
 func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr <-chan error) error {
@@ -176,10 +177,17 @@ func (st *sessionState) handle(ctx context.Context, m relayMsg) {
 			return // never two at once; the control node offers one run at a time
 		}
 		st.taken = ""
+		if st.cancelled == m.Run {
+			_ = st.c.send(relayMsg{Type: msgResult, Run: m.Run, Token: m.Token, Exit: -1, Status: string(StatusCancelled), Message: "Cancelled before it started on the worker; nothing ran."})
+			_ = st.c.send(relayMsg{Type: msgPoll})
+			return
+		}
 		st.cur = st.w.start(ctx, st.c, m)
 	case msgCancel:
 		if cur != nil && cur.run == m.Run && cur.token == m.Token {
 			cur.cancel(errJobCancelled)
+		} else if cur == nil && m.Run == st.taken {
+			st.cancelled = m.Run // its job is on its way: it is not started
 		}
 	case msgScanPass, msgScanStop:
 		if cur != nil && cur.run == m.Run && cur.token == m.Token {
