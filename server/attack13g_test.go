@@ -528,8 +528,15 @@ func TestAttack13gSecondWorkerOnADataDirKillsTheFirstsApply(t *testing.T) {
 
 	w2 := relayWorkerCfg(t, h, "w2", "eu", keys["w2"], identity)
 	w2.DataDir = w1.DataDir
-	startWorker(t, w2)
-	waitFor(t, "w2 to connect", 30*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w2") })
+	errs2, _ := startWorker(t, w2)
+	select {
+	case err := <-errs2:
+		if err == nil || !strings.Contains(err.Error(), "is in use by another worker") {
+			t.Fatalf("w2 on w1's data_dir: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("w2, started on w1's data_dir, neither refused to start nor ended")
+	}
 	_, statErr := os.Stat(private)
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusCancelled, StatusInterrupted)
 	r, _ := h.srv.db.GetRun(id)
@@ -557,9 +564,7 @@ func TestAttack13gWritersEndWithTheirSessions(t *testing.T) {
 		if m := raw.recv(); m.Type != msgReject {
 			t.Fatalf("an unknown message was answered with %+v", m)
 		}
-		if i%2 == 0 {
-			raw.client.Close()
-		} // the others stay open, replaced by the next hello
+		raw.client.Close() // a second connection of the name is refused while this one is alive
 	}
 	waitFor(t, "the writers of closed sessions to end", 10*time.Second, func() bool {
 		return attack13gStacks("(*relayConn).writeLoop") <= before+5

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -174,6 +175,13 @@ func newScrubber(cfg *config.Config) *mask.Masker {
 		}
 		for _, v := range c.Env {
 			m.Add(v)
+		}
+	}
+	for _, t := range cfg.Templates {
+		for _, f := range t.Survey {
+			if f.Sensitive && f.Default != nil {
+				m.Add(fmt.Sprint(f.Default)) // a secret's default, in clear in the file
+			}
 		}
 	}
 	for _, n := range cfg.Notifies {

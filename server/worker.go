@@ -56,6 +56,11 @@ func RunWorker(ctx context.Context, cfg *config.Worker, opts WorkerOptions) erro
 	if err != nil {
 		return err
 	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	w.cleanLeftovers()
 	w.log.Info("dialling the control node", "control", cfg.Control, "pool", cfg.Pool, "worker", cfg.Name)
 	backoff := time.Second
