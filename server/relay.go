@@ -250,7 +250,7 @@ func (h *relayHub) waitReason(runID string) string {
 			if other, busy := h.busy[pool+"\x00"+j.key]; busy {
 				return fmt.Sprintf("waiting behind run %s in the same working directory on pool %s", other, pool)
 			}
-			if !h.someWorkerHas(pool, j.project()) {
+			if h.someWorkerHas(pool, "") && !h.someWorkerHas(pool, j.project()) {
 				return fmt.Sprintf("waiting for a worker of pool %s whose file has a checkout of project %s (none connected has one)", pool, j.project())
 			}
 			return fmt.Sprintf("waiting for a free worker of pool %s", pool)
@@ -259,11 +259,11 @@ func (h *relayHub) waitReason(runID string) string {
 	return ""
 }
 
-// someWorkerHas reports whether a connected worker of pool has project;
-// h.mu held.
+// someWorkerHas reports whether a connected worker of pool has project
+// (any worker of it for ""); h.mu held.
 func (h *relayHub) someWorkerHas(pool, project string) bool {
 	for _, w := range h.workers {
-		if w.pool == pool && w.conn != nil && slices.Contains(w.projects, project) {
+		if w.pool == pool && w.conn != nil && (project == "" || slices.Contains(w.projects, project)) {
 			return true
 		}
 	}

@@ -149,3 +149,20 @@ func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
 		t.Fatalf("a dry run with two processes of w1 about: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
 }
+
+// A worker is offered only runs of projects its file has a checkout of;
+// the run says what it waits for, and the worker that has it takes it.
+func TestRelayOffersOnlyAWorkersProjects(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Projects: []string{"other"}})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=pr", "--json"))
+	waitFor(t, "the run to say what it waits for", 10*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "show", id), "whose file has a checkout of project infra")
+	})
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	h.waitStatus(id, StatusSucceeded, StatusFailed)
+	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
+		t.Fatalf("the run: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
+	}
+}
