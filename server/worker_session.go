@@ -163,49 +163,71 @@ func (st *sessionState) stopJob(cause error) {
 
 // handle carries out one message from the control node.
 func (st *sessionState) handle(ctx context.Context, m relayMsg) {
-	cur := st.cur
 	switch m.Type {
 	case msgOffer:
-		if st.draining || cur != nil {
-			_ = st.c.send(relayMsg{Type: msgDecline, Run: m.Run})
-			return
-		}
-		st.taken = m.Run
-		_ = st.c.send(relayMsg{Type: msgTake, Run: m.Run})
+		st.offered(m)
 	case msgJob:
-		if cur != nil {
-			return // never two at once; the control node offers one run at a time
-		}
-		st.taken = ""
-		if st.cancelled == m.Run {
-			_ = st.c.send(relayMsg{Type: msgResult, Run: m.Run, Token: m.Token, Exit: -1, Status: string(StatusCancelled), Message: "Cancelled before it started on the worker; nothing ran."})
-			_ = st.c.send(relayMsg{Type: msgPoll})
-			return
-		}
-		st.cur = st.w.start(ctx, st.c, m)
+		st.job(ctx, m)
 	case msgCancel:
-		if cur != nil && cur.run == m.Run && cur.token == m.Token {
-			cur.cancel(errJobCancelled)
-		} else if cur == nil && m.Run == st.taken {
+		if st.holds(m) {
+			st.cur.cancel(errJobCancelled)
+		} else if st.cur == nil && m.Run == st.taken {
 			st.cancelled = m.Run // its job is on its way: it is not started
 		}
 	case msgScanPass, msgScanStop:
-		if cur != nil && cur.run == m.Run && cur.token == m.Token {
+		if st.holds(m) {
 			select {
-			case cur.verdict <- m:
+			case st.cur.verdict <- m:
 			default: // a second answer changes nothing
 			}
 		}
 	case msgReject:
-		st.w.log.Warn("the control node rejected a message", "run", m.Run, "reason", m.Message)
-		if m.Run == st.taken {
-			st.taken = "" // the run it took is not given to it
-		}
-		if cur != nil && cur.run == m.Run && cur.token == m.Token {
-			cur.cancel(errLeaseLost)
-		} else if cur == nil && !st.draining {
-			_ = st.c.send(relayMsg{Type: msgPoll})
-		}
+		st.rejected(m)
+	}
+}
+
+// holds reports whether m is about the run the worker executes, under its
+// lease.
+func (st *sessionState) holds(m relayMsg) bool {
+	return st.cur != nil && st.cur.run == m.Run && st.cur.token == m.Token
+}
+
+// offered takes an offered run, or declines it while draining or busy.
+func (st *sessionState) offered(m relayMsg) {
+	if st.draining || st.cur != nil {
+		_ = st.c.send(relayMsg{Type: msgDecline, Run: m.Run})
+		return
+	}
+	st.taken = m.Run
+	_ = st.c.send(relayMsg{Type: msgTake, Run: m.Run})
+}
+
+// job starts the job of a run it took, unless that run was cancelled
+// before the job came.
+func (st *sessionState) job(ctx context.Context, m relayMsg) {
+	if st.cur != nil {
+		return // never two at once; the control node offers one run at a time
+	}
+	st.taken = ""
+	if st.cancelled == m.Run {
+		_ = st.c.send(relayMsg{Type: msgResult, Run: m.Run, Token: m.Token, Exit: -1, Status: string(StatusCancelled), Message: "Cancelled before it started on the worker; nothing ran."})
+		_ = st.c.send(relayMsg{Type: msgPoll})
+		return
+	}
+	st.cur = st.w.start(ctx, st.c, m)
+}
+
+// rejected carries out a reject: the run it took is not given to it, or
+// the lease it works under was lost.
+func (st *sessionState) rejected(m relayMsg) {
+	st.w.log.Warn("the control node rejected a message", "run", m.Run, "reason", m.Message)
+	if m.Run == st.taken {
+		st.taken = ""
+	}
+	if st.holds(m) {
+		st.cur.cancel(errLeaseLost)
+	} else if st.cur == nil && !st.draining {
+		_ = st.c.send(relayMsg{Type: msgPoll})
 	}
 }
 
