@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/exec/mask"
@@ -85,6 +86,9 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict
 // payload with the pool's delivery identity.
 func (x *workerRun) prepare(ctx context.Context) error {
 	job, w := x.job, x.w
+	if !runIDRE.MatchString(job.Run) {
+		return fmt.Errorf("the control node sent a job for run %q, which is not a run ID; nothing ran", job.Run)
+	}
 	p := w.cfg.Projects[job.Project]
 	if p == nil {
 		return fmt.Errorf("worker %s has no project %q: add a project block for its checkout to the worker's file; nothing ran", w.cfg.Name, job.Project)
@@ -122,6 +126,10 @@ func (x *workerRun) prepare(ctx context.Context) error {
 	x.env = exec.BuildEnv(exec.EnvSpec{Base: w.opts.Environ, Vars: payload.Vars, Env: payload.Env})
 	return nil
 }
+
+// runIDRE is what a run ID the worker uses in a path may be: one plain
+// path element (the control node numbers its runs).
+var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // open reads the job's payload: sealed to the pool's delivery key, or in
 // clear when it holds no secret.

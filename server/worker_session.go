@@ -205,8 +205,8 @@ func (st *sessionState) offered(m relayMsg) {
 // job starts the job of a run it took, unless that run was cancelled
 // before the job came.
 func (st *sessionState) job(ctx context.Context, m relayMsg) {
-	if st.cur != nil {
-		return // never two at once; the control node offers one run at a time
+	if st.cur != nil || m.Run != st.taken {
+		return // never two at once, and only the run it took
 	}
 	st.taken = ""
 	if st.cancelled == m.Run {
