@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,34 +87,53 @@ func attack13fForge(t *testing.T, js []byte, set map[string]any) []byte {
 // match the plan file, the policy sees no terraform_data deleted, and the
 // destroying plan is sealed and queued for the pool to apply.
 func TestAttack13fRenderingForgesTheResourceType(t *testing.T) {
+	r := attack13fForgedTypeHandOver(t, "rdata13f", func(honest []byte) []byte {
+		return attack13fForge(t, honest, map[string]any{"type": "null_resource"})
+	})
+	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
+		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose addresses and actions are the plan file's and whose \"type\" is forged; it is queued to apply (digest %s, %d to destroy)",
+			r.Proposal.Digest, r.Proposal.Destroy)
+	}
+}
+
+// attack13fForgedTypeHandOver runs the README's by-type plan_gate over a
+// gated apply of template (infra/data, pool eu) whose real plan destroys
+// terraform_data.server[2]: a raw worker hands the plan over with its
+// honest rendering, which the policy must deny, then again with the
+// rendering forge makes of it; it returns the second run as it settled.
+func attack13fForgedTypeHandOver(t *testing.T, template string, forge func(honest []byte) []byte) store.Run {
+	t.Helper()
 	policy := attack13fPolicy(t, attack13fTypePolicy)
-	h, keys, _ := relayHarness(t, `
-template "rdata13f" {
+	h, keys, _ := relayHarness(t, fmt.Sprintf(`
+template %[1]q {
   project = "infra"
   command = "infra/data"
   queue   = "eu"
 }
-rule "types13f" {
-  templates = ["rdata13f"]
+rule "types-%[1]s" {
+  templates = [%[1]q]
   kinds     = ["apply"]
-  plan_gate = "`+policy+`"
+  plan_gate = %[2]q
 }
-`)
+`, template, policy))
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, honest := attack13bPlan(t, h, "instances=2") // destroys terraform_data.server[2]
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := attack13bReader(raw)
 
-	id, job := attack13bLease(t, h, raw, ch, "rdata13f")
+	id, job := attack13bLease(t, h, raw, ch, template)
 	attack13bHandOver(raw, id, job.Token, plan, honest)
 	attack13bSettle(h, id, 15*time.Second)
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
 
-	forged := attack13fForge(t, honest, map[string]any{"type": "null_resource"})
-	id, job = attack13bLease(t, h, raw, ch, "rdata13f")
+	forged := forge(honest)
+	if bytes.Equal(forged, honest) {
+		t.Fatalf("the forged rendering is the honest one: %.300s", honest)
+	}
+	id, job = attack13bLease(t, h, raw, ch, template)
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
@@ -121,10 +141,7 @@ rule "types13f" {
 	attack13bSettle(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
-	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
-		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose addresses and actions are the plan file's and whose \"type\" is forged; it is queued to apply (digest %s, %d to destroy)",
-			r.Proposal.Digest, r.Proposal.Destroy)
-	}
+	return r
 }
 
 // attack13fSlowPolicy lets every plan through after about two seconds of

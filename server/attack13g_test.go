@@ -410,41 +410,9 @@ func TestAttack13gCancelOvertakesTheApplyJob(t *testing.T) {
 // the honest rendering and passes, sealed and queued to apply, with this
 // one.
 func TestAttack13gRenderingTypeInAnotherCase(t *testing.T) {
-	policy := attack13fPolicy(t, attack13fTypePolicy)
-	h, keys, _ := relayHarness(t, `
-template "rdata13g" {
-  project = "infra"
-  command = "infra/data"
-  queue   = "eu"
-}
-rule "types13g" {
-  templates = ["rdata13g"]
-  kinds     = ["apply"]
-  plan_gate = "`+policy+`"
-}
-`)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
-	plan, honest := attack13bPlan(t, h, "instances=2") // destroys terraform_data.server[2]
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	ch := attack13bReader(raw)
-
-	id, job := attack13bLease(t, h, raw, ch, "rdata13g")
-	attack13bHandOver(raw, id, job.Token, plan, honest)
-	attack13bSettle(h, id, 15*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
-		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
-	}
-
-	forged := bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))
-	if bytes.Equal(forged, honest) {
-		t.Fatalf("the rendering has no \"type\":\"terraform_data\": %.300s", honest)
-	}
-	id, job = attack13bLease(t, h, raw, ch, "rdata13g")
-	attack13bHandOver(raw, id, job.Token, plan, forged)
-	attack13bSettle(h, id, 15*time.Second)
-	r, _ := h.srv.db.GetRun(id)
-	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
+	r := attack13fForgedTypeHandOver(t, "rdata13g", func(honest []byte) []byte {
+		return bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))
+	})
 	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose changes say \"type\":\"null_resource\" then \"TYPE\":\"terraform_data\"; it is queued to apply (digest %s, %d to destroy)",
 			r.Proposal.Digest, r.Proposal.Destroy)

@@ -77,12 +77,10 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 // out of its pool's queue (no worker held it): nothing more runs for it.
 func (s *Server) endDequeued(run store.Run, who Identity) (store.Run, Status, error) {
 	msg := fmt.Sprintf("Cancelled by %s while it waited for a worker of its pool; nothing more ran.", who.Name)
-	ended, err := s.transition(run.ID, StatusCancelled, func(r *store.Run) error { r.Message = msg; return nil })
+	ended, err := s.endCancelled(run.ID, who.Name, msg)
 	if err != nil {
 		return run, StatusRunning, err
 	}
-	s.dropHeld(run.ID)
-	s.audit(run.ID, who.Name, string(StatusCancelled), msg)
 	return ended, StatusQueued, nil
 }
 
@@ -92,10 +90,19 @@ func (s *Server) endDequeued(run store.Run, who Identity) (store.Run, Status, er
 // apply phase): nothing more runs for it.
 func (s *Server) endCancelledBetweenPhases(r store.Run) {
 	msg := fmt.Sprintf("Cancelled by %s between its plan and its apply; nothing was applied.", r.CancelRequested)
-	if _, err := s.transition(r.ID, StatusCancelled, func(r *store.Run) error { r.Message = msg; return nil }); err != nil {
+	if _, err := s.endCancelled(r.ID, "switchtender", msg); err != nil {
 		s.log.Error("ending a cancelled run", "run", r.ID, "err", err)
-		return
 	}
-	s.dropHeld(r.ID)
-	s.audit(r.ID, "switchtender", string(StatusCancelled), msg)
+}
+
+// endCancelled ends run id cancelled with msg, drops what it held, and
+// audits it as by's act.
+func (s *Server) endCancelled(id, by, msg string) (store.Run, error) {
+	ended, err := s.transition(id, StatusCancelled, func(r *store.Run) error { r.Message = msg; return nil })
+	if err != nil {
+		return store.Run{}, err
+	}
+	s.dropHeld(id)
+	s.audit(id, by, string(StatusCancelled), msg)
+	return ended, nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -180,7 +181,7 @@ func writeWorkers(w io.Writer, v runView) {
 	case statusOf(v.Run) == StatusRunning && Phase(v.Phase) == phaseApply && v.AppliedBy == "" && v.PlannedBy != "":
 		fmt.Fprintf(w, "  planned on relay worker %s; its apply waits for a worker of the pool\n", v.PlannedBy)
 	case statusOf(v.Run) == StatusRunning && (v.AppliedBy != "" || v.PlannedBy != ""):
-		fmt.Fprintf(w, "  running on relay worker %s\n", firstOf(v.AppliedBy, v.PlannedBy))
+		fmt.Fprintf(w, "  running on relay worker %s\n", cmp.Or(v.AppliedBy, v.PlannedBy))
 		if v.AppliedBy != "" && v.PlannedBy != "" && v.AppliedBy != v.PlannedBy {
 			fmt.Fprintf(w, "  planned on relay worker %s\n", v.PlannedBy)
 		}

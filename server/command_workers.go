@@ -78,6 +78,6 @@ func (h *relayHub) list() []workerView {
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b workerView) int { return compareStrings(a.Pool+"/"+a.Name, b.Pool+"/"+b.Name) })
+	slices.SortFunc(out, func(a, b workerView) int { return strings.Compare(a.Pool+"/"+a.Name, b.Pool+"/"+b.Name) })
 	return out
 }

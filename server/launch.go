@@ -2,6 +2,7 @@ package server
 
 import (
 	"charm.land/ssh"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -223,7 +224,7 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 	}
 	what := fmt.Sprintf("%s of template %s", run.Kind, run.Template)
 	if c := run.Commit; c != nil {
-		what += fmt.Sprintf(", a pull request's plan of %s at %s", c.Ref, firstOf(c.SHA, "the commit the worker resolves it to"))
+		what += fmt.Sprintf(", a pull request's plan of %s at %s", c.Ref, cmp.Or(c.SHA, "the commit the worker resolves it to"))
 	}
 	if rerunOf != "" {
 		what += ", a rerun of run " + rerunOf

@@ -175,18 +175,8 @@ func (h *relayHub) idleWorkers(pool string) []*relayWorker {
 			out = append(out, w)
 		}
 	}
-	slices.SortFunc(out, func(a, b *relayWorker) int { return compareStrings(a.name, b.name) })
+	slices.SortFunc(out, func(a, b *relayWorker) int { return strings.Compare(a.name, b.name) })
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // nextJob removes and returns pool's oldest run whose working directory is

@@ -59,11 +59,8 @@ func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Tem
 // for its form), which the worker resolves in its own.
 func (s *Server) relayRef(project, ref string, kind Kind) (*store.Commit, error) {
 	p, ok := s.config().Projects[project]
-	if kind == KindPlan && ok && vcs.IsRepository(context.Background(), p.Path) {
-		return s.resolveRef(context.Background(), project, ref, kind)
-	}
-	if kind != KindPlan {
-		return nil, errorf(ErrInvalid, "--ref plans a pull request's commit, so it goes with --dry-run only; a real run applies what the checkout holds")
+	if kind != KindPlan || ok && vcs.IsRepository(context.Background(), p.Path) {
+		return s.resolveRef(context.Background(), project, ref, kind) // it refuses a --ref on another kind
 	}
 	if err := vcs.CheckRef(ref); err != nil {
 		return nil, errorf(ErrInvalid, "--ref: %v", err)

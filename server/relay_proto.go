@@ -204,13 +204,12 @@ func encodeRelay(m relayMsg) ([]byte, error) {
 // sendLine writes or queues an encoded message of type typ; queued, it
 // never blocks.
 func (c *relayConn) sendLine(typ string, line []byte) error {
-	m := relayMsg{Type: typ}
 	c.mu.Lock()
 	out := c.out
 	if out == nil {
 		defer c.mu.Unlock()
 		if _, err := c.w.Write(line); err != nil {
-			return fmt.Errorf("sending a relay %s message: %w", m.Type, err)
+			return fmt.Errorf("sending a relay %s message: %w", typ, err)
 		}
 		return nil
 	}
@@ -222,7 +221,7 @@ func (c *relayConn) sendLine(typ string, line []byte) error {
 		return nil
 	default:
 		go c.shut() // never in the caller: it may hold a lease
-		return fmt.Errorf("sending a relay %s message: the worker reads too slowly (%d messages wait), so its connection was closed", m.Type, relayOutbox)
+		return fmt.Errorf("sending a relay %s message: the worker reads too slowly (%d messages wait), so its connection was closed", typ, relayOutbox)
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,7 +128,7 @@ func (x *workerRun) export(ctx context.Context) error {
 		what = fmt.Sprintf("commit %s (ref %s, as the control node's checkout resolved it)", c.SHA, c.Ref)
 	}
 	x.pr = &c // the run keeps its ref whatever happens next
-	sha, err := vcs.Resolve(ctx, x.checkout, firstOf(c.SHA, c.Ref))
+	sha, err := vcs.Resolve(ctx, x.checkout, cmp.Or(c.SHA, c.Ref))
 	switch {
 	case errors.Is(err, vcs.ErrNotRepository):
 		return end(StatusFailed, -1, "Worker %s's checkout %s is not a git repository, so it holds no %s; nothing planned. Make the pool's checkouts clones of the repository.", x.w.cfg.Name, x.checkout, what)
@@ -146,14 +147,6 @@ func (x *workerRun) export(ctx context.Context) error {
 	}
 	x.checkout, x.dir, x.dirID = project, wd, id
 	return nil
-}
-
-// firstOf is a unless it is empty, else b.
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // checkPlanConfig checks a scanned job's saved plan at path against the

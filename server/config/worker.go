@@ -81,6 +81,9 @@ func ParseWorker(src []byte, filename, baseDir string) (*Worker, error) {
 }
 
 func (p *parser) parseWorker(src []byte) *Worker {
+	if !p.checkBounds(src) {
+		return nil
+	}
 	file, diags := hclsyntax.ParseConfig(src, p.filename, hcl.InitialPos)
 	p.diags = append(p.diags, diags...)
 	if diags.HasErrors() {
