@@ -20,7 +20,7 @@ var (
 	checkSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 		{Type: "data", LabelNames: []string{"type", "name"}},
 	}}
-	terraformSchema  = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "encryption"}}}
+	terraformSchema  = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "encryption"}, {Type: "backend", LabelNames: []string{"type"}}}}
 	encryptionSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 		{Type: "key_provider", LabelNames: []string{"type", "name"}},
 		{Type: "method", LabelNames: []string{"type", "name"}},

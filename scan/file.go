@@ -16,6 +16,7 @@ import (
 type report struct {
 	findings     []Finding
 	remoteStates []Finding // every data "terraform_remote_state", found or not (Options.PullRequest)
+	prBackends   []Finding // the root backend's credentials files (Options.PullRequest)
 }
 
 func (r *report) find(addr, file string, line int, reason string) {
@@ -132,7 +133,8 @@ func (r *report) check(path []string, b *hcl.Block, src []byte, rel string) {
 	}
 }
 
-// terraform reads the encryption blocks of a terraform block.
+// terraform reads the encryption blocks of a terraform block, and the root
+// module's backend block for the credentials files it names.
 func (r *report) terraform(path []string, b *hcl.Block, rel string) {
 	content, _, diags := b.Body.PartialContent(terraformSchema)
 	if diags.HasErrors() {
@@ -142,6 +144,13 @@ func (r *report) terraform(path []string, b *hcl.Block, rel string) {
 		return
 	}
 	for _, e := range content.Blocks {
+		if e.Type == "backend" {
+			if reason := backendFileReason(e); reason != "" && len(path) == 0 {
+				r.prBackends = append(r.prBackends, Finding{Address: "terraform.backend." + e.Labels[0], File: rel,
+					Line: e.DefRange.Start.Line, Reason: reason})
+			}
+			continue
+		}
 		ec, _, diags := e.Body.PartialContent(encryptionSchema)
 		if diags.HasErrors() {
 			r.find(ModuleAddress(path), rel, diagLine(diags), fmt.Sprintf("encryption block could not be read: %s", diags.Error()))

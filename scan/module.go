@@ -141,6 +141,7 @@ func (s *scanner) module(m pending, files []string, results []*fileResult) []pen
 	for i, r := range results {
 		s.findings = append(s.findings, r.findings...)
 		s.remoteStates = append(s.remoteStates, r.remoteStates...)
+		s.prBackends = append(s.prBackends, r.prBackends...)
 		if r.read {
 			s.read[key][files[i]] = r.sum
 			s.files++

@@ -60,7 +60,10 @@ type Options struct {
 	// PullRequest makes every data "terraform_remote_state" a finding: a
 	// branch's remote state backend gets the run's credentials (those a
 	// backend reads from the environment, such as TF_HTTP_PASSWORD or
-	// AWS_*), and the branch chose where it points.
+	// AWS_*), and the branch chose where it points. So is a root module's
+	// backend block that names a credentials or cluster file that can run
+	// a program (docs/scan-file-arguments.md): the block must match the
+	// checkout's, but the file it names may be the branch's.
 	PullRequest bool
 }
 
@@ -106,6 +109,7 @@ func Module(opts Options) (*Result, error) {
 	close(s.jobs)
 	if opts.PullRequest {
 		s.findings = append(s.findings, s.remoteStates...)
+		s.findings = append(s.findings, s.prBackends...)
 	}
 	sortFindings(s.findings)
 	return &Result{
