@@ -89,7 +89,7 @@ func EncryptionReason(kind, typ string) string {
 func dataBlock(kind, check string, b *hcl.Block, src []byte) string {
 	typ := b.Labels[0]
 	if typ == "terraform_remote_state" && kind == "data" {
-		return remoteStateReason(b)
+		return remoteStateReason(b, src)
 	}
 	if typ != "http" {
 		return DataReason(kind, typ, check, "", true, false)

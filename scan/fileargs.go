@@ -51,6 +51,7 @@ var fileArguments = []fileArgument{
 	{"backend", "local", "workspace_dir", false, "a directory of state files, read as data"},
 	{"backend", "oss", "shared_credentials_file", false, "an Alibaba Cloud CLI config.json, read for a profile's keys, STS token or role (modes AK, StsToken, RamRoleArn, EcsRamRole); it runs nothing"},
 	{"backend", "s3", "custom_ca_bundle", false, awsCABundle},
+	{"backend", "s3", "key", false, "the state's object key in the bucket, not a file"},
 	{"backend", "s3", "shared_config_files", true, awsCredentials},
 	{"backend", "s3", "shared_credentials_file", true, awsCredentials + " (the older singular spelling, still accepted)"},
 	{"backend", "s3", "shared_credentials_files", true, awsCredentials},
@@ -67,18 +68,42 @@ var fileArguments = []fileArgument{
 	{"key_provider", "openbao", "transit_engine_path", false, "a path on the OpenBao server, not a file"},
 }
 
-// credentialFileArgs are the names of the arguments in fileArguments that
-// run a program, whichever backend or key provider declares them: the
-// scan looks for each name in every backend and key provider, since the
-// type may not be a literal and an argument a type does not have is an
-// error in OpenTofu anyway.
-var credentialFileArgs = func() []string {
+// knownTypes are the backend and key provider types OpenTofu v1.12
+// registers (internal/backend/init/init.go, which also reads "_local" as
+// local, and internal/encryption/default_registry.go); the schema test
+// checks them against its source.
+var knownTypes = map[string][]string{
+	"backend":      {"azurerm", "cloud", "consul", "cos", "gcs", "http", "inmem", "kubernetes", "local", "oss", "pg", "remote", "s3"},
+	"key_provider": {"aws_kms", "azure_vault", "external", "gcp_kms", "openbao", "pbkdf2"},
+}
+
+// credentialArgs returns the arguments of fileArguments that run a
+// program for a backend or key provider (kind) of type typ; for a type
+// OpenTofu does not register, or one the scan cannot read (typ ""), every
+// such argument of any type of that kind, since OpenTofu will reject
+// whatever that type does not have anyway.
+func credentialArgs(kind, typ string) []string {
+	if kind == "backend" && typ == "_local" {
+		typ = "local"
+	}
+	known := slices.Contains(knownTypes[kind], typ)
 	var out []string
 	for _, a := range fileArguments {
-		if a.runs && !slices.Contains(out, a.name) {
+		if a.kind == kind && a.runs && (!known || a.typ == typ) && !slices.Contains(out, a.name) {
 			out = append(out, a.name)
 		}
 	}
 	slices.Sort(out)
 	return out
-}()
+}
+
+// runsWhy is what the file the argument name of a backend or key provider
+// (kind) of type typ names can run, for a finding's reason.
+func runsWhy(kind, typ, name string) string {
+	for _, a := range fileArguments {
+		if a.kind == kind && a.runs && a.name == name && (a.typ == typ || !slices.Contains(knownTypes[kind], typ)) {
+			return a.what
+		}
+	}
+	return "a file that can run a program"
+}

@@ -303,7 +303,42 @@ func keyProviderArguments(t *testing.T, typ, dir string) []schemaArgument {
 			}
 			return true
 		})
+		out = append(out, hclSchemaNames(f, typ)...)
 	}
+	return out
+}
+
+// hclSchemaNames reads the arguments a key provider that decodes its own
+// body (pbkdf2) declares: the Name of each hcl.AttributeSchema and the
+// Type of each hcl.BlockHeaderSchema in a slice literal.
+func hclSchemaNames(f *ast.File, typ string) []schemaArgument {
+	var out []schemaArgument
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.CompositeLit)
+		if !ok {
+			return true
+		}
+		at, ok := lit.Type.(*ast.ArrayType)
+		if !ok {
+			return true
+		}
+		field := map[string]string{"hcl.AttributeSchema": "Name", "hcl.BlockHeaderSchema": "Type"}[exprName(at.Elt)]
+		if field == "" {
+			return true
+		}
+		for _, el := range lit.Elts {
+			c, ok := el.(*ast.CompositeLit)
+			if !ok {
+				continue
+			}
+			for _, e := range c.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok && exprName(kv.Key) == field {
+					out = append(out, schemaArgument{kind: "key_provider", typ: typ, name: stringLit(kv.Value)})
+				}
+			}
+		}
+		return true
+	})
 	return out
 }
 
@@ -317,14 +352,26 @@ func contains(list []string, s string) bool {
 }
 
 // openTofuArguments is every argument of every backend and key provider
-// the pinned OpenTofu registers, read from its source, sorted.
+// the pinned OpenTofu registers, read from its source, sorted; it fails t
+// when the types registered are not knownTypes.
 func openTofuArguments(t *testing.T) []schemaArgument {
 	mod := openTofuModuleDir(t)
 	var out []schemaArgument
-	for typ, dir := range registeredBackends(t, mod) {
+	backends, keyProviders := registeredBackends(t, mod), registeredKeyProviders(t, mod)
+	for kind, reg := range map[string]map[string]string{"backend": backends, "key_provider": keyProviders} {
+		var types []string
+		for typ := range reg {
+			types = append(types, typ)
+		}
+		sort.Strings(types)
+		if got, want := strings.Join(types, " "), strings.Join(knownTypes[kind], " "); got != want {
+			t.Errorf("OpenTofu %s registers the %s types %s; knownTypes in scan/fileargs.go has %s", tofubin.Version, kind, got, want)
+		}
+	}
+	for typ, dir := range backends {
 		out = append(out, backendArguments(t, typ, filepath.Join(mod, dir))...)
 	}
-	for typ, dir := range registeredKeyProviders(t, mod) {
+	for typ, dir := range keyProviders {
 		out = append(out, keyProviderArguments(t, typ, filepath.Join(mod, dir))...)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -334,8 +381,61 @@ func openTofuArguments(t *testing.T) []schemaArgument {
 	return out
 }
 
-func TestPrintOpenTofuArguments(t *testing.T) {
-	for _, a := range openTofuArguments(t) {
-		t.Logf("%s %s %s dep=%v %q", a.kind, a.typ, a.name, a.deprecated, a.description)
+// fileNameRE and fileDescriptionRE are the test's heuristic for an
+// argument that names a file: its name ends in _file(s), _path(s),
+// _dir(s), _directory or _bundle, or is path or credentials (both name a
+// file in some backend), or its schema description speaks of a path to
+// something, a file containing something, or a kubeconfig. It errs
+// towards too many: an argument it takes for a file that is not one (a
+// key in a bucket) is listed in fileArguments as what it is.
+var (
+	fileNameRE        = regexp.MustCompile(`^(.*_)?(file|files|path|paths|dir|dirs|directory|bundle|credentials)$`)
+	fileDescriptionRE = regexp.MustCompile(`(?i)\bpaths? to\b|\bfiles? (containing|which contains?)\b|\bkube ?config\b`)
+)
+
+func namesAFile(a schemaArgument) bool {
+	return fileNameRE.MatchString(a.name) || fileDescriptionRE.MatchString(a.description)
+}
+
+// TestScanKnowsEveryFileArgumentOfOpenTofu reads the schemas of every
+// backend and key provider the pinned OpenTofu registers from its Go
+// source (the module exec/tofubin builds the tests' tofu from) and fails
+// when an argument that names a file (namesAFile) is not in fileArguments,
+// the table the scan and docs/scan-file-arguments.md are made from, or
+// when the table lists an argument OpenTofu does not have. The break it
+// guards: the s3 backend's singular shared_credentials_file was not among
+// the names the scan looked for, so a terraform_remote_state spelled that
+// way passed the scan and its credential_process ran at plan.
+func TestScanKnowsEveryFileArgumentOfOpenTofu(t *testing.T) {
+	args := openTofuArguments(t)
+	has := map[string]bool{}
+	for _, a := range args {
+		has[a.kind+" "+a.typ] = true
+		has[a.kind+" "+a.typ+" "+a.name] = true
+	}
+	known := map[string]bool{}
+	for _, f := range fileArguments {
+		key := f.kind + " " + f.typ + " " + f.name
+		known[key] = true
+		if !has[key] {
+			t.Errorf("fileArguments lists %s, which OpenTofu %s does not have (or no longer has): drop it", key, tofubin.Version)
+		}
+		if f.what == "" {
+			t.Errorf("fileArguments: %s says nothing of what its file is", key)
+		}
+	}
+	for _, k := range []string{"backend s3", "backend kubernetes", "backend gcs", "backend azurerm", "backend local",
+		"key_provider aws_kms", "key_provider gcp_kms", "key_provider external", "key_provider pbkdf2"} {
+		if !has[k] {
+			t.Errorf("read no arguments of %s from OpenTofu's source; has its form changed?", k)
+		}
+	}
+	for _, a := range args {
+		key := a.kind + " " + a.typ + " " + a.name
+		if namesAFile(a) && !known[key] {
+			t.Errorf("OpenTofu %s's %s names a file (%q) that the scan does not know: add it to fileArguments in scan/fileargs.go, with runs true if the file can run a program, and to docs/scan-file-arguments.md",
+				tofubin.Version, key, a.description)
+			known[key] = true // once for an argument declared in several places
+		}
 	}
 }
