@@ -29,6 +29,14 @@
 //     encryption { } }, and in TF_ENCRYPTION (Options.Encryption), which
 //     OpenTofu reads as the body of an encryption block, JSON when it starts
 //     with "{" (internal/encryption/config/config_load.go);
+//   - an argument of a backend or key provider whose file can run a program
+//     (fileArguments in fileargs.go, every spelling OpenTofu accepts, read
+//     by the block's type: an AWS shared config or credentials file, a
+//     kubeconfig, Google credentials, the kubernetes backend's exec), in a
+//     data "terraform_remote_state" config, in a key_provider, and, for a
+//     pull request (Options.PullRequest), in the root module's backend
+//     block; docs/scan-file-arguments.md lists them, and a test checks the
+//     list against OpenTofu's schemas;
 //   - anything that cannot be read, which is left unread: a file that is
 //     not a regular file, too large or too deep, that does not parse, or
 //     that is a symlink leading outside Options.Root; a module directory that
