@@ -11,6 +11,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -236,7 +237,7 @@ func backendArguments(t *testing.T, typ, dir string) []schemaArgument {
 				return true
 			}
 			star, ok := mt.Value.(*ast.StarExpr)
-			if !ok || !contains(schemaMapTypes, exprName(star.X)) {
+			if !ok || !slices.Contains(schemaMapTypes, exprName(star.X)) {
 				return true
 			}
 			for _, el := range lit.Elts {
@@ -340,15 +341,6 @@ func hclSchemaNames(f *ast.File, typ string) []schemaArgument {
 		return true
 	})
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // openTofuArguments is every argument of every backend and key provider
