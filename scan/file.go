@@ -145,10 +145,7 @@ func (r *report) terraform(path []string, b *hcl.Block, rel string) {
 	}
 	for _, e := range content.Blocks {
 		if e.Type == "backend" {
-			if reason := backendFileReason(e); reason != "" && len(path) == 0 {
-				r.prBackends = append(r.prBackends, Finding{Address: "terraform.backend." + e.Labels[0], File: rel,
-					Line: e.DefRange.Start.Line, Reason: reason})
-			}
+			r.backend(path, e, rel)
 			continue
 		}
 		ec, _, diags := e.Body.PartialContent(encryptionSchema)
@@ -158,6 +155,19 @@ func (r *report) terraform(path []string, b *hcl.Block, rel string) {
 		if ec != nil {
 			r.encryptionBlocks(path, ec.Blocks, rel)
 		}
+	}
+}
+
+// backend records the credentials files a backend block of the root
+// module names (backendFileReason), for a pull request; OpenTofu reads no
+// other module's backend.
+func (r *report) backend(path []string, b *hcl.Block, rel string) {
+	if len(path) != 0 {
+		return
+	}
+	if reason := backendFileReason(b); reason != "" {
+		r.prBackends = append(r.prBackends, Finding{Address: "terraform.backend." + b.Labels[0], File: rel,
+			Line: b.DefRange.Start.Line, Reason: reason})
 	}
 }
 

@@ -53,7 +53,7 @@ var fileArguments = []fileArgument{
 	{"backend", "s3", "custom_ca_bundle", false, awsCABundle},
 	{"backend", "s3", "key", false, "the state's object key in the bucket, not a file"},
 	{"backend", "s3", "shared_config_files", true, awsCredentials},
-	{"backend", "s3", "shared_credentials_file", true, awsCredentials + " (the older singular spelling, still accepted)"},
+	{"backend", "s3", "shared_credentials_file", true, awsCredentials + " (the singular spelling OpenTofu deprecates but still accepts)"},
 	{"backend", "s3", "shared_credentials_files", true, awsCredentials},
 	{"backend", "s3", "web_identity_token_file", false, awsTokenFile + " (in assume_role_with_web_identity)"},
 	{"key_provider", "aws_kms", "custom_ca_bundle", false, awsCABundle},
