@@ -122,7 +122,7 @@ func backendFileReason(b *hcl.Block) string {
 	case bad != "":
 		return fmt.Sprintf("backend %q could not be read for the credentials files it names: %s", typ, bad)
 	case n != "":
-		return fmt.Sprintf("backend %q in a pull request's plan names %s, %s; init reads it, and the branch may hold the file or program (name the file in the credential's environment instead, such as AWS_SHARED_CREDENTIALS_FILE or KUBE_CONFIG_PATH)", typ, n, runsWhy("backend", typ, n))
+		return fmt.Sprintf("backend %q in a pull request's plan names %s, %s; init reads it, and the branch may hold the file or program (name the file by an absolute path in the credential's environment instead, such as AWS_SHARED_CREDENTIALS_FILE or KUBE_CONFIG_PATH)", typ, n, runsWhy("backend", typ, n))
 	}
 	return ""
 }
