@@ -96,3 +96,29 @@ func TestPullRequestIsRefusedForACredentialsFileItsRootBackendNames(t *testing.T
 		t.Fatalf("findings %+v; want the backend named", v.Findings)
 	}
 }
+
+// A pull request that adds a terraform_remote_state naming the s3
+// backend's singular shared_credentials_file, and the file with a
+// credential_process, is refused before any tofu process, the finding
+// saying which file, and the program does not run.
+func TestPullRequestIsRefusedForARemoteStatesSingularCredentialsFile(t *testing.T) {
+	t.Parallel()
+	h := prHarness(t)
+	marker := filepath.Join(h.dir, "credential-process-ran")
+	data := filepath.Join(h.project, "infra/data")
+	h.git("checkout", "-q", "-b", "rs")
+	os.WriteFile(filepath.Join(data, "aws-credentials"), []byte(credentialProcess(marker)), 0o644)
+	os.WriteFile(filepath.Join(data, "remote.tofu"), []byte("data \"terraform_remote_state\" \"s\" {\n  backend = \"s3\"\n  config = {"+s3Settings+"  }\n}\n"), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "remote state")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "rs")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("a pull request ran the credential_process of its remote state (%s: %s)", v.Status, v.Message)
+	}
+	if statusOf(v.Run) != StatusRefused || len(v.Steps) != 0 || !slices.ContainsFunc(v.Findings, func(f store.Finding) bool {
+		return f.Address == "data.terraform_remote_state.s" && f.File == "infra/data/remote.tofu" && strings.Contains(f.Reason, "shared_credentials_file")
+	}) {
+		t.Fatalf("status %s (%s), steps %v, findings %+v; want refused before any tofu process, naming the file", v.Status, v.Message, stepNames(v), v.Findings)
+	}
+}
