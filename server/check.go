@@ -154,29 +154,38 @@ func (s *Server) supersedeChecks(r store.Run) {
 		if n >= me || Kind(o.Kind) != KindCheck || o.Check == nil || !o.Check.Kept || s.runDir(o) != dir {
 			continue
 		}
-		s.dropKept(o.ID, func(c *store.Check) { c.SupersededBy = r.ID })
-		s.audit(o.ID, "switchtender", "superseded", "check "+r.ID+" of the same working directory dropped the plan this check kept")
+		s.dropKept(o.ID, func(c *store.Check) { c.SupersededBy = r.ID },
+			auditEvent(o.ID, "switchtender", "superseded", "check "+r.ID+" of the same working directory dropped the plan this check kept"))
 	}
 }
 
 // dropKept records on check id that its plan is no longer kept (note says
-// why) and deletes the sealed plan. The caller holds driftMu.
-func (s *Server) dropKept(id string, note func(c *store.Check)) {
-	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
-		if r.Check != nil {
-			r.Check.Kept = false
-			note(r.Check)
+// why), deletes the sealed plan and appends entry to the audit trail, in
+// one transaction. The caller holds driftMu.
+func (s *Server) dropKept(id string, note func(c *store.Check), entry store.AuditEvent) {
+	var run store.Run
+	err := s.db.Update(func(tx *store.Tx) error {
+		var err error
+		run, err = tx.UpdateRun(id, func(r *store.Run) error {
+			if r.Check != nil {
+				r.Check.Kept = false
+				note(r.Check)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
+		if err := tx.DeleteBlob(blobDrift, id); err != nil {
+			return err
+		}
+		return tx.Audit(entry)
 	})
 	if err != nil {
-		s.log.Error("recording a dropped plan", "run", id, "err", err)
-	} else {
-		s.changed(run)
-	}
-	if err := s.db.DeleteBlob(blobDrift, id); err != nil {
 		s.log.Error("dropping a kept plan", "run", id, "err", err)
+		return
 	}
+	s.changed(run)
 }
 
 // reconcileNote says whether a reconcile can still be proposed from check
