@@ -104,7 +104,10 @@ func TestCommitHookNamesTheRunsACommitWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = db.Update(func(tx *Tx) error { _, _ = tx.UpdateRun(a.ID, func(*Run) error { return nil }); return errors.New("no") })
+	_ = db.Update(func(tx *Tx) error {
+		_, _ = tx.UpdateRun(a.ID, func(*Run) error { return nil })
+		return errors.New("no")
+	})
 	_ = db.Audit(AuditEvent{Action: "no run"})
 	if len(calls) != 1 || !slices.Equal(calls[0], []string{created.ID, a.ID}) {
 		t.Fatalf("hook calls = %q, want one naming %s and %s", calls, created.ID, a.ID)
