@@ -9,6 +9,7 @@ package main
 // has its audit entry, and the chain verifies.
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	osexec "os/exec"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/switchtender/switchtender/store"
 )
@@ -44,12 +47,12 @@ func (n *armedNode) killAtCommitOf(id, user string, args ...string) {
 	if err := os.WriteFile(n.arm, []byte(id+"\n"), 0o600); err != nil {
 		n.t.Fatal(err)
 	}
-	out, errOut, code := n.ssh(user, args...)
+	out, answer := n.sshUntilKilled(user, args...)
 	var err error
 	select {
 	case err = <-n.exited:
 	case <-time.After(30 * time.Second):
-		n.t.Fatalf("the server was not killed at the commit of run %s; %v answered (exit %d): %s %s", id, args, code, out, errOut)
+		n.t.Fatalf("the server was not killed at the commit of run %s; %v answered (%v): %s", id, args, answer, out)
 	}
 	n.cmd = nil
 	var ee *osexec.ExitError
@@ -59,6 +62,34 @@ func (n *armedNode) killAtCommitOf(id, user string, args ...string) {
 	if err := os.Remove(n.arm); err != nil {
 		n.t.Fatal(err)
 	}
+}
+
+// sshUntilKilled runs args as user over SSH and returns what was printed
+// and how the command ended (an error: the connection broke as the
+// server was killed).
+func (n *armedNode) sshUntilKilled(user string, args ...string) (string, error) {
+	n.t.Helper()
+	client, err := gossh.Dial("tcp", n.addr, &gossh.ClientConfig{
+		User: user, Auth: []gossh.AuthMethod{gossh.PublicKeys(n.keys[user])},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		n.t.Fatalf("ssh %s: %v", user, err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		n.t.Fatalf("ssh session: %v", err)
+	}
+	defer sess.Close()
+	var out bytes.Buffer
+	sess.Stdout, sess.Stderr = &out, &out
+	var quoted []string
+	for _, a := range args {
+		quoted = append(quoted, shq(a))
+	}
+	err = sess.Run(strings.Join(quoted, " "))
+	return out.String(), err
 }
 
 // stored reads the stopped node's store: its runs by ID, and its audit
