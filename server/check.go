@@ -107,16 +107,23 @@ func keepPlan(x *execution, plan []byte) error {
 		return fmt.Errorf("sealing the saved plan: %w", err)
 	}
 	x.s.supersedeChecks(x.run)
-	if err := x.s.db.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
-		return fmt.Errorf("storing the sealed plan: %w", err)
-	}
 	p := x.newProposal(x.decision)
 	p.Requested = ""
-	x.s.recordCheck(x.run.ID, &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift),
-		Changes: diffsOf(x.drift.Changes), Kept: true, CheckedAt: time.Now()})
+	c := &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift), Changes: diffsOf(x.drift.Changes), Kept: true, CheckedAt: time.Now()}
 	counts := planCounts(p)
+	err = x.s.db.Update(func(tx *store.Tx) error { // the kept plan, the finding and its entry, together
+		if err := tx.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
+			return err
+		}
+		if _, err := tx.UpdateRun(x.run.ID, func(r *store.Run) error { r.Check = c; return nil }); err != nil {
+			return err
+		}
+		return tx.Audit(auditEvent(x.run.ID, "switchtender", "drift", fmt.Sprintf("%d changed outside, %s; plan %s kept", len(x.drift.Drift), counts, p.Digest)))
+	})
+	if err != nil {
+		return fmt.Errorf("storing the sealed plan: %w", err)
+	}
 	x.say("drift: %d changed outside OpenTofu; the configuration would make %s; plan digest %s kept, sealed", len(x.drift.Drift), counts, p.Digest)
-	x.s.audit(x.run.ID, "switchtender", "drift", fmt.Sprintf("%d changed outside, %s; plan %s kept", len(x.drift.Drift), counts, p.Digest))
 	return end(StatusSucceeded, 2, "Drift found: %d changed outside OpenTofu, and applying the configuration would make %s. The plan %s is kept, sealed: `reconcile %s` proposes applying exactly that plan.", len(x.drift.Drift), counts, p.Digest, x.run.ID)
 }
 
