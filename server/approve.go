@@ -32,7 +32,7 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 	}
 	var released []string
 	var done bool
-	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
+	run, err := s.updateAudited(id, func(r *store.Run) error {
 		if err := s.mayApprove(*r, who); err != nil {
 			return err
 		}
@@ -60,14 +60,14 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 		done = true
 		queueReleased(r, who.Name)
 		return nil
+	}, func(r store.Run) store.AuditEvent {
+		return auditEvent(id, who.Name, "approve", fmt.Sprintf("%s %s %s", r.Approvals[len(r.Approvals)-1].Stage, digest, rulesPhrase(released)))
 	})
 	if err != nil {
-		return store.Run{}, s.coded(id, err)
+		return store.Run{}, err
 	}
-	s.audit(id, who.Name, "approve", fmt.Sprintf("%s %s %s", run.Approvals[len(run.Approvals)-1].Stage, digest, rulesPhrase(released)))
 	s.log.Info("approval", "run", id, "template", run.Template, "by", who.Name, "stage", run.Approvals[len(run.Approvals)-1].Stage,
 		"digest", digest, "rules", released, "released", done)
-	s.changed(run)
 	if done {
 		s.enqueue(run)
 	}

@@ -37,7 +37,7 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 	msg := "Cancelled by " + who.Name + " before it ran further."
 	var running bool
 	var was Status
-	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
+	run, err := s.updateAudited(id, func(r *store.Run) error {
 		if err := s.mayCancel(*r, who); err != nil {
 			return err
 		}
@@ -51,9 +51,14 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 		}
 		r.Message = msg
 		return setStatus(r, StatusCancelled)
+	}, func(store.Run) store.AuditEvent {
+		if running {
+			return auditEvent(id, who.Name, "cancel", "cancel requested while it ran: it is interrupted, or ended if no worker holds it")
+		}
+		return auditEvent(id, who.Name, string(StatusCancelled), msg)
 	})
 	if err != nil {
-		return store.Run{}, "", s.coded(id, err)
+		return store.Run{}, "", err
 	}
 	if running {
 		s.sched.cancel(id, cancelCause{by: who.Name})
@@ -62,14 +67,11 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 			// status running and no worker: it ends here.
 			return s.endDequeued(run, who)
 		}
-		s.audit(id, who.Name, "cancel", "interrupt sent")
 		return run, was, nil
 	}
 	s.sched.cancel(id, cancelCause{by: who.Name})
 	s.relay.dequeue(id)
 	s.dropHeld(id)
-	s.audit(id, who.Name, string(StatusCancelled), msg)
-	s.changed(run)
 	return run, was, nil
 }
 
@@ -98,11 +100,11 @@ func (s *Server) endCancelledBetweenPhases(r store.Run) {
 // endCancelled ends run id cancelled with msg, drops what it held, and
 // audits it as by's act.
 func (s *Server) endCancelled(id, by, msg string) (store.Run, error) {
-	ended, err := s.transition(id, StatusCancelled, func(r *store.Run) error { r.Message = msg; return nil })
+	ended, err := s.transitionAudited(id, StatusCancelled, func(r *store.Run) error { r.Message = msg; return nil },
+		func(store.Run) store.AuditEvent { return auditEvent(id, by, string(StatusCancelled), msg) })
 	if err != nil {
 		return store.Run{}, err
 	}
 	s.dropHeld(id)
-	s.audit(id, by, string(StatusCancelled), msg)
 	return ended, nil
 }

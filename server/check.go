@@ -107,16 +107,23 @@ func keepPlan(x *execution, plan []byte) error {
 		return fmt.Errorf("sealing the saved plan: %w", err)
 	}
 	x.s.supersedeChecks(x.run)
-	if err := x.s.db.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
-		return fmt.Errorf("storing the sealed plan: %w", err)
-	}
 	p := x.newProposal(x.decision)
 	p.Requested = ""
-	x.s.recordCheck(x.run.ID, &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift),
-		Changes: diffsOf(x.drift.Changes), Kept: true, CheckedAt: time.Now()})
+	c := &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift), Changes: diffsOf(x.drift.Changes), Kept: true, CheckedAt: time.Now()}
 	counts := planCounts(p)
+	err = x.s.db.Update(func(tx *store.Tx) error { // the kept plan, the finding and its entry, together
+		if err := tx.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
+			return err
+		}
+		if _, err := tx.UpdateRun(x.run.ID, func(r *store.Run) error { r.Check = c; return nil }); err != nil {
+			return err
+		}
+		return tx.Audit(auditEvent(x.run.ID, "switchtender", "drift", fmt.Sprintf("%d changed outside, %s; plan %s kept", len(x.drift.Drift), counts, p.Digest)))
+	})
+	if err != nil {
+		return fmt.Errorf("storing the sealed plan: %w", err)
+	}
 	x.say("drift: %d changed outside OpenTofu; the configuration would make %s; plan digest %s kept, sealed", len(x.drift.Drift), counts, p.Digest)
-	x.s.audit(x.run.ID, "switchtender", "drift", fmt.Sprintf("%d changed outside, %s; plan %s kept", len(x.drift.Drift), counts, p.Digest))
 	return end(StatusSucceeded, 2, "Drift found: %d changed outside OpenTofu, and applying the configuration would make %s. The plan %s is kept, sealed: `reconcile %s` proposes applying exactly that plan.", len(x.drift.Drift), counts, p.Digest, x.run.ID)
 }
 
@@ -154,29 +161,38 @@ func (s *Server) supersedeChecks(r store.Run) {
 		if n >= me || Kind(o.Kind) != KindCheck || o.Check == nil || !o.Check.Kept || s.runDir(o) != dir {
 			continue
 		}
-		s.dropKept(o.ID, func(c *store.Check) { c.SupersededBy = r.ID })
-		s.audit(o.ID, "switchtender", "superseded", "check "+r.ID+" of the same working directory dropped the plan this check kept")
+		s.dropKept(o.ID, func(c *store.Check) { c.SupersededBy = r.ID },
+			auditEvent(o.ID, "switchtender", "superseded", "check "+r.ID+" of the same working directory dropped the plan this check kept"))
 	}
 }
 
 // dropKept records on check id that its plan is no longer kept (note says
-// why) and deletes the sealed plan. The caller holds driftMu.
-func (s *Server) dropKept(id string, note func(c *store.Check)) {
-	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
-		if r.Check != nil {
-			r.Check.Kept = false
-			note(r.Check)
+// why), deletes the sealed plan and appends entry to the audit trail, in
+// one transaction. The caller holds driftMu.
+func (s *Server) dropKept(id string, note func(c *store.Check), entry store.AuditEvent) {
+	var run store.Run
+	err := s.db.Update(func(tx *store.Tx) error {
+		var err error
+		run, err = tx.UpdateRun(id, func(r *store.Run) error {
+			if r.Check != nil {
+				r.Check.Kept = false
+				note(r.Check)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
+		if err := tx.DeleteBlob(blobDrift, id); err != nil {
+			return err
+		}
+		return tx.Audit(entry)
 	})
 	if err != nil {
-		s.log.Error("recording a dropped plan", "run", id, "err", err)
-	} else {
-		s.changed(run)
-	}
-	if err := s.db.DeleteBlob(blobDrift, id); err != nil {
 		s.log.Error("dropping a kept plan", "run", id, "err", err)
+		return
 	}
+	s.changed(run)
 }
 
 // reconcileNote says whether a reconcile can still be proposed from check

@@ -31,6 +31,10 @@ type runView struct {
 	// changed after it was made. StaleReason says what changed and what to do.
 	Stale       bool   `json:"stale"`
 	StaleReason string `json:"stale_reason,omitempty"`
+	// Unapprovable says, for a held run that can never be released, why
+	// (the sealing key cannot open its saved plan or secret answers) and
+	// what to do; such a run offers no approve command (Waiting is empty).
+	Unapprovable string `json:"unapprovable,omitempty"`
 	// Holds lists the rules that hold the proposal: released ones with who
 	// released them, the others with whom they wait for.
 	Holds []HoldView `json:"holds,omitempty"`
@@ -73,8 +77,9 @@ func (s *Server) refreshed(r store.Run) store.Run {
 
 // view is r as who sees it; withPlan keeps tofu's plan text.
 func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
+	why := s.unapprovable(r) // before the sealed answers are hidden: it opens them
 	r.SealedVars, r.SealedAnswers = nil, nil
-	v := runView{Holds: s.holdViews(r), Findings: []store.Finding{}, JSONPhase: s.jsonPhase(r)}
+	v := runView{Holds: s.holdViews(r), Findings: []store.Finding{}, JSONPhase: s.jsonPhase(r), Unapprovable: why}
 	if statusOf(r) == StatusQueued && s.sched != nil {
 		v.WaitsBehind = s.sched.waitReason(r.ID)
 		if v.WaitsBehind == "" {
@@ -97,7 +102,9 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 		if st := statusOf(r); st == StatusAwaitingApproval || st == StatusStale {
 			v.NewerProposal = s.newerProposal(r)
 		}
-		if statusOf(r) == StatusAwaitingApproval {
+		if why != "" {
+			r.Message = "Cannot be approved: " + v.Unapprovable + "."
+		} else if statusOf(r) == StatusAwaitingApproval {
 			v.Waiting = fmt.Sprintf("approve %s --digest %s", r.ID, p.Digest)
 			v.WaitingForYou = s.waitingFor(r, who)
 		}
@@ -327,6 +334,10 @@ func writeHolds(w io.Writer, v runView) {
 // only when the caller can release something of it now.
 func writeRelease(w io.Writer, v runView) {
 	if statusOf(v.Run) != StatusAwaitingApproval {
+		return
+	}
+	if v.Unapprovable != "" {
+		fmt.Fprintf(w, "  CANNOT BE APPROVED: %s\n", v.Unapprovable)
 		return
 	}
 	prefix := ""

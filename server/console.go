@@ -58,12 +58,17 @@ func (c *console) userErr(op string, err error) error {
 
 // summary is r's row: the server's status, whether r waits for this
 // identity (s.waitingFor, the same test approve makes) and whether its plan
-// is stale.
+// is stale. A held run that can never be released (unapprovable) waits
+// for no one and says why in its message.
 func (c *console) summary(r store.Run) tui.RunSummary {
+	waiting, msg := c.s.waitingFor(r, c.id), r.Message
+	if why := c.s.unapprovable(r); why != "" {
+		waiting, msg = false, "Cannot be approved: "+why+"."
+	}
 	return tui.RunSummary{
 		ID: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
 		Requester: r.Requester, Agent: r.RequesterKind == "agent",
-		CreatedAt: r.CreatedAt, WaitingForMe: c.s.waitingFor(r, c.id), Message: r.Message,
+		CreatedAt: r.CreatedAt, WaitingForMe: waiting, Message: msg,
 		Stale: statusOf(r) == StatusStale || (r.Proposal != nil && r.Proposal.Stale),
 	}
 }
@@ -160,6 +165,7 @@ func (c *console) proposal(r store.Run) *tui.Proposal {
 		Replace: p.Replace, Forget: p.Forget, Requested: p.Requested, PlanText: p.PlanText,
 		Addresses: map[string][]string{},
 		Stale:     p.Stale, StaleReason: p.StaleReason, NewerRun: c.s.newerProposal(r),
+		Unapprovable: c.s.unapprovable(r),
 	}
 	for a, addrs := range p.Addresses {
 		if n, ok := tuiActions[a]; ok {

@@ -207,7 +207,8 @@ func (x *execution) end(ctx context.Context, err error) {
 	} else {
 		x.s.staleAfterInterrupt(x.run)
 	}
-	_, terr := x.s.transition(x.run.ID, o.status, func(r *store.Run) error {
+	ended := func(store.Run) store.AuditEvent { return auditEvent(x.run.ID, "switchtender", string(o.status), o.msg) }
+	_, terr := x.s.transitionAudited(x.run.ID, o.status, func(r *store.Run) error {
 		if o.status == StatusAwaitingApproval && r.CancelRequested != "" {
 			return errCancelledWhileHeld
 		}
@@ -219,16 +220,15 @@ func (x *execution) end(ctx context.Context, err error) {
 			r.Proposal.Stale, r.Proposal.StaleReason = true, o.msg
 		}
 		return nil
-	})
+	}, ended)
 	if errors.Is(terr, errCancelledWhileHeld) {
 		x.s.dropHeld(x.run.ID)
 		o = &outcome{status: StatusCancelled, msg: "Cancelled before its proposal was held; nothing was applied.", exit: -1}
-		_, terr = x.s.transition(x.run.ID, StatusCancelled, func(r *store.Run) error { r.Message = o.msg; return nil })
+		_, terr = x.s.transitionAudited(x.run.ID, StatusCancelled, func(r *store.Run) error { r.Message = o.msg; return nil }, ended)
 	}
 	if terr != nil {
 		x.s.log.Error("recording how a run ended", "run", x.run.ID, "status", o.status, "err", terr)
 	}
-	x.s.audit(x.run.ID, "switchtender", string(o.status), o.msg)
 }
 
 var errCancelledWhileHeld = errors.New("cancelled while it was being held")

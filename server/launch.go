@@ -205,14 +205,20 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 			return store.Run{}, errorf(ErrConflict, "check %s of this working directory is still queued, running or held; wait for it (`show %s`), so checks do not pile up", id, id)
 		}
 	}
-	err = s.db.CreateRunFunc(r, func(r *store.Run) error {
-		if err := lp.vals.seal(s.key, r); err != nil {
+	err = s.db.Update(func(tx *store.Tx) error { // the run and its launch entry, together
+		err := tx.CreateRun(r, func(r *store.Run) error {
+			if err := lp.vals.seal(s.key, r); err != nil {
+				return err
+			}
+			if len(before) > 0 {
+				holdRequest(r, before)
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		if len(before) > 0 {
-			holdRequest(r, before)
-		}
-		return nil
+		return tx.Audit(auditEvent(r.ID, who.Name, "launch", launchWhat(*r)))
 	})
 	if err != nil {
 		return store.Run{}, fmt.Errorf("storing run: %w", err)
@@ -222,15 +228,20 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 	if len(before) == 0 {
 		s.enqueue(run)
 	}
-	what := fmt.Sprintf("%s of template %s", run.Kind, run.Template)
-	if c := run.Commit; c != nil {
+	return run, nil
+}
+
+// launchWhat is the detail of run r's launch entry: its kind and template,
+// the ref of a pull request's plan and the run it repeats.
+func launchWhat(r store.Run) string {
+	what := fmt.Sprintf("%s of template %s", r.Kind, r.Template)
+	if c := r.Commit; c != nil {
 		what += fmt.Sprintf(", a pull request's plan of %s at %s", c.Ref, cmp.Or(c.SHA, "the commit the worker resolves it to"))
 	}
-	if rerunOf != "" {
-		what += ", a rerun of run " + rerunOf
+	if r.RerunOf != "" {
+		what += ", a rerun of run " + r.RerunOf
 	}
-	s.audit(run.ID, who.Name, "launch", what)
-	return run, nil
+	return what
 }
 
 // holdRequest holds a new run before anything plans, with a request-stage

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,14 +46,12 @@ func (s *Server) Reconcile(ctx context.Context, who Identity, checkID string) (s
 		return store.Run{}, err
 	}
 	defer clear(plain)
-	run, err := s.createReconcile(ctx, check, who, plain)
+	run, checked, err := s.createReconcile(ctx, check, who, plain)
 	if err != nil {
 		return store.Run{}, err
 	}
-	s.dropKept(check.ID, func(c *store.Check) { c.ReconciledBy = run.ID })
+	s.changed(checked)
 	s.changed(run)
-	s.audit(check.ID, who.Name, "reconciled", "run "+run.ID+" carries the plan this check kept")
-	s.audit(run.ID, who.Name, "reconcile", fmt.Sprintf("proposes applying the plan check %s kept, %s, %s", check.ID, run.Proposal.Digest, planCounts(run.Proposal)))
 	return run, nil
 }
 
@@ -110,9 +109,12 @@ func (s *Server) openKept(check store.Run) ([]byte, error) {
 	return plain, nil
 }
 
-// createReconcile stores the held reconcile run of check and seals plan
-// bound to it; a reconcile whose plan could not be stored ends failed.
-func (s *Server) createReconcile(ctx context.Context, check store.Run, who Identity, plan []byte) (store.Run, error) {
+// createReconcile stores, in one transaction, the held reconcile run of
+// check with plan sealed bound to it, the check marked reconciled with its
+// kept plan deleted, and the audit entries of both; it returns the
+// reconcile and the check as written. When any of it fails nothing is
+// stored.
+func (s *Server) createReconcile(ctx context.Context, check store.Run, who Identity, plan []byte) (store.Run, store.Run, error) {
 	r := reconcileRun(check, who)
 	dec := s.reconcileDecision(ctx, check, *r)
 	if len(dec.Refusals) > 0 {
@@ -120,31 +122,61 @@ func (s *Server) createReconcile(ctx context.Context, check store.Run, who Ident
 		for _, h := range dec.Refusals {
 			rs = append(rs, store.Hold{Rule: h.Rule, Reason: h.Reason})
 		}
-		return store.Run{}, errorf(ErrConflict, "the rules refuse applying check %s's plan as %s's reconcile: %s; nothing was proposed", check.ID, who.Name, reasons(rs))
+		return store.Run{}, store.Run{}, errorf(ErrConflict, "the rules refuse applying check %s's plan as %s's reconcile: %s; nothing was proposed", check.ID, who.Name, reasons(rs))
 	}
-	err := s.db.CreateRunFunc(r, func(r *store.Run) error {
-		if err := resealAnswers(s, check, r); err != nil {
-			return err
-		}
-		r.Proposal = reconcileProposal(check, *r, dec)
-		r.Message = fmt.Sprintf("Held for approval: a reconcile carries the plan check %s kept (%s); a person releases exactly that plan with: approve %s --digest %s", check.ID, planCounts(r.Proposal), r.ID, r.Proposal.Digest)
-		return nil
-	})
-	if err != nil {
-		return store.Run{}, fmt.Errorf("storing the reconcile: %w", err)
-	}
-	sealed, err := seal.Seal(s.key, r.ID, plan)
-	if err == nil {
-		err = s.db.PutBlob(blobPlan, r.ID, sealed)
-	}
-	if err != nil {
-		_, _ = s.transition(r.ID, StatusFailed, func(r *store.Run) error {
-			r.Message = "The kept plan could not be stored for this reconcile; nothing was applied."
+	var checked store.Run
+	err := s.db.Update(func(tx *store.Tx) error {
+		err := tx.CreateRun(r, func(r *store.Run) error {
+			if err := resealAnswers(s, check, r); err != nil {
+				return err
+			}
+			r.Proposal = reconcileProposal(check, *r, dec)
+			r.Message = fmt.Sprintf("Held for approval: a reconcile carries the plan check %s kept (%s); a person releases exactly that plan with: approve %s --digest %s", check.ID, planCounts(r.Proposal), r.ID, r.Proposal.Digest)
 			return nil
 		})
-		return store.Run{}, fmt.Errorf("storing the reconcile's sealed plan: %w", err)
+		if err != nil {
+			return err
+		}
+		if checked, err = moveKept(s, tx, check.ID, *r, plan); err != nil {
+			return err
+		}
+		if err := tx.Audit(auditEvent(check.ID, who.Name, "reconciled", "run "+r.ID+" carries the plan this check kept")); err != nil {
+			return err
+		}
+		return tx.Audit(auditEvent(r.ID, who.Name, "reconcile", fmt.Sprintf("proposes applying the plan check %s kept, %s, %s", check.ID, r.Proposal.Digest, planCounts(r.Proposal))))
+	})
+	var coded *Error
+	if errors.As(err, &coded) {
+		return store.Run{}, store.Run{}, err
 	}
-	return *r, nil
+	if err != nil {
+		return store.Run{}, store.Run{}, fmt.Errorf("storing the reconcile: %w", err)
+	}
+	return *r, checked, nil
+}
+
+// moveKept, inside tx, seals plan bound to the reconcile r and stores it,
+// deletes the plan check checkID kept and marks the check reconciled by r;
+// it returns the check as written. A check that no longer keeps its plan
+// is a conflict.
+func moveKept(s *Server, tx *store.Tx, checkID string, r store.Run, plan []byte) (store.Run, error) {
+	sealed, err := seal.Seal(s.key, r.ID, plan)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("sealing the kept plan for the reconcile: %w", err)
+	}
+	if err := tx.PutBlob(blobPlan, r.ID, sealed); err != nil {
+		return store.Run{}, err
+	}
+	if err := tx.DeleteBlob(blobDrift, checkID); err != nil {
+		return store.Run{}, err
+	}
+	return tx.UpdateRun(checkID, func(c *store.Run) error {
+		if c.Check == nil || !c.Check.Kept {
+			return errorf(ErrConflict, "check %s no longer keeps its plan (`show %s` says why); nothing was proposed", checkID, checkID)
+		}
+		c.Check.Kept, c.Check.ReconciledBy = false, r.ID
+		return nil
+	})
 }
 
 // reconcileRun is the reconcile of check as who asks for it, held.

@@ -21,20 +21,18 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 		reason = "no reason given"
 	}
 	reason = s.maskForRun(id, reason)
-	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
+	run, err := s.updateAudited(id, func(r *store.Run) error {
 		if err := s.mayReject(*r, who); err != nil {
 			return err
 		}
 		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: string(DecisionReject), Reason: reason, At: time.Now()})
 		r.Message = fmt.Sprintf("Rejected by %s: %s", who.Name, reason)
 		return setStatus(r, StatusRejected)
-	})
+	}, func(store.Run) store.AuditEvent { return auditEvent(id, who.Name, "reject", reason) })
 	if err != nil {
-		return store.Run{}, s.coded(id, err)
+		return store.Run{}, err
 	}
-	s.changed(run)
 	s.dropHeld(id)
-	s.audit(id, who.Name, "reject", reason)
 	var rules []string
 	for _, h := range run.Proposal.Holds {
 		rules = append(rules, h.Rule)

@@ -176,16 +176,15 @@ func (h *relayHub) end(l *relayLease, status Status, exit int, msg string) {
 		h.s.log.Error("storing the end of a run's log", "run", l.job.runID, "err", err)
 	}
 	l.sink.Close()
-	if _, err := h.s.transition(l.job.runID, status, func(r *store.Run) error {
+	if _, err := h.s.transitionAudited(l.job.runID, status, func(r *store.Run) error {
 		r.Message = msg
 		if exit >= 0 {
 			r.ExitCode = exit
 		}
 		return nil
-	}); err != nil {
+	}, func(store.Run) store.AuditEvent { return auditEvent(l.job.runID, "switchtender", string(status), msg) }); err != nil {
 		h.s.log.Error("recording how a relay run ended", "run", l.job.runID, "err", err)
 	}
-	h.s.audit(l.job.runID, "switchtender", string(status), msg)
 	h.release(l)
 }
 

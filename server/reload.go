@@ -9,6 +9,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
 )
 
 // liveConfig is one configuration with the rules compiled from it; Reload
@@ -54,14 +55,31 @@ func (s *Server) Reload(cfg *config.Config) {
 	live := newLiveConfig(&next)
 	s.live.Store(live)
 	s.restartCheckSchedule()
-	held := s.auditHeldAtReload()
+	entries := s.heldAtReload()
 	s.log.Info("reload: the configuration was replaced", "users", len(next.Users), "agents", len(next.Agents),
-		"templates", len(next.Templates), "rules", len(next.Rules), "notify", len(next.Notifies), "held_runs_keep_holds", held)
+		"templates", len(next.Templates), "rules", len(next.Rules), "notify", len(next.Notifies), "held_runs_keep_holds", len(entries))
 	for _, p := range problems(&next, s.env, live.rules) {
 		s.log.Warn("configuration problem", "where", p.Where, "problem", p.What)
 	}
-	s.audit("", "switchtender", "reload", fmt.Sprintf("configuration reloaded: %d users, %d agents, %d templates, %d rules, %d notify blocks",
-		len(next.Users), len(next.Agents), len(next.Templates), len(next.Rules), len(next.Notifies)))
+	entries = append(entries, auditEvent("", "switchtender", "reload", fmt.Sprintf("configuration reloaded: %d users, %d agents, %d templates, %d rules, %d notify blocks",
+		len(next.Users), len(next.Agents), len(next.Templates), len(next.Rules), len(next.Notifies))))
+	s.auditAll(entries)
+}
+
+// auditAll appends entries to the audit trail in one transaction: all of
+// them or, when the store fails (logged), none.
+func (s *Server) auditAll(entries []store.AuditEvent) {
+	err := s.db.Update(func(tx *store.Tx) error {
+		for _, e := range entries {
+			if err := tx.Audit(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("writing audit events", "events", len(entries), "err", err)
+	}
 }
 
 // serverChanges names the server block's settings that differ.
@@ -76,15 +94,15 @@ func serverChanges(a, b config.Server) []string {
 	return out
 }
 
-// auditHeldAtReload writes, for each run awaiting approval, that it keeps
-// the holds it was decided with, and returns how many there are.
-func (s *Server) auditHeldAtReload() int {
+// heldAtReload returns, for each run awaiting approval, the audit entry
+// saying that it keeps the holds it was decided with.
+func (s *Server) heldAtReload() []store.AuditEvent {
 	runs, err := s.db.ListRuns()
 	if err != nil {
 		s.log.Error("reload: listing held runs", "err", err)
-		return 0
+		return nil
 	}
-	n := 0
+	var out []store.AuditEvent
 	for _, r := range runs {
 		if statusOf(r) != StatusAwaitingApproval || r.Proposal == nil {
 			continue
@@ -93,8 +111,7 @@ func (s *Server) auditHeldAtReload() int {
 		for _, h := range pendingHolds(r) {
 			rules = append(rules, h.Rule)
 		}
-		s.audit(r.ID, "switchtender", "reload", fmt.Sprintf("keeps the holds it was decided with (pending: %s); the reloaded rules apply to what plans next", strings.Join(rules, ", ")))
-		n++
+		out = append(out, auditEvent(r.ID, "switchtender", "reload", fmt.Sprintf("keeps the holds it was decided with (pending: %s); the reloaded rules apply to what plans next", strings.Join(rules, ", "))))
 	}
-	return n
+	return out
 }

@@ -154,12 +154,18 @@ func boundFindings(fs []store.Finding) []store.Finding {
 // and holds any other run at the scan stage for the exempting rules'
 // approvers (an *outcome either way).
 func (x *execution) decideScan(sc *store.Scan, why string, holds []store.Hold) error {
-	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Scan = sc; return nil })
+	var run store.Run
+	err := x.s.db.Update(func(tx *store.Tx) error { // the evidence and its entry, together
+		var err error
+		if run, err = tx.UpdateRun(x.run.ID, func(r *store.Run) error { r.Scan = sc; return nil }); err != nil {
+			return err
+		}
+		return tx.Audit(auditEvent(run.ID, "switchtender", "scan", scanSummary(sc)))
+	})
 	if err != nil {
 		return fmt.Errorf("recording the scan: %w", err)
 	}
 	x.run, x.scanned = run, sc
-	x.s.audit(run.ID, "switchtender", "scan", scanSummary(sc))
 	x.say("scan: %s", scanSummary(sc))
 	if len(sc.Findings) == 0 {
 		return x.recordScanPass()

@@ -26,6 +26,7 @@ func (p Problem) String() string { return p.What }
 type sealedBlob struct {
 	run, kind, key, binding, what string
 	inline                        []byte // sealed in the run record itself (SealedVars), or nil
+	digest                        string // the digest its plaintext must have (a held plan's), or ""
 }
 
 // neededBlobs lists the sealed values of runs that may still use them: a
@@ -55,7 +56,7 @@ func runBlobs(r store.Run) []sealedBlob {
 	var out []sealedBlob
 	st := statusOf(r)
 	if st == StatusAwaitingApproval && r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan {
-		out = append(out, sealedBlob{run: r.ID, kind: blobPlan, key: r.ID, binding: r.ID, what: "held plan"})
+		out = append(out, sealedBlob{run: r.ID, kind: blobPlan, key: r.ID, binding: r.ID, what: "held plan", digest: r.Proposal.Digest})
 	}
 	if !st.Final() && len(r.SealedVars) > 0 {
 		out = append(out, sealedBlob{run: r.ID, binding: r.ID, what: "secret answers", inline: r.SealedVars})
@@ -66,23 +67,44 @@ func runBlobs(r store.Run) []sealedBlob {
 	return out
 }
 
-// unsealable refuses to approve a held run whose sealed values were sealed
-// to another key (the key was changed): approving it would only fail later.
-// A damaged or swapped plan is left to the apply, which refuses it and
-// ends the run failed.
+// unsealable refuses to approve a held run whose sealed values (its saved
+// plan, its secret answers) the key cannot open: missing, damaged, swapped
+// or sealed to another key. Approving it would only fail later, so the
+// refusal comes first, with the reason and what to do (unapprovable).
 func (s *Server) unsealable(r store.Run) error {
-	if statusOf(r) != StatusAwaitingApproval {
-		return nil
-	}
-	for _, b := range runBlobs(r) {
-		if err := b.opens(s.db, s.key); errors.Is(err, seal.ErrWrongKey) {
-			return errorf(ErrConflict, "run %s cannot be approved: the sealing key cannot open its %s (%v); the key was changed since it was sealed. Nothing was approved: the operator can restore the key it was sealed with, or reject the run and launch it again", r.ID, b.what, err)
-		}
+	if why := s.unapprovable(r); why != "" {
+		return errorf(ErrConflict, "run %s cannot be approved: %s. Nothing was approved", r.ID, why)
 	}
 	return nil
 }
 
-// opens reports why key cannot open b (nil when it opens).
+// unapprovable says why held run r can never be released, and what to do:
+// the key cannot open a sealed value it needs. It is "" for a run that is
+// not held or whose sealed values all open. show, show --json and the
+// console present such a run as one that cannot be approved.
+func (s *Server) unapprovable(r store.Run) string {
+	if statusOf(r) != StatusAwaitingApproval || r.Proposal == nil {
+		return ""
+	}
+	for _, b := range runBlobs(r) {
+		if err := b.opens(s.db, s.key); err != nil {
+			return fmt.Sprintf("the sealing key cannot open its %s (%v); %s", b.what, err, sealAdvice(err))
+		}
+	}
+	return ""
+}
+
+// sealAdvice is what to do about a sealed value that does not open for
+// the reason err.
+func sealAdvice(err error) string {
+	if errors.Is(err, seal.ErrWrongKey) {
+		return "the sealing key was changed since: restore the key it was sealed with, or reject the run and launch it again"
+	}
+	return "it is missing or damaged: reject the run and launch it again"
+}
+
+// opens reports why key cannot open b (nil when it opens as what it must
+// be).
 func (b sealedBlob) opens(db *store.DB, key *seal.Key) error {
 	blob := b.inline
 	if blob == nil {
@@ -91,8 +113,11 @@ func (b sealedBlob) opens(db *store.DB, key *seal.Key) error {
 			return fmt.Errorf("reading it: %w", err)
 		}
 	}
-	plain, _, err := seal.Open(key, b.binding, blob)
+	plain, digest, err := seal.Open(key, b.binding, blob)
 	clear(plain)
+	if err == nil && b.digest != "" && digest != b.digest {
+		err = fmt.Errorf("it opens as %s, not as the plan shown, %s", digest, b.digest)
+	}
 	return err
 }
 

@@ -390,9 +390,11 @@ func (h *harness) tamperBlobs(fn func(db *store.DB)) {
 }
 
 // A sealed plan whose bytes were altered, or one swapped for another run's,
-// is refused when its apply is approved: the run fails with a message that
-// says so, tofu apply never starts, and the state file is byte for byte what
-// it was.
+// is refused when its apply is approved: approve says it cannot be
+// approved and why, and the run stays held. A run released all the same
+// (its approval written to the store behind the server's back) is refused
+// at its apply: the run fails with a message that says so, tofu apply never
+// starts, and the state file is byte for byte what it was.
 func TestTamperedOrSwappedSealedPlanRefused(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 rule "destroys" {
@@ -449,7 +451,27 @@ rule "destroys" {
 	})
 
 	for _, id := range []string{"2", "3", "4"} {
-		h.mustSSH("bob", "approve", id, "--digest", digests[id])
+		_, errOut, code := h.ssh("bob", "approve", id, "--digest", digests[id])
+		if code == 0 || !strings.Contains(errOut, "cannot be approved: the sealing key cannot open its held plan") {
+			t.Errorf("approving run %s with a tampered sealed plan: exit %d %s", id, code, errOut)
+		}
+		if v := h.show("bob", id); v.Status != string(StatusAwaitingApproval) || len(v.Approvals) != 0 {
+			t.Errorf("run %s after the refused approve: %s with %d approvals", id, v.Status, len(v.Approvals))
+		}
+	}
+	h.tamperBlobs(func(db *store.DB) {
+		for _, id := range []string{"2", "3", "4"} {
+			_, err := db.UpdateRun(id, func(r *store.Run) error {
+				r.Approvals = append(r.Approvals, store.Approval{By: "bob", Digest: digests[id], Stage: string(StagePlan), Decision: string(DecisionApprove), At: time.Now()})
+				r.Status, r.Phase = string(StatusQueued), string(phaseApply)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	for _, id := range []string{"2", "3", "4"} {
 		h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
 		r, _ := h.srv.db.GetRun(id)
 		if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "Refused to apply") || !strings.Contains(r.Message, "sealed plan") || !strings.Contains(r.Message, "nothing was applied") {

@@ -145,6 +145,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
+	armKillAfterCommit(db)
 	s := &Server{
 		env:        opts.Environ,
 		log:        opts.Logger,
@@ -243,15 +244,16 @@ func (s *Server) recover() error {
 		r := runs[i]
 		switch statusOf(r) {
 		case StatusRunning:
-			if _, err := s.transition(r.ID, StatusInterrupted, func(r *store.Run) error {
+			if _, err := s.transitionAudited(r.ID, StatusInterrupted, func(r *store.Run) error {
 				r.Message = s.interruptedMessage(*r)
 				return nil
+			}, func(store.Run) store.AuditEvent {
+				return auditEvent(r.ID, "switchtender", "recover", "marked interrupted: the server stopped while it executed; not re-run")
 			}); err != nil {
 				return fmt.Errorf("marking run %s interrupted: %w", r.ID, err)
 			}
 			s.dropHeld(r.ID)
 			s.log.Warn("recovery: marked a run interrupted; it was executing when the server stopped and is not re-run", "run", r.ID, "template", r.Template, "kind", r.Kind)
-			s.audit(r.ID, "switchtender", "recover", "marked interrupted: the server stopped while it executed; not re-run")
 			s.staleAfterInterrupt(r)
 		case StatusQueued:
 			s.enqueue(r)
@@ -282,11 +284,10 @@ func (s *Server) enqueue(r store.Run) {
 
 // fail ends a queued or held run that cannot go on, with a sentence.
 func (s *Server) fail(id, msg string) {
-	if _, err := s.transition(id, StatusFailed, func(r *store.Run) error { r.Message = msg; return nil }); err != nil {
+	if _, err := s.transitionAudited(id, StatusFailed, func(r *store.Run) error { r.Message = msg; return nil },
+		func(store.Run) store.AuditEvent { return auditEvent(id, "switchtender", string(StatusFailed), msg) }); err != nil {
 		s.log.Error("failing run", "run", id, "err", err)
-		return
 	}
-	s.audit(id, "switchtender", string(StatusFailed), msg)
 }
 
 // Problems lists, as sentences, what ProblemList lists.
@@ -481,7 +482,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) audit(runID, actor, action, detail string) {
-	if err := s.db.Audit(store.AuditEvent{At: time.Now(), RunID: runID, Actor: actor, Action: action, Detail: detail}); err != nil {
+	if err := s.db.Audit(auditEvent(runID, actor, action, detail)); err != nil {
 		s.log.Error("writing audit event", "run", runID, "err", err)
 	}
 }

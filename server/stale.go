@@ -268,14 +268,14 @@ func localBasis(dir string) (stateBasis, bool) {
 // rejected or cancelled meanwhile.
 func (s *Server) markStale(r store.Run, reason string) error {
 	p := r.Proposal
-	_, err := s.transition(r.ID, StatusStale, func(r *store.Run) error {
+	_, err := s.transitionAudited(r.ID, StatusStale, func(r *store.Run) error {
 		if r.Proposal == nil || r.Proposal.Digest != p.Digest {
 			return errorf(ErrConflict, "run %s's proposal changed", r.ID)
 		}
 		r.Proposal.Stale, r.Proposal.StaleReason = true, reason
 		r.Message = "Stale before approval: " + reason
 		return nil
-	})
+	}, func(store.Run) store.AuditEvent { return auditEvent(r.ID, "switchtender", string(StatusStale), reason) })
 	if ErrorCode(err) == ErrConflict {
 		return nil // approved, rejected or cancelled meanwhile
 	}
@@ -283,7 +283,6 @@ func (s *Server) markStale(r store.Run, reason string) error {
 		return err
 	}
 	s.dropHeld(r.ID)
-	s.audit(r.ID, "switchtender", string(StatusStale), reason)
 	return nil
 }
 

@@ -53,7 +53,8 @@ var (
 
 // DB is an open Switchtender database. It is safe for concurrent use.
 type DB struct {
-	bolt *bolt.DB
+	bolt       *bolt.DB
+	commitHook commitHook // see SetCommitHook
 }
 
 // Open opens (creating if missing) the database file at path with mode 0600,
@@ -158,42 +159,21 @@ func (db *DB) CreateRunFunc(r *Run, fn func(r *Run) error) error {
 	if r == nil {
 		return errors.New("creating run: nil run")
 	}
-	if r.ID != "" {
-		return fmt.Errorf("creating run: ID %q already set; CreateRun assigns IDs (use UpdateRun for an existing run)", r.ID)
-	}
-	nr := *r
-	if nr.CreatedAt.IsZero() {
-		nr.CreatedAt = time.Now()
-	}
-	if nr.ExitCode == 0 {
-		nr.ExitCode = -1
-	}
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRuns)
-		seq, err := b.NextSequence()
-		if err != nil {
+	nr, created := *r, false
+	err := db.Update(func(tx *Tx) error {
+		if err := tx.CreateRun(&nr, fn); err != nil {
 			return err
 		}
-		nr.ID = strconv.FormatUint(seq, 10)
-		if fn != nil {
-			if err := fn(&nr); err != nil {
-				return callerError{err}
-			}
-			if nr.ID != strconv.FormatUint(seq, 10) {
-				return fmt.Errorf("the function changed the new run's ID to %q; IDs are assigned", nr.ID)
-			}
-		}
-		return putRun(tx, be64(seq), &nr)
+		created = true
+		return nil
 	})
-	var ce callerError
-	if errors.As(err, &ce) {
-		return ce.err
-	}
-	if err != nil {
+	if err != nil && created {
 		return fmt.Errorf("creating run: %w", err)
 	}
-	*r = nr
-	return nil
+	if err == nil {
+		*r = nr
+	}
+	return err
 }
 
 // GetRun returns the run with the given ID, or an error wrapping ErrNotFound.
@@ -234,29 +214,13 @@ func (db *DB) ListRuns() ([]Run, error) {
 // DB. fn must not change r.ID (an error if it does). Unknown id: ErrNotFound.
 func (db *DB) UpdateRun(id string, fn func(r *Run) error) (Run, error) {
 	var out Run
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
-		key, r, err := getRun(tx, id)
-		if err != nil {
-			return err
-		}
-		if err := fn(&r); err != nil {
-			return callerError{err}
-		}
-		if r.ID != id {
-			return fmt.Errorf("updating run %s: the update changed its ID to %q; IDs are fixed", id, r.ID)
-		}
-		if err := putRun(tx, key, &r); err != nil {
-			return err
-		}
-		out = r
-		return nil
+	err := db.Update(func(tx *Tx) error {
+		var err error
+		out, err = tx.UpdateRun(id, fn)
+		return err
 	})
-	var ce callerError
-	if errors.As(err, &ce) {
-		return Run{}, ce.err
-	}
 	if err != nil {
-		return Run{}, fmt.Errorf("updating run %s: %w", id, err)
+		return Run{}, err
 	}
 	return out, nil
 }

@@ -198,6 +198,8 @@ func (d *runDetail) whyNot() string {
 		return "this run holds no proposal"
 	case d.run.Proposal.Stale:
 		return "this plan is stale: it can never apply, so it cannot be approved" + d.rerunHint()
+	case d.run.Proposal.Unapprovable != "":
+		return "this run cannot be approved: " + d.run.Proposal.Unapprovable
 	case !d.env.id.CanApprove:
 		return "you cannot approve or reject: your identity has no approve role"
 	case d.run.Status != "awaiting_approval":

@@ -67,6 +67,10 @@ type Proposal struct {
 	Stale       bool   // the state changed after the plan was made: it can never apply
 	StaleReason string // why it is stale and what to do, for people
 	NewerRun    string // ID of a run with a newer held or applied proposal for the same working directory, or ""
+	// Unapprovable says why the proposal can never be released (the
+	// sealing key cannot open its saved plan or secret answers) and what
+	// to do; "" when it can be.
+	Unapprovable string
 }
 
 // ResourceDiff is one resource instance a drift check names: its address,

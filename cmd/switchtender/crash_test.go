@@ -12,6 +12,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,6 +91,7 @@ type nodeOptions struct {
 	extra       string   // configuration appended as is
 	serverExtra string   // lines added to the server block
 	args        []string // more arguments for serve
+	env         []string // more environment for the server, NAME=value
 }
 
 func newNode(t *testing.T) *node {
@@ -116,6 +118,13 @@ func newNodeWith(t *testing.T, opts nodeOptions) *node {
 			}
 			n.env = append(n.env, e)
 		}
+	}
+	if len(opts.env) > 0 {
+		base := n.env
+		if base == nil {
+			base = serverEnv
+		}
+		n.env = append(slices.Clone(base), opts.env...)
 	}
 	serverExtra := opts.serverExtra
 	if opts.maxParallel > 0 {
