@@ -84,9 +84,12 @@ func (h *relayHub) rejectLate(w *relayWorker, c *relayConn, m relayMsg) {
 // noteStep keeps, with h.mu held, what a step message says for the
 // lease's end: the step the worker is in (a start) or last ended, and
 // whether a step that can take a state lock, or an apply, has started.
+// A step is judged at its start (an end says nothing of the lock, so it
+// is judged only when its start never came).
 func (l *relayLease) noteStep(m relayMsg) {
+	started := m.Finished.IsZero() || !l.inStep || l.step != m.Step
 	l.step, l.inStep = m.Step, m.Finished.IsZero()
-	if l.locks == "" && stepMayLock(m) {
+	if started && l.locks == "" && stepMayLock(m) {
 		l.locks = m.Step
 	}
 	if m.Step == "apply" {
