@@ -243,3 +243,75 @@ func lastStepIsUnended(t *testing.T, r store.Run, step string) {
 		}
 	}
 }
+
+// The control node judges a lost worker's lock from the steps it reported
+// started: a state lock may be left once plan, apply or an init the worker
+// did not find lock-free had started (even if it ended since), and never
+// for state pull, show -json or a lock-free init alone; it names the step
+// the worker was in, or the one it last ended. Only listed steps are the
+// run's steps. The break it guards: the step was taken from the last
+// message, so a worker lost in apply was "during init" with no lock.
+func TestRelayLostWorkerLockFollowsTheStepsThatStarted(t *testing.T) {
+	start := func(step string, quiet, noLock bool) relayMsg {
+		return relayMsg{Type: msgStep, Step: step, Quiet: quiet, NoLock: noLock, Started: time.Now()}
+	}
+	end := func(step string, quiet bool) relayMsg {
+		return relayMsg{Type: msgStep, Step: step, Quiet: quiet, Started: time.Now(), Finished: time.Now()}
+	}
+	cases := []struct {
+		name  string
+		steps []relayMsg
+		want  []string
+		never string
+		run   []string // the run's steps
+	}{
+		{"in state pull after a lock-free init", []relayMsg{start("init", false, true), end("init", false), start("state pull", true, false)},
+			[]string{"stopped heartbeating during state pull", "no state lock was held"}, "may be left", []string{"init"}},
+		{"between steps after a lock-free init", []relayMsg{start("init", false, true), end("init", false)},
+			[]string{"stopped heartbeating after init ended, before it reported another step", "no state lock was held"}, "may be left", []string{"init"}},
+		{"in an init that may lock", []relayMsg{start("init", false, false)},
+			[]string{"stopped heartbeating during init", "a state lock may be left (init had started)"}, "no state lock", []string{"init"}},
+		{"in show -json after a plan ended", []relayMsg{start("init", false, true), end("init", false), start("plan", false, false), end("plan", false), start("show -json", true, false)},
+			[]string{"stopped heartbeating during show -json", "a state lock may be left (plan had started)"}, "no state lock", []string{"init", "plan"}},
+		{"after a plan whose start never came", []relayMsg{end("plan", false)},
+			[]string{"after plan ended", "a state lock may be left (plan had started)"}, "no state lock", []string{"plan"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h, keys, _ := relayHarness(t, "")
+			raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+			if welcome.Type != msgWelcome {
+				t.Fatalf("hello: %+v", welcome)
+			}
+			raw.send(relayMsg{Type: msgPoll})
+			id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x", "--json"))
+			if offer := raw.recv(); offer.Type != msgOffer || offer.Run != id {
+				t.Fatalf("offer %+v", offer)
+			}
+			raw.send(relayMsg{Type: msgTake, Run: id})
+			job := raw.recv()
+			for _, m := range c.steps {
+				m.Run, m.Token = id, job.Token
+				raw.send(m)
+			}
+			h.waitStatus(id, StatusFailed)
+			r, _ := h.srv.db.GetRun(id)
+			for _, w := range c.want {
+				if !strings.Contains(r.Message, w) {
+					t.Errorf("message %q lacks %q", r.Message, w)
+				}
+			}
+			if strings.Contains(r.Message, c.never) {
+				t.Errorf("message %q says %q", r.Message, c.never)
+			}
+			var names []string
+			for _, s := range r.Steps {
+				names = append(names, s.Name)
+			}
+			if strings.Join(names, ",") != strings.Join(c.run, ",") {
+				t.Errorf("the run's steps are %v, want %v", names, c.run)
+			}
+		})
+	}
+}

@@ -115,19 +115,20 @@ func TestEveryEndedApplyLeavesNoSealedPlan(t *testing.T) {
 		name string
 		run  func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string
 		want Status
+		say  string // what the run's message says, if anything in particular
 	}{
 		{"relay applied", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			startWorker(t, pooledWorker(t, h, keys, identity, applyingTF))
 			id, digest := heldWithPlan(t, h, "rplan")
 			h.mustSSH("bob", "approve", id, "--digest", digest)
 			return id
-		}, StatusSucceeded},
+		}, StatusSucceeded, ""},
 		{"relay apply failed", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			startWorker(t, pooledWorker(t, h, keys, identity, failingTF))
 			id, digest := heldWithPlan(t, h, "rplan")
 			h.mustSSH("bob", "approve", id, "--digest", digest)
 			return id
-		}, StatusFailed},
+		}, StatusFailed, ""},
 		{"relay worker lost mid-apply", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			kill := workerProcess(t, pooledWorker(t, h, keys, identity, slowTF))
 			id, digest := heldWithPlan(t, h, "rplan")
@@ -135,7 +136,7 @@ func TestEveryEndedApplyLeavesNoSealedPlan(t *testing.T) {
 			waitFor(t, "the slow apply", 90*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "log", id), "started-slow") })
 			kill()
 			return id
-		}, StatusFailed},
+		}, StatusFailed, "stopped heartbeating during apply: "},
 		{"relay apply cancelled", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			startWorker(t, pooledWorker(t, h, keys, identity, slowTF))
 			id, digest := heldWithPlan(t, h, "rplan")
@@ -143,17 +144,17 @@ func TestEveryEndedApplyLeavesNoSealedPlan(t *testing.T) {
 			waitFor(t, "the slow apply", 90*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "log", id), "started-slow") })
 			h.mustSSH("alice", "cancel", id)
 			return id
-		}, StatusCancelled},
+		}, StatusCancelled, ""},
 		{"relay rejected", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			startWorker(t, pooledWorker(t, h, keys, identity, applyingTF))
 			id, _ := heldWithPlan(t, h, "rplan")
 			h.mustSSH("bob", "reject", id, "--reason", "not now")
 			return id
-		}, StatusRejected},
+		}, StatusRejected, ""},
 		{"relay passed on without a hold", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			startWorker(t, pooledWorker(t, h, keys, identity, applyingTF))
 			return runIDOf(t, h.mustSSH("alice", "launch", "rpass", "--json"))
-		}, StatusSucceeded},
+		}, StatusSucceeded, ""},
 		{"relay reconcile applied", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			startWorker(t, pooledWorker(t, h, keys, identity, applyingTF))
 			if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
@@ -172,19 +173,19 @@ func TestEveryEndedApplyLeavesNoSealedPlan(t *testing.T) {
 			}
 			h.mustSSH("bob", "approve", rec.ID, "--digest", rec.Proposal.Digest)
 			return rec.ID
-		}, StatusSucceeded},
+		}, StatusSucceeded, ""},
 		{"control node applied", func(t *testing.T, h *harness, _ map[string]relayKey, _ string) string {
 			writeSlowDir(t, h.project, applyingTF)
 			id, digest := heldWithPlan(t, h, "cplan")
 			h.mustSSH("bob", "approve", id, "--digest", digest)
 			return id
-		}, StatusSucceeded},
+		}, StatusSucceeded, ""},
 		{"control node apply failed", func(t *testing.T, h *harness, _ map[string]relayKey, _ string) string {
 			writeSlowDir(t, h.project, failingTF)
 			id, digest := heldWithPlan(t, h, "cplan")
 			h.mustSSH("bob", "approve", id, "--digest", digest)
 			return id
-		}, StatusFailed},
+		}, StatusFailed, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,6 +195,8 @@ func TestEveryEndedApplyLeavesNoSealedPlan(t *testing.T) {
 			h.waitStatus(id, StatusSucceeded, StatusFailed, StatusCancelled, StatusRejected, StatusStale, StatusInterrupted, StatusRefused)
 			if r, _ := h.srv.db.GetRun(id); Status(r.Status) != c.want {
 				t.Fatalf("run %s ended %s, want %s: %s", id, r.Status, c.want, r.Message)
+			} else if !strings.Contains(r.Message, c.say) {
+				t.Errorf("run %s's message %q lacks %q", id, r.Message, c.say)
 			}
 			noSealedPlan(t, h, id)
 		})
