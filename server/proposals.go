@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,18 +19,43 @@ func (s *Server) setProposal(id string, p *store.Proposal) {
 	}
 }
 
-// dropHeld drops what a held run keeps once it no longer waits: its
-// sealed saved plan, and the scan's private copy of its configuration and a
-// pull request's tree in its private directory.
+// dropHeld drops what a held run keeps on disk once it no longer waits:
+// the scan's private copy of its configuration and a pull request's tree
+// in its private directory. Its sealed saved plan needs no call: the store
+// deletes it in the write that ends the run, on every path and node
+// (store.DB.DropBlobsAtEnd, set in New), and dropEndedPlans sweeps what an
+// earlier version left.
 func (s *Server) dropHeld(id string) {
-	if err := s.db.DeleteBlob(blobPlan, id); err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.log.Error("dropping sealed plan", "run", id, "err", err)
-	}
 	for _, name := range []string{scanCopyName, treeName} {
 		if err := os.RemoveAll(filepath.Join(s.runsDir, id, name)); err != nil {
 			s.log.Error("removing a run's private tree", "run", id, "dir", name, "err", err)
 		}
 	}
+}
+
+// dropEndedPlans deletes the sealed plans of runs that ended (or are gone)
+// left in the store by a version that did not drop them with the run's
+// end, as a relay pool's applies did; it returns how many it dropped.
+func (s *Server) dropEndedPlans() (int, error) {
+	keys, err := s.db.ListBlobs(blobPlan)
+	if err != nil {
+		return 0, fmt.Errorf("listing sealed plans: %w", err)
+	}
+	n := 0
+	for _, id := range keys {
+		r, err := s.db.GetRun(id)
+		if err == nil && !statusOf(r).Final() {
+			continue
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return n, fmt.Errorf("reading run %s of a sealed plan: %w", id, err)
+		}
+		if err := s.db.DeleteBlob(blobPlan, id); err != nil {
+			return n, fmt.Errorf("dropping the sealed plan of ended run %s: %w", id, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // logText reads a run's stored (masked) log from an offset as text.

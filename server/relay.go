@@ -69,7 +69,10 @@ type relayLease struct {
 	worker *relayWorker
 	kind   Kind
 	last   time.Time // the last heartbeat (or message) of the lease
-	step   string    // the step the worker last reported
+	step   string    // the step the worker last reported started (h.mu)
+	inStep bool      // and it has not reported its end (h.mu)
+	locks  string    // the first step started that can take a state lock, "" while none has (h.mu)
+	apply  bool      // an apply step started: it may have changed infrastructure and state (h.mu)
 	sink   *logSink
 	masker *mask.Masker
 	out    *mask.Writer

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -18,7 +19,7 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 	if ok {
 		l.last = time.Now()
 		if m.Type == msgStep {
-			l.step = m.Step
+			l.noteStep(m)
 		}
 	}
 	h.mu.Unlock()
@@ -80,11 +81,60 @@ func (h *relayHub) rejectLate(w *relayWorker, c *relayConn, m relayMsg) {
 	_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: why})
 }
 
-// recordStep records a tool step the worker ran.
+// noteStep keeps, with h.mu held, what a step message says for the
+// lease's end: the step the worker is in (a start) or last ended, and
+// whether a step that can take a state lock, or an apply, has started.
+// A step is judged at its start (an end says nothing of the lock, so it
+// is judged only when its start never came).
+func (l *relayLease) noteStep(m relayMsg) {
+	started := m.Finished.IsZero() || !l.inStep || l.step != m.Step
+	l.step, l.inStep = m.Step, m.Finished.IsZero()
+	if started && l.locks == "" && stepMayLock(m) {
+		l.locks = m.Step
+	}
+	if m.Step == "apply" {
+		l.apply = true
+	}
+}
+
+// stepMayLock reports whether the worker's step m can take a state lock
+// that a process killed during it leaves behind. From OpenTofu 1.12's
+// commands: plan and apply lock the state (-lock defaults to true); init
+// locks states only while it sets up or changes the working directory's
+// backend (meta_backend.go, meta_backend_migrate.go), so an init the
+// worker found declares and records no backend (NoLock) takes none; state
+// pull reads the state without locking it (state_pull.go); show -json
+// reads a saved plan file; get, the scan's module download in a private
+// copy, touches no state. A step this version does not know may lock.
+func stepMayLock(m relayMsg) bool {
+	switch m.Step {
+	case "get", "state pull", "show -json":
+		return false
+	case "init":
+		return !m.NoLock
+	}
+	return true
+}
+
+// recordStep records a tool step the worker reported: its start as a step
+// with exit code -1 and no end, which its end then completes (an end with
+// no start is added whole). A process the run's steps do not list (Quiet)
+// only moves the lease's step.
 func (h *relayHub) recordStep(l *relayLease, m relayMsg) {
+	if m.Quiet {
+		return
+	}
 	if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error {
-		r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: m.Exit, Started: m.Started, Finished: m.Finished})
+		if m.Finished.IsZero() {
+			r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: -1, Started: cmp.Or(m.Started, time.Now())})
+			return nil
+		}
 		r.ExitCode = m.Exit
+		if n := len(r.Steps) - 1; n >= 0 && r.Steps[n].Name == m.Step && r.Steps[n].Finished.IsZero() {
+			r.Steps[n].ExitCode, r.Steps[n].Finished = m.Exit, m.Finished
+			return nil
+		}
+		r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: m.Exit, Started: m.Started, Finished: m.Finished})
 		return nil
 	}); err != nil {
 		h.s.log.Error("recording a worker's step", "run", l.job.runID, "err", err)
@@ -235,18 +285,27 @@ func (h *relayHub) expire(now time.Time) {
 	}
 }
 
-// lose fails a run whose worker stopped heartbeating, saying whether a
-// state lock may be left; it is never re-run by itself.
+// lose fails a run whose worker stopped heartbeating, naming the step it
+// was in and saying whether a state lock may be left (stepMayLock) and
+// whether the apply had started; it is never re-run by itself.
 func (h *relayHub) lose(l *relayLease, now time.Time) {
 	h.mu.Lock()
-	step, timeout, c := l.step, h.timeoutLocked(l.job.pool), l.worker.conn
+	step, in, locks, apply := l.step, l.inStep, l.locks, l.apply
+	timeout, c := h.timeoutLocked(l.job.pool), l.worker.conn
 	h.mu.Unlock()
-	lock := "a state lock may be left: if the next run says the state is locked, make sure the worker stopped, then run `tofu force-unlock LOCK_ID` in the working directory"
-	if step == "init" || step == "preparation" || step == "get" { // get: the scan's module download, in a private copy
-		lock = "no state lock was held (it was in " + step + ")"
+	where := "during " + step
+	if !in && step != "preparation" {
+		where = "after " + step + " ended, before it reported another step"
 	}
-	msg := fmt.Sprintf("Worker %s of pool %s stopped heartbeating during %s: no heartbeat for %s (the lease timeout), so it lost its lease and the run failed; %s. Nothing was re-run: check the state, then `rerun %s` if it should go on.",
-		l.worker.name, l.job.pool, step, timeout, lock, l.job.runID)
+	lock := "no state lock was held: no step that can take one (plan, apply, init with a backend) had started"
+	if locks != "" {
+		lock = "a state lock may be left (" + locks + " had started): if the next run says the state is locked, make sure the worker stopped, then run `tofu force-unlock LOCK_ID` in the working directory"
+	}
+	if apply {
+		lock += "; the apply had started, so it may have changed infrastructure and the state"
+	}
+	msg := fmt.Sprintf("Worker %s of pool %s stopped heartbeating %s: no heartbeat for %s (the lease timeout), so it lost its lease and the run failed; %s. Nothing was re-run: check the state, then `rerun %s` if it should go on.",
+		l.worker.name, l.job.pool, where, timeout, lock, l.job.runID)
 	h.s.workerEvent(l.job.runID, l.worker.name, "worker lost", msg)
 	h.end(l, StatusFailed, -1, msg)
 	if c != nil {

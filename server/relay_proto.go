@@ -19,7 +19,9 @@ import (
 // (offer), the worker takes or declines it (take, decline), and only a
 // taken run is leased (job) with a fencing token. While it holds the
 // lease the worker sends heartbeat, log, step and result messages carrying
-// the lease and its token; the control node answers a message from a lease
+// the lease and its token (a step message before each tool process starts,
+// and another when it ends, so a worker lost mid-step is reported with the
+// step it was in); the control node answers a message from a lease
 // it no longer holds with reject, and the worker stops. drain says the
 // worker takes no new run.
 
@@ -111,13 +113,15 @@ type relayMsg struct {
 	Part     string `json:"part,omitempty"`
 	Blob     []byte `json:"blob,omitempty"`
 
-	// log, step, result
+	// log, step, result (a step with no Finished is a start)
 	Data     string        `json:"data,omitempty"`
 	Step     string        `json:"step,omitempty"`
 	Exit     int           `json:"exit,omitempty"`
 	Started  time.Time     `json:"started,omitzero"`
 	Finished time.Time     `json:"finished,omitzero"`
 	Status   string        `json:"status,omitempty"`
+	Quiet    bool          `json:"quiet,omitempty"`   // step: a process the run's steps do not list (state pull, show -json)
+	NoLock   bool          `json:"no_lock,omitempty"` // step: init's start, where the worker found it can take no state lock (initTakesNoLock)
 	Message  string        `json:"message,omitempty"` // result, reject, refused: a sentence
 	Commit   *store.Commit `json:"commit,omitempty"`
 

@@ -146,6 +146,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	armKillAfterCommit(db)
+	db.DropBlobsAtEnd(func(st string) bool { return Status(st).Final() }, blobPlan) // spec: the plan is "wiped when the apply ends"
 	s := &Server{
 		env:        opts.Environ,
 		log:        opts.Logger,
@@ -261,6 +262,13 @@ func (s *Server) recover() error {
 		case StatusAwaitingApproval:
 			held++
 		}
+	}
+	dropped, err := s.dropEndedPlans()
+	if err != nil {
+		return fmt.Errorf("recovery: %w", err)
+	}
+	if dropped > 0 {
+		s.log.Warn("recovery: dropped sealed plans of runs that had ended", "count", dropped)
 	}
 	s.log.Info("recovery: start", "queued_again", requeued, "interrupted", len(interrupted), "held", held)
 	return nil

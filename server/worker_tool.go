@@ -33,12 +33,15 @@ func (x *workerRun) tool0(ctx context.Context, name string, args []string) (exec
 // or a directory of the run's own: the scan's private copy), as tool0
 // does after its check.
 func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string) (exec.Result, error) {
-	x.step = name
 	fmt.Fprintf(x.out, "$ %s %s\n", x.tool, strings.Join(args, " "))
-	started := time.Now()
+	x.out.Flush()
+	started, err := x.begin(name, dir, false)
+	if err != nil {
+		return exec.Result{ExitCode: -1}, err
+	}
 	res, err := exec.Run(ctx, exec.Invocation{Binary: x.binary, Dir: dir, Env: x.env, Args: args, Output: x.out, Grace: x.job.Grace})
 	x.out.Flush()
-	_ = x.c.send(relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Exit: res.ExitCode, Started: started, Finished: time.Now()})
+	x.finish(name, false, res.ExitCode, started)
 	switch {
 	case err != nil && ctx0(err):
 		return res, err
@@ -48,6 +51,29 @@ func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string)
 		return res, &stepFailed{step: name, exit: res.ExitCode}
 	}
 	return res, nil
+}
+
+// begin tells the control node a tool process of the run starts in dir,
+// before it starts: a worker lost during it is reported with that step,
+// and as maybe holding a state lock when the step can take one (quiet: a
+// process the run's steps do not list). A start that cannot be sent stops
+// the run there.
+func (x *workerRun) begin(name, dir string, quiet bool) (time.Time, error) {
+	x.step = name
+	started := time.Now()
+	m := relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Started: started, Quiet: quiet}
+	if name == "init" {
+		m.NoLock = initTakesNoLock(dir)
+	}
+	if err := x.c.send(m); err != nil {
+		return started, fmt.Errorf("before %s: the control node could not be told it starts (%w); nothing more ran", name, err)
+	}
+	return started, nil
+}
+
+// finish tells the control node the step begin reported ended.
+func (x *workerRun) finish(name string, quiet bool, exit int, started time.Time) {
+	_ = x.c.send(relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Quiet: quiet, Exit: exit, Started: started, Finished: time.Now()})
 }
 
 // stateSecrets adds the values the working directory's state marks
@@ -62,7 +88,12 @@ func (x *workerRun) stateSecrets(ctx context.Context) error {
 		}
 		state = b
 	} else {
+		started, err := x.begin("state pull", x.dir, true)
+		if err != nil {
+			return err
+		}
 		out, res, err := exec.Capture(ctx, exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: []string{"state", "pull"}, Output: x.out, Grace: x.job.Grace})
+		x.finish("state pull", true, res.ExitCode, started)
 		if err != nil || res.ExitCode != 0 {
 			return fmt.Errorf("state pull failed (exit %d, %v); nothing ran past init, since the values the state marks sensitive could not be masked", res.ExitCode, err)
 		}

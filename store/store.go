@@ -55,6 +55,25 @@ var (
 type DB struct {
 	bolt       *bolt.DB
 	commitHook commitHook // see SetCommitHook
+
+	// What ends with a run (DropBlobsAtEnd): set once, before the DB is
+	// shared.
+	ended    func(status string) bool
+	endKinds [][]byte
+}
+
+// DropBlobsAtEnd makes every write of a run whose Status ended reports
+// true also delete, in the same transaction, the run's blobs of each of
+// kinds (those keyed by its ID): what a run keeps only while it lasts, a
+// sealed plan above all, cannot outlive the write that ends it, whichever
+// code path or node ended it, and no crash can fall between the two. Call
+// it once, after Open and before the DB is shared; a kind must be valid
+// for PutBlob.
+func (db *DB) DropBlobsAtEnd(ended func(status string) bool, kinds ...string) {
+	db.ended, db.endKinds = ended, nil
+	for _, k := range kinds {
+		db.endKinds = append(db.endKinds, append([]byte(k), 0))
+	}
 }
 
 // Open opens (creating if missing) the database file at path with mode 0600,
@@ -136,12 +155,26 @@ func getRun(tx *bolt.Tx, id string) ([]byte, Run, error) {
 	return key, r, nil
 }
 
-func putRun(tx *bolt.Tx, key []byte, r *Run) error {
+// putRun writes r under key; a run that ended loses its blobs of the
+// kinds DropBlobsAtEnd named, in the same transaction.
+func (db *DB) putRun(tx *bolt.Tx, key []byte, r *Run) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encoding run %s: %w", r.ID, err)
 	}
-	return tx.Bucket(bucketRuns).Put(key, v)
+	if err := tx.Bucket(bucketRuns).Put(key, v); err != nil {
+		return err
+	}
+	if db.ended == nil || !db.ended(r.Status) {
+		return nil
+	}
+	blobs := tx.Bucket(bucketBlobs)
+	for _, prefix := range db.endKinds {
+		if err := blobs.Delete(append(bytes.Clone(prefix), r.ID...)); err != nil {
+			return fmt.Errorf("dropping what run %s kept until it ended: %w", r.ID, err)
+		}
+	}
+	return nil
 }
 
 // CreateRun stores a new run. r.ID must be empty: CreateRun assigns the next
@@ -375,7 +408,9 @@ func blobKey(kind, key string) ([]byte, error) {
 
 // PutBlob stores blob under (kind, key), replacing any earlier one: sealed
 // plans as ("plan", runID), kept drift-check plans as ("drift", the
-// check's run ID). Blobs are stored as given; seal them first.
+// check's run ID). Blobs are stored as given; seal them first. A blob of a
+// kind DropBlobsAtEnd named, for a run that already ended, is refused with
+// an error wrapping ErrConflict.
 func (db *DB) PutBlob(kind, key string, blob []byte) error {
 	k, err := blobKey(kind, key)
 	if err != nil {
@@ -384,10 +419,30 @@ func (db *DB) PutBlob(kind, key string, blob []byte) error {
 	if blob == nil {
 		blob = []byte{}
 	}
-	if err := db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketBlobs).Put(k, blob) }); err != nil {
+	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := db.refuseEnded(tx, kind, key); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketBlobs).Put(k, blob)
+	}); err != nil {
 		return fmt.Errorf("storing %s blob %s: %w", kind, key, err)
 	}
 	return nil
+}
+
+// refuseEnded refuses a blob of a kind DropBlobsAtEnd named for a run that
+// already ended: it would outlive the run's end (a cancel between a
+// proposal's creation and its plan's sealing, say). A key that names no
+// run is stored.
+func (db *DB) refuseEnded(tx *bolt.Tx, kind, key string) error {
+	if db.ended == nil || !slices.ContainsFunc(db.endKinds, func(p []byte) bool { return string(p[:len(p)-1]) == kind }) {
+		return nil
+	}
+	_, r, err := getRun(tx, key)
+	if err != nil || !db.ended(r.Status) {
+		return nil
+	}
+	return fmt.Errorf("run %s already ended (%s), and a %s blob is kept only while its run lasts: %w", key, r.Status, kind, ErrConflict)
 }
 
 // GetBlob returns a copy of the blob stored under (kind, key), or an error

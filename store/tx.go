@@ -19,6 +19,7 @@ import (
 // one without the other, whatever kills the process. A Tx is valid only
 // inside the function it was given to and only on that goroutine.
 type Tx struct {
+	db    *DB
 	tx    *bolt.Tx
 	wrote []string // IDs of the runs created or updated, in order
 }
@@ -31,7 +32,7 @@ type Tx struct {
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	var t *Tx
 	err := db.bolt.Update(func(btx *bolt.Tx) error {
-		t = &Tx{tx: btx}
+		t = &Tx{db: db, tx: btx}
 		if err := fn(t); err != nil {
 			return callerError{err}
 		}
@@ -107,7 +108,7 @@ func (t *Tx) CreateRun(r *Run, fn func(r *Run) error) error {
 			return fmt.Errorf("creating run: the function changed the new run's ID to %q; IDs are assigned", nr.ID)
 		}
 	}
-	if err := putRun(t.tx, be64(seq), &nr); err != nil {
+	if err := t.db.putRun(t.tx, be64(seq), &nr); err != nil {
 		return fmt.Errorf("creating run: %w", err)
 	}
 	t.wrote = append(t.wrote, id)
@@ -129,7 +130,7 @@ func (t *Tx) UpdateRun(id string, fn func(r *Run) error) (Run, error) {
 	if r.ID != id {
 		return Run{}, fmt.Errorf("updating run %s: the update changed its ID to %q; IDs are fixed", id, r.ID)
 	}
-	if err := putRun(t.tx, key, &r); err != nil {
+	if err := t.db.putRun(t.tx, key, &r); err != nil {
 		return Run{}, fmt.Errorf("updating run %s: %w", id, err)
 	}
 	t.wrote = append(t.wrote, id)
@@ -144,6 +145,9 @@ func (t *Tx) PutBlob(kind, key string, blob []byte) error {
 	}
 	if blob == nil {
 		blob = []byte{}
+	}
+	if err := t.db.refuseEnded(t.tx, kind, key); err != nil {
+		return fmt.Errorf("storing %s blob %s: %w", kind, key, err)
 	}
 	if err := t.tx.Bucket(bucketBlobs).Put(k, blob); err != nil {
 		return fmt.Errorf("storing %s blob %s: %w", kind, key, err)

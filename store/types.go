@@ -156,7 +156,7 @@ type Step struct {
 	Name     string    `json:"name"`
 	ExitCode int       `json:"exit_code"`
 	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
+	Finished time.Time `json:"finished,omitzero"` // none for a relay worker's step that never reported its end
 }
 
 // Chunk is a piece of a run's log: Data starting at byte Offset of the log.
