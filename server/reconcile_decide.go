@@ -89,17 +89,15 @@ func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store
 // approvers have no one in common is an error: no one could release it as
 // both decisions require.
 func carryForward(floor, now []store.Hold) ([]store.Hold, error) {
-	var out []store.Hold
+	var all []store.Hold
 	for _, h := range floor {
 		if !slices.Contains(serverHolds, h.Rule) {
-			out = addHold(out, h)
+			all = append(all, h)
 		}
 	}
-	for _, h := range now {
-		out = addHold(out, h)
-	}
+	all = append(all, now...)
 	who := map[string][]string{}
-	for _, h := range out {
+	for _, h := range all {
 		a, seen := who[h.Rule]
 		switch {
 		case !seen || len(a) == 0:
@@ -112,8 +110,10 @@ func carryForward(floor, now []store.Hold) ([]store.Hold, error) {
 			who[h.Rule] = both
 		}
 	}
-	for i := range out {
-		out[i].Approvers = who[out[i].Rule]
+	var out []store.Hold
+	for _, h := range all {
+		h.Approvers = who[h.Rule]
+		out = addHold(out, h)
 	}
 	return out, nil
 }
