@@ -238,3 +238,48 @@ func (h *harness) heldReconcile(check, rule string, approvers []string) runView 
 	}
 	return r
 }
+
+// On a pool, a check's plan is kept with its rendering as on the control
+// node: a policy added after the check refuses its reconcile, and a check
+// the policy denies records the refusal, whose reconcile is refused too.
+func TestRelayReconcileIsDecidedOnTheCheckPlanRendering(t *testing.T) {
+	t.Parallel()
+	h, keys, identity := relayHarness(t, `
+template "rdata" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+  survey "instances" {
+    type    = "number"
+    default = 3
+  }
+}
+`)
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
+		t.Fatalf("the first apply: %s %s", v.Status, v.Message)
+	}
+	check := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if check.Check == nil || !check.Check.Kept || check.PlannedBy != "w1" {
+		t.Fatalf("the check: %s %s", check.Status, check.Message)
+	}
+	if _, err := h.srv.db.GetBlob(blobDriftRendering, check.ID); err != nil {
+		t.Fatalf("the pool's check kept no rendering: %v", err)
+	}
+	h.writePolicy("protect", denyDeletes)
+	h.reloadWith(strings.Replace(policyRule("protect"), `["data"]`, `["rdata"]`, 1))
+	refused := func(id string) {
+		t.Helper()
+		out, errOut, code := h.ssh("carol", "reconcile", id)
+		if code == 0 {
+			t.Fatalf("reconcile %s was accepted:\n%s", id, out)
+		}
+		mustContain(t, "the refusal", errOut, "the policy denies deleting terraform_data.server[2]", "rule protect")
+	}
+	refused(check.ID)
+	again := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
+	if again.Check == nil || len(again.Check.Plan.Refusals) == 0 {
+		t.Fatalf("the pool's check under the policy records no refusal: %s %s", again.Status, again.Message)
+	}
+	refused(again.ID)
+}
