@@ -1,7 +1,7 @@
 package server
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 
@@ -165,7 +165,7 @@ func (s *Server) holdAtStart(id string) bool {
 		return nil
 	})
 	if err != nil {
-		if err != errNotHeldAtStart {
+		if !errors.Is(err, errNotHeldAtStart) {
 			s.log.Error("deciding a run as it starts", "run", id, "err", err)
 		}
 		return false
@@ -180,7 +180,7 @@ func (s *Server) holdAtStart(id string) bool {
 	return true
 }
 
-var errNotHeldAtStart = fmt.Errorf("not held at start")
+var errNotHeldAtStart = errors.New("not held at start")
 
 // logQueuedChanges writes to the operator log, for each queued run whose
 // start the reload from old to next changes, what it would have done and
