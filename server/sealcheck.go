@@ -62,9 +62,6 @@ func runBlobs(r store.Run) []sealedBlob {
 	}
 	if Kind(r.Kind) == KindCheck && r.Check != nil && r.Check.Kept {
 		out = append(out, sealedBlob{run: r.ID, kind: blobDrift, key: r.ID, binding: driftBinding(r.ID), what: "kept drift plan"})
-		if r.Check.Plan != nil {
-			out = append(out, sealedBlob{run: r.ID, kind: blobDriftRendering, key: r.ID, binding: renderingBinding(r.ID, r.Check.Plan.Digest), what: "kept drift plan's rendering"})
-		}
 	}
 	return out
 }
