@@ -338,7 +338,8 @@ func TestCoversAndWouldHold(t *testing.T) {
 	for _, mod := range []func(*Request){
 		func(q *Request) { q.Template = "dns" },
 		func(q *Request) { q.Project = "other" },
-		func(q *Request) { q.Kind = KindReconcile },
+		func(q *Request) { q.Kind = KindDryRun },
+		func(q *Request) { q.Kind = KindCheck },
 		func(q *Request) { q.Requester = "mallory" },
 	} {
 		q := alice

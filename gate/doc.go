@@ -5,8 +5,10 @@
 // agent exemptions (Decide, NeedsSavedPlan, Exempt). The behaviour comes from
 // the spec section "A gated apply carries out the approved plan" and "An
 // apply an AI agent asks for". The gate fails closed: a plan it cannot read,
-// a policy that does not compile, times out or errors, all hold the apply;
-// none lets it through.
+// a policy that does not compile, times out or errors, all hold the apply
+// and refuse a reconcile; none lets it through. A rule's kinds cover the
+// kinds they name, each as itself ("apply" covers a reconcile too: see
+// KindMatches).
 //
 // # What the summary counts
 //

@@ -35,8 +35,11 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// Run kinds a Request carries. KindDryRun and KindCheck both run tofu plan
-// only, so a rule with ExcludeDryRun does not cover them.
+// Run kinds a Request carries, each matched by a rule's Kinds as itself:
+// KindDryRun and KindCheck both run tofu plan only, so a rule with
+// ExcludeDryRun does not cover them; a KindReconcile applies a drift
+// check's plan, so a rule whose Kinds name KindApply covers it too (see
+// KindMatches).
 const (
 	KindApply     = "apply"
 	KindDryRun    = "plan"
@@ -94,6 +97,16 @@ func matches(list []string, v string) bool {
 	return len(list) == 0 || slices.Contains(list, v)
 }
 
+// KindMatches reports whether a rule whose kinds list is kinds covers a run
+// of kind: an empty list covers every kind, and a list covers each kind it
+// names. A reconcile is the apply of a drift check's plan, so "apply"
+// covers reconciles as well as applies, and "reconcile" covers reconciles
+// alone. "plan" is a dry run only and "check" a drift check only, before
+// planning (holds, the scan) as at the decision.
+func KindMatches(kinds []string, kind string) bool {
+	return matches(kinds, kind) || kind == KindReconcile && slices.Contains(kinds, KindApply)
+}
+
 // Covers reports whether the rule applies to req: its template, project,
 // kind and requester each match the rule's lists (empty = any), and it is not
 // a dry run or drift check under ExcludeDryRun.
@@ -102,7 +115,7 @@ func (r *Rule) Covers(req Request) bool {
 		return false
 	}
 	return matches(r.Templates, req.Template) && matches(r.Projects, req.Project) &&
-		matches(r.Kinds, req.Kind) && matches(r.Requesters, req.Requester)
+		KindMatches(r.Kinds, req.Kind) && matches(r.Requesters, req.Requester)
 }
 
 // ExemptsDryRun reports whether the rule would cover req but for
@@ -115,7 +128,7 @@ func (r *Rule) ExemptsDryRun(req Request) bool {
 		return false
 	}
 	return matches(r.Templates, req.Template) && matches(r.Projects, req.Project) &&
-		matches(r.Kinds, req.Kind) && matches(r.Requesters, req.Requester)
+		KindMatches(r.Kinds, req.Kind) && matches(r.Requesters, req.Requester)
 }
 
 // PlanContent reports whether the rule decides on what the plan contains:
@@ -210,12 +223,28 @@ type Decision struct {
 // compile or to evaluate (error, timeout) holds with the error; an approval
 // rule (WouldHold) holds. A submission asking for approval holds whatever the
 // rules say; an agent's request holds unless an exemption covers it
-// (req.Exempted). A plan that cannot be read holds (fails closed). Any
-// refusal makes the outcome Refuse, else any hold makes it Hold, else Pass.
+// (req.Exempted). A plan that cannot be read holds (fails closed). For a
+// reconcile (req.Kind KindReconcile) every check that cannot run — the plan
+// unreadable, a plan_gate that does not compile, cannot read its input,
+// errors or times out — refuses instead of holding: a drift check's plan
+// is proposed again by a new check, never released past a rule that could
+// not weigh it. Any refusal makes the outcome Refuse, else any hold makes
+// it Hold, else Pass.
 func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rules []*Rule, timeout time.Duration) Decision {
 	var d Decision
 	hold := func(rule, reason string, approvers []string) {
 		d.Holds = append(d.Holds, Reason{Rule: rule, Reason: reason, Approvers: approvers})
+	}
+	// cannotRun is a check that could not weigh the plan: it holds an
+	// apply and refuses a reconcile (fails closed).
+	cannotRun := func(rule, reason string, approvers []string) {
+		if req.Kind == KindReconcile {
+			reason = strings.Replace(reason, "so the rule holds the apply", "so the rule refuses the reconcile", 1)
+			reason = strings.Replace(reason, "so it holds the apply", "so it refuses the reconcile", 1)
+			d.Refusals = append(d.Refusals, Reason{Rule: rule, Reason: reason + " (a reconcile is refused, never held, when a rule cannot weigh its plan)"})
+			return
+		}
+		hold(rule, reason, approvers)
 	}
 
 	if req.RequireApproval {
@@ -235,7 +264,7 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 	if sum == nil {
 		var err error
 		if sum, err = AnalyzePlan(planJSON); err != nil {
-			hold("gate", fmt.Sprintf("the gate cannot read the plan, so it holds the apply: %v", err), nil)
+			cannotRun("gate", fmt.Sprintf("the gate cannot read the plan, so it holds the apply: %v", err), nil)
 		}
 	}
 
@@ -258,13 +287,13 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 				sum.Destroy, plural(sum.Destroy, "resource", "resources"), *r.MaxDestroy, listAddresses(sum.DestroyedAddresses(), 10)), r.Approvers)
 		}
 		if r.MaxDestroy != nil && sum == nil {
-			hold(r.Name, "max_destroy cannot be checked: the plan cannot be read", r.Approvers)
+			cannotRun(r.Name, "max_destroy cannot be checked: the plan cannot be read", r.Approvers)
 		}
 		switch {
 		case r.PolicyErr != nil:
-			hold(r.Name, fmt.Sprintf("plan_gate does not compile, so the rule holds the apply: %v", r.PolicyErr), r.Approvers)
+			cannotRun(r.Name, fmt.Sprintf("plan_gate does not compile, so the rule holds the apply: %v", r.PolicyErr), r.Approvers)
 		case r.Policy != nil && sum == nil:
-			hold(r.Name, fmt.Sprintf("plan_gate %s cannot run: the plan cannot be read", r.Policy.Name()), r.Approvers)
+			cannotRun(r.Name, fmt.Sprintf("plan_gate %s cannot run: the plan cannot be read", r.Policy.Name()), r.Approvers)
 		case r.Policy != nil:
 			if !inputBuilt {
 				inputBuilt = true
@@ -274,12 +303,12 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 				}, reads)
 			}
 			if inputErr != nil {
-				hold(r.Name, fmt.Sprintf("plan_gate %s cannot run: %v", r.Policy.Name(), inputErr), r.Approvers)
+				cannotRun(r.Name, fmt.Sprintf("plan_gate %s cannot run: %v", r.Policy.Name(), inputErr), r.Approvers)
 				break
 			}
 			res, err := r.Policy.EvaluateValue(ctx, input, timeout)
 			if err != nil {
-				hold(r.Name, fmt.Sprintf("plan_gate failed, so the rule holds the apply: %v", err), r.Approvers)
+				cannotRun(r.Name, fmt.Sprintf("plan_gate failed, so the rule holds the apply: %v", err), r.Approvers)
 				break
 			}
 			for _, m := range res.Deny {

@@ -32,6 +32,24 @@ const blobDrift = "drift"
 // apart from a run's own saved plan.
 func driftBinding(checkID string) string { return "drift:" + checkID }
 
+// blobDriftRendering is the store's kind for the rendering (`tofu show
+// -json`) of a check's kept plan, keyed by the check's run ID: the rules
+// decide a reconcile on it (Reconcile). It holds the plan's values as the
+// plan does, so it is sealed the same way and dropped with the plan.
+const blobDriftRendering = "drift-rendering"
+
+// renderingBinding is what a kept plan's rendering is sealed to: the check
+// and the digest of the plan it renders, so it opens for that plan only.
+func renderingBinding(checkID, digest string) string {
+	return "drift-rendering:" + checkID + ":" + digest
+}
+
+// dropRendering clears the plan's rendering from memory.
+func (x *execution) dropRendering() {
+	clear(x.planJSON)
+	x.planJSON = nil
+}
+
 // checkSteps are a check's steps after init: plan, show, measure, keep.
 func checkSteps() []step {
 	return []step{{"plan", checkPlanStep}, {"show", showStep}, {"measure", checkMeasureStep}, {"keep", keepStep}}
@@ -60,8 +78,11 @@ func checkPlanStep(ctx context.Context, x *execution) error {
 
 // checkMeasureStep measures the plan as a gated apply's is measured (and
 // adds its sensitive values to the masker), reads its drift apart from its
-// changes, and lets the rules decide on it as the apply a reconcile would
-// make, so a reconcile is held by them too and refused if they refuse.
+// changes, and lets the rules decide on it as the reconcile it would be
+// (kind reconcile, the check's requester): the floor of the reconcile's
+// own decision, which holds for every rule this one held, with the same
+// approvers, and is refused for every rule that refused. The rendering
+// stays in memory for keepPlan, which seals it beside the plan.
 func checkMeasureStep(ctx context.Context, x *execution) error {
 	if err := measureStep(ctx, x); err != nil {
 		return err
@@ -73,10 +94,8 @@ func checkMeasureStep(ctx context.Context, x *execution) error {
 	}
 	x.drift = d
 	req := x.s.gateRequest(x.run)
-	req.Kind = string(KindApply)
+	req.Kind = string(KindReconcile)
 	x.decision = gate.Decide(ctx, req, x.planJSON, x.summary, x.s.currentRules(), x.s.policyTime)
-	clear(x.planJSON)
-	x.planJSON = nil
 	return ctx.Err()
 }
 
@@ -84,6 +103,7 @@ func checkMeasureStep(ctx context.Context, x *execution) error {
 // plaintext, drops what earlier checks of the directory kept and records
 // the finding on the check.
 func keepStep(ctx context.Context, x *execution) error {
+	defer x.dropRendering()
 	plan, err := os.ReadFile(x.planPath)
 	if err != nil {
 		return fmt.Errorf("reading the saved plan: %w", err)
@@ -97,6 +117,7 @@ func keepStep(ctx context.Context, x *execution) error {
 // way) bound to the check, stores it, drops what earlier checks of the
 // directory kept and records the finding; it returns the check's outcome.
 func keepPlan(x *execution, plan []byte) error {
+	defer x.dropRendering()
 	var err error
 	if x.basis, err = planBasis(plan); err != nil {
 		return fmt.Errorf("%v; no plan was kept", err)
@@ -106,12 +127,19 @@ func keepPlan(x *execution, plan []byte) error {
 	if err != nil {
 		return fmt.Errorf("sealing the saved plan: %w", err)
 	}
+	rendering, err := seal.Seal(x.s.key, renderingBinding(x.run.ID, x.digest), x.planJSON)
+	if err != nil {
+		return fmt.Errorf("sealing the saved plan's rendering: %w", err)
+	}
 	x.s.supersedeChecks(x.run)
 	p := x.newProposal(x.decision)
 	p.Requested = ""
 	c := &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift), Changes: diffsOf(x.drift.Changes), Kept: true, CheckedAt: time.Now()}
 	counts := planCounts(p)
 	err = x.s.db.Update(func(tx *store.Tx) error { // the kept plan, the finding and its entry, together
+		if err := tx.PutBlob(blobDriftRendering, x.run.ID, rendering); err != nil {
+			return err
+		}
 		if err := tx.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
 			return err
 		}
@@ -183,8 +211,10 @@ func (s *Server) dropKept(id string, note func(c *store.Check), entry store.Audi
 		if err != nil {
 			return err
 		}
-		if err := tx.DeleteBlob(blobDrift, id); err != nil {
-			return err
+		for _, kind := range []string{blobDrift, blobDriftRendering} {
+			if err := tx.DeleteBlob(kind, id); err != nil {
+				return err
+			}
 		}
 		return tx.Audit(entry)
 	})

@@ -102,9 +102,13 @@ type execution struct {
 	tree     string        // a pull request's exported commit, when the run plans one
 }
 
-// execute is the scheduler's job function: it claims a queued run, prepares
-// it and runs the steps of its current phase, then ends it in one place.
+// execute is the scheduler's job function: it decides a queued run again
+// under the rules now (holdAtStart), claims it, prepares it and runs the
+// steps of its current phase, then ends it in one place.
 func (s *Server) execute(ctx context.Context, j job) {
+	if s.holdAtStart(j.runID) {
+		return // the rules now hold it before anything of it runs
+	}
 	run, err := s.transition(j.runID, StatusRunning, func(r *store.Run) error {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()

@@ -248,6 +248,12 @@ func launchWhat(r store.Run) string {
 // proposal its approvers release.
 func holdRequest(r *store.Run, holds []store.Hold) {
 	r.Status = string(StatusAwaitingApproval)
+	requestHold(r, holds)
+}
+
+// requestHold gives r the message and the request-stage proposal of a run
+// held before anything plans; its status is the caller's.
+func requestHold(r *store.Run, holds []store.Hold) {
 	r.Message = "Held before anything plans: " + reasons(holds) + ". Planning runs provider code with the run's credentials, so a person must release it first; approve it with the digest `show " + r.ID + "` gives."
 	r.Proposal = &store.Proposal{
 		Stage:     string(StageRequest),
@@ -259,30 +265,9 @@ func holdRequest(r *store.Run, holds []store.Hold) {
 }
 
 // holdsBeforePlanning returns why a run must wait for a person before
-// anything plans, or nothing. An agent's run is held unless an exemption
-// covers it (spec "An apply an AI agent asks for is the exception"; "An
-// agent's plan waits for a person ... unless an exemption covers it"). A dry
-// run that an approval rule covers is held too, unless the rule has
-// exclude_dry_run: the configuration scan then decides, before the run
-// plans (scanFor; spec "What a plan runs, and what the gate reads").
+// anything plans under the configuration now (liveConfig.holdsBeforePlanning).
 func (s *Server) holdsBeforePlanning(req gate.Request) []store.Hold {
-	var holds []store.Hold
-	if req.Agent && !req.Exempted {
-		holds = append(holds, store.Hold{Rule: "agent", Reason: req.Requester + " is an agent and no exemption covers this run"})
-	}
-	if Kind(req.Kind) == KindCheck {
-		req.Kind = string(KindPlan) // a check plans as a dry run does
-	}
-	if Kind(req.Kind) != KindPlan {
-		return holds
-	}
-	for _, r := range s.currentRules() {
-		if r.ExcludeDryRun || !r.WouldHold(req) {
-			continue
-		}
-		holds = append(holds, store.Hold{Rule: r.Name, Reason: "the rule requires approval for this dry run", Approvers: r.Approvers})
-	}
-	return holds
+	return s.live.Load().holdsBeforePlanning(req)
 }
 
 // surveyValues are a launch's values: vars and secrets as they reach
@@ -426,20 +411,8 @@ func requestedHow(r store.Run) string {
 	return how
 }
 
-// gateRequest describes a run to the gate.
-func (s *Server) gateRequest(r store.Run) gate.Request {
-	req := gate.Request{
-		Template:        r.Template,
-		Project:         r.Project,
-		Kind:            r.Kind,
-		Requester:       r.Requester,
-		Agent:           r.RequesterKind == "agent",
-		RequireApproval: r.RequireApproval,
-		AIProposal:      r.AIProposal,
-	}
-	_, req.Exempted = gate.Exempt(s.currentExemptions(), req)
-	return req
-}
+// gateRequest describes a run to the gate under the configuration now.
+func (s *Server) gateRequest(r store.Run) gate.Request { return s.live.Load().gateRequest(r) }
 
 // pendingCheck returns a check of working directory dir that is queued,
 // running or awaiting approval, or "".

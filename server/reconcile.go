@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -17,13 +16,15 @@ const reconcileHold = "reconcile"
 // Reconcile proposes, for who, applying exactly the plan drift check
 // checkID kept: a new run of kind reconcile with the check's template,
 // working directory and answers, its proposal the check's (digest, counts,
-// basis, plan text), held for a person by the "reconcile" hold and by any
-// rule that held the check's plan. The kept plan moves to it: sealed again
-// bound to the new run, the check's blob deleted, the check marked
-// reconciled. `approve --digest` then releases it like any held apply.
-// It is refused, with a sentence, for a run that is not a check, a check
-// that kept no plan, one a newer check superseded and one already
-// reconciled; and when the rules refuse the plan.
+// basis, plan text), held for a person by the "reconcile" hold and by the
+// rules (reconcileDecision: the rules now read the plan's kept rendering,
+// with the check's recorded decision as the floor). The kept plan moves to
+// it: sealed again bound to the new run, the check's blobs deleted, the
+// check marked reconciled. `approve --digest` then releases it like any
+// held apply. It is refused, with a sentence, for a run that is not a
+// check, a check that kept no plan or no rendering of it, one a newer
+// check superseded and one already reconciled; and when the rules refuse
+// the plan, now or at the check.
 func (s *Server) Reconcile(ctx context.Context, who Identity, checkID string) (store.Run, error) {
 	who, err := s.current(who)
 	if err != nil {
@@ -46,7 +47,12 @@ func (s *Server) Reconcile(ctx context.Context, who Identity, checkID string) (s
 		return store.Run{}, err
 	}
 	defer clear(plain)
-	run, checked, err := s.createReconcile(ctx, check, who, plain)
+	rendering, err := s.openKeptRendering(check)
+	if err != nil {
+		return store.Run{}, err
+	}
+	defer clear(rendering)
+	run, checked, err := s.createReconcile(ctx, check, who, plain, rendering)
 	if err != nil {
 		return store.Run{}, err
 	}
@@ -111,26 +117,22 @@ func (s *Server) openKept(check store.Run) ([]byte, error) {
 
 // createReconcile stores, in one transaction, the held reconcile run of
 // check with plan sealed bound to it, the check marked reconciled with its
-// kept plan deleted, and the audit entries of both; it returns the
-// reconcile and the check as written. When any of it fails nothing is
-// stored.
-func (s *Server) createReconcile(ctx context.Context, check store.Run, who Identity, plan []byte) (store.Run, store.Run, error) {
+// kept plan deleted, and the audit entries of both, once the rules decided
+// on the plan's rendering (reconcileDecision); it returns the reconcile and
+// the check as written. When any of it fails nothing is stored.
+func (s *Server) createReconcile(ctx context.Context, check store.Run, who Identity, plan, rendering []byte) (store.Run, store.Run, error) {
 	r := reconcileRun(check, who)
-	dec := s.reconcileDecision(ctx, check, *r)
-	if len(dec.Refusals) > 0 {
-		var rs []store.Hold
-		for _, h := range dec.Refusals {
-			rs = append(rs, store.Hold{Rule: h.Rule, Reason: h.Reason})
-		}
-		return store.Run{}, store.Run{}, errorf(ErrConflict, "the rules refuse applying check %s's plan as %s's reconcile: %s; nothing was proposed", check.ID, who.Name, reasons(rs))
+	holds, err := s.reconcileDecision(ctx, check, *r, rendering)
+	if err != nil {
+		return store.Run{}, store.Run{}, err
 	}
 	var checked store.Run
-	err := s.db.Update(func(tx *store.Tx) error {
+	err = s.db.Update(func(tx *store.Tx) error {
 		err := tx.CreateRun(r, func(r *store.Run) error {
 			if err := resealAnswers(s, check, r); err != nil {
 				return err
 			}
-			r.Proposal = reconcileProposal(check, *r, dec)
+			r.Proposal = reconcileProposal(check, *r, holds)
 			r.Message = fmt.Sprintf("Held for approval: a reconcile carries the plan check %s kept (%s); a person releases exactly that plan with: approve %s --digest %s", check.ID, planCounts(r.Proposal), r.ID, r.Proposal.Digest)
 			return nil
 		})
@@ -167,8 +169,10 @@ func moveKept(s *Server, tx *store.Tx, checkID string, r store.Run, plan []byte)
 	if err := tx.PutBlob(blobPlan, r.ID, sealed); err != nil {
 		return store.Run{}, err
 	}
-	if err := tx.DeleteBlob(blobDrift, checkID); err != nil {
-		return store.Run{}, err
+	for _, kind := range []string{blobDrift, blobDriftRendering} {
+		if err := tx.DeleteBlob(kind, checkID); err != nil {
+			return store.Run{}, err
+		}
 	}
 	return tx.UpdateRun(checkID, func(c *store.Run) error {
 		if c.Check == nil || !c.Check.Kept {
@@ -217,27 +221,13 @@ func resealAnswers(s *Server, check store.Run, r *store.Run) error {
 
 // reconcileProposal is the check's plan proposed by reconcile r: the same
 // digest, counts, basis and plan text, held by the reconcile hold first
-// and by every rule that held the check's plan.
-func reconcileProposal(check store.Run, r store.Run, dec gate.Decision) *store.Proposal {
+// and then by holds (reconcileDecision's).
+func reconcileProposal(check store.Run, r store.Run, holds []store.Hold) *store.Proposal {
 	p := *check.Check.Plan
 	p.Requested = requestedHow(r) + ", a reconcile of check " + check.ID
 	p.Stage = string(StagePlan)
 	p.Used, p.Stale, p.StaleReason = false, false, ""
-	p.Holds = []store.Hold{{Rule: reconcileHold, Reason: "a reconcile carries the plan check " + check.ID + " kept; a person releases it"}}
-	for _, h := range dec.Holds {
-		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers})
-	}
+	p.Holds = append([]store.Hold{{Rule: reconcileHold, Reason: "a reconcile carries the plan check " + check.ID + " kept; a person releases it"}}, holds...)
 	p.Refusals = nil
 	return &p
-}
-
-// reconcileDecision asks the rules, as they are now, about the reconcile
-// r proposes: its own requester and kind, and the plan's counts as the
-// check measured them. The plan itself is not rendered again, so a
-// plan_gate cannot read it and holds the reconcile (the gate fails closed).
-func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store.Run) gate.Decision {
-	p := check.Check.Plan
-	sum := &gate.Summary{FormatVersion: "1.2", Add: p.Add, Change: p.Change, Destroy: p.Destroy,
-		Replace: p.Replace, Forget: p.Forget, ByAction: p.Addresses}
-	return gate.Decide(ctx, s.gateRequest(r), nil, sum, s.currentRules(), s.policyTime)
 }

@@ -72,6 +72,10 @@ func (h *relayHub) cancelledBeforeSent(l *relayLease, c *relayConn, line []byte)
 // the lease is ended (and the run failed when it was claimed).
 func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	s, w := h.s, l.worker
+	if s.holdAtStart(l.job.runID) {
+		h.release(l)
+		return relayMsg{}, fmt.Errorf("run %s is held: the rules in force now hold it before anything plans", l.job.runID)
+	}
 	run, err := h.claim(l.job.runID, w.name)
 	if err != nil {
 		h.release(l)

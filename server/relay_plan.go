@@ -74,7 +74,7 @@ func (h *relayHub) planChunk(l *relayLease, m relayMsg) {
 // own steps do: refused, held for approval, or passed on to an apply phase
 // that any worker of the pool may take.
 func (h *relayHub) planned(l *relayLease) {
-	defer func() { clear(l.plan); l.plan, l.planJSON = nil, nil }()
+	defer func() { clear(l.plan); clear(l.planJSON); l.plan, l.planJSON = nil, nil }()
 	if int64(len(l.plan)) != l.planSize || int64(len(l.planJSON)) != l.jsonSize || l.planSize == 0 {
 		h.end(l, StatusFailed, -1, "The worker's saved plan arrived incomplete; nothing was applied.")
 		return

@@ -41,9 +41,11 @@ func (s *Server) currentExemptions() []*gate.Exemption { return s.live.Load().ex
 // (a configuration that does not load never reaches here: the caller logs
 // its errors and the old one stays). Users and keys, rules and policies,
 // templates, credentials, projects and notify blocks take effect for what
-// starts after it; the server block does not (listen addresses, data
-// directory, keys and limits need a restart: a change there is logged and
-// ignored). Running runs go on as they started; a held proposal keeps the
+// starts after it — a queued run is decided again when it starts, and the
+// operator log names each queued run whose start the reload changes; the
+// server block does not (listen addresses, data directory, keys and limits
+// need a restart: a change there is logged and ignored). Running runs go
+// on as they started; a held proposal keeps the
 // holds it was decided with, and the audit trail says so per held run.
 func (s *Server) Reload(cfg *config.Config) {
 	old := s.config()
@@ -53,7 +55,9 @@ func (s *Server) Reload(cfg *config.Config) {
 	}
 	next.Server = old.Server
 	live := newLiveConfig(&next)
+	prev := s.live.Load()
 	s.live.Store(live)
+	s.logQueuedChanges(prev, live)
 	s.restartCheckSchedule()
 	entries := s.heldAtReload()
 	s.log.Info("reload: the configuration was replaced", "users", len(next.Users), "agents", len(next.Agents),

@@ -51,31 +51,9 @@ const (
 )
 
 // scanFor says whether run r is scanned before it plans, why, and which
-// holds a finding makes (none for a pull request's plan: a finding refuses
-// it). A dry run or check is scanned when a rule would hold it but for its
-// exclude_dry_run.
+// holds a finding makes, under the configuration now (liveConfig.scanFor).
 func (s *Server) scanFor(r store.Run) (why string, holds []store.Hold) {
-	if r.Commit != nil && r.Commit.Ref != "" {
-		return scanForPullRequest, nil
-	}
-	k := Kind(r.Kind)
-	if k != KindPlan && k != KindCheck {
-		return "", nil
-	}
-	req := s.gateRequest(r)
-	req.Kind = string(KindPlan) // a check plans as a dry run does
-	for _, rule := range s.currentRules() {
-		full := *rule
-		full.ExcludeDryRun = false
-		if rule.ExcludeDryRun && full.WouldHold(req) {
-			holds = append(holds, store.Hold{Rule: rule.Name, Approvers: rule.Approvers,
-				Reason: "exclude_dry_run exempts a plan only when the configuration scan finds nothing; it found what is listed, so the rule holds this plan as it would hold the run without the exemption"})
-		}
-	}
-	if len(holds) == 0 {
-		return "", nil
-	}
-	return scanForExemption, holds
+	return s.live.Load().scanFor(r)
 }
 
 // scanSteps are a scanned run's steps before its state secrets and plan.

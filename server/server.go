@@ -342,6 +342,7 @@ func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Proble
 			out = append(out, Problem{cfg.Rules[i].Line, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, cfg.Rules[i].Line, r.PolicyErr)})
 		}
 	}
+	out = append(out, ruleProblems(cfg)...)
 	return append(out, credentialProblems(cfg, environ)...)
 }
 
