@@ -99,8 +99,12 @@ func configEntries(root string, skip ...string) (map[string]string, error) {
 		}
 		name, key := d.Name(), filepath.ToSlash(rel)
 		switch {
-		case d.IsDir() && (slices.Contains(skip, p) || rel != "." && (name == ".git" || name == ".terraform")):
+		case d.IsDir() && slices.Contains(skip, p):
 			return filepath.SkipDir
+		case rel != "." && (name == ".git" || name == ".terraform"):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
 		case d.Type()&fs.ModeSymlink != 0:
 			link, err := os.Readlink(p)
 			if err != nil {
@@ -155,7 +159,7 @@ func sameConfiguration(root, copyRoot string, skip ...string) error {
 		return nil
 	}
 	slices.Sort(diff)
-	return end(StatusFailed, -1, "The checkout's configuration changed after the scan read it: %s. Nothing ran of what changed, and nothing planned; launch the run again to scan what is there now.", strings.Join(boundList(diff, 20), "; "))
+	return end(StatusRefused, -1, "The checkout's configuration changed after the scan read it: %s. Nothing ran of what changed, and nothing planned; launch the run again to scan what is there now.", strings.Join(boundList(diff, 20), "; "))
 }
 
 // boundList keeps the first n of items and says how many more there are.

@@ -165,8 +165,8 @@ func TestAReleasedApplyRunsNoConfigurationChangedAfterItsPlan(t *testing.T) {
 }
 
 // A change placed in the checkout while a run is held at the scan stage
-// never runs once a person releases the hold: the run fails naming what
-// changed, before init or any other process starts. Before, releasing the
+// never runs once a person releases the hold: the run is refused naming
+// what changed, before init or any other process starts. Before, releasing the
 // hold ran `tofu init` in the checkout as it was then, before the modules
 // were verified against the scan, so an external key provider's command
 // edited after the hold (not the one the approver read) ran at init. The
@@ -196,7 +196,7 @@ func TestAReleasedScanHoldRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 		h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
 		h.waitStatus(v.ID, StatusFailed, StatusRefused, StatusSucceeded)
 		v = h.show("bob", v.ID)
-		if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, c.names) {
+		if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, c.names) {
 			t.Fatalf("%s: released after the change: %s: %s", c.template, v.Status, v.Message)
 		}
 		if slices.Contains(stepNames(v), "init") || slices.Contains(stepNames(v), "plan") {
@@ -225,7 +225,7 @@ func tofuHook(t *testing.T, arg, hook string) string {
 }
 
 // A change placed in the checkout after a clean scan read it, and before
-// the run planned, never runs: the run fails naming it before init starts
+// the run planned, never runs: the run is refused naming it before init starts
 // (the change lands while the scan's `tofu get` runs, after the copy was
 // made). Its neighbour, the same clean run with nothing changed, plans in
 // the scan's private copy, and the checkout's working directory is never
@@ -250,7 +250,7 @@ func TestACleanScanRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	writeFile(t, enc, markerEncryption(script))
 	h.setRunPath(tofuHook(t, "get", fmt.Sprintf("cp %q %q", enc, filepath.Join(dir, "enc.tf"))))
 	v = h.launchWait("alice", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, "infra/scan/clean/enc.tf is new") {
+	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "infra/scan/clean/enc.tf is new") {
 		t.Fatalf("changed after the scan: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 	if slices.Contains(stepNames(v), "init") || slices.Contains(stepNames(v), "plan") {
