@@ -156,7 +156,11 @@ func (s *Server) stepsFor(r store.Run) []step {
 	}
 	switch {
 	case Phase(r.Phase) == phaseApply:
-		return append([]step{apply[0], {"state secrets", stateSecretsStep}}, apply[1:]...)
+		pre := []step{apply[0]}
+		if s.plannedInCopy(r) {
+			pre = append(pre, step{"init", applyInitStep})
+		}
+		return append(append(pre, step{"state secrets", stateSecretsStep}), apply[1:]...)
 	case Kind(r.Kind) == KindPlan:
 		return append(init, step{"plan", dryRunStep})
 	case Kind(r.Kind) == KindCheck:

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/scan"
+	"github.com/switchtender/switchtender/store"
 )
 
 // A run executes only the configuration that was weighed (DESIGN
@@ -173,4 +175,26 @@ func (x *execution) liveDir() string {
 	}
 	wd, _ := x.s.workdir(x.run)
 	return wd
+}
+
+// plannedInCopy reports whether r's saved plan was made in a scan's
+// private copy rather than in the working directory it applies in: a
+// reconcile of a check the scan exempted. Its apply phase runs init in the
+// working directory first (applyInitStep), which no scanned run did.
+func (s *Server) plannedInCopy(r store.Run) bool {
+	if Kind(r.Kind) != KindReconcile || r.ReconcileOf == "" {
+		return false
+	}
+	check, err := s.db.GetRun(r.ReconcileOf)
+	return err == nil && check.Scan != nil
+}
+
+// applyInitStep initializes the working directory for the apply phase of a
+// plan made in a scan's private copy, after configStep found the root
+// module and lock file to be the plan's: the modules the plan's snapshot
+// holds are what apply reads, and -lockfile=readonly keeps the lock file
+// the plan was made with.
+func applyInitStep(ctx context.Context, x *execution) error {
+	_, err := x.tool(ctx, "init", append(exec.InitArgs(true), "-lockfile=readonly"))
+	return err
 }

@@ -259,3 +259,50 @@ func TestACleanScanRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	assertNeverRan(t, marker, "after a clean scan")
 	assertWouldRun(t, dir, marker, "init", "-input=false", "-no-color")
 }
+
+// A drift check the scan exempted plans in the scan's private copy, and
+// the reconcile proposed from it applies that plan in the checkout, whose
+// working directory no scanned run initialized: it applies when the
+// checkout still holds the configuration the check planned (the state it
+// writes lands in the checkout), and fails naming the file when a change
+// was placed there after the check, with no process of its apply phase
+// started and the marker program never run.
+func TestAReconcileOfAScannedCheckAppliesOnlyTheConfigurationTheCheckPlanned(t *testing.T) {
+	t.Parallel()
+	h := scanHarness(t, "")
+	script, marker := markerProgram(t)
+	dir := filepath.Join(h.project, "infra", "scan", "clean")
+	for _, changed := range []bool{true, false} {
+		c := h.launchWait("alice", "scan-clean", "--check")
+		if statusOf(c.Run) != StatusSucceeded || c.Check == nil || !c.Check.Kept {
+			t.Fatalf("a clean scanned check: %s (%s), check %+v", c.Status, c.Message, c.Check)
+		}
+		id := runIDOf(t, h.mustSSH("alice", "reconcile", c.ID, "--json"))
+		h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
+		p := h.show("bob", id).Proposal
+		if p == nil {
+			t.Fatalf("the reconcile of check %s was not held", c.ID)
+		}
+		if changed {
+			writeFile(t, filepath.Join(dir, "enc.tf"), markerEncryption(script))
+		}
+		h.mustSSH("bob", "approve", id, "--digest", p.Digest)
+		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
+		v := h.show("bob", id)
+		log := h.mustSSH("bob", "log", id)
+		if changed {
+			if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, "enc.tf is new") || strings.Contains(log, "$ tofu") {
+				t.Fatalf("a reconcile released after the change: %s: %s\n%s", v.Status, v.Message, log)
+			}
+			assertNeverRan(t, marker, "after the check planned")
+			os.Remove(filepath.Join(dir, "enc.tf"))
+			continue
+		}
+		if statusOf(v.Run) != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
+			t.Fatalf("a reconcile with its configuration unchanged: %s: %s\n%s", v.Status, v.Message, log)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "terraform.tfstate")); err != nil {
+			t.Fatalf("the reconcile's state is not in the checkout: %v", err)
+		}
+	}
+}

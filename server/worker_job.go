@@ -176,7 +176,7 @@ func (x *workerRun) steps(ctx context.Context) (int, string, error) {
 		if err := x.scanSteps(ctx); err != nil {
 			return x.exitOf(err), "", err
 		}
-	} else if _, err := x.tool0(ctx, "init", exec.InitArgs(true)); err != nil {
+	} else if _, err := x.tool0(ctx, "init", x.initArgs()); err != nil {
 		return x.exitOf(err), "", err
 	}
 	x.step = "state secrets"
@@ -243,4 +243,14 @@ func (x *workerRun) checkPlanned(name string) error {
 		return end(StatusFailed, -1, "Refused before %s on worker %s: the configuration in %s cannot be read to check it against the one the plan was made from (%v); nothing more ran and nothing was applied. Fix the worker's checkout, then submit the run again.", name, x.w.cfg.Name, x.job.Command, err)
 	}
 	return changedSince(x.planned, got, name+" on worker "+x.w.cfg.Name, x.job.Command)
+}
+
+// initArgs are init's arguments for an unscanned job: an apply phase keeps
+// the lock file the plan was made with (-lockfile=readonly), which
+// weighPlanned found in the checkout.
+func (x *workerRun) initArgs() []string {
+	if Phase(x.job.Phase) == phaseApply {
+		return append(exec.InitArgs(true), "-lockfile=readonly")
+	}
+	return exec.InitArgs(true)
 }
