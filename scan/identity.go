@@ -198,10 +198,10 @@ func selectConfig(files map[string][32]byte) map[string][32]byte {
 	return out
 }
 
-// Diff lists, sorted, how got differs from want (the Identity that was
-// weighed): "main.tf changed", "x_override.tf is new", "x.tf is no longer
-// read", and the same for .terraform.lock.hcl. None when they are the
-// same.
+// Diff lists how got differs from want (the Identity that was weighed):
+// "main.tf changed", "x_override.tf is new", "x.tf is no longer read
+// (...)", sorted, then ".terraform.lock.hcl changed (...)" when the lock
+// file locks anything else. None when they are the same.
 func (want Identity) Diff(got Identity) []string {
 	var out []string
 	for n, sum := range want.Files {
