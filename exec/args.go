@@ -55,3 +55,11 @@ func ApplyPlanArgs(planFile string) []string {
 func ShowJSONArgs(planFile string) []string {
 	return []string{"show", "-json", "-no-color", planFile}
 }
+
+// StatePullArgs returns the arguments reading the working directory's
+// current state through its backend (for the basis check and the state's
+// sensitive values). Its stdout is the state, sensitive values in clear
+// text: run it with Capture, never with its stdout logged.
+func StatePullArgs() []string {
+	return []string{"state", "pull", "-no-color"}
+}

@@ -163,6 +163,7 @@ func TestArgs(t *testing.T) {
 		{ApplyAutoArgs(), []string{"apply", "-auto-approve", "-input=false", "-no-color"}},
 		{ApplyPlanArgs("/d/plan"), []string{"apply", "-input=false", "-no-color", "/d/plan"}},
 		{ShowJSONArgs("/d/plan"), []string{"show", "-json", "-no-color", "/d/plan"}},
+		{StatePullArgs(), []string{"state", "pull", "-no-color"}},
 	}
 	for _, c := range cases {
 		if strings.Join(c.got, " ") != strings.Join(c.want, " ") {

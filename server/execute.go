@@ -12,6 +12,7 @@ import (
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -89,17 +90,18 @@ type execution struct {
 	out     *mask.Writer
 	current string // the step executing, for messages
 
-	planPath string        // the saved plan's plaintext path while a tool reads it
-	planText string        // tofu's own rendering of the plan, as logged (masked)
-	planJSON []byte        // tofu show -json of the saved plan; cleared after the decision
-	summary  *gate.Summary // what the plan does, as the gate measured it
-	digest   string        // the saved plan's digest
-	basis    stateBasis    // the state the plan was made from
-	approved string        // the digest the apply carries out
-	drift    *gate.Drift   // a check's drift and changes, per address and attribute
-	decision gate.Decision // the rules' decision on a check's plan, as a reconcile would carry it
-	scanned  *store.Scan   // the scan's evidence, for a scanned run: what the plan must read
-	tree     string        // a pull request's exported commit, when the run plans one
+	planPath string         // the saved plan's plaintext path while a tool reads it
+	planText string         // tofu's own rendering of the plan, as logged (masked)
+	planJSON []byte         // tofu show -json of the saved plan; cleared after the decision
+	summary  *gate.Summary  // what the plan does, as the gate measured it
+	digest   string         // the saved plan's digest
+	basis    stateBasis     // the state the plan was made from
+	approved string         // the digest the apply carries out
+	drift    *gate.Drift    // a check's drift and changes, per address and attribute
+	decision gate.Decision  // the rules' decision on a check's plan, as a reconcile would carry it
+	scanned  *store.Scan    // the scan's evidence, for a scanned run: what the plan must read
+	planned  *scan.Identity // the configuration the released plan was made from (configStep)
+	tree     string         // a pull request's exported commit, when the run plans one
 }
 
 // execute is the scheduler's job function: it decides a queued run again
@@ -146,7 +148,9 @@ func (s *Server) execute(ctx context.Context, j job) {
 // stepsFor lists what a run does in its current phase (spec "What runs", "A
 // gated apply carries out the approved plan").
 func (s *Server) stepsFor(r store.Run) []step {
-	apply := []step{{"verify", verifyStep}, {"mask", maskStep}, {"apply", applyPlanStep}}
+	// The apply phase checks the configuration first (configStep), before
+	// any of its processes, the state's own state pull included.
+	apply := []step{{"configuration", configStep}, {"verify", verifyStep}, {"mask", maskStep}, {"apply", applyPlanStep}}
 	init := []step{{"init", initStep}, {"state secrets", stateSecretsStep}}
 	if why, _ := s.scanFor(r); why != "" && Phase(r.Phase) == phasePlan {
 		init = append(scanSteps(), step{"state secrets", stateSecretsStep})
@@ -156,7 +160,11 @@ func (s *Server) stepsFor(r store.Run) []step {
 	}
 	switch {
 	case Phase(r.Phase) == phaseApply:
-		return append([]step{{"state secrets", stateSecretsStep}}, apply...)
+		pre := []step{apply[0]}
+		if s.plannedInCopy(r) {
+			pre = append(pre, step{"init", applyInitStep})
+		}
+		return append(append(pre, step{"state secrets", stateSecretsStep}), apply[1:]...)
 	case Kind(r.Kind) == KindPlan:
 		return append(init, step{"plan", dryRunStep})
 	case Kind(r.Kind) == KindCheck:
@@ -335,7 +343,7 @@ func (x *execution) invocation(args []string) exec.Invocation {
 // tool runs one tool process, its output masked into the log, and records
 // it as a step. A process that could not run or exited non-zero is an error.
 func (x *execution) tool(ctx context.Context, name string, args []string) (exec.Result, error) {
-	if err := x.checkWorkdir(); err != nil {
+	if err := x.checkProcess(); err != nil {
 		return exec.Result{ExitCode: -1}, err
 	}
 	fmt.Fprintf(x.out, "$ %s %s\n", x.engine.Binary, strings.Join(args, " "))
@@ -361,7 +369,7 @@ func (x *execution) toolIn(ctx context.Context, name, dir string, args []string)
 
 // capture runs one tool process whose stdout is returned, never logged.
 func (x *execution) capture(ctx context.Context, name string, args []string) ([]byte, error) {
-	if err := x.checkWorkdir(); err != nil {
+	if err := x.checkProcess(); err != nil {
 		return nil, err
 	}
 	out, res, err := x.s.runner.Capture(ctx, x.invocation(args))
@@ -371,6 +379,17 @@ func (x *execution) capture(ctx context.Context, name string, args []string) ([]
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkProcess is what is checked right before a tool process of the run
+// starts in its working directory: the directory is still the one resolved
+// at launch (checkWorkdir), and after a release it still holds the
+// configuration the plan was made from (checkPlanned).
+func (x *execution) checkProcess() error {
+	if err := x.checkWorkdir(); err != nil {
+		return err
+	}
+	return x.checkPlanned()
 }
 
 func (x *execution) toolErr(name string, res exec.Result, err error) error {

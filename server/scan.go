@@ -24,15 +24,19 @@ import (
 // exclude_dry_run, and every pull request's plan, is scanned before any
 // tofu process of its own starts:
 //
-//  1. scan: the checkout's configuration files are copied into the run's
-//     private directory (no .git, no .terraform), `tofu get` downloads the
-//     modules there with the run's environment, and package scan reads the
-//     root module and every module it calls, through the manifest that get
-//     wrote. A finding holds the run at the scan stage (a pull request's
-//     plan is refused); a clean scan is recorded as the rules' pass.
-//  2. modules: the modules the get installed are put in place of the
-//     working directory's .terraform/modules.
-//  3. init -get=false: no version is resolved again.
+//  1. scan: the checkout's files are copied into the run's private
+//     directory (no .git, no .terraform, no local state), `tofu get`
+//     downloads the modules there with the run's environment, and package
+//     scan reads the root module and every module it calls, through the
+//     manifest that get wrote. A finding holds the run at the scan stage (a
+//     pull request's plan is refused); a clean scan is recorded as the
+//     rules' pass.
+//  2. private copy: once the scan passes or a person releases its hold,
+//     the checkout must still hold what the copy holds (a configuration
+//     file, lock file or link changed since is named and ends the run), the
+//     run's current local state is copied in, and every later process of
+//     the run starts in the copy, never in the checkout.
+//  3. init -get=false in the copy: no version is resolved again.
 //  4. verify modules: the tree the plan will read is read again and its
 //     digest must be the scanned one; any change is refused.
 //  5. after the plan, the configuration the saved plan embeds must have the
@@ -58,10 +62,10 @@ func (s *Server) scanFor(r store.Run) (why string, holds []store.Hold) {
 
 // scanSteps are a scanned run's steps before its state secrets and plan.
 func scanSteps() []step {
-	return []step{{"scan", scanStep}, {"modules", modulesStep},
+	return []step{{"scan", scanStep}, {"private copy", enterCopyStep},
 		{"init", func(ctx context.Context, x *execution) error {
 			args := exec.InitArgs(false)
-			if x.tree != "" {
+			if x.pullRequest() {
 				args = append(args, "-lockfile=readonly") // a pull request installs only the providers the checkout pins
 			}
 			_, err := x.tool(ctx, "init", args)
@@ -212,7 +216,7 @@ func (x *execution) scanCopy(ctx context.Context) (*scan.Result, error) {
 		return err
 	}
 	return scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: x.copyDir(), dataDir: x.s.config().Server.DataDir,
-		pullRequest: x.tree != "", env: x.env, get: get, say: x.say})
+		pullRequest: x.pullRequest(), env: x.env, get: get, say: x.say})
 }
 
 // scanInput is what a scan of a run's configuration reads and uses: the
@@ -296,38 +300,8 @@ func relInside(root, dir string) (string, error) {
 	return rel, nil
 }
 
-// modulesStep puts the modules the gate's get installed in place of the
-// working directory's .terraform/modules, so init -get=false and the plan
-// use exactly them.
-func modulesStep(ctx context.Context, x *execution) error {
-	_, rel, err := x.scanRoot()
-	if err != nil {
-		return err
-	}
-	return placeModules(filepath.Join(x.copyDir(), rel), x.dir)
-}
-
-// placeModules replaces dir's .terraform/modules with the ones the scan's
-// get installed in copyDir (none when the configuration calls no module).
-// A .terraform that is not a directory is refused.
-func placeModules(copyDir, dir string) error {
-	data := filepath.Join(dir, ".terraform")
-	if fi, err := os.Lstat(data); err == nil && !fi.IsDir() {
-		return end(StatusRefused, -1, "The working directory's .terraform is not a directory (%s), so the scanned modules cannot be put in place; nothing planned. Remove it from the checkout, then launch again.", fi.Mode().Type())
-	}
-	dst := filepath.Join(data, "modules")
-	if err := os.RemoveAll(dst); err != nil {
-		return fmt.Errorf("clearing the working directory's modules: %w", err)
-	}
-	src := filepath.Join(copyDir, ".terraform", "modules")
-	if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
-		return nil // the configuration calls no module
-	}
-	if err := copyTree(src, dst); err != nil {
-		return fmt.Errorf("putting the scanned modules in place: %w", err)
-	}
-	return nil
-}
+// pullRequest reports whether the run plans a pull request's commit.
+func (x *execution) pullRequest() bool { return x.run.Commit != nil && x.run.Commit.Ref != "" }
 
 // verifyModulesStep reads the configuration and modules the plan will read
 // and refuses the run unless their digest is the scanned one.
@@ -336,7 +310,7 @@ func verifyModulesStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return err
 	}
-	digest, err := verifyModules(root, x.dir, x.env, x.scanned, x.tree != "")
+	digest, err := verifyModules(root, x.dir, x.env, x.scanned, x.pullRequest())
 	if err != nil {
 		return err
 	}

@@ -241,9 +241,10 @@ func TestScanCoversDriftChecks(t *testing.T) {
 }
 
 // A .terraform in the working directory that is not a directory (a link
-// out of the checkout) is refused before the scanned modules are put in
-// place: nothing is removed or written through it.
-func TestScanRefusesALinkedDataDirectory(t *testing.T) {
+// out of the checkout) is never read, written or removed: a scanned run's
+// processes run in the scan's private copy, whose .terraform the scan's
+// get made, and the file behind the link stays.
+func TestScanNeverTouchesALinkedDataDirectory(t *testing.T) {
 	h := scanHarness(t, "")
 	outside := t.TempDir()
 	os.MkdirAll(filepath.Join(outside, "modules"), 0o755)
@@ -253,11 +254,14 @@ func TestScanRefusesALinkedDataDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := h.launchWait("alice", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, ".terraform is not a directory") {
+	if statusOf(v.Run) != StatusSucceeded || !strings.Contains(h.mustSSH("bob", "log", v.ID), "runs in the scan's private copy") {
 		t.Fatalf("a linked .terraform: %s: %s", v.Status, v.Message)
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("a file outside the checkout was removed: %v", err)
+	}
+	if left, _ := os.ReadDir(outside); len(left) != 1 {
+		t.Fatalf("something was written through the link: %v", left)
 	}
 }
 

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -8,18 +10,24 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/switchtender/switchtender/scan"
 )
 
 // configSuffixes are the file names the scan's copy keeps: the files
 // OpenTofu reads as configuration (package scan chooses among them).
 var configSuffixes = []string{".tf", ".tf.json", ".tofu", ".tofu.json"}
 
-// copyConfiguration copies the configuration files under root into dest
-// for the scan: directories, configuration files and symbolic links (as
-// links: package scan does not follow one out of the copy). .git and every
-// .terraform are left out, so the get installs into a fresh one and nothing
-// a checkout committed or left behind is read; so are dest itself and the
-// directories in skip (the data directory, when it lies in the checkout).
+// copyConfiguration copies the tree under root into dest, the private copy
+// a scanned run's processes run in: directories, regular files (the
+// configuration and what it reads: templates, scripts, the lock file) and
+// symbolic links (as links: package scan does not follow one out of the
+// copy). .git and every .terraform are left out, so the get installs into a
+// fresh one and nothing a checkout committed or left behind is read; so are
+// local state files (isStateName: the run's own is copied fresh when it
+// starts to plan, enterCopyStep), anything that is neither a file, a
+// directory nor a link, dest itself and the directories in skip (the data
+// directory, when it lies in the checkout).
 func copyConfiguration(root, dest string, skip ...string) error {
 	skip = append(skip, dest)
 	for i, s := range skip {
@@ -56,11 +64,110 @@ func copyConfiguration(root, dest string, skip ...string) error {
 			return os.Symlink(link, target)
 		case isConfigName(d.Name()) && !d.Type().IsRegular():
 			return fmt.Errorf("%s is named like a configuration file but is not a regular file (%s); only regular files are read as configuration, so remove it", rel, d.Type())
-		case isConfigName(d.Name()):
+		case d.Type().IsRegular() && !isStateName(d.Name()):
 			return copyFile(p, target)
 		}
 		return nil
 	})
+}
+
+// isStateName reports whether a file of this name is OpenTofu's local
+// state, its backup or its lock (left out of the scan's copy).
+func isStateName(name string) bool {
+	return strings.HasSuffix(name, ".tfstate") || strings.HasSuffix(name, ".tfstate.backup") || name == ".terraform.tfstate.lock.info"
+}
+
+// configEntries lists what in the tree under root decides what OpenTofu
+// runs there, by slash path relative to root: each configuration file and
+// dependency lock file with its sha256, and each symbolic link with its
+// target; .git, every .terraform and the directories in skip are left out,
+// as copyConfiguration leaves them out.
+func configEntries(root string, skip ...string) (map[string]string, error) {
+	for i, s := range skip {
+		if real, err := filepath.EvalSymlinks(s); err == nil {
+			skip[i] = real
+		}
+	}
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		name, key := d.Name(), filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && slices.Contains(skip, p):
+			return filepath.SkipDir
+		case rel != "." && (name == ".git" || name == ".terraform"):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[key] = "a link to " + link
+		case d.IsDir() || !isConfigName(name) && name != scan.LockFileName:
+		case !d.Type().IsRegular():
+			out[key] = "not a regular file"
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			out[key] = hex.EncodeToString(sum[:])
+		}
+		return nil
+	})
+	return out, err
+}
+
+// sameConfiguration refuses (an *outcome naming what changed) a run whose
+// checkout no longer holds, under root, the configuration its private
+// copy holds: a configuration file, lock file or link changed, added or
+// removed since the scan copied it. skip is left out of root's walk (the
+// data directory).
+func sameConfiguration(root, copyRoot string, skip ...string) error {
+	want, err := configEntries(copyRoot)
+	if err != nil {
+		return fmt.Errorf("reading the scan's private copy: %w", err)
+	}
+	got, err := configEntries(root, skip...)
+	if err != nil {
+		return end(StatusFailed, -1, "The checkout's configuration cannot be read again to check it against what the scan read (%v); nothing planned. Launch the run again to scan what is there now.", err)
+	}
+	var diff []string
+	for k, v := range want {
+		switch g, ok := got[k]; {
+		case !ok:
+			diff = append(diff, k+" is gone")
+		case g != v:
+			diff = append(diff, k+" changed")
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			diff = append(diff, k+" is new")
+		}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	slices.Sort(diff)
+	return end(StatusRefused, -1, "The checkout's configuration changed after the scan read it: %s. Nothing ran of what changed, and nothing planned; launch the run again to scan what is there now.", strings.Join(boundList(diff, 20), "; "))
+}
+
+// boundList keeps the first n of items and says how many more there are.
+func boundList(items []string, n int) []string {
+	if len(items) <= n {
+		return items
+	}
+	return append(slices.Clone(items[:n]), fmt.Sprintf("%d more", len(items)-n))
 }
 
 func isConfigName(name string) bool {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
@@ -139,7 +140,7 @@ func (x *execution) readState(ctx context.Context) ([]byte, error) {
 		}
 		return b, nil
 	}
-	return x.capture(ctx, "state pull", []string{"state", "pull"})
+	return x.capture(ctx, "state pull", exec.StatePullArgs())
 }
 
 // localStatePath returns where the local backend keeps the working

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -72,7 +73,7 @@ func planBasis(plan []byte) (stateBasis, error) {
 // tool (`state pull`, so any backend), never logging it: state holds
 // sensitive values in clear text.
 func (x *execution) currentBasis(ctx context.Context) (stateBasis, error) {
-	state, err := x.capture(ctx, "state pull", []string{"state", "pull"})
+	state, err := x.capture(ctx, "state pull", exec.StatePullArgs())
 	defer clear(state)
 	if err != nil {
 		var sf *stepFailed
@@ -165,8 +166,8 @@ func (s *Server) runDir(r store.Run) string {
 // state (state pull, never logged), records it and marks the held proposals
 // whose basis no longer matches stale.
 func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
-	if x.binary == "" || x.dir == "" || x.tree != "" || x.checkWorkdir() != nil {
-		return // prepare did not get far enough, or the directory is not the run's
+	if x.binary == "" || x.dir == "" || x.tree != "" || x.checkProcess() != nil {
+		return // prepare did not get far enough, the directory is not the run's, or it no longer holds the configuration the run's plan was made from
 	}
 	held, err := s.heldInDir(x.dir, x.run.ID)
 	if err != nil || len(held) == 0 {
@@ -179,7 +180,7 @@ func (s *Server) recordWorkdirState(ctx context.Context, x *execution) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	inv := x.invocation([]string{"state", "pull"})
+	inv := x.invocation(exec.StatePullArgs())
 	inv.Output = nil // the run's log has ended; the exit code goes to the operator log
 	state, res, err := s.runner.Capture(ctx, inv)
 	defer clear(state)

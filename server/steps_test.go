@@ -70,7 +70,41 @@ func writeFakePlan(inv exec.Invocation) error {
 		return err
 	}
 	io.WriteString(w, `{"lineage":"L","serial":1}`)
+	if err := writeFakeSnapshot(zw, inv.Dir); err != nil {
+		return err
+	}
 	return zw.Close()
+}
+
+// writeFakeSnapshot writes the configuration snapshot OpenTofu embeds in a
+// saved plan: the root module's configuration files of dir, as
+// tfconfig/m-/NAME, and its manifest.
+func writeFakeSnapshot(zw *zip.Writer, dir string) error {
+	w, err := zw.Create("tfconfig/modules.json")
+	if err != nil {
+		return err
+	}
+	io.WriteString(w, `[{"Key":"","Source":"","Dir":"."}]`)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(n, ".tf") || strings.HasSuffix(n, ".tofu") || strings.HasSuffix(n, ".tf.json") || strings.HasSuffix(n, ".tofu.json")) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create("tfconfig/m-/" + n)
+		if err != nil {
+			return err
+		}
+		w.Write(b)
+	}
+	return nil
 }
 
 // gatedFake answers like tofu for a gated apply that no rule holds; steps in

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/vcs"
 )
@@ -31,9 +32,10 @@ type workerRun struct {
 	masker   *mask.Masker
 	out      *mask.Writer
 	step     string
-	plan     []byte // an apply phase's released plan, from the sealed payload
-	digest   string // its digest
-	dirID    string // the working directory's device and inode when the run started
+	plan     []byte         // an apply phase's released plan, from the sealed payload
+	digest   string         // its digest
+	planned  *scan.Identity // the configuration the released plan was made from (weighPlanned)
+	dirID    string         // the working directory's device and inode when the run started
 
 	verdict  <-chan relayMsg // the control node's decision on a scanned job's evidence
 	scanned  *store.Scan     // a scanned job's evidence, once the control node let it plan
@@ -165,11 +167,16 @@ func (x *workerRun) commit(ctx context.Context) *store.Commit {
 // steps runs the job's steps; it returns the last exit code and the
 // sentence for a run that succeeded.
 func (x *workerRun) steps(ctx context.Context) (int, string, error) {
+	if Phase(x.job.Phase) == phaseApply {
+		if err := x.weighPlanned(); err != nil {
+			return -1, "", err
+		}
+	}
 	if x.job.ScanWhy != "" && Phase(x.job.Phase) != phaseApply {
 		if err := x.scanSteps(ctx); err != nil {
 			return x.exitOf(err), "", err
 		}
-	} else if _, err := x.tool0(ctx, "init", exec.InitArgs(true)); err != nil {
+	} else if _, err := x.tool0(ctx, "init", x.initArgs()); err != nil {
 		return x.exitOf(err), "", err
 	}
 	x.step = "state secrets"
@@ -208,4 +215,42 @@ func (x *workerRun) exitOf(err error) int {
 		return o.exit
 	}
 	return -1
+}
+
+// weighPlanned reads the identity of the configuration the released plan
+// was made from out of the plan the job brought, and checks the working
+// directory against it before any process of the apply phase starts (the
+// control node's configStep; docs/configuration-identity.md).
+func (x *workerRun) weighPlanned() error {
+	x.step = "configuration"
+	want, err := scan.PlanIdentity(x.plan)
+	if err != nil {
+		return end(StatusFailed, -1, "Refused to apply: the saved plan's configuration snapshot cannot be read (%v), so the working directory cannot be checked against it; nothing ran and nothing was applied.", err)
+	}
+	x.planned = &want
+	return x.checkPlanned("init")
+}
+
+// checkPlanned checks, before process name of the apply phase starts,
+// that the working directory holds the configuration the plan was made
+// from; jobs with nothing planned pass.
+func (x *workerRun) checkPlanned(name string) error {
+	if x.planned == nil {
+		return nil
+	}
+	got, err := scan.DirIdentity(x.dir)
+	if err != nil {
+		return end(StatusFailed, -1, "Refused before %s on worker %s: the configuration in %s cannot be read to check it against the one the plan was made from (%v); nothing more ran and nothing was applied. Fix the worker's checkout, then submit the run again.", name, x.w.cfg.Name, x.job.Command, err)
+	}
+	return changedSince(x.planned, got, name+" on worker "+x.w.cfg.Name, x.job.Command)
+}
+
+// initArgs are init's arguments for an unscanned job: an apply phase keeps
+// the lock file the plan was made with (-lockfile=readonly), which
+// weighPlanned found in the checkout.
+func (x *workerRun) initArgs() []string {
+	if Phase(x.job.Phase) == phaseApply {
+		return append(exec.InitArgs(true), "-lockfile=readonly")
+	}
+	return exec.InitArgs(true)
 }

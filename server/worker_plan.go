@@ -122,6 +122,9 @@ func (x *workerRun) applySaved(ctx context.Context) (int, string, error) {
 
 // capture runs one tool process whose stdout is returned, never logged.
 func (x *workerRun) capture(ctx context.Context, name string, args []string) ([]byte, error) {
+	if err := x.checkPlanned(name); err != nil {
+		return nil, err
+	}
 	started, err := x.begin(name, x.dir, true)
 	if err != nil {
 		return nil, err

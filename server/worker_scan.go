@@ -19,9 +19,10 @@ import (
 // is copied, its modules downloaded with tofu get and the copy scanned.
 // The evidence goes to the control node, which decides on it as it
 // decides on its own scans (pass, hold at the scan stage, refuse); only
-// after its pass does the worker put the scanned modules in place, run
-// init -get=false, verify the modules and plan, and the saved plan must
-// embed the scanned configuration. A hold keeps nothing on the worker:
+// after its pass does the worker move the run into the scan's private copy
+// (the checkout must still hold what the copy holds), run init -get=false
+// there, verify the modules and plan, and the saved plan must embed the
+// scanned configuration. A hold keeps nothing on the worker:
 // once released, the worker that takes the run scans again and must read
 // exactly the released evidence.
 
@@ -64,8 +65,7 @@ func (x *workerRun) scanSteps(ctx context.Context) error {
 		return err
 	}
 	x.scanned = sc
-	x.step = "modules"
-	if err := placeModules(filepath.Join(copyDir, rel), x.dir); err != nil {
+	if err := x.enterCopy(root, copyDir, rel); err != nil {
 		return err
 	}
 	args := exec.InitArgs(false)
@@ -76,7 +76,7 @@ func (x *workerRun) scanSteps(ctx context.Context) error {
 		return err
 	}
 	x.step = "verify modules"
-	digest, err := verifyModules(root, x.dir, x.env, sc, x.pr != nil)
+	digest, err := verifyModules(x.checkout, x.dir, x.env, sc, x.pr != nil)
 	if err != nil {
 		return err
 	}
@@ -146,6 +146,38 @@ func (x *workerRun) export(ctx context.Context) error {
 		return fmt.Errorf("reading the private tree's working directory: %w", err)
 	}
 	x.checkout, x.dir, x.dirID = project, wd, id
+	return nil
+}
+
+// enterCopy moves the job into the scan's private copy (the control
+// node's enterCopyStep): the checkout must still hold what the copy holds,
+// the worker's local state is copied in, and every later process starts
+// in the copy.
+func (x *workerRun) enterCopy(root, copyDir, rel string) error {
+	x.step = "private copy"
+	p := x.w.cfg.Projects[x.job.Project]
+	live, err := exec.ResolveWorkingDir(p.Path, x.job.Command)
+	if err != nil {
+		return fmt.Errorf("refusing working directory: %w; nothing planned", err)
+	}
+	wd, err := enterCopy(copyEntry{root: root, copyRoot: copyDir, rel: rel, liveDir: live, checkout: p.Path,
+		dataDir: x.w.cfg.DataDir, env: x.env})
+	if err != nil {
+		return err
+	}
+	copyRoot, err := filepath.EvalSymlinks(copyDir)
+	if err != nil {
+		return fmt.Errorf("resolving the scan's private copy: %w", err)
+	}
+	if wd, err = filepath.EvalSymlinks(wd); err != nil {
+		return fmt.Errorf("resolving the scan's private copy: %w", err)
+	}
+	id, err := dirIdentity(wd)
+	if err != nil {
+		return fmt.Errorf("reading the scan's private copy: %w", err)
+	}
+	x.say("scan: the checkout holds what the scan read; every process of this run runs in the scan's private copy on worker %s", x.w.cfg.Name)
+	x.checkout, x.dir, x.dirID = copyRoot, wd, id
 	return nil
 }
 

@@ -26,6 +26,9 @@ func (x *workerRun) tool0(ctx context.Context, name string, args []string) (exec
 	if id, _ := dirIdentity(again); err != nil || again != x.dir || id != x.dirID {
 		return exec.Result{ExitCode: -1}, fmt.Errorf("before %s: the working directory no longer resolves to %s inside the checkout, or it was replaced; nothing more ran. Check the checkout, then submit the run again", name, x.dir)
 	}
+	if err := x.checkPlanned(name); err != nil {
+		return exec.Result{ExitCode: -1}, err
+	}
 	return x.toolIn(ctx, name, x.dir, args)
 }
 
@@ -88,11 +91,14 @@ func (x *workerRun) stateSecrets(ctx context.Context) error {
 		}
 		state = b
 	} else {
+		if err := x.checkPlanned("state pull"); err != nil {
+			return err
+		}
 		started, err := x.begin("state pull", x.dir, true)
 		if err != nil {
 			return err
 		}
-		out, res, err := exec.Capture(ctx, exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: []string{"state", "pull"}, Output: x.out, Grace: x.job.Grace})
+		out, res, err := exec.Capture(ctx, exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: exec.StatePullArgs(), Output: x.out, Grace: x.job.Grace})
 		x.finish("state pull", true, res.ExitCode, started)
 		if err != nil || res.ExitCode != 0 {
 			return fmt.Errorf("state pull failed (exit %d, %v); nothing ran past init, since the values the state marks sensitive could not be masked", res.ExitCode, err)

@@ -1,0 +1,226 @@
+package scan
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/switchtender/switchtender/gate"
+)
+
+// LockFileName is the dependency lock file OpenTofu reads in the working
+// directory, and stores in a saved plan under the same name
+// (internal/plans/planfile/writer.go).
+const LockFileName = ".terraform.lock.hcl"
+
+// Identity is what, in a working directory, decides what OpenTofu runs
+// when it starts there besides a saved plan's own configuration snapshot:
+// the root module's configuration files as OpenTofu loads them
+// (ConfigFiles: primary and override files, x.tofu shadowing x.tf), where
+// the backend, cloud and encryption blocks live, each by name with its
+// sha256; and what the dependency lock file locks, which pins the
+// providers OpenTofu may start. The lock file is compared by what it locks
+// (each provider's version, constraints and hashes), not by its bytes: a
+// saved plan stores it as OpenTofu writes it again, not as the file was. A saved plan embeds both (PlanIdentity);
+// DirIdentity reads them from a directory, and Diff says what differs.
+type Identity struct {
+	Files map[string][32]byte // root module configuration files by base name
+	Lock  string              // what the dependency lock file locks (lockedProviders); "" when nothing
+}
+
+// PlanIdentity reads the Identity a saved plan (the plan file's bytes)
+// was made with: its snapshot's root module files (tfconfig/m-/NAME, as
+// ConfigFiles selects them) and its .terraform.lock.hcl entry. A plan that
+// is not a zip archive, has no configuration snapshot or holds an entry
+// over gate.MaxConfigFileSize is an error.
+func PlanIdentity(plan []byte) (Identity, error) {
+	z, err := zip.NewReader(bytes.NewReader(plan), int64(len(plan)))
+	if err != nil {
+		return Identity{}, fmt.Errorf("reading the saved plan: %w", err)
+	}
+	id := Identity{Files: map[string][32]byte{}}
+	found := false
+	for _, f := range z.File {
+		switch {
+		case f.Name == snapshotManifest:
+			found = true
+		case f.Name == LockFileName:
+			src, err := readZipFile(f, gate.MaxConfigFileSize)
+			if err != nil {
+				return Identity{}, err
+			}
+			if id.Lock, err = lockedProviders(src); err != nil {
+				return Identity{}, fmt.Errorf("reading the saved plan's %s: %w", LockFileName, err)
+			}
+		case strings.HasPrefix(f.Name, snapshotModulePrefix+"/"):
+			name := strings.TrimPrefix(f.Name, snapshotModulePrefix+"/")
+			if name == "" || strings.Contains(name, "/") {
+				continue // OpenTofu reads only a module's own files back
+			}
+			src, err := readZipFile(f, gate.MaxConfigFileSize)
+			if err != nil {
+				return Identity{}, err
+			}
+			id.Files[name] = sha256.Sum256(src)
+		}
+	}
+	if !found {
+		return Identity{}, errors.New("the saved plan has no configuration snapshot (" + snapshotManifest + ")")
+	}
+	id.Files = selectConfig(id.Files)
+	return id, nil
+}
+
+// DirIdentity reads dir's Identity as OpenTofu would read it there: the
+// configuration files of the directory itself (a symbolic link is
+// followed, as OpenTofu follows it) and its dependency lock file. A file
+// OpenTofu would read that is not a regular file, or is larger than
+// gate.MaxConfigFileSize, is an error naming it.
+func DirIdentity(dir string) (Identity, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return Identity{}, fmt.Errorf("reading the working directory: %w", err)
+	}
+	id := Identity{Files: map[string][32]byte{}}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || (name != LockFileName && configExt(name) == "") {
+			continue
+		}
+		src, err := readRegular(filepath.Join(dir, name))
+		switch {
+		case errors.Is(err, os.ErrNotExist) && e.Type()&os.ModeSymlink != 0:
+			continue // a link to nothing: OpenTofu reads no such file either
+		case err != nil:
+			return Identity{}, err
+		case name == LockFileName:
+			if id.Lock, err = lockedProviders(src); err != nil {
+				return Identity{}, fmt.Errorf("reading %s: %w", LockFileName, err)
+			}
+		default:
+			id.Files[name] = sha256.Sum256(src)
+		}
+	}
+	id.Files = selectConfig(id.Files)
+	return id, nil
+}
+
+// readRegular reads the regular file at path (a link followed) of at most
+// gate.MaxConfigFileSize bytes; anything else is an error naming it.
+func readRegular(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s), and OpenTofu would read it", filepath.Base(path), fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, gate.MaxConfigFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Base(path), err)
+	}
+	if len(src) > gate.MaxConfigFileSize {
+		return nil, fmt.Errorf("%s is over %d bytes", filepath.Base(path), gate.MaxConfigFileSize)
+	}
+	return src, nil
+}
+
+// lockedProviders is what a dependency lock file locks, in one canonical
+// line per provider block, sorted: its address and each attribute
+// (version, constraints, hashes) as JSON. "" when it locks nothing. A file
+// that does not parse, or whose attributes are not literal values, is an
+// error: OpenTofu would refuse it too.
+func lockedProviders(src []byte) (string, error) {
+	f, diags := hclsyntax.ParseConfig(src, LockFileName, hcl.InitialPos)
+	if diags.HasErrors() {
+		return "", diags
+	}
+	content, diags := f.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "provider", LabelNames: []string{"address"}}}})
+	if diags.HasErrors() {
+		return "", diags
+	}
+	var lines []string
+	for _, b := range content.Blocks {
+		attrs, diags := b.Body.JustAttributes()
+		if diags.HasErrors() {
+			return "", diags
+		}
+		names := make([]string, 0, len(attrs))
+		for n := range attrs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		line := strconv.Quote(b.Labels[0])
+		for _, n := range names {
+			v, diags := attrs[n].Expr.Value(nil)
+			if diags.HasErrors() {
+				return "", diags
+			}
+			js, err := ctyjson.Marshal(v, v.Type())
+			if err != nil {
+				return "", fmt.Errorf("provider %s: %s: %w", b.Labels[0], n, err)
+			}
+			line += " " + n + "=" + string(js)
+		}
+		lines = append(lines, line)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n"), nil
+}
+
+// selectConfig keeps of files those ConfigFiles selects.
+func selectConfig(files map[string][32]byte) map[string][32]byte {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	out := map[string][32]byte{}
+	for _, n := range ConfigFiles(names) {
+		out[n] = files[n]
+	}
+	return out
+}
+
+// Diff lists how got differs from want (the Identity that was weighed):
+// "main.tf changed", "x_override.tf is new", "x.tf is no longer read
+// (...)", sorted, then ".terraform.lock.hcl changed (...)" when the lock
+// file locks anything else. None when they are the same.
+func (want Identity) Diff(got Identity) []string {
+	var out []string
+	for n, sum := range want.Files {
+		g, ok := got.Files[n]
+		switch {
+		case !ok:
+			out = append(out, n+" is no longer read (removed, or shadowed by a .tofu file)")
+		case g != sum:
+			out = append(out, n+" changed")
+		}
+	}
+	for n := range got.Files {
+		if _, ok := want.Files[n]; !ok {
+			out = append(out, n+" is new")
+		}
+	}
+	sort.Strings(out)
+	if want.Lock != got.Lock {
+		out = append(out, LockFileName+" changed (it locks other providers, versions or hashes than when the plan was made)")
+	}
+	return out
+}
