@@ -70,6 +70,10 @@ type Options struct {
 	// checked before it is split; a longer one is refused with exit 2.
 	// 0 means 65536 (64 KiB).
 	SSHMaxCommandBytes int
+	// SSHMaxSessionsPerConn caps the session channels open at once on one
+	// connection (OpenSSH's MaxSessions); past it a channel is refused
+	// with the reason. 0 means 10.
+	SSHMaxSessionsPerConn int
 }
 
 // Server is a running control node. Create it with New, start it with Start,

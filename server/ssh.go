@@ -79,7 +79,7 @@ func (s *Server) newSSHServer() (sshServer, error) {
 		return nil, fmt.Errorf("setting up the SSH server: %w", err)
 	}
 	srv.HandshakeTimeout = lim.handshake
-	srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": limitedSession}
+	srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": s.limitedSession(lim)}
 	srv.ConnCallback = func(ctx ssh.Context, conn net.Conn) net.Conn {
 		if lc, ok := conn.(*limitConn); ok {
 			ctx.SetValue(limitConnKey{}, lc)
@@ -200,6 +200,11 @@ func (s *Server) current(who Identity) (Identity, error) {
 func (s *Server) routeMiddleware() wish.Middleware {
 	return func(next ssh.Handler) ssh.Handler {
 		return func(sess ssh.Session) {
+			done := s.startHandler(sess)
+			if done == nil {
+				return
+			}
+			defer done()
 			s.metrics.sshOpen.Inc()
 			defer s.metrics.sshOpen.Dec()
 			id, ok := s.identify(sess.PublicKey())
