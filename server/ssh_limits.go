@@ -129,18 +129,14 @@ func (l sshLimits) fitDescriptors(soft uint64) (sshLimits, bool) {
 }
 
 // checkedSSHLimits is s.sshLimits fitted to the process's file-descriptor
-// limit, with a warning when the total cap had to be lowered.
+// limit. That the total cap had to be lowered is a warning of the
+// judgement (descriptorProblems, judge.go), logged by serve at start.
 func (s *Server) checkedSSHLimits() sshLimits {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		s.log.Warn("could not read the file-descriptor limit; the SSH connection cap is not checked against it", "err", err)
 		return s.sshLimits
 	}
-	l, lowered := s.sshLimits.fitDescriptors(rl.Cur)
-	if lowered {
-		s.log.Warn("the SSH connection cap is lowered to half the process's file-descriptor limit (RLIMIT_NOFILE), so connections cannot take the descriptors runs need; raise the limit (ulimit -n) to allow more",
-			"configured", s.sshLimits.total, "cap", l.total, "nofile_soft", rl.Cur)
-	}
+	l, _ := s.sshLimits.fitDescriptors(rl.Cur)
 	return l
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
@@ -54,6 +55,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 }
 
+// refuseToServe logs each of errs and returns serve's refusal naming them.
+func refuseToServe(logger *slog.Logger, errs []server.Problem) error {
+	lines := make([]string, 0, len(errs))
+	for _, p := range errs {
+		logger.Error("configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
+		lines = append(lines, p.What)
+	}
+	return fmt.Errorf("the configuration has %d errors serve refuses (`switchtender check` reports the same); nothing was started:\n%s", len(errs), strings.Join(lines, "\n"))
+}
+
 // newLogger builds the operator log writing to out: format "text" (slog's
 // key=value lines) or "json" (one JSON object per line), at level "debug",
 // "info", "warn" or "error" and above. Anything else is an error naming
@@ -87,22 +98,29 @@ type serveChoices struct {
 }
 
 // serveLogged runs a control node until ctx ends, logging to logger; ready
-// gets the SSH address once it listens. Every problem check would report
-// is logged before it listens; with strict, any problem stops it there.
+// gets the SSH address once it listens. The configuration is judged as
+// `check` judges it (server.Check) before anything opens, and again with
+// the rules the server compiled: an error refuses to start, and with
+// strict any problem does; every problem is logged before it listens.
 // SIGHUP reloads the configuration from flags.cfgPath (see reloadOn); the
 // process ID is in DATA/switchtender.pid while it serves.
 func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, flags serveChoices, ready func(addr string)) error {
-	strict := flags.strict
+	if errs := server.Errors(server.Check(cfg, environ)); len(errs) > 0 {
+		return refuseToServe(logger, errs)
+	}
 	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
 	if err != nil {
 		return err
 	}
 	problems := srv.ProblemList()
 	for _, p := range problems {
-		logger.Warn("configuration problem", "where", p.Where, "problem", p.What)
+		logger.Warn("configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
 	}
-	if strict && len(problems) > 0 {
+	if errs := server.Errors(problems); len(errs) > 0 || (flags.strict && len(problems) > 0) {
 		srv.Close()
+		if len(errs) > 0 {
+			return refuseToServe(logger, errs)
+		}
 		return fmt.Errorf("--strict: %d problems (logged above); nothing was started", len(problems))
 	}
 	if err := srv.Start(ctx); err != nil {
@@ -116,7 +134,7 @@ func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logg
 	defer removePID()
 	logger.Info("serving", "ssh", srv.SSHAddr(), "metrics", srv.MetricsAddr(), "data_dir", cfg.Server.DataDir)
 	ready(srv.SSHAddr())
-	reloadOn(ctx, srv, flags.cfgPath, logger)
+	reloadOn(ctx, srv, flags.cfgPath, cfg.Server.DataDir, logger)
 	logger.Info("stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
 	return srv.Close()
 }
