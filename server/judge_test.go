@@ -11,7 +11,7 @@ import (
 	"github.com/switchtender/switchtender/server/config"
 )
 
-// brokenPolicy is a plan_gate that does not compile (line 4).
+// brokenPolicy is a plan_gate that does not compile.
 const brokenPolicy = "package switchtender.plan\n\ndeny contains msg if {\n  msg := \n}\n"
 
 // denyDataPolicy refuses creating terraform_data.

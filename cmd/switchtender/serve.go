@@ -62,7 +62,7 @@ func refuseToServe(logger *slog.Logger, errs []server.Problem) error {
 		logger.Error("configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
 		lines = append(lines, p.What)
 	}
-	return fmt.Errorf("the configuration has %d errors serve refuses (`switchtender check` reports the same); nothing was started:\n%s", len(errs), strings.Join(lines, "\n"))
+	return fmt.Errorf("serve refuses this configuration (`switchtender check` reports the same errors); nothing was started:\n%s", strings.Join(lines, "\n"))
 }
 
 // newLogger builds the operator log writing to out: format "text" (slog's
