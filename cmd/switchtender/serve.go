@@ -55,14 +55,25 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 }
 
+// logProblems logs each problem, an error at level ERROR.
+func logProblems(logger *slog.Logger, ps []server.Problem) {
+	for _, p := range ps {
+		level := slog.LevelWarn
+		if p.Severity == server.SeverityError {
+			level = slog.LevelError
+		}
+		logger.Log(context.Background(), level, "configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
+	}
+}
+
 // refuseToServe logs each of errs and returns serve's refusal naming them.
 func refuseToServe(logger *slog.Logger, errs []server.Problem) error {
+	logProblems(logger, errs)
 	lines := make([]string, 0, len(errs))
 	for _, p := range errs {
-		logger.Error("configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
 		lines = append(lines, p.What)
 	}
-	return fmt.Errorf("serve refuses this configuration (`switchtender check` reports the same errors); nothing was started:\n%s", strings.Join(lines, "\n"))
+	return fmt.Errorf("serve refuses this configuration (`switchtender check` reports the same); nothing was started:\n%s", strings.Join(lines, "\n"))
 }
 
 // newLogger builds the operator log writing to out: format "text" (slog's
@@ -105,21 +116,23 @@ type serveChoices struct {
 // SIGHUP reloads the configuration from flags.cfgPath (see reloadOn); the
 // process ID is in DATA/switchtender.pid while it serves.
 func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, flags serveChoices, ready func(addr string)) error {
-	if errs := server.Errors(server.Check(cfg, environ)); len(errs) > 0 {
+	pre := server.Check(cfg, environ)
+	if errs := server.Errors(pre); len(errs) > 0 {
 		return refuseToServe(logger, errs)
+	} else if flags.strict && len(pre) > 0 {
+		logProblems(logger, pre)
+		return fmt.Errorf("--strict: %d problems (logged above); nothing was started", len(pre))
 	}
 	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
 	if err != nil {
 		return err
 	}
 	problems := srv.ProblemList()
-	for _, p := range problems {
-		logger.Warn("configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
-	}
+	logProblems(logger, problems)
 	if errs := server.Errors(problems); len(errs) > 0 || (flags.strict && len(problems) > 0) {
 		srv.Close()
 		if len(errs) > 0 {
-			return refuseToServe(logger, errs)
+			return fmt.Errorf("serve refuses this configuration: %d errors (logged above); nothing was started", len(errs))
 		}
 		return fmt.Errorf("--strict: %d problems (logged above); nothing was started", len(problems))
 	}
