@@ -108,8 +108,8 @@ func TestOneConnectionHoldsAtMostItsSessions(t *testing.T) {
 	}
 }
 
-// Left out, the cap is 10; a configured cap is the server's, and another
-// connection of the same user has places of its own.
+// Left out, the cap is 10, whether the sessions run a command or not, and
+// another connection of the same user has places of its own.
 func TestSessionCapDefaultsToTenPerConnection(t *testing.T) {
 	t.Parallel()
 	h, _ := newSessionHarness(t, "")
@@ -127,6 +127,15 @@ func TestSessionCapDefaultsToTenPerConnection(t *testing.T) {
 	}
 	if _, err := openMCP(t, second); err != nil {
 		t.Fatalf("another connection: %v", err)
+	}
+	bare := mustDial(t, h, "mallory") // channels that never run a command count too
+	for i := range 10 {
+		if _, _, err := bare.OpenChannel("session", nil); err != nil {
+			t.Fatalf("bare session %d: %v", i+1, err)
+		}
+	}
+	if _, _, err := bare.OpenChannel("session", nil); err == nil {
+		t.Fatal("an eleventh bare session was accepted")
 	}
 }
 
