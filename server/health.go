@@ -18,8 +18,9 @@ type httpServer struct {
 }
 
 // startHTTP serves /metrics (Prometheus text), /healthz (the process is up
-// and the store open) and /readyz (SSH listens and the store takes a write)
-// on metrics_listen; with no metrics_listen it does nothing.
+// and the store open) and /readyz (SSH listens and the store can take a
+// write) on metrics_listen; with no metrics_listen it does nothing. None
+// of them writes.
 func (s *Server) startHTTP() (*httpServer, error) {
 	addr := s.config().Server.MetricsListen
 	if addr == "" {
@@ -29,11 +30,8 @@ func (s *Server) startHTTP() (*httpServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening for metrics on %s: %w; choose another metrics_listen, or stop what holds the port", addr, err)
 	}
-	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			s.log.Warn("metrics_listen is not a loopback address: /metrics, /healthz and /readyz answer anyone who can reach it, without authentication", "addr", ln.Addr().String())
-		}
-	}
+	// A metrics_listen off loopback is a warning of the judgement
+	// (metricsExposure, judge.go), logged by serve at start.
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}, Timeout: 10 * time.Second}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { answerHealth(w, s.db.Ping()) })
@@ -60,7 +58,8 @@ func (h *httpServer) close() {
 	}
 }
 
-// ready is nil when SSH listens and the store takes a write.
+// ready is nil when SSH listens and the store can take writes (checked
+// without writing: store.Ready).
 func (s *Server) ready() error {
 	s.mu.Lock()
 	up := s.sshSrv != nil && !s.closed
@@ -68,7 +67,7 @@ func (s *Server) ready() error {
 	if !up {
 		return errors.New("SSH is not listening")
 	}
-	return s.db.Writable()
+	return s.db.Ready()
 }
 
 // answerHealth writes 200 "ok", or 503 with the reason.

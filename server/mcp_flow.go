@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -14,6 +15,12 @@ import (
 // answers frees the reader again.
 const mcpMaxInFlight = 64
 
+// mcpMaxInFlightBytes bounds, in the same way, the bytes of the messages
+// read and not yet answered, so a session's memory stays bounded however
+// large its messages (each up to mcpMaxMessage): a session holds at most
+// this much of its client's messages, plus one line being read.
+const mcpMaxInFlightBytes = 4 << 20
+
 // mcpReadChunk bounds one read, so one read cannot bring in more than a
 // few dozen requests past the bound.
 const mcpReadChunk = 4096
@@ -23,7 +30,10 @@ const mcpReadChunk = 4096
 type mcpFlow struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	pending int // lines read minus messages written, at least 0
+	pending int   // lines read minus messages written, at least 0
+	sizes   []int // byte sizes of the lines read and not yet answered, oldest first
+	bytes   int   // their sum
+	partial int   // bytes read of the line not yet ended
 	closed  bool
 }
 
@@ -33,27 +43,56 @@ func newMCPFlow() *mcpFlow {
 	return f
 }
 
-// reader returns r, reading only while fewer than mcpMaxInFlight messages
-// wait for an answer.
+// reader returns r, reading only while fewer than mcpMaxInFlight messages,
+// and fewer than mcpMaxInFlightBytes of them, wait for an answer.
 func (f *mcpFlow) reader(r io.Reader) io.Reader {
 	return readerFunc(func(p []byte) (int, error) {
 		f.mu.Lock()
-		for f.pending >= mcpMaxInFlight && !f.closed {
+		for (f.pending >= mcpMaxInFlight || f.bytes >= mcpMaxInFlightBytes) && !f.closed {
 			f.cond.Wait()
 		}
 		f.mu.Unlock()
 		n, err := r.Read(p[:min(len(p), mcpReadChunk)])
 		f.mu.Lock()
-		f.pending += bytes.Count(p[:n], []byte{'\n'})
+		f.count(p[:n])
 		f.mu.Unlock()
 		return n, err
 	})
 }
 
-// wrote records that one message was written.
+// count records the lines b ends and their sizes; the caller holds f.mu.
+func (f *mcpFlow) count(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			f.partial += len(b)
+			return
+		}
+		size := f.partial + i + 1
+		f.partial = 0
+		f.pending++
+		f.sizes = append(f.sizes, size)
+		f.bytes += size
+		b = b[i+1:]
+	}
+}
+
+// wrote records that one message was written. Which message it answers
+// is not known here, so it frees the place of the smallest one waiting:
+// the bytes counted are then never fewer than those still held.
 func (f *mcpFlow) wrote() {
 	f.mu.Lock()
 	f.pending = max(f.pending-1, 0)
+	if len(f.sizes) > 0 {
+		i := 0
+		for j, n := range f.sizes {
+			if n < f.sizes[i] {
+				i = j
+			}
+		}
+		f.bytes -= f.sizes[i]
+		f.sizes = slices.Delete(f.sizes, i, i+1)
+	}
 	f.cond.Broadcast()
 	f.mu.Unlock()
 }

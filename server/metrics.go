@@ -40,7 +40,7 @@ func newMetrics(live func() liveCounts) *metrics {
 		sshOpen: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchtender_ssh_sessions_open",
 			Help: "SSH sessions open now (commands and consoles)."}),
 		sshRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchtender_ssh_refused_total",
-			Help: "SSH connections refused: unknown_key (no configured user or agent has the key) or connection_limit (a cap at accept)."}, []string{"reason"}),
+			Help: "SSH connections or sessions refused: unknown_key (no configured user or agent has the key), connection_limit (a cap at accept) or session_limit (a session channel past ssh_max_sessions_per_connection)."}, []string{"reason"}),
 		maskerBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchtender_masker_bytes_total",
 			Help: "Bytes of tool output that passed through the masker into run logs."}),
 		notifySent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchtender_notify_deliveries_total",
@@ -55,6 +55,7 @@ func newMetrics(live func() liveCounts) *metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.sshRefused.WithLabelValues("unknown_key")
 	m.sshRefused.WithLabelValues("connection_limit")
+	m.sshRefused.WithLabelValues("session_limit")
 	return m
 }
 

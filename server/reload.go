@@ -39,22 +39,32 @@ func (s *Server) currentExemptions() []*gate.Exemption { return s.live.Load().ex
 
 // Reload replaces the configuration with cfg, which the caller loaded
 // (a configuration that does not load never reaches here: the caller logs
-// its errors and the old one stays). Users and keys, rules and policies,
-// templates, credentials, projects and notify blocks take effect for what
-// starts after it — a queued run is decided again when it starts, and the
-// operator log names each queued run whose start the reload changes; the
-// server block does not (listen addresses, data directory, keys and limits
-// need a restart: a change there is logged and ignored). Running runs go
-// on as they started; a held proposal keeps the
-// holds it was decided with, and the audit trail says so per held run.
-func (s *Server) Reload(cfg *config.Config) {
+// its errors and the old one stays). It is judged first as `check` and
+// serve judge it (judge.go), with the very rules it will gate with: on an
+// error it returns a *ReloadRefused naming every one, logs "reload
+// refused", and the configuration in force stays, untouched. Users and
+// keys, rules and policies, templates, credentials, projects and notify
+// blocks take effect for what starts after it — a queued run is decided again
+// when it starts, and the operator log names each queued run whose start
+// the reload changes; the server block does not
+// (listen addresses, data directory, keys and limits need a restart: a
+// change there is logged and ignored). Running runs go on as they
+// started; a held proposal keeps the holds it was decided with, and the
+// audit trail says so per held run.
+func (s *Server) Reload(cfg *config.Config) error {
 	old := s.config()
 	next := *cfg
+	next.Server = old.Server
+	live := newLiveConfig(&next)
+	found := judge(judging{cfg: &next, environ: s.env, rules: live.rules, ssh: s.sshLimits})
+	if errs := Errors(found); len(errs) > 0 {
+		refused := &ReloadRefused{Problems: errs}
+		s.log.Error("reload refused: the configuration has errors serve refuses; the old one stays", "errors", refused.sentences())
+		return refused
+	}
 	if changed := serverChanges(old.Server, cfg.Server); len(changed) > 0 {
 		s.log.Warn("reload: the server block changed; those settings take effect at the next restart", "settings", changed)
 	}
-	next.Server = old.Server
-	live := newLiveConfig(&next)
 	prev := s.live.Load()
 	s.live.Store(live)
 	s.logQueuedChanges(prev, live)
@@ -62,12 +72,13 @@ func (s *Server) Reload(cfg *config.Config) {
 	entries := s.heldAtReload()
 	s.log.Info("reload: the configuration was replaced", "users", len(next.Users), "agents", len(next.Agents),
 		"templates", len(next.Templates), "rules", len(next.Rules), "notify", len(next.Notifies), "held_runs_keep_holds", len(entries))
-	for _, p := range problems(&next, s.env, live.rules) {
-		s.log.Warn("configuration problem", "where", p.Where, "problem", p.What)
+	for _, p := range found {
+		s.log.Warn("configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
 	}
 	entries = append(entries, auditEvent("", "switchtender", "reload", fmt.Sprintf("configuration reloaded: %d users, %d agents, %d templates, %d rules, %d notify blocks",
 		len(next.Users), len(next.Agents), len(next.Templates), len(next.Rules), len(next.Notifies))))
 	s.auditAll(entries)
+	return nil
 }
 
 // auditAll appends entries to the audit trail in one transaction: all of
@@ -84,6 +95,23 @@ func (s *Server) auditAll(entries []store.AuditEvent) {
 	if err != nil {
 		s.log.Error("writing audit events", "events", len(entries), "err", err)
 	}
+}
+
+// ReloadRefused is Reload's error for a configuration with errors: the
+// configuration in force stays.
+type ReloadRefused struct{ Problems []Problem }
+
+func (e *ReloadRefused) Error() string {
+	return "the reload was refused and the configuration in force stays: " + strings.Join(e.sentences(), "; ")
+}
+
+// sentences are the refused problems' sentences.
+func (e *ReloadRefused) sentences() []string {
+	out := make([]string, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		out = append(out, p.What)
+	}
+	return out
 }
 
 // serverChanges names the server block's settings that differ.

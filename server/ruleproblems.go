@@ -25,7 +25,7 @@ func ruleProblems(cfg *config.Config) []Problem {
 	var out []Problem
 	for _, r := range cfg.Rules {
 		if msg := ruleNeverMatches(cfg, r); msg != "" {
-			out = append(out, Problem{r.Line, fmt.Sprintf("rule %s (%s): %s", r.Name, r.Line, msg)})
+			out = append(out, Problem{Where: r.Line, What: fmt.Sprintf("rule %s (%s): %s", r.Name, r.Line, msg)})
 		}
 	}
 	return out

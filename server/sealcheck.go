@@ -13,10 +13,12 @@ import (
 
 // Problem is one thing in a configuration or data directory that will make
 // runs fail or hold: Where is "file:line" (or a path, or a run), What the
-// sentence for the operator.
+// sentence for the operator, Severity what serve and reload do with it
+// (judge.go).
 type Problem struct {
-	Where string `json:"where"`
-	What  string `json:"problem"`
+	Where    string   `json:"where"`
+	What     string   `json:"problem"`
+	Severity Severity `json:"severity"`
 }
 
 func (p Problem) String() string { return p.What }
@@ -144,7 +146,7 @@ func sealProblems(db *store.DB, key *seal.Key) ([]Problem, map[string]string, er
 			advice = "the sealing key was changed since: restore the key it was sealed with, or reject or cancel the run and launch it again"
 		}
 		what := fmt.Sprintf("%s: the sealing key cannot open its %s (%v); %s", where, b.what, err, advice)
-		out = append(out, Problem{Where: where, What: what})
+		out = append(out, Problem{Where: where, What: what, Severity: SeverityWarning})
 		if b.run != "" && byRun[b.run] == "" {
 			byRun[b.run] = fmt.Sprintf("the sealing key cannot open its %s (%v); %s", b.what, err, advice)
 		}
@@ -163,26 +165,26 @@ func CheckData(dataDir, sealKey, hostKey string) (found []Problem, note string) 
 	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(sealKey); err == nil { // serve would load it; a missing one it makes
 			if _, err := seal.LoadKey(sealKey); err != nil {
-				found = append(found, Problem{Where: sealKey, What: fmt.Sprintf("%s: %v; serve refuses to start with it", sealKey, err)})
+				found = append(found, Problem{Where: sealKey, What: fmt.Sprintf("%s: %v; serve refuses to start with it", sealKey, err), Severity: SeverityError})
 			}
 		}
 		return found, ""
 	}
 	key, err := seal.LoadKey(sealKey)
 	if err != nil {
-		return append(found, Problem{Where: sealKey, What: fmt.Sprintf("%s: %v; the store %s holds sealed values only this key opens", sealKey, err, dbPath)}), ""
+		return append(found, Problem{Where: sealKey, What: fmt.Sprintf("%s: %v; the store %s holds sealed values only this key opens", sealKey, err, dbPath), Severity: SeverityError}), ""
 	}
 	db, err := store.Open(dbPath)
 	if errors.Is(err, store.ErrLocked) {
 		return found, fmt.Sprintf("%s is in use by a running server, so its sealed values were not checked here (the server checked them at its start; its log names any it cannot open)", dbPath)
 	} else if err != nil {
-		return append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)}), ""
+		return append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err), Severity: SeverityError}), ""
 	}
 	defer db.Close()
 	sealed, _, err := sealProblems(db, key)
 	found = append(found, sealed...)
 	if err != nil {
-		found = append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err)})
+		found = append(found, Problem{Where: dbPath, What: fmt.Sprintf("%s: %v", dbPath, err), Severity: SeverityError})
 	}
 	return found, ""
 }
@@ -213,7 +215,7 @@ func checkHostKey(path string) []Problem {
 		clear(b)
 	}
 	if err != nil {
-		return []Problem{{Where: path, What: fmt.Sprintf("host_key %s: %v; serve refuses to start with it", path, err)}}
+		return []Problem{{Where: path, What: fmt.Sprintf("host_key %s: %v; serve refuses to start with it", path, err), Severity: SeverityError}}
 	}
 	return nil
 }

@@ -70,6 +70,10 @@ type Options struct {
 	// checked before it is split; a longer one is refused with exit 2.
 	// 0 means 65536 (64 KiB).
 	SSHMaxCommandBytes int
+	// SSHMaxSessionsPerConn caps the session channels open at once on one
+	// connection (OpenSSH's MaxSessions); past it a channel is refused
+	// with the reason. 0 means 10.
+	SSHMaxSessionsPerConn int
 }
 
 // Server is a running control node. Create it with New, start it with Start,
@@ -307,42 +311,39 @@ func (s *Server) Problems() []string {
 	return out
 }
 
-// ProblemList lists what will make runs fail or hold: the configuration's
-// problems (see Check), found without running anything, and the held or
-// kept sealed values the sealing key could not open at start. serve
-// prints them at start and, with --strict, refuses to start on any.
+// ProblemList is the judgement (judge.go) of the configuration in force,
+// with its compiled rules and the server's SSH limits, and the held or
+// kept sealed values the sealing key could not open at start. serve logs
+// them at start, refuses to start on an error and, with --strict, on any.
 func (s *Server) ProblemList() []Problem {
-	return append(problems(s.config(), s.env, s.currentRules()), s.sealed...)
+	j := judging{cfg: s.config(), environ: s.env, rules: s.currentRules(), ssh: s.sshLimits}
+	return append(judge(j), s.sealed...)
 }
 
 // Check is what `switchtender check` reports for a configuration that
-// loads, without opening a data directory or running anything: a template
-// whose working directory cannot be resolved inside its checkout, a tool
-// binary missing from the PATH in environ, a plan_gate that does not
-// compile (its rule would hold everything it covers). Each names the
-// file:line of its block; CheckData checks the data directory.
+// loads, without opening a data directory or running anything: the
+// judgement (judge.go) serve and reload act on, each problem with its
+// severity and the file:line of its block; CheckData checks the data
+// directory.
 func Check(cfg *config.Config, environ []string) []Problem {
-	rules, _ := buildRules(context.Background(), cfg)
-	return problems(cfg, environ, rules)
+	return judgeFresh(cfg, environ)
 }
 
-func problems(cfg *config.Config, environ []string, rules []*gate.Rule) []Problem {
+// problems names what makes runs fail: a template whose working directory
+// cannot be resolved inside its checkout or whose tool binary is not on
+// environ's PATH, a pool template's problems, a credential's command not
+// found.
+func problems(cfg *config.Config, environ []string) []Problem {
 	var out []Problem
 	for _, t := range sortedTemplates(cfg) {
 		if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
 			for _, msg := range poolTemplateProblems(cfg, t, q) {
-				out = append(out, Problem{t.Line, msg})
+				out = append(out, Problem{Where: t.Line, What: msg})
 			}
 			continue // its workers hold the checkout and the tool
 		}
 		out = append(out, templateProblems(cfg, t, environ)...)
 	}
-	for i, r := range rules {
-		if r.PolicyErr != nil {
-			out = append(out, Problem{cfg.Rules[i].Line, fmt.Sprintf("rule %s (%s): its plan_gate does not compile, so it holds every run it covers: %v", r.Name, cfg.Rules[i].Line, r.PolicyErr)})
-		}
-	}
-	out = append(out, ruleProblems(cfg)...)
 	return append(out, credentialProblems(cfg, environ)...)
 }
 
@@ -352,17 +353,17 @@ func templateProblems(cfg *config.Config, t *config.Template, environ []string) 
 	var out []Problem
 	p := cfg.Projects[t.Project]
 	if p == nil {
-		out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project)})
+		out = append(out, Problem{Where: t.Line, What: fmt.Sprintf("template %s (%s): project %q is not configured", t.Name, t.Line, t.Project)})
 	} else if _, err := exec.ResolveWorkingDir(p.Path, t.Command); err != nil {
-		out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): refusing working directory: %v; its runs will fail", t.Name, t.Line, err)})
+		out = append(out, Problem{Where: t.Line, What: fmt.Sprintf("template %s (%s): refusing working directory: %v; its runs will fail", t.Name, t.Line, err)})
 	}
 	if e, err := exec.EngineFor(t.Tool); err == nil {
 		if _, err := e.Find(envValue(environ, "PATH")); err != nil {
-			out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): %v", t.Name, t.Line, err)})
+			out = append(out, Problem{Where: t.Line, What: fmt.Sprintf("template %s (%s): %v", t.Name, t.Line, err)})
 		}
 	}
 	if q := cfg.Queues[t.Queue]; q != nil && q.Pool != "" {
-		out = append(out, Problem{t.Line, fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, and relay workers are not available in this version, so every launch is refused; point the template at a queue without a pool", t.Name, t.Line, q.Name, q.Pool)})
+		out = append(out, Problem{Where: t.Line, What: fmt.Sprintf("template %s (%s): its queue %q belongs to pool %q, and relay workers are not available in this version, so every launch is refused; point the template at a queue without a pool", t.Name, t.Line, q.Name, q.Pool)})
 	}
 	return out
 }
@@ -378,7 +379,7 @@ func credentialProblems(cfg *config.Config, environ []string) []Problem {
 			continue
 		}
 		if _, err := findCommand(c.Command[0], envValue(environ, "PATH")); err != nil {
-			out = append(out, Problem{c.Line, fmt.Sprintf("credential %s (%s): its command %q is not found (%v); runs that use it will fail", name, c.Line, c.Command[0], err)})
+			out = append(out, Problem{Where: c.Line, What: fmt.Sprintf("credential %s (%s): its command %q is not found (%v); runs that use it will fail", name, c.Line, c.Command[0], err)})
 		}
 	}
 	return out

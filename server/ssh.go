@@ -79,7 +79,7 @@ func (s *Server) newSSHServer() (sshServer, error) {
 		return nil, fmt.Errorf("setting up the SSH server: %w", err)
 	}
 	srv.HandshakeTimeout = lim.handshake
-	srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": limitedSession}
+	srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": s.limitedSession(lim)}
 	srv.ConnCallback = func(ctx ssh.Context, conn net.Conn) net.Conn {
 		if lc, ok := conn.(*limitConn); ok {
 			ctx.SetValue(limitConnKey{}, lc)
@@ -110,8 +110,11 @@ func (s *Server) newSSHServer() (sshServer, error) {
 // noteRefusedKey tells the operator about a key no user or agent has, with
 // what they need to add it: its SHA256 fingerprint and where it came from.
 // It is told once the connection closes without getting in, with every key
-// it offered, so the other keys of a user who does get in are not logged;
-// lines are rate-limited per source address.
+// it offered, so the other keys of a user who does get in are not logged.
+// Log lines and audit entries are both rate-limited (refusalLog): an
+// unauthenticated party must not choose how often the store writes and
+// syncs. The next entry recorded says how many were not, and the metric
+// counts every refusal.
 func (s *Server) noteRefusedKey(ctx ssh.Context, key ssh.PublicKey, rl *refusalLog) {
 	if key == nil {
 		return
@@ -134,7 +137,11 @@ func (s *Server) noteRefusedKey(ctx ssh.Context, key ssh.PublicKey, rl *refusalL
 		s.log.Warn("refused an SSH key that no configured user or agent has",
 			"fingerprint", strings.Join(fingerprints, ","), "remote", addr,
 			"ssh_user", user, "unlogged_refusals", dropped)
-		s.audit("", "ssh", "refuse key", fmt.Sprintf("keys %s from %s (ssh user %q) match no configured user or agent", strings.Join(fingerprints, ","), addr, user))
+		detail := fmt.Sprintf("keys %s from %s (ssh user %q) match no configured user or agent", strings.Join(fingerprints, ","), addr, user)
+		if dropped > 0 {
+			detail += fmt.Sprintf("; %d refused connections before this one were not recorded one by one (at most %d a minute per source address and %d in all are; switchtender_ssh_refused_total counts every one)", dropped, refusalLogPerSource, refusalLogTotal)
+		}
+		s.audit("", "ssh", "refuse key", detail)
 	}
 	fp := gossh.FingerprintSHA256(key)
 	if lc := limitConnOf(ctx); lc != nil {
@@ -200,6 +207,11 @@ func (s *Server) current(who Identity) (Identity, error) {
 func (s *Server) routeMiddleware() wish.Middleware {
 	return func(next ssh.Handler) ssh.Handler {
 		return func(sess ssh.Session) {
+			done := s.startHandler(sess)
+			if done == nil {
+				return
+			}
+			defer done()
 			s.metrics.sshOpen.Inc()
 			defer s.metrics.sshOpen.Dec()
 			id, ok := s.identify(sess.PublicKey())

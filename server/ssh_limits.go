@@ -32,6 +32,9 @@ const (
 	defaultSSHIdleTimeout = 10 * time.Minute
 	// defaultSSHMaxCommandBytes caps a command line before it is split.
 	defaultSSHMaxCommandBytes = 64 << 10
+	// defaultSSHMaxSessions caps the session channels open on one
+	// connection (OpenSSH's MaxSessions, also 10).
+	defaultSSHMaxSessions = 10
 )
 
 // Refusals logged per source address and in all per window, so a flood of
@@ -50,6 +53,7 @@ type sshLimits struct {
 	perSource  int
 	idle       time.Duration
 	maxCommand int
+	sessions   int // session channels open at once on one connection
 }
 
 // sshLimits fills in the defaults for zero (or negative) SSH options.
@@ -71,6 +75,7 @@ func (o Options) withConfig(c config.Server) Options {
 	pick(&o.SSHMaxConns, c.SSHMaxConns)
 	pick(&o.SSHMaxConnsPerSource, c.SSHMaxConnsPerSource)
 	pick(&o.SSHMaxCommandBytes, c.SSHMaxCommandBytes)
+	pick(&o.SSHMaxSessionsPerConn, c.SSHMaxSessions)
 	return o
 }
 
@@ -82,6 +87,7 @@ func (o Options) sshLimits() sshLimits {
 		perSource:  o.SSHMaxConnsPerSource,
 		idle:       o.SSHIdleTimeout,
 		maxCommand: o.SSHMaxCommandBytes,
+		sessions:   o.SSHMaxSessionsPerConn,
 	}
 	if l.handshake <= 0 {
 		l.handshake = defaultSSHHandshakeTimeout
@@ -100,6 +106,9 @@ func (o Options) sshLimits() sshLimits {
 	}
 	if l.maxCommand <= 0 {
 		l.maxCommand = defaultSSHMaxCommandBytes
+	}
+	if l.sessions <= 0 {
+		l.sessions = defaultSSHMaxSessions
 	}
 	return l
 }
@@ -120,18 +129,14 @@ func (l sshLimits) fitDescriptors(soft uint64) (sshLimits, bool) {
 }
 
 // checkedSSHLimits is s.sshLimits fitted to the process's file-descriptor
-// limit, with a warning when the total cap had to be lowered.
+// limit. That the total cap had to be lowered is a warning of the
+// judgement (descriptorProblems, judge.go), logged by serve at start.
 func (s *Server) checkedSSHLimits() sshLimits {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		s.log.Warn("could not read the file-descriptor limit; the SSH connection cap is not checked against it", "err", err)
 		return s.sshLimits
 	}
-	l, lowered := s.sshLimits.fitDescriptors(rl.Cur)
-	if lowered {
-		s.log.Warn("the SSH connection cap is lowered to half the process's file-descriptor limit (RLIMIT_NOFILE), so connections cannot take the descriptors runs need; raise the limit (ulimit -n) to allow more",
-			"configured", s.sshLimits.total, "cap", l.total, "nofile_soft", rl.Cur)
-	}
+	l, _ := s.sshLimits.fitDescriptors(rl.Cur)
 	return l
 }
 
@@ -145,10 +150,11 @@ type connLimiter struct {
 	handshaking int
 	perSource   map[string]int
 	perSourceHS map[string]int // connections in their handshake, per source
+	sessionLog  *refusalLog    // sessions refused past the per-connection cap
 }
 
 func newConnLimiter(l sshLimits) *connLimiter {
-	return &connLimiter{lim: l, perSource: map[string]int{}, perSourceHS: map[string]int{}}
+	return &connLimiter{lim: l, perSource: map[string]int{}, perSourceHS: map[string]int{}, sessionLog: newRefusalLog()}
 }
 
 // startupsPerSource is how many of the connections in their handshake one
@@ -253,6 +259,7 @@ type limitConn struct {
 
 	last   atomic.Int64 // unix nanoseconds of the last traffic
 	exempt atomic.Int32 // sessions that keep the connection open while idle
+	slots  sessionSlots // its session channels and their handlers, each capped
 
 	mu       sync.Mutex // guards the fields below and the limiter's counts for this conn
 	authed   bool
@@ -432,13 +439,6 @@ const (
 	maxEnvRequests  = 16
 	maxEnvRequestSz = 1024 // bytes of payload
 )
-
-// limitedSession is the session channel handler with env requests bounded:
-// past maxEnvRequests, or larger than maxEnvRequestSz, they are refused
-// (the client is told no) and not kept.
-func limitedSession(srv *ssh.Server, conn *gossh.ServerConn, newChan gossh.NewChannel, ctx ssh.Context) {
-	ssh.DefaultSessionHandler(srv, conn, envLimitedChannel{newChan}, ctx)
-}
 
 type envLimitedChannel struct{ gossh.NewChannel }
 

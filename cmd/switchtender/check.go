@@ -15,10 +15,16 @@ import (
 	"github.com/switchtender/switchtender/server/config"
 )
 
-// errProblems makes `check` exit 1 after printing what it found.
-var errProblems = errors.New("the configuration has problems (above); serve would refuse it or warn")
+// errRefused and errWarned make `check` exit 1 after printing what it
+// found: errors serve and reload refuse, or only warnings they log.
+var (
+	errRefused = errors.New("the configuration has errors (above): serve refuses to start with it and a reload refuses it")
+	errWarned  = errors.New("the configuration has warnings (above): serve starts with it and logs them, and serve --strict refuses it")
+)
 
-// checkReport is `check --json`'s output: ok is true when problems is empty.
+// checkReport is `check --json`'s output: ok is true when problems is
+// empty; each problem's severity is "error" (serve and reload refuse) or
+// "warning" (they log it).
 type checkReport struct {
 	Config   string           `json:"config"`
 	OK       bool             `json:"ok"`
@@ -44,12 +50,13 @@ func checkFlags() (*flag.FlagSet, checkArgs) {
 
 // cmdCheck reports everything `serve` would refuse or warn about in a
 // configuration, for CI, without running anything: a configuration that
-// does not load (every error with file:line), a template whose working
-// directory or tool binary cannot be found, a plan_gate that does not
-// compile, and, when the data directory holds a store, a held or kept
-// sealed value the sealing key cannot open. Exit 0 and one line when there
-// is nothing, exit 1 with one line per problem otherwise; --json prints a
-// checkReport instead.
+// does not load (every error with file:line), the judgement serve and
+// reload act on (server.Check: a plan_gate that does not compile, a
+// template whose working directory or tool binary cannot be found, a
+// metrics_listen off loopback, ...), and, when the data directory holds a
+// store, a held or kept sealed value the sealing key cannot open. Exit 0
+// and one line when there is nothing, exit 1 with one line per problem,
+// "error: " or "warning: " first, otherwise; --json prints a checkReport.
 func cmdCheck(args []string, stdout io.Writer) error {
 	fs, a := checkFlags()
 	cfgPath, asJSON := a.cfgPath, a.json
@@ -65,14 +72,16 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		}
 	} else {
 		for _, p := range found {
-			fmt.Fprintf(stdout, "%s\n", p)
+			fmt.Fprintf(stdout, "%s: %s\n", p.Severity, p)
 		}
 		for _, n := range notes {
 			fmt.Fprintf(stdout, "note: %s\n", n)
 		}
 	}
-	if len(found) > 0 {
-		return errProblems
+	if len(server.Errors(found)) > 0 {
+		return errRefused
+	} else if len(found) > 0 {
+		return errWarned
 	}
 	if !*asJSON {
 		sealed := " and the sealing key opens every sealed value runs still need"
@@ -106,7 +115,7 @@ func checkProblems(path string) (found []server.Problem, notes []string) {
 func loadProblems(path string, err error) []server.Problem {
 	var ce *config.Error
 	if !errors.As(err, &ce) {
-		return []server.Problem{{Where: path, What: err.Error()}}
+		return []server.Problem{{Where: path, What: err.Error(), Severity: server.SeverityError}}
 	}
 	var out []server.Problem
 	diags := slices.Clone(ce.Diagnostics)
@@ -119,7 +128,7 @@ func loadProblems(path string, err error) []server.Problem {
 		if d.Subject != nil {
 			where = fmt.Sprintf("%s:%d", d.Subject.Filename, d.Subject.Start.Line)
 		}
-		out = append(out, server.Problem{Where: where, What: config.FormatDiagnostic(d)})
+		out = append(out, server.Problem{Where: where, What: config.FormatDiagnostic(d), Severity: server.SeverityError})
 	}
 	return out
 }

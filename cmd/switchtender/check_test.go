@@ -39,7 +39,7 @@ func TestCheckJSONAndStrict(t *testing.T) {
 		t.Errorf("check --json of a config that does not load: exit %d %v\n%s", code, err, out)
 	}
 	out, code = runBinary(t, "serve", "--config", cfg, "--strict")
-	if code != 1 || !strings.Contains(out, "--strict") || strings.Contains(out, "serving SSH") || !strings.Contains(out, "plan.rego:5") {
+	if code != 1 || !strings.Contains(out, "nothing was started") || strings.Contains(out, "serving SSH") || !strings.Contains(out, "plan.rego:5") {
 		t.Errorf("serve --strict: exit %d\n%s", code, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
@@ -54,6 +55,27 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 }
 
+// logProblems logs each problem, an error at level ERROR.
+func logProblems(logger *slog.Logger, ps []server.Problem) {
+	for _, p := range ps {
+		level := slog.LevelWarn
+		if p.Severity == server.SeverityError {
+			level = slog.LevelError
+		}
+		logger.Log(context.Background(), level, "configuration problem", "where", p.Where, "problem", p.What, "severity", p.Severity)
+	}
+}
+
+// refuseToServe logs each of errs and returns serve's refusal naming them.
+func refuseToServe(logger *slog.Logger, errs []server.Problem) error {
+	logProblems(logger, errs)
+	lines := make([]string, 0, len(errs))
+	for _, p := range errs {
+		lines = append(lines, p.What)
+	}
+	return fmt.Errorf("serve refuses this configuration (`switchtender check` reports the same); nothing was started:\n%s", strings.Join(lines, "\n"))
+}
+
 // newLogger builds the operator log writing to out: format "text" (slog's
 // key=value lines) or "json" (one JSON object per line), at level "debug",
 // "info", "warn" or "error" and above. Anything else is an error naming
@@ -87,22 +109,31 @@ type serveChoices struct {
 }
 
 // serveLogged runs a control node until ctx ends, logging to logger; ready
-// gets the SSH address once it listens. Every problem check would report
-// is logged before it listens; with strict, any problem stops it there.
+// gets the SSH address once it listens. The configuration is judged as
+// `check` judges it (server.Check) before anything opens, and again with
+// the rules the server compiled: an error refuses to start, and with
+// strict any problem does; every problem is logged before it listens.
 // SIGHUP reloads the configuration from flags.cfgPath (see reloadOn); the
 // process ID is in DATA/switchtender.pid while it serves.
 func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logger *slog.Logger, flags serveChoices, ready func(addr string)) error {
-	strict := flags.strict
+	pre := server.Check(cfg, environ)
+	if errs := server.Errors(pre); len(errs) > 0 {
+		return refuseToServe(logger, errs)
+	} else if flags.strict && len(pre) > 0 {
+		logProblems(logger, pre)
+		return fmt.Errorf("--strict: %d problems (logged above); nothing was started", len(pre))
+	}
 	srv, err := server.New(cfg, server.Options{Environ: environ, Logger: logger})
 	if err != nil {
 		return err
 	}
 	problems := srv.ProblemList()
-	for _, p := range problems {
-		logger.Warn("configuration problem", "where", p.Where, "problem", p.What)
-	}
-	if strict && len(problems) > 0 {
+	logProblems(logger, problems)
+	if errs := server.Errors(problems); len(errs) > 0 || (flags.strict && len(problems) > 0) {
 		srv.Close()
+		if len(errs) > 0 {
+			return fmt.Errorf("serve refuses this configuration: %d errors (logged above); nothing was started", len(errs))
+		}
 		return fmt.Errorf("--strict: %d problems (logged above); nothing was started", len(problems))
 	}
 	if err := srv.Start(ctx); err != nil {
@@ -116,7 +147,7 @@ func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logg
 	defer removePID()
 	logger.Info("serving", "ssh", srv.SSHAddr(), "metrics", srv.MetricsAddr(), "data_dir", cfg.Server.DataDir)
 	ready(srv.SSHAddr())
-	reloadOn(ctx, srv, flags.cfgPath, logger)
+	reloadOn(ctx, srv, flags.cfgPath, cfg.Server.DataDir, logger)
 	logger.Info("stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
 	return srv.Close()
 }

@@ -136,6 +136,7 @@ type Server struct {
 	SSHMaxConns          int           // ssh_max_connections: in all, default 256
 	SSHMaxConnsPerSource int           // ssh_max_connections_per_source: per address, default 32
 	SSHMaxCommandBytes   int           // ssh_max_command_bytes, default 65536
+	SSHMaxSessions       int           // ssh_max_sessions_per_connection: session channels open on one connection, default 10
 	// TimeZone is time_zone, an IANA name such as "Europe/Paris": the wall
 	// clock templates' check_cron is read in. Default UTC.
 	TimeZone *time.Location

@@ -46,7 +46,8 @@ func attrs(names ...string) []hcl.AttributeSchema {
 
 var (
 	serverSchema = &hcl.BodySchema{Attributes: attrs("ssh_listen", "data_dir", "host_key", "seal_key", "max_parallel", "cancel_grace", "allow_self_approval",
-		"ssh_handshake_timeout", "ssh_idle_timeout", "ssh_max_startups", "ssh_max_connections", "ssh_max_connections_per_source", "ssh_max_command_bytes", "time_zone", "metrics_listen")}
+		"ssh_handshake_timeout", "ssh_idle_timeout", "ssh_max_startups", "ssh_max_connections", "ssh_max_connections_per_source", "ssh_max_command_bytes",
+		"ssh_max_sessions_per_connection", "time_zone", "metrics_listen")}
 	projectSchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}}}
 	credentialSchema = &hcl.BodySchema{Attributes: attrs("env", "token", "command", "env_var")}
 	templateSchema   = &hcl.BodySchema{

@@ -129,7 +129,8 @@ func (p *parser) sshLimits(c *hcl.BodyContent, s *Server) {
 		}
 	}
 	counts := map[string]*int{"ssh_max_startups": &s.SSHMaxStartups, "ssh_max_connections": &s.SSHMaxConns,
-		"ssh_max_connections_per_source": &s.SSHMaxConnsPerSource, "ssh_max_command_bytes": &s.SSHMaxCommandBytes}
+		"ssh_max_connections_per_source": &s.SSHMaxConnsPerSource, "ssh_max_command_bytes": &s.SSHMaxCommandBytes,
+		"ssh_max_sessions_per_connection": &s.SSHMaxSessions}
 	for name, dst := range counts {
 		v, a, ok := p.integer(c, name)
 		if !ok {
