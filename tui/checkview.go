@@ -55,7 +55,7 @@ func (d *runDetail) reconcileLine(c *CheckResult) string {
 	st := d.st
 	switch {
 	case !c.Reconcilable:
-		return trunc("reconcile: "+cleanLine(c.Reconcile), d.width)
+		return trunc("reconcile: "+cleanSentence(c.Reconcile), d.width)
 	case d.id.CanLaunch:
 		return st.waiting.Render(trunc("reconcile: can be proposed · P proposes applying exactly this plan", d.width))
 	}
@@ -74,7 +74,7 @@ func (d *runDetail) checkPanel() string {
 	d.writeDiffs(&b, "Changed outside OpenTofu", c.Drift)
 	d.writeDiffs(&b, "The configuration would", c.Changes)
 	for _, h := range c.Holds {
-		b.WriteString("A reconcile would be held by rule " + cleanLine(h.Rule) + " too: " + cleanLine(h.Reason) + "\n")
+		b.WriteString("A reconcile would be held by rule " + cleanLine(h.Rule) + " too: " + cleanSentence(h.Reason) + "\n")
 	}
 	if len(c.Holds) > 0 {
 		b.WriteString("\n")
