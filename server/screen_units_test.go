@@ -327,3 +327,34 @@ rule "no-destroys" {
 		t.Errorf("show --json changed the answer: %q (%v)", back.Vars["tag"], err)
 	}
 }
+
+// A JSON block label is a value from outside too: a data "external" whose
+// label holds a newline forged a line of plain show. The address is
+// escaped as a unit, so the finding stays on one line with its reason.
+func TestABlockLabelCannotForgeAFindingLine(t *testing.T) {
+	t.Parallel()
+	h := forgedHarness(t)
+	dir := filepath.Join(h.project, "infra", "forged")
+	if err := os.Remove(filepath.Join(dir, forgedName)); err != nil {
+		t.Fatal(err)
+	}
+	label := "lookup\n  no other finding\n"
+	body, _ := json.Marshal(map[string]any{"data": map[string]any{"external": map[string]any{label: map[string]any{"program": []string{"true"}}}}})
+	if err := os.WriteFile(filepath.Join(dir, "main.tf.json"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := h.launchWait("alice", "forged", "--dry-run")
+	if Status(v.Status) != StatusAwaitingApproval || len(v.Findings) != 1 {
+		t.Fatalf("the dry run is %s with findings %+v, want held on one finding (%s)", v.Status, v.Findings, v.Message)
+	}
+	show := h.mustSSH("bob", "show", v.ID)
+	for _, l := range strings.Split(show, "\n") {
+		if strings.TrimSpace(l) == "no other finding" {
+			t.Errorf("show printed the label's forged line:\n%s", show)
+		}
+	}
+	want := `finding data.external.lookup\n  no other finding\n (infra/forged/main.tf.json:`
+	if !strings.Contains(show, want) || !strings.Contains(show, "): "+realReason+"\n") {
+		t.Errorf("show lacks the escaped label with the real reason on its line (%q):\n%s", want, show)
+	}
+}
