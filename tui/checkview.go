@@ -95,12 +95,20 @@ func (d *runDetail) writeDiffs(b *strings.Builder, title string, ds []ResourceDi
 	if len(ds) == 0 {
 		b.WriteString("  nothing\n")
 	}
+	addrs := make([]string, len(ds))
+	for i, r := range ds {
+		addrs[i] = r.Address
+	}
+	looks := lookalikes(map[string][]string{"": addrs})
 	for _, r := range ds {
 		line := "  " + cleanLine(r.Action) + " " + cleanLine(r.Address)
 		if r.Action == "delete" {
 			line = d.st.danger.Render(line)
 		}
 		b.WriteString(line + "\n")
+		if l, ok := looks[r.Address]; ok {
+			b.WriteString(d.st.danger.Render("      ! "+l.String()) + "\n")
+		}
 		if len(r.Attributes) > 0 {
 			attrs := make([]string, len(r.Attributes))
 			for i, a := range r.Attributes {
