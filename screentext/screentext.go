@@ -82,6 +82,11 @@ func escape(s string, m mode) string {
 	b.Grow(len(s) + 16)
 	b.WriteString(s[:i])
 	for i < len(s) {
+		if j := cleanPrefix(s[i:], m); j > 0 {
+			b.WriteString(s[i : i+j])
+			i += j
+			continue
+		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
