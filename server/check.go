@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"os"
 	"path/filepath"
@@ -265,8 +266,11 @@ func writeCheck(w io.Writer, v runView) {
 		fmt.Fprintf(w, "  digest   %s\n", p.Digest)
 		fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
 		fmt.Fprintf(w, "  plan:    %s\n", planCounts(p))
+		for _, l := range lookalikes(p.Addresses) {
+			fmt.Fprintf(w, "  LOOKALIKE %s %s\n", screentext.Field(l.Address), l)
+		}
 		for _, h := range p.Holds {
-			fmt.Fprintf(w, "  a reconcile would be held by rule %s too: %s\n", h.Rule, oneLine(h.Reason))
+			fmt.Fprintf(w, "  a reconcile would be held by rule %s too: %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason))
 		}
 		if p.PlanText != "" {
 			fmt.Fprintf(w, "plan (masked):\n%s", p.PlanText)
@@ -284,8 +288,12 @@ func writeDiffs(w io.Writer, heading string, ds []store.ResourceDiff) {
 	for _, d := range ds {
 		attrs := ""
 		if len(d.Attributes) > 0 {
-			attrs = " (" + strings.Join(d.Attributes, ", ") + ")"
+			shown := make([]string, len(d.Attributes))
+			for i, a := range d.Attributes {
+				shown[i] = screentext.Field(a)
+			}
+			attrs = " (" + strings.Join(shown, ", ") + ")"
 		}
-		fmt.Fprintf(w, "    %s %s%s\n", d.Action, d.Address, attrs)
+		fmt.Fprintf(w, "    %s %s%s\n", d.Action, screentext.Field(d.Address), attrs)
 	}
 }

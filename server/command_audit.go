@@ -3,6 +3,7 @@ package server
 import (
 	"flag"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"text/tabwriter"
 	"time"
 
@@ -52,7 +53,7 @@ func (c *call) audit(run, since string) int {
 	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tAT\tRUN\tACTOR\tACTION\tDETAIL")
 	for _, e := range events {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.At.Format(time.RFC3339), e.RunID, e.Actor, e.Action, oneLine(e.Detail))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.At.Format(time.RFC3339), e.RunID, screentext.Field(e.Actor), e.Action, screentext.Sentence(e.Detail))
 	}
 	tw.Flush()
 	return exitOK

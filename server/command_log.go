@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"io"
 
 	"github.com/switchtender/switchtender/store"
@@ -118,7 +119,7 @@ func (t *textLog) status(r store.Run) {
 	if t.midLine {
 		fmt.Fprintln(t.w)
 	}
-	fmt.Fprintf(t.w, "run %s %s: %s\n", r.ID, r.Status, oneLine(r.Message))
+	fmt.Fprintf(t.w, "run %s %s: %s\n", r.ID, r.Status, screentext.Sentence(r.Message))
 }
 
 // jsonLog writes the log as JSON lines, one per line of the log, holding a

@@ -3,6 +3,7 @@ package server
 import (
 	"flag"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"slices"
 	"strconv"
@@ -127,7 +128,7 @@ func writeRunList(w io.Writer, views []runView) {
 		if v.WaitingForYou {
 			status += " ▶ you"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, status, v.Template, v.Kind, who, v.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, status, screentext.Field(v.Template), v.Kind, screentext.Sentence(who), v.CreatedAt.Format(time.RFC3339))
 	}
 	tw.Flush()
 }

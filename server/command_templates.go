@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"strings"
 )
@@ -71,7 +72,7 @@ func (c *call) templates() int {
 func writeField(w io.Writer, f fieldView) {
 	d := "required"
 	if !f.Required {
-		d = "default " + oneLine(answerText(f.Default))
+		d = "default " + screentext.Field(answerText(f.Default))
 		if f.Sensitive {
 			d = "default (sensitive)"
 		}
@@ -83,7 +84,7 @@ func writeField(w io.Writer, f fieldView) {
 		d += "; sensitive"
 	}
 	if f.Description != "" {
-		d += " — " + oneLine(f.Description)
+		d += " — " + screentext.Field(f.Description)
 	}
 	fmt.Fprintf(w, "  --var %s=<%s>  %s\n", f.Name, f.Type, d)
 }

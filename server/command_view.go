@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"slices"
 	"sort"
@@ -54,6 +55,11 @@ type runView struct {
 	// WaitsBehind says, for a queued run, what it waits for: "waiting
 	// behind run 31 in the same working directory".
 	WaitsBehind string `json:"waits_behind,omitempty"`
+	// Lookalikes marks the proposal's addresses (a drift check's plan's,
+	// for a check) that a person could take for another: a hidden or
+	// confusable character, or the same look as another address of the
+	// plan (screentext.Lookalikes).
+	Lookalikes []screentext.Lookalike `json:"lookalikes,omitempty"`
 	// JSONPhase is the phase JSON shows (see jsonPhase).
 	JSONPhase string `json:"-"`
 }
@@ -90,6 +96,7 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 		v.Findings = r.Scan.Findings
 	}
 	if p := r.Proposal; p != nil {
+		v.Lookalikes = lookalikes(p.Addresses)
 		v.Stale, v.StaleReason = p.Stale, p.StaleReason
 		if Stage(p.Stage) == StagePlan {
 			v.Counts = planCounts(p)
@@ -111,6 +118,9 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 	}
 	if Kind(r.Kind) == KindCheck {
 		v.Reconcile = reconcileNote(r)
+		if c := r.Check; c != nil && c.Plan != nil && r.Proposal == nil {
+			v.Lookalikes = lookalikes(c.Plan.Addresses)
+		}
 		if c := r.Check; c != nil && c.Plan != nil && !withPlan {
 			cc, cp := *c, *c.Plan
 			cp.PlanText = ""
@@ -154,17 +164,18 @@ func (c *call) printRun(r store.Run, detail bool) int {
 // who asked, the run it repeats, its message, and whether it is stale.
 func writeRunHead(w io.Writer, v runView) {
 	fmt.Fprintf(w, "run %s: %s\n", v.ID, v.Status)
-	fmt.Fprintf(w, "  template %s (%s in %s, %s), %s by %s\n", v.Template, v.Command, v.Project, v.Tool, v.Kind, requestedHow(v.Run))
+	fmt.Fprintf(w, "  template %s (%s in %s, %s), %s by %s\n", screentext.Field(v.Template), screentext.Field(v.Command),
+		screentext.Field(v.Project), v.Tool, v.Kind, screentext.Sentence(requestedHow(v.Run)))
 	if v.RerunOf != "" {
 		fmt.Fprintf(w, "  a rerun of run %s\n", v.RerunOf)
 	}
 	if v.Stale {
-		fmt.Fprintf(w, "  STALE: %s\n", oneLine(v.StaleReason))
+		fmt.Fprintf(w, "  STALE: %s\n", screentext.Sentence(v.StaleReason))
 	} else if v.Message != "" {
-		fmt.Fprintf(w, "  %s\n", oneLine(v.Message))
+		fmt.Fprintf(w, "  %s\n", screentext.Sentence(v.Message))
 	}
 	if v.WaitsBehind != "" {
-		fmt.Fprintf(w, "  %s\n", v.WaitsBehind)
+		fmt.Fprintf(w, "  %s\n", screentext.Sentence(v.WaitsBehind))
 	}
 	if v.NewerProposal != "" {
 		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", v.NewerProposal)
@@ -173,7 +184,7 @@ func writeRunHead(w io.Writer, v runView) {
 		fmt.Fprintf(w, "  a reconcile of drift check %s\n", v.ReconcileOf)
 	}
 	if v.Reconcile != "" {
-		fmt.Fprintf(w, "  reconcile: %s\n", v.Reconcile)
+		fmt.Fprintf(w, "  reconcile: %s\n", screentext.Sentence(v.Reconcile))
 	}
 	writeCommit(w, v.Commit)
 	writeWorkers(w, v)
@@ -207,8 +218,13 @@ func writeWorkers(w io.Writer, v runView) {
 }
 
 // writeCommit says which commit a run ran, when its checkout is a git
-// repository.
+// repository; the branch and commit names are escaped as units.
 func writeCommit(w io.Writer, c *store.Commit) {
+	if c != nil {
+		cc := *c
+		cc.Ref, cc.SHA = screentext.Field(c.Ref), screentext.Field(c.SHA)
+		c = &cc
+	}
 	switch {
 	case c == nil:
 	case c.Ref != "" && c.SHA == "":
@@ -243,7 +259,7 @@ func writeRunDetail(w io.Writer, v runView) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		fmt.Fprintf(w, "  var %s = %s\n", k, oneLine(v.Vars[k]))
+		fmt.Fprintf(w, "  var %s = %s\n", screentext.Field(k), screentext.Field(v.Vars[k]))
 	}
 	for _, k := range v.SecretVars {
 		fmt.Fprintf(w, "  var %s = (sensitive)\n", k)
@@ -267,7 +283,7 @@ func writeApprovals(w io.Writer, approvals []store.Approval) {
 		case DecisionApprove:
 			fmt.Fprintf(w, "  approved (%s stage) by %s at %s, releasing %s: %s\n", a.Stage, a.By, at, rulesPhrase(a.Rules), a.Digest)
 		case DecisionReject:
-			fmt.Fprintf(w, "  rejected (%s stage) by %s at %s: %s\n", a.Stage, a.By, at, oneLine(a.Reason))
+			fmt.Fprintf(w, "  rejected (%s stage) by %s at %s: %s\n", a.Stage, screentext.Field(a.By), at, screentext.Field(a.Reason))
 		case DecisionPass:
 			if Stage(a.Stage) == StageScan {
 				fmt.Fprintf(w, "  the configuration scan found nothing, so exclude_dry_run let the plan through: modules %s (%s)\n", a.Modules, at)
@@ -275,7 +291,7 @@ func writeApprovals(w io.Writer, approvals []store.Approval) {
 			}
 			fmt.Fprintf(w, "  no rule held the saved plan %s (%s)\n", a.Digest, at)
 		default:
-			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", a.Decision, a.Stage, a.By, at, a.Digest, oneLine(a.Reason))
+			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", screentext.Field(a.Decision), a.Stage, screentext.Field(a.By), at, a.Digest, screentext.Field(a.Reason))
 		}
 	}
 }
@@ -285,7 +301,7 @@ func writeApprovals(w io.Writer, approvals []store.Approval) {
 // and the masked plan text when the view has it.
 func writeProposal(w io.Writer, v runView) {
 	p := v.Proposal
-	fmt.Fprintf(w, "proposal (%s stage), requested by %s\n", p.Stage, p.Requested)
+	fmt.Fprintf(w, "proposal (%s stage), requested by %s\n", p.Stage, screentext.Sentence(p.Requested))
 	fmt.Fprintf(w, "  digest   %s\n", p.Digest)
 	if Stage(p.Stage) == StagePlan {
 		fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
@@ -294,7 +310,7 @@ func writeProposal(w io.Writer, v runView) {
 	}
 	writeHolds(w, v)
 	for _, h := range p.Refusals {
-		fmt.Fprintf(w, "  refused by rule %s: %s\n", h.Rule, oneLine(h.Reason))
+		fmt.Fprintf(w, "  refused by rule %s: %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason))
 	}
 	writeRelease(w, v)
 	if p.PlanText != "" {
@@ -302,7 +318,9 @@ func writeProposal(w io.Writer, v runView) {
 	}
 }
 
-// writeAddresses writes the plan's addresses by action, actions sorted.
+// writeAddresses writes the plan's addresses by action, actions sorted,
+// each escaped as one unit (screentext.Field), then a LOOKALIKE line for
+// every address a person could take for another (screentext.Lookalikes).
 func writeAddresses(w io.Writer, addrs map[string][]string) {
 	actions := make([]string, 0, len(addrs))
 	for a := range addrs {
@@ -310,8 +328,26 @@ func writeAddresses(w io.Writer, addrs map[string][]string) {
 	}
 	sort.Strings(actions)
 	for _, a := range actions {
-		fmt.Fprintf(w, "  %s: %s\n", a, strings.Join(addrs[a], ", "))
+		shown := make([]string, len(addrs[a]))
+		for i, addr := range addrs[a] {
+			shown[i] = screentext.Field(addr)
+		}
+		fmt.Fprintf(w, "  %s: %s\n", a, strings.Join(shown, ", "))
 	}
+	for _, l := range lookalikes(addrs) {
+		fmt.Fprintf(w, "  LOOKALIKE %s %s\n", screentext.Field(l.Address), l)
+	}
+}
+
+// lookalikes marks the addresses of a plan that a person could take for
+// another (screentext.Lookalikes over every action's addresses, sorted).
+func lookalikes(addrs map[string][]string) []screentext.Lookalike {
+	var all []string
+	for _, as := range addrs {
+		all = append(all, as...)
+	}
+	sort.Strings(all)
+	return screentext.Lookalikes(all)
 }
 
 // writeHolds writes the rules that hold the proposal: those still holding
@@ -319,13 +355,13 @@ func writeAddresses(w io.Writer, addrs map[string][]string) {
 func writeHolds(w io.Writer, v runView) {
 	for _, h := range v.Holds {
 		if h.ReleasedBy != "" {
-			fmt.Fprintf(w, "  released rule %s (%s) by %s\n", h.Rule, oneLine(h.Reason), h.ReleasedBy)
+			fmt.Fprintf(w, "  released rule %s (%s) by %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason), screentext.Field(h.ReleasedBy))
 			continue
 		}
 		if statusOf(v.Run) == StatusAwaitingApproval {
-			fmt.Fprintf(w, "  held by rule %s: %s; waits for %s\n", h.Rule, oneLine(h.Reason), h.WaitsFor)
+			fmt.Fprintf(w, "  held by rule %s: %s; waits for %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason), screentext.Sentence(h.WaitsFor))
 		} else {
-			fmt.Fprintf(w, "  held by rule %s: %s\n", h.Rule, oneLine(h.Reason))
+			fmt.Fprintf(w, "  held by rule %s: %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason))
 		}
 	}
 }

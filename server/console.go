@@ -174,7 +174,7 @@ func (c *console) proposal(r store.Run) *tui.Proposal {
 		tp.Addresses[a] = append(tp.Addresses[a], addrs...)
 	}
 	for _, f := range p.Findings {
-		tp.Findings = append(tp.Findings, tui.Finding{Address: f.Address, Reason: findingWhere(f) + f.Reason})
+		tp.Findings = append(tp.Findings, tui.Finding{Address: f.Address, Where: findingWhere(f), Reason: f.Reason})
 	}
 	for _, h := range c.s.holdViews(r) {
 		tp.Holds = append(tp.Holds, tui.Hold{Rule: h.Rule, Reason: h.Reason,
@@ -320,13 +320,13 @@ func (c *console) Cancel(ctx context.Context, id string) error {
 	return nil
 }
 
-// findingWhere is "file:line: " for a finding that names its file, or "".
+// findingWhere is "file:line" for a finding that names its file, or "".
 func findingWhere(f store.Finding) string {
 	switch {
 	case f.File == "":
 		return ""
 	case f.Line > 0:
-		return fmt.Sprintf("%s:%d: ", f.File, f.Line)
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
 	}
-	return f.File + ": "
+	return f.File
 }

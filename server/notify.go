@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"net/http"
 	"net/url"
@@ -303,9 +304,10 @@ func renderNotification(block *config.Notify, d store.Delivery) ([]byte, error) 
 	if err := json.Unmarshal(d.Body, &p); err != nil {
 		return nil, fmt.Errorf("reading the stored notification: %w", err)
 	}
-	return json.Marshal(struct {
+	b, err := json.Marshal(struct {
 		Text string `json:"text"`
 	}{"Switchtender: " + p.Summary})
+	return screentext.JSON(b), err
 }
 
 // notifyRun posts the deliveries a status change of r makes, if any.
@@ -327,6 +329,7 @@ func (s *Server) notifyRun(r store.Run, tn transitionNote) {
 				s.log.Error("encoding a notification", "run", r.ID, "err", err)
 				return
 			}
+			body = screentext.JSON(body)
 		}
 		ds = append(ds, store.Delivery{Notify: name, Event: event, Run: r.ID, Body: body, CreatedAt: time.Now(), NextAt: time.Now()})
 	}
@@ -380,7 +383,7 @@ func summaryOf(p notifyPayload) string {
 		config.EventRejected: "was rejected", config.EventApplied: "applied", config.EventFailed: "ended " + p.Status,
 		config.EventStale: "went stale (nothing applied)", config.EventDrift: "found drift",
 	}[p.Event]
-	line := fmt.Sprintf("run %s (%s of %s by %s) %s", p.Run, p.Kind, p.Template, p.Requester, what)
+	line := fmt.Sprintf("run %s (%s of %s by %s) %s", p.Run, p.Kind, screentext.Field(p.Template), screentext.Field(p.Requester), what)
 	if p.Drift != nil {
 		line += fmt.Sprintf(": %d changed outside OpenTofu", *p.Drift)
 	}

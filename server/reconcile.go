@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"time"
 
 	"github.com/switchtender/switchtender/seal"
@@ -75,7 +76,7 @@ func (s *Server) reconcilable(r store.Run) error {
 	case c != nil && !c.Drifted:
 		return errorf(ErrConflict, "check %s found no drift, so it kept no plan and there is nothing to reconcile", r.ID)
 	case statusOf(r) != StatusSucceeded || c == nil || !c.Kept || c.Plan == nil:
-		return errorf(ErrConflict, "check %s kept no plan (it is %s: %s); run the check again", r.ID, r.Status, oneLine(r.Message))
+		return errorf(ErrConflict, "check %s kept no plan (it is %s: %s); run the check again", r.ID, r.Status, screentext.Sentence(r.Message))
 	case t == nil:
 		return errorf(ErrConflict, "template %q of check %s is no longer configured, so its plan cannot be applied", r.Template, r.ID)
 	case t.Project != r.Project || t.Command != r.Command:

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"regexp"
 	"slices"
@@ -94,7 +95,7 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 	if !workerNameRE.MatchString(m.Name) {
 		return refuse("a worker's name holds letters, digits, '.', '_' and '-' only, at most 63 of them; rename it in its worker block")
 	}
-	m.Version = oneLine(m.Version)
+	m.Version = screentext.Field(m.Version)
 	if len(m.Version) > 64 {
 		m.Version = m.Version[:64]
 	}

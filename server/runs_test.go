@@ -341,8 +341,8 @@ func TestCommandOutputIsOneSentenceAndPrintable(t *testing.T) {
 			t.Errorf("%v printed raw control characters or a forged line:\n%q", args, out)
 		}
 	}
-	if out := h.mustSSH("bob", "show", "1"); !strings.Contains(out, `var region = "\x1b[2J\x1b[Hall clear\nfake line"`) {
-		t.Errorf("show 1 does not quote the value:\n%s", out)
+	if out := h.mustSSH("bob", "show", "1"); !strings.Contains(out, `var region = \x1b[2J\x1b[Hall clear\nfake line`) {
+		t.Errorf("show 1 does not escape the value as one unit:\n%s", out)
 	}
 }
 

@@ -55,7 +55,7 @@ func (d *runDetail) reconcileLine(c *CheckResult) string {
 	st := d.st
 	switch {
 	case !c.Reconcilable:
-		return trunc("reconcile: "+cleanLine(c.Reconcile), d.width)
+		return trunc("reconcile: "+cleanSentence(c.Reconcile), d.width)
 	case d.id.CanLaunch:
 		return st.waiting.Render(trunc("reconcile: can be proposed · P proposes applying exactly this plan", d.width))
 	}
@@ -74,7 +74,7 @@ func (d *runDetail) checkPanel() string {
 	d.writeDiffs(&b, "Changed outside OpenTofu", c.Drift)
 	d.writeDiffs(&b, "The configuration would", c.Changes)
 	for _, h := range c.Holds {
-		b.WriteString("A reconcile would be held by rule " + cleanLine(h.Rule) + " too: " + cleanLine(h.Reason) + "\n")
+		b.WriteString("A reconcile would be held by rule " + cleanLine(h.Rule) + " too: " + cleanSentence(h.Reason) + "\n")
 	}
 	if len(c.Holds) > 0 {
 		b.WriteString("\n")
@@ -95,12 +95,20 @@ func (d *runDetail) writeDiffs(b *strings.Builder, title string, ds []ResourceDi
 	if len(ds) == 0 {
 		b.WriteString("  nothing\n")
 	}
+	addrs := make([]string, len(ds))
+	for i, r := range ds {
+		addrs[i] = r.Address
+	}
+	looks := lookalikes(map[string][]string{"": addrs})
 	for _, r := range ds {
 		line := "  " + cleanLine(r.Action) + " " + cleanLine(r.Address)
 		if r.Action == "delete" {
 			line = d.st.danger.Render(line)
 		}
 		b.WriteString(line + "\n")
+		if l, ok := looks[r.Address]; ok {
+			b.WriteString(d.st.danger.Render("      ! "+l.String()) + "\n")
+		}
 		if len(r.Attributes) > 0 {
 			attrs := make([]string, len(r.Attributes))
 			for i, a := range r.Attributes {

@@ -129,9 +129,9 @@ func TestFollowLogAcrossChunks(t *testing.T) {
 	send(21, "line 4 caf\xc3")   // a rune split across chunks,
 	send(32, "\xa9 \x1b[31mred") // an escape sequence split too
 	send(42, "\x1b[0m done\n")   // ...and finished here
-	d.waitText("line 4 café red done")
+	d.waitText(`line 4 café \x1b[31mred\x1b[0m done`)
 	got := strings.Join(d.root().detail.log.lines, "\n")
-	if want := "line 1\nline 2\nline 3\nline 4 café red done\n"; got != want {
+	if want := "line 1\nline 2\nline 3\nline 4 café \\x1b[31mred\\x1b[0m done\n"; got != want {
 		t.Fatalf("log = %q, want %q", got, want)
 	}
 	if n := strings.Count(d.view(), "line 2"); n != 1 {

@@ -265,7 +265,7 @@ func (d *runDetail) whyNoReconcile() string {
 	case !d.env.id.CanLaunch:
 		return "you cannot propose a reconcile: your identity has no launch role"
 	case !d.run.Check.Reconcilable:
-		return "no reconcile: " + cleanLine(d.run.Check.Reconcile)
+		return "no reconcile: " + cleanSentence(d.run.Check.Reconcile)
 	}
 	return ""
 }

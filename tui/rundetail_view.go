@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/switchtender/switchtender/screentext"
 	"sort"
 	"strings"
 
@@ -62,7 +63,7 @@ func (d *runDetail) top() string {
 // maxMessageLines lines; a longer one ends with a pointer to m, which shows
 // it whole.
 func (d *runDetail) messageLines() string {
-	wrapped := lipgloss.NewStyle().Width(max(10, d.width)).Render("message: " + cleanLine(d.run.Message))
+	wrapped := lipgloss.NewStyle().Width(max(10, d.width)).Render("message: " + cleanSentence(d.run.Message))
 	lines := strings.Split(wrapped, "\n")
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], " ")
@@ -165,7 +166,7 @@ func (d *runDetail) summary(p *Proposal) string {
 	var b strings.Builder
 	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, big, side) + "\n")
 	if p.Stale {
-		b.WriteString(st.danger.Render(trunc("STALE: "+cleanLine(p.StaleReason), d.width)) + "\n")
+		b.WriteString(st.danger.Render(trunc("STALE: "+cleanSentence(p.StaleReason), d.width)) + "\n")
 	}
 	if p.NewerRun != "" {
 		b.WriteString(st.waiting.Render(trunc("a newer proposal exists: run "+cleanLine(p.NewerRun), d.width)) + "\n")
@@ -335,7 +336,7 @@ func (d *runDetail) setPanel(text string, keep bool) {
 func (d *runDetail) writeStale(b *strings.Builder, p *Proposal) {
 	if p.Stale {
 		b.WriteString(d.st.danger.Render("STALE: this plan can never apply") + "\n")
-		b.WriteString(lipgloss.NewStyle().PaddingLeft(2).Width(max(10, d.width)).Render(cleanLine(p.StaleReason)) + "\n")
+		b.WriteString(lipgloss.NewStyle().PaddingLeft(2).Width(max(10, d.width)).Render(cleanSentence(p.StaleReason)) + "\n")
 		b.WriteString("  " + d.rerunOr("R reruns it: a new run with the same answers") + "\n")
 	}
 	if p.NewerRun != "" {
@@ -349,6 +350,7 @@ func (d *runDetail) writeStale(b *strings.Builder, p *Proposal) {
 func (d *runDetail) writeAddresses(b *strings.Builder, p *Proposal) {
 	b.WriteString(d.st.label.Render("Resources by action") + "\n")
 	keys := addressKeys(p.Addresses)
+	looks := lookalikes(p.Addresses)
 	if len(keys) == 0 {
 		b.WriteString("  no resource changes\n")
 	}
@@ -364,8 +366,25 @@ func (d *runDetail) writeAddresses(b *strings.Builder, p *Proposal) {
 		}
 		for _, a := range p.Addresses[k] {
 			b.WriteString("    " + mark + " " + cleanLine(a) + "\n")
+			if l, ok := looks[a]; ok {
+				b.WriteString(d.st.danger.Render("      ! "+l.String()) + "\n")
+			}
 		}
 	}
+}
+
+// lookalikes marks, by address, the proposal's addresses a person could
+// take for another (screentext.Lookalikes over every action's addresses).
+func lookalikes(addrs map[string][]string) map[string]screentext.Lookalike {
+	var all []string
+	for _, k := range addressKeys(addrs) {
+		all = append(all, addrs[k]...)
+	}
+	out := map[string]screentext.Lookalike{}
+	for _, l := range screentext.Lookalikes(all) {
+		out[l.Address] = l
+	}
+	return out
 }
 
 // addressKeys orders the actions: the known ones first, then the others by
@@ -405,7 +424,7 @@ func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
 	}
 	b.WriteString(d.st.label.Render(label) + "\n")
 	for _, h := range p.Holds {
-		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanLine(h.Reason) + "\n")
+		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanSentence(h.Reason) + "\n")
 		switch {
 		case h.ReleasedBy != "":
 			b.WriteString("      released by " + cleanLine(h.ReleasedBy) + "\n")
@@ -441,7 +460,11 @@ func (d *runDetail) writeFindings(b *strings.Builder, p *Proposal) {
 		b.WriteString("\n" + d.st.label.Render(fmt.Sprintf("Scan findings (%d)", len(p.Findings))) + "\n")
 	}
 	for _, f := range p.Findings {
-		b.WriteString("  ! " + cleanLine(f.Address) + "\n      " + cleanLine(f.Reason) + "\n")
+		where := ""
+		if f.Where != "" {
+			where = cleanLine(f.Where) + ": "
+		}
+		b.WriteString("  ! " + cleanLine(f.Address) + "\n      " + where + cleanLine(f.Reason) + "\n")
 	}
 }
 

@@ -264,7 +264,7 @@ func (l *runList) messageLine() string {
 		return ""
 	}
 	r := l.runs[l.cursor]
-	line := cleanLine(r.ID) + ": " + cleanLine(r.Message)
+	line := cleanLine(r.ID) + ": " + cleanSentence(r.Message)
 	if lipgloss.Width(line) <= l.width {
 		return line
 	}

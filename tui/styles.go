@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/switchtender/switchtender/screentext"
 )
 
 // styles are the session's lipgloss styles. With noColor every style is
@@ -59,126 +60,49 @@ func newStyles(noColor bool) styles {
 }
 
 // sanitizer turns untrusted bytes (a run log, plan text) into text that is
-// safe to draw: escape sequences (CSI, OSC, others) and control characters
-// are dropped, tabs become four spaces, a lone carriage return is dropped and
-// invalid UTF-8 becomes U+FFFD. It keeps state across writes, so a rune or an
-// escape sequence split between two log chunks is handled as one.
+// safe to draw, as screentext.Text does, rune by rune: a control character,
+// an escape sequence's ESC, a bidirectional control or an invisible
+// character is shown as a visible escape (\x1b], \u{202e}), never dropped,
+// so no string a configuration opens can swallow the text after it; tabs
+// become four spaces. It holds back a rune split between two log chunks
+// until the next one completes it.
 type sanitizer struct {
-	state   int // sanText, sanEsc, sanCSI, sanString, sanStrEsc
-	pending []byte
+	st screentext.Stream
 }
-
-// Sanitizer states.
-const (
-	sanText   = iota // text
-	sanEsc           // after ESC
-	sanCSI           // in a CSI sequence
-	sanString        // in an OSC, DCS, APC, PM or SOS string
-	sanStrEsc        // ESC inside such a string
-)
 
 // write returns the safe text of p, holding back an incomplete rune at its
 // end until the next write.
 func (z *sanitizer) write(p []byte) string {
-	data := p
-	if len(z.pending) > 0 {
-		data = append(z.pending, p...)
-	}
-	z.pending = nil
-	var b strings.Builder
-	b.Grow(len(data))
-	for len(data) > 0 {
-		if z.state == sanText {
-			// A run of printable ASCII and newlines, the bulk of a log,
-			// passes as is.
-			if i := plainPrefix(data); i > 0 {
-				b.Write(data[:i])
-				data = data[i:]
-				continue
-			}
-		}
-		if !utf8.FullRune(data) {
-			z.pending = append([]byte(nil), data...)
-			break
-		}
-		r, n := utf8.DecodeRune(data)
-		data = data[n:]
-		if z.state == sanText {
-			z.text(&b, r)
-		} else {
-			z.escape(r)
-		}
-	}
-	return b.String()
+	return expandTabs(z.st.Write(p))
 }
 
-// plainPrefix is the length of data's leading run of printable ASCII and
-// newlines.
-func plainPrefix(data []byte) int {
-	i := 0
-	for i < len(data) && (data[i] == '\n' || (data[i] >= 0x20 && data[i] < 0x7f)) {
-		i++
+// expandTabs turns each tab into four spaces.
+func expandTabs(s string) string {
+	if !strings.Contains(s, "\t") {
+		return s
 	}
-	return i
+	return strings.ReplaceAll(s, "\t", "    ")
 }
 
-// escape consumes r inside an escape sequence: nothing of it is shown.
-func (z *sanitizer) escape(r rune) {
-	switch z.state {
-	case sanEsc:
-		switch r {
-		case '[':
-			z.state = sanCSI
-		case ']', 'P', '_', '^', 'X':
-			z.state = sanString
-		default:
-			z.state = sanText
-		}
-	case sanCSI:
-		if r >= 0x40 && r <= 0x7e {
-			z.state = sanText
-		}
-	case sanString:
-		switch r {
-		case 0x07:
-			z.state = sanText
-		case 0x1b:
-			z.state = sanStrEsc
-		}
-	case sanStrEsc:
-		z.state = sanText
-		if r != '\\' {
-			z.state = sanString
-		}
-	}
-}
-
-// text writes r as text: an ESC starts a sequence, a tab is four spaces,
-// other control characters are dropped.
-func (z *sanitizer) text(b *strings.Builder, r rune) {
-	switch {
-	case r == 0x1b:
-		z.state = sanEsc
-	case r == '\n':
-		b.WriteByte('\n')
-	case r == '\t':
-		b.WriteString("    ")
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-		// control character: dropped
-	default:
-		b.WriteRune(r)
-	}
-}
-
-// clean sanitizes one complete string from the Backend.
+// clean sanitizes one complete text of many lines from the Backend (plan
+// text, a message box) as sanitizer does.
 func clean(s string) string {
-	var z sanitizer
-	return z.write([]byte(s)) + z.write(nil)
+	return expandTabs(screentext.Text(s))
 }
 
-// cleanLine is clean with newlines folded to spaces, for one-line fields.
+// cleanLine is one value from outside the server (a name, an address, a
+// key, an answer, a branch) escaped as one unit (screentext.Field): a
+// newline, a tab or a control character in it shows as its escape.
 func cleanLine(s string) string {
-	return strings.ReplaceAll(clean(s), "\n", " ")
+	return screentext.Field(s)
+}
+
+// cleanSentence is one line the server composed (a run's message, a rule's
+// reason), whose outside values the server escaped already: hidden
+// characters and newlines are escaped, backslashes left as they are
+// (screentext.Sentence).
+func cleanSentence(s string) string {
+	return screentext.Sentence(s)
 }
 
 // trunc cuts plain text to at most w cells, marking a cut with "…".

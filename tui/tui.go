@@ -39,8 +39,10 @@ type RunSummary struct {
 }
 
 // Finding is one result of the configuration scan: the address of a data
-// source that may run code or write (module.network.data.external.lookup) and why.
-type Finding struct{ Address, Reason string }
+// source that may run code or write (module.network.data.external.lookup),
+// where it is declared ("main.tf:4", empty when unknown) and why. Each is
+// shown escaped as its own unit, so a file name cannot hide the reason.
+type Finding struct{ Address, Where, Reason string }
 
 // Hold is one rule that holds a proposal, why it does, and who may release
 // it. Each holding rule is released by one of its own approvers.
