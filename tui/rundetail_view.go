@@ -330,7 +330,7 @@ func (d *runDetail) setPanel(head, plan string, keep bool) {
 	text := d.plan.of(plan)
 	if head != d.propHead || d.plan.builds != before || len(d.prop.lines) == 0 {
 		d.propHead = head
-		d.prop.setText(measureLines(strings.Split(head, "\n")), text)
+		d.prop.setText(measureLines(strings.Split(strings.TrimSuffix(head, "\n"), "\n")), text)
 	}
 	if !keep {
 		d.prop.gotoTop()
