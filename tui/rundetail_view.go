@@ -624,9 +624,11 @@ func (d *runDetail) layout() {
 }
 
 func (d *runDetail) View() string {
-	body := d.log.view()
+	var body string
 	if d.pane == paneProposal && d.hasPanel() {
 		body = d.prop.view()
+	} else {
+		body = d.log.view()
 	}
 	top := strings.TrimSuffix(d.top(), "\n")
 	return top + "\n" + body + "\n" + d.bottom()
