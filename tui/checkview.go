@@ -63,13 +63,13 @@ func (d *runDetail) reconcileLine(c *CheckResult) string {
 }
 
 // checkPanel is the Check pane's text, for a check that recorded its
-// finding.
-func (d *runDetail) checkPanel() string {
+// finding: the lines above the plan text, and the plan text.
+func (d *runDetail) checkPanel() (head, plan string) {
 	c, st := d.run.Check, d.st
 	var b strings.Builder
 	if !c.Drifted {
 		b.WriteString("No drift: the state matches the configuration.\n")
-		return b.String()
+		return b.String(), ""
 	}
 	d.writeDiffs(&b, "Changed outside OpenTofu", c.Drift)
 	d.writeDiffs(&b, "The configuration would", c.Changes)
@@ -82,10 +82,8 @@ func (d *runDetail) checkPanel() string {
 	b.WriteString(st.label.Render("Plan (tofu's rendering, masked)") + "\n")
 	if c.PlanText == "" {
 		b.WriteString("  (no plan text)\n")
-	} else {
-		b.WriteString(strings.TrimRight(clean(c.PlanText), "\n") + "\n")
 	}
-	return b.String()
+	return b.String(), c.PlanText
 }
 
 // writeDiffs lists resource diffs under title: the action and address,

@@ -8,24 +8,24 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 )
 
-// logView is the log pane: a soft-wrapping, scrolling view of a log that
-// only grows. bubbles' viewport measures every line of its content on each
-// SetContent, scroll and draw, which made replaying a long log quadratic;
-// logView measures each line once, as it arrives, and keeps a running count
-// of screen rows, so appending costs O(appended text) and drawing O(screen),
-// whatever the log's length. Only a width change re-counts the rows (from
+// logView is a soft-wrapping, scrolling view of text: the log pane (a log
+// that only grows) and the proposal pane (a text replaced as a whole).
+// bubbles' viewport measures every line of its content on each
+// SetContent, scroll and draw, which made replaying a long log quadratic
+// and a scroll key on a plan text of megabytes take seconds; logView
+// measures each line once, as it arrives, and keeps a running count of
+// screen rows, so appending costs O(appended text) and drawing O(screen),
+// whatever the text's length. Only a width change re-counts the rows (from
 // the kept widths, without measuring text again).
 type logView struct {
-	lines  []string // the log's cleaned lines; the last may be partial ("" after a final newline)
-	widths []int    // widths[i] is the cell width of lines[i]
-	rows   []int    // rows[i] is the screen rows lines[:i] take; len(rows) == len(lines)+1
-	width  int
-	height int
-	top    int // first screen row shown
-	keys   viewport.KeyMap
+	textLines       // the cleaned lines; in a log the last may be partial ("" after a final newline)
+	rows      []int // rows[i] is the screen rows lines[:i] take; len(rows) == len(lines)+1
+	width     int
+	height    int
+	top       int // first screen row shown
+	keys      viewport.KeyMap
 }
 
 func newLogView() logView {
@@ -52,22 +52,61 @@ func (v *logView) appendText(s string) {
 	last := len(v.lines) - 1
 	if parts[0] != "" {
 		v.lines[last] += parts[0]
-		if len(v.lines[last]) <= 4096 {
-			v.widths[last] = cellWidth(v.lines[last])
-		} else {
-			// A line that long is measured piecewise, so a line that never
-			// ends costs no more than its text; a grapheme split between
-			// pieces may be counted a cell too wide.
-			v.widths[last] += cellWidth(parts[0])
-		}
+		v.measure(last)
 		v.rows[last+1] = v.rows[last] + v.rowsOf(v.widths[last])
 	}
 	for _, p := range parts[1:] {
-		w := cellWidth(p)
 		v.lines = append(v.lines, p)
-		v.widths = append(v.widths, w)
-		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(w))
+		v.widths = append(v.widths, 0)
+		v.measure(len(v.lines) - 1)
+		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(v.widths[len(v.lines)-1]))
 	}
+}
+
+// setText replaces the view's text with parts, one after the other, less
+// the empty lines at its end; the top row stays where it was as far as the
+// new text allows.
+func (v *logView) setText(parts ...textLines) {
+	n := 0
+	for _, p := range parts {
+		n += len(p.lines)
+	}
+	t := textLines{lines: make([]string, 0, n), widths: make([]int, 0, n)}
+	for _, p := range parts {
+		for i, ms := range p.marks {
+			if t.marks == nil {
+				t.marks = map[int][]cutMark{}
+			}
+			t.marks[len(t.lines)+i] = ms
+		}
+		t.lines = append(t.lines, p.lines...)
+		t.widths = append(t.widths, p.widths...)
+	}
+	for len(t.lines) > 0 && t.lines[len(t.lines)-1] == "" {
+		t.lines, t.widths = t.lines[:len(t.lines)-1], t.widths[:len(t.widths)-1]
+	}
+	v.textLines = t
+	v.recount()
+}
+
+// recount counts the screen rows of every line again, from the kept
+// widths, and keeps the top row in range.
+func (v *logView) recount() {
+	v.rows = append(v.rows[:0], 0)
+	for _, lw := range v.widths {
+		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(lw))
+	}
+	v.setTop(v.top)
+}
+
+// percent is how far down the view is scrolled, from 0 to 1, as bubbles'
+// viewport's ScrollPercent says it (1 when everything fits).
+func (v *logView) percent() float64 {
+	total := v.totalRows()
+	if v.height >= total {
+		return 1
+	}
+	return max(0, min(1, float64(v.top)/float64(total-v.height)))
 }
 
 // shown is how many lines are on show: all but an empty partial last line.
@@ -161,19 +200,8 @@ func (v *logView) view() string {
 			continue
 		}
 		for r := sub; r < v.rowsOf(v.widths[line]) && len(out) < v.height; r++ {
-			out = append(out, ansi.Cut(l, r*v.width, (r+1)*v.width))
+			out = append(out, v.cut(line, r*v.width, (r+1)*v.width))
 		}
 	}
 	return lipgloss.NewStyle().Width(v.width).Height(v.height).Render(strings.Join(out, "\n"))
-}
-
-// cellWidth is the cells s takes on screen; s is cleaned text (no control
-// characters), so printable ASCII is one cell a byte.
-func cellWidth(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return ansi.StringWidth(s)
-		}
-	}
-	return len(s)
 }

@@ -6,7 +6,6 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
-	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -111,8 +110,13 @@ type runDetail struct {
 	endedAt string
 	logErr  error
 
-	propVP viewport.Model
-	pane   int
+	// prop is the proposal (or check) pane; plan keeps its plan text
+	// cleaned and measured, and propHead is the text above the plan it
+	// shows, so a refresh that changed neither leaves the pane as it is.
+	prop     logView
+	plan     planLines
+	propHead string
+	pane     int
 
 	mode          int
 	confirmDigest string
@@ -126,8 +130,7 @@ func newRunDetail(e env, id string, gen int) *runDetail {
 	ctx, cancel := context.WithCancel(e.ctx)
 	d := &runDetail{env: e, runID: id, gen: gen, ctx: ctx, cancel: cancel, following: true, help: newHelp(e.st)}
 	d.log = newLogView()
-	d.propVP = viewport.New()
-	d.propVP.SoftWrap = true
+	d.prop = newLogView()
 	d.reason = textinput.New()
 	d.reason.Prompt = "reason: "
 	d.reason.Placeholder = "why this proposal is turned down (optional)"
@@ -464,7 +467,7 @@ func (d *runDetail) onProposalChange() {
 	}
 	d.propSeen = panel
 	d.renderProposal(false)
-	d.propVP.GotoTop()
+	d.prop.gotoTop()
 }
 
 func (d *runDetail) dropStaleDialog(digest string) {

@@ -164,11 +164,11 @@ func (d *runDetail) open(why string, mode int) tea.Cmd {
 func (d *runDetail) proposalKey(msg tea.KeyPressMsg) {
 	switch {
 	case key.Matches(msg, keyTop):
-		d.propVP.GotoTop()
+		d.prop.gotoTop()
 	case key.Matches(msg, keyFollow):
-		d.propVP.GotoBottom()
+		d.prop.gotoBottom()
 	default:
-		d.propVP, _ = d.propVP.Update(msg)
+		d.prop.update(msg)
 	}
 }
 

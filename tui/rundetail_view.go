@@ -296,11 +296,12 @@ var actionMark = map[string]string{"destroy": "-", "replace": "-/+", "change": "
 // scroll position.
 func (d *runDetail) renderProposal(keep bool) {
 	if d.hasCheck() {
-		d.setPanel(d.checkPanel(), keep)
+		head, plan := d.checkPanel()
+		d.setPanel(head, plan, keep)
 		return
 	}
 	if !d.hasProposal() {
-		d.propVP.SetContent("")
+		d.setPanel("", "", false)
 		return
 	}
 	p := d.run.Proposal
@@ -316,18 +317,24 @@ func (d *runDetail) renderProposal(keep bool) {
 	b.WriteString("\n" + d.st.label.Render("Plan (tofu's rendering, masked)") + "\n")
 	if p.PlanText == "" {
 		b.WriteString("  (no plan text)\n")
-	} else {
-		b.WriteString(strings.TrimRight(clean(p.PlanText), "\n") + "\n")
 	}
-	d.setPanel(b.String(), keep)
+	d.setPanel(b.String(), p.PlanText, keep)
 }
 
-// setPanel puts text in the proposal pane; keep keeps the scroll position.
-func (d *runDetail) setPanel(text string, keep bool) {
-	y := d.propVP.YOffset()
-	d.propVP.SetContent(strings.TrimRight(text, "\n"))
-	if keep {
-		d.propVP.SetYOffset(y)
+// setPanel puts head (the pane's own lines) and then the plan text plan,
+// cleaned line by line, in the proposal pane; keep keeps the scroll
+// position. The plan text is cleaned and measured once per text (d.plan),
+// and a head and plan both unchanged leave the pane as it is, so a refresh
+// costs the head's text, not the plan's.
+func (d *runDetail) setPanel(head, plan string, keep bool) {
+	before := d.plan.builds
+	text := d.plan.of(plan)
+	if head != d.propHead || d.plan.builds != before || len(d.prop.lines) == 0 {
+		d.propHead = head
+		d.prop.setText(measureLines(strings.Split(strings.TrimSuffix(head, "\n"), "\n")), text)
+	}
+	if !keep {
+		d.prop.gotoTop()
 	}
 }
 
@@ -557,7 +564,7 @@ func (d *runDetail) paneStatus() string {
 		if d.hasCheck() {
 			name = "check"
 		}
-		return fmt.Sprintf("%s %3.0f%%", name, d.propVP.ScrollPercent()*100)
+		return fmt.Sprintf("%s %3.0f%%", name, d.prop.percent()*100)
 	}
 	switch {
 	case d.logErr != nil:
@@ -632,8 +639,7 @@ func (d *runDetail) allKeys() bindings {
 func (d *runDetail) layout() {
 	top := strings.TrimSuffix(d.top(), "\n")
 	h := max(1, d.h-lipgloss.Height(top)-lipgloss.Height(d.bottom()))
-	d.propVP.SetWidth(d.width)
-	d.propVP.SetHeight(h)
+	d.prop.setSize(d.width, h)
 	d.log.setSize(d.width, h)
 	if d.following {
 		d.log.gotoBottom()
@@ -641,9 +647,11 @@ func (d *runDetail) layout() {
 }
 
 func (d *runDetail) View() string {
-	body := d.log.view()
+	var body string
 	if d.pane == paneProposal && d.hasPanel() {
-		body = d.propVP.View()
+		body = d.prop.view()
+	} else {
+		body = d.log.view()
 	}
 	top := strings.TrimSuffix(d.top(), "\n")
 	return top + "\n" + body + "\n" + d.bottom()
