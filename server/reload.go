@@ -34,9 +34,6 @@ func (s *Server) config() *config.Config { return s.live.Load().cfg }
 // currentRules are the gate rules of the configuration now.
 func (s *Server) currentRules() []*gate.Rule { return s.live.Load().rules }
 
-// currentExemptions are the exemptions of the configuration now.
-func (s *Server) currentExemptions() []*gate.Exemption { return s.live.Load().exemptions }
-
 // Reload replaces the configuration with cfg, which the caller loaded
 // (a configuration that does not load never reaches here: the caller logs
 // its errors and the old one stays). It is judged first as `check` and

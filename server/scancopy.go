@@ -179,34 +179,6 @@ func isConfigName(name string) bool {
 	return false
 }
 
-// copyTree copies the tree at src (directories, regular files, symbolic
-// links as links) to dest, which must not exist yet.
-func copyTree(src, dest string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dest, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.Type().IsRegular():
-			return copyFile(p, target)
-		}
-		return fmt.Errorf("%s is neither a file, a directory nor a link; not copied", p)
-	})
-}
-
 // copyFile copies the regular file src to a new file dest (never through a
 // link), keeping its executable bits.
 func copyFile(src, dest string) error {

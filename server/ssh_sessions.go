@@ -45,13 +45,6 @@ func (sl *sessionSlots) take(n *int, limit int) func() {
 	}
 }
 
-// open returns the counts of open channels and running handlers.
-func (sl *sessionSlots) open() (channels, handlers int) {
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	return sl.channels, sl.handlers
-}
-
 // sessionLimitReason is the sentence a refused channel carries.
 func sessionLimitReason(limit int) string {
 	return fmt.Sprintf("this connection already has %d sessions open, the most one may (ssh_max_sessions_per_connection); close one, or open another connection", limit)
