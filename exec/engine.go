@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/switchtender/switchtender/exec/tofubin"
 )
 
 // Engine is the tool a run's template selects.
@@ -63,6 +65,18 @@ func (e Engine) Find(pathEnv string) (string, error) {
 		}
 		return p, nil
 	}
-	return "", fmt.Errorf("tool %s needs the %q binary, which is not on the PATH of the process executing runs (PATH=%q): install it into one of those directories or add its directory to that PATH, then start the server again",
-		e.Name, e.Binary, pathEnv)
+	return "", fmt.Errorf("tool %s needs the %q binary, which is not on the PATH of the process executing runs (PATH=%q): install it into one of those directories or add its directory to that PATH, then start the server again%s",
+		e.Name, e.Binary, pathEnv, pinnedHint(e.Binary))
+}
+
+// pinnedHint names the pinned OpenTofu that `switchtender demo`, `switchtender
+// tofu` and the tests build (tofubin.CachedPath) when binary is tofu and that
+// build exists, so a user who ran the demo knows which directory to add;
+// "" otherwise.
+func pinnedHint(binary string) string {
+	p := tofubin.CachedPath()
+	if fi, err := os.Stat(p); binary != "tofu" || err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return fmt.Sprintf(" (the pinned OpenTofu the demo built is %s: add %s to that PATH)", p, filepath.Dir(p))
 }

@@ -153,7 +153,11 @@ func keepPlan(x *execution, plan []byte) error {
 		return fmt.Errorf("storing the sealed plan: %w", err)
 	}
 	x.say("drift: %d changed outside OpenTofu; the configuration would make %s; plan digest %s kept, sealed", len(x.drift.Drift), counts, p.Digest)
-	return end(StatusSucceeded, 2, "Drift found: %d changed outside OpenTofu, and applying the configuration would make %s. The plan %s is kept, sealed: `reconcile %s` proposes applying exactly that plan.", len(x.drift.Drift), counts, p.Digest, x.run.ID)
+	next := fmt.Sprintf("`reconcile %s` proposes applying exactly that plan", x.run.ID)
+	if len(p.Refusals) > 0 { // a reconcile from it would be refused: say so, not that one can be proposed
+		next = fmt.Sprintf("the rules refuse applying it (%s), so `reconcile %s` is refused", reasons(p.Refusals), x.run.ID)
+	}
+	return end(StatusSucceeded, 2, "Drift found: %d changed outside OpenTofu, and applying the configuration would make %s. The plan %s is kept, sealed: %s.", len(x.drift.Drift), counts, p.Digest, next)
 }
 
 // diffsOf converts the gate's diffs to the store's.

@@ -358,9 +358,12 @@ func writeHolds(w io.Writer, v runView) {
 			fmt.Fprintf(w, "  released rule %s (%s) by %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason), screentext.Field(h.ReleasedBy))
 			continue
 		}
-		if statusOf(v.Run) == StatusAwaitingApproval {
+		switch statusOf(v.Run) {
+		case StatusRefused: // a refused run was never held: the rule would have held it
+			fmt.Fprintf(w, "  rule %s would also have held it: %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason))
+		case StatusAwaitingApproval:
 			fmt.Fprintf(w, "  held by rule %s: %s; waits for %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason), screentext.Sentence(h.WaitsFor))
-		} else {
+		default:
 			fmt.Fprintf(w, "  held by rule %s: %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason))
 		}
 	}

@@ -203,6 +203,13 @@ func holdLines(hs []Hold, status string) []string {
 	if len(hs) == 0 {
 		return []string{"no rule held it: the saved plan"}
 	}
+	if status == "refused" { // never held: the rules refused it, so nothing could release it
+		var rules []string
+		for _, h := range hs {
+			rules = append(rules, cleanLine(h.Rule))
+		}
+		return []string{"would also have held it: " + strings.Join(rules, ", "), "refused by the rules: no approval releases it"}
+	}
 	if status != "awaiting_approval" && !allReleased(hs) {
 		var rules []string
 		for _, h := range hs {
@@ -429,6 +436,9 @@ func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
 	if !held {
 		label = "Why it was held"
 	}
+	if d.run.Status == "refused" {
+		label = "Rules that would also have held it"
+	}
 	b.WriteString(d.st.label.Render(label) + "\n")
 	for _, h := range p.Holds {
 		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanSentence(h.Reason) + "\n")
@@ -437,6 +447,7 @@ func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
 			b.WriteString("      released by " + cleanLine(h.ReleasedBy) + "\n")
 		case held:
 			b.WriteString("      waits for " + waitsFor(h) + "\n")
+		case d.run.Status == "refused":
 		default:
 			b.WriteString("      not released\n")
 		}

@@ -44,7 +44,7 @@ func checkFlags() (*flag.FlagSet, checkArgs) {
 	fs.SetOutput(io.Discard)
 	return fs, checkArgs{
 		cfgPath: fs.String("config", "switchtender.hcl", "the configuration `FILE` (HCL)"),
-		json:    fs.Bool("json", false, "print a JSON report: {config, ok, problems: [{where, problem}], notes}"),
+		json:    fs.Bool("json", false, "print a JSON report: {config, ok, problems: [{where, problem, severity}], notes}"),
 	}
 }
 
@@ -64,6 +64,9 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		return usageError{"check takes --config FILE [--json] and nothing else"}
 	}
 	found, notes := checkProblems(*cfgPath)
+	if found == nil {
+		found = []server.Problem{} // a clean report prints "problems": [], never null
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -75,7 +75,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg.Server.SSHListen = addr
 	g := guide{dir: dir, next: nextRunNumber(cfg.Server.DataDir), ownKey: ownKeyIn(cfg)}
 	environ := withPath(os.Environ(), tofubin.PathWith(tofu, os.Getenv("PATH")))
-	return serve(ctx, cfg, environ, stderr, func(addr string) {
+	return serve(ctx, cfg, cfgPath, environ, stderr, func(addr string) {
 		sshConfig, err := writeSSHConfig(dir, addr)
 		if err != nil {
 			fmt.Fprintf(stderr, "switchtender: %v\n", err)

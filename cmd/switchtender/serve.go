@@ -96,10 +96,11 @@ func newLogger(out io.Writer, format, level string) (*slog.Logger, error) {
 }
 
 // serve runs a control node until ctx ends, with a text operator log on
-// logOut.
-func serve(ctx context.Context, cfg *config.Config, environ []string, logOut io.Writer, ready func(addr string)) error {
+// logOut; SIGHUP (`switchtender reload`) reloads cfg from cfgPath, the
+// file it was loaded from.
+func serve(ctx context.Context, cfg *config.Config, cfgPath string, environ []string, logOut io.Writer, ready func(addr string)) error {
 	logger, _ := newLogger(logOut, "text", "info")
-	return serveLogged(ctx, cfg, environ, logger, serveChoices{}, ready)
+	return serveLogged(ctx, cfg, environ, logger, serveChoices{cfgPath: cfgPath}, ready)
 }
 
 // serveChoices are serve's choices beyond the configuration.
