@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,48 @@ const LockFileName = ".terraform.lock.hcl"
 type Identity struct {
 	Files map[string][32]byte // root module configuration files by base name
 	Lock  string              // what the dependency lock file locks (lockedProviders); "" when nothing
+	// VarFiles are the variable files OpenTofu loads by itself from the
+	// directory (IsAutoVarFile) by name. Every process evaluates the root
+	// module's encryption and backend blocks with their values, a saved
+	// plan's apply included, and the plan does not store them: DirIdentity
+	// reads them, PlanIdentity leaves them nil, and Diff compares them only
+	// when the Identity that was weighed has them (non-nil), from what was
+	// recorded when the plan was made (VarFileSums).
+	VarFiles map[string][32]byte
+}
+
+// IsAutoVarFile reports whether OpenTofu loads a file of this name in the
+// working directory as variable values without being told to
+// (internal/command/meta_vars.go addVarsFromDir): terraform.tfvars,
+// terraform.tfvars.json, *.auto.tfvars and *.auto.tfvars.json.
+func IsAutoVarFile(name string) bool {
+	return name == "terraform.tfvars" || name == "terraform.tfvars.json" ||
+		strings.HasSuffix(name, ".auto.tfvars") || strings.HasSuffix(name, ".auto.tfvars.json")
+}
+
+// VarFileSums is VarFiles as recorded with a proposal: name to the
+// sha256's hex; never nil, so an Identity built from it compares.
+func (id Identity) VarFileSums() map[string]string {
+	out := map[string]string{}
+	for n, sum := range id.VarFiles {
+		out[n] = hex.EncodeToString(sum[:])
+	}
+	return out
+}
+
+// WithVarFiles is id comparing the variable files recorded as sums
+// (VarFileSums' form; nil stands for none, so it still compares); a sum
+// that is not 64 hex digits is an error.
+func (id Identity) WithVarFiles(sums map[string]string) (Identity, error) {
+	id.VarFiles = map[string][32]byte{}
+	for n, h := range sums {
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) != 32 {
+			return Identity{}, fmt.Errorf("the recorded sha256 of %s is not 64 hex digits", n)
+		}
+		id.VarFiles[n] = [32]byte(b)
+	}
+	return id, nil
 }
 
 // PlanIdentity reads the Identity a saved plan (the plan file's bytes)
@@ -93,10 +136,10 @@ func DirIdentity(dir string) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("reading the working directory: %w", err)
 	}
-	id := Identity{Files: map[string][32]byte{}}
+	id := Identity{Files: map[string][32]byte{}, VarFiles: map[string][32]byte{}}
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || (name != LockFileName && configExt(name) == "") {
+		if e.IsDir() || (name != LockFileName && configExt(name) == "" && !IsAutoVarFile(name)) {
 			continue
 		}
 		src, err := readRegular(filepath.Join(dir, name))
@@ -105,6 +148,8 @@ func DirIdentity(dir string) (Identity, error) {
 			continue // a link to nothing: OpenTofu reads no such file either
 		case err != nil:
 			return Identity{}, err
+		case IsAutoVarFile(name):
+			id.VarFiles[name] = sha256.Sum256(src)
 		case name == LockFileName:
 			if id.Lock, err = lockedProviders(src); err != nil {
 				return Identity{}, fmt.Errorf("reading %s: %w", LockFileName, err)
@@ -218,9 +263,34 @@ func (want Identity) Diff(got Identity) []string {
 			out = append(out, n+" is new")
 		}
 	}
+	if want.VarFiles != nil {
+		out = append(out, diffVarFiles(want.VarFiles, got.VarFiles)...)
+	}
 	sort.Strings(out)
 	if want.Lock != got.Lock {
 		out = append(out, LockFileName+" changed (it locks other providers, versions or hashes than when the plan was made)")
+	}
+	return out
+}
+
+// diffVarFiles lists how the variable files got differ from want's:
+// "x.auto.tfvars is new (OpenTofu loads its values by itself)", "x
+// changed", "x is gone".
+func diffVarFiles(want, got map[string][32]byte) []string {
+	var out []string
+	for n, sum := range want {
+		g, ok := got[n]
+		switch {
+		case !ok:
+			out = append(out, n+" is gone")
+		case g != sum:
+			out = append(out, n+" changed")
+		}
+	}
+	for n := range got {
+		if _, ok := want[n]; !ok {
+			out = append(out, n+" is new (OpenTofu loads its variable values by itself)")
+		}
 	}
 	return out
 }

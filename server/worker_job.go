@@ -32,10 +32,11 @@ type workerRun struct {
 	masker   *mask.Masker
 	out      *mask.Writer
 	step     string
-	plan     []byte         // an apply phase's released plan, from the sealed payload
-	digest   string         // its digest
-	planned  *scan.Identity // the configuration the released plan was made from (weighPlanned)
-	dirID    string         // the working directory's device and inode when the run started
+	plan     []byte            // an apply phase's released plan, from the sealed payload
+	digest   string            // its digest
+	varFiles map[string]string // the variable files its plan's directory held (relayPayload.VarFiles)
+	planned  *scan.Identity    // the configuration the released plan was made from (weighPlanned)
+	dirID    string            // the working directory's device and inode when the run started
 
 	verdict  <-chan relayMsg // the control node's decision on a scanned job's evidence
 	scanned  *store.Scan     // a scanned job's evidence, once the control node let it plan
@@ -120,7 +121,7 @@ func (x *workerRun) prepare(ctx context.Context) error {
 		return err
 	}
 	x.masker.Add(payload.Secrets...)
-	x.plan, x.digest = payload.Plan, payload.Digest
+	x.plan, x.digest, x.varFiles = payload.Plan, payload.Digest, payload.VarFiles
 	if payload.Env == nil {
 		payload.Env = map[string]string{}
 	}
@@ -226,6 +227,9 @@ func (x *workerRun) weighPlanned() error {
 	want, err := scan.PlanIdentity(x.plan)
 	if err != nil {
 		return end(StatusFailed, -1, "Refused to apply: the saved plan's configuration snapshot cannot be read (%v), so the working directory cannot be checked against it; nothing ran and nothing was applied.", err)
+	}
+	if want, err = want.WithVarFiles(x.varFiles); err != nil {
+		return end(StatusFailed, -1, "Refused to apply: %v, so the working directory cannot be checked against the plan; nothing ran and nothing was applied.", err)
 	}
 	x.planned = &want
 	return x.checkPlanned("init")

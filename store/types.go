@@ -122,6 +122,11 @@ type Proposal struct {
 	// the working directory's state: the proposal can never apply.
 	Stale       bool   `json:"stale"`
 	StaleReason string `json:"stale_reason"` // a sentence: what changed and what to do
+	// VarFiles are the variable files OpenTofu loaded by itself in the
+	// directory the plan was made in (terraform.tfvars, *.auto.tfvars and
+	// their .json spellings), name to sha256 hex: the apply phase finds
+	// the same ones or starts nothing (scan.Identity.VarFiles).
+	VarFiles map[string]string `json:"var_files,omitempty"`
 }
 
 // Hold is a rule's decision on a proposal: which rule, why, who may release.
