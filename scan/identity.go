@@ -39,13 +39,15 @@ const LockFileName = ".terraform.lock.hcl"
 type Identity struct {
 	Files map[string][32]byte // root module configuration files by base name
 	Lock  string              // what the dependency lock file locks (lockedProviders); "" when nothing
-	// VarFiles are the variable files OpenTofu loads by itself from the
-	// directory (IsAutoVarFile) by name. Every process evaluates the root
-	// module's encryption and backend blocks with their values, a saved
-	// plan's apply included, and the plan does not store them: DirIdentity
-	// reads them, PlanIdentity leaves them nil, and Diff compares them only
-	// when the Identity that was weighed has them (non-nil), from what was
-	// recorded when the plan was made (VarFileSums).
+	// VarFiles are the other files under the directory an OpenTofu process
+	// may read when it starts (InputFiles): the variable files it loads by
+	// itself, and any file a static expression of the encryption or backend
+	// block reads with file() or templatefile(). Every process, a saved
+	// plan's apply included, evaluates those blocks from the directory, and
+	// the plan does not store them: DirIdentity reads them, PlanIdentity
+	// leaves them nil, and Diff compares them only when the Identity that
+	// was weighed has them (non-nil), as recorded when the plan was made
+	// (VarFileSums).
 	VarFiles map[string][32]byte
 }
 
@@ -136,10 +138,13 @@ func DirIdentity(dir string) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("reading the working directory: %w", err)
 	}
-	id := Identity{Files: map[string][32]byte{}, VarFiles: map[string][32]byte{}}
+	id := Identity{Files: map[string][32]byte{}}
+	if id.VarFiles, err = InputFiles(dir); err != nil {
+		return Identity{}, err
+	}
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || (name != LockFileName && configExt(name) == "" && !IsAutoVarFile(name)) {
+		if e.IsDir() || (name != LockFileName && configExt(name) == "") {
 			continue
 		}
 		src, err := readRegular(filepath.Join(dir, name))
@@ -148,8 +153,6 @@ func DirIdentity(dir string) (Identity, error) {
 			continue // a link to nothing: OpenTofu reads no such file either
 		case err != nil:
 			return Identity{}, err
-		case IsAutoVarFile(name):
-			id.VarFiles[name] = sha256.Sum256(src)
 		case name == LockFileName:
 			if id.Lock, err = lockedProviders(src); err != nil {
 				return Identity{}, fmt.Errorf("reading %s: %w", LockFileName, err)
@@ -289,8 +292,82 @@ func diffVarFiles(want, got map[string][32]byte) []string {
 	}
 	for n := range got {
 		if _, ok := want[n]; !ok {
-			out = append(out, n+" is new (OpenTofu loads its variable values by itself)")
+			out = append(out, n+" is new")
 		}
 	}
 	return out
+}
+
+// InputFiles are the files under dir, other than its own configuration
+// files and lock file (compared as Files and Lock), that an OpenTofu
+// process started there may read before it plans or applies anything: the
+// variable files it loads by itself (IsAutoVarFile) and whatever the
+// encryption or backend block reads with file() or templatefile(), which
+// may be any path below dir. So every regular file under dir is kept by
+// its path relative to dir and sha256, and every symbolic link by its
+// target; left out are .git and .terraform (at any depth), local state,
+// its backup and lock, and terraform.tfstate.d, which init and the apply
+// write.
+func InputFiles(dir string) (map[string][32]byte, error) {
+	out := map[string][32]byte{}
+	// The trailing separator walks a directory named through a link
+	// (/proc/self/fd/N) as the directory it names.
+	err := filepath.WalkDir(dir+string(filepath.Separator), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		name := d.Name()
+		switch {
+		case name == ".git" || name == ".terraform" || (rel == "terraform.tfstate.d" && d.IsDir()):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.IsDir():
+			return nil
+		case d.Type()&os.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = sha256.Sum256([]byte("symbolic link to " + link))
+		case !d.Type().IsRegular() || isLocalState(name):
+		case !strings.Contains(rel, string(filepath.Separator)) && (name == LockFileName || configExt(name) != ""):
+		default:
+			sum, err := fileSum(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = sum
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the files under the working directory: %w", err)
+	}
+	return out, nil
+}
+
+// isLocalState reports whether a file of this name is OpenTofu's local
+// state, its backup or its lock, which the apply itself writes.
+func isLocalState(name string) bool {
+	return strings.HasSuffix(name, ".tfstate") || strings.HasSuffix(name, ".tfstate.backup") || name == ".terraform.tfstate.lock.info"
+}
+
+// fileSum is the sha256 of the file at p.
+func fileSum(p string) ([32]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [32]byte{}, fmt.Errorf("reading %s: %w", p, err)
+	}
+	return [32]byte(h.Sum(nil)), nil
 }

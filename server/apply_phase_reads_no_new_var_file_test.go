@@ -31,17 +31,22 @@ fi
 }
 
 // writeKeyVarDir writes, in dir, a root module whose state encryption
-// takes its key from an external key provider whose command is a variable
-// (default: key, the weighed program), and a terraform_data resource whose
+// takes its key from an external key provider whose command is a variable,
+// or when it is not set the JSON list conf/keycmd.json holds (key, the
+// weighed program), read with file(); and a terraform_data resource whose
 // input is variable n.
 func writeKeyVarDir(t *testing.T, dir, key string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "main.tf"), fmt.Sprintf(`variable "key_command" {
+	if err := os.MkdirAll(filepath.Join(dir, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "conf", "keycmd.json"), fmt.Sprintf("[%q]\n", key))
+	writeFile(t, filepath.Join(dir, "main.tf"), `variable "key_command" {
   type    = list(string)
-  default = [%q]
+  default = null
 }
 variable "n" {
   type    = string
@@ -50,7 +55,7 @@ variable "n" {
 terraform {
   encryption {
     key_provider "external" "k" {
-      command = var.key_command
+      command = var.key_command != null ? var.key_command : jsondecode(file("${path.module}/conf/keycmd.json"))
     }
     method "aes_gcm" "m" {
       keys = key_provider.external.k
@@ -61,7 +66,7 @@ terraform {
   }
 }
 resource "terraform_data" "x" { input = var.n }
-`, key))
+`)
 }
 
 // A variable file OpenTofu loads by itself (terraform.tfvars, *.auto.tfvars
@@ -72,7 +77,9 @@ resource "terraform_data" "x" { input = var.n }
 // process (state pull and apply PLANFILE included, whatever the plan
 // recorded), so before this check a key provider whose command is a
 // variable ran the command an .auto.tfvars dropped after the approval named,
-// though every .tf file was the one planned. Its neighbours: a var file that
+// though every .tf file was the one planned; so did the command a JSON file
+// the encryption block reads with file() named, edited after the approval.
+// Every file under the working directory is therefore compared. Its neighbours: a var file that
 // was there at the plan and is unchanged applies; one edited is refused.
 func TestAReleasedApplyRunsNoVariableFilePlacedAfterItsPlan(t *testing.T) {
 	t.Parallel()
@@ -98,6 +105,7 @@ rule "everything" {
 		{"an .auto.tfvars", "evil.auto.tfvars", hostile},
 		{"terraform.tfvars", "terraform.tfvars", hostile},
 		{"an .auto.tfvars.json", "evil.auto.tfvars.json", fmt.Sprintf(`{"key_command": [%q]}`, script)},
+		{"the file the encryption block reads with file()", filepath.Join("conf", "keycmd.json"), fmt.Sprintf("[%q]\n", script)},
 	}
 	for _, c := range cases {
 		id := runIDOf(t, h.mustSSH("carol", "launch", "keyvar", "--json"))
@@ -120,6 +128,7 @@ rule "everything" {
 			t.Fatalf("%s: a process of the apply phase started:\n%s", c.name, log)
 		}
 		os.Remove(filepath.Join(dir, c.file))
+		writeFile(t, filepath.Join(dir, "conf", "keycmd.json"), fmt.Sprintf("[%q]\n", key))
 	}
 
 	// The neighbours: a var file there at the plan, unchanged, applies; the
