@@ -39,7 +39,7 @@ const LockFileName = ".terraform.lock.hcl"
 type Identity struct {
 	Files map[string][32]byte // root module configuration files by base name
 	Lock  string              // what the dependency lock file locks (lockedProviders); "" when nothing
-	// VarFiles are the other files under the directory an OpenTofu process
+	// StartFiles are the other files under the directory an OpenTofu process
 	// may read when it starts (InputFiles): the variable files it loads by
 	// itself, and any file a static expression of the encryption or backend
 	// block reads with file() or templatefile(). Every process, a saved
@@ -47,8 +47,8 @@ type Identity struct {
 	// the plan does not store them: DirIdentity reads them, PlanIdentity
 	// leaves them nil, and Diff compares them only when the Identity that
 	// was weighed has them (non-nil), as recorded when the plan was made
-	// (VarFileSums).
-	VarFiles map[string][32]byte
+	// (StartFileSums).
+	StartFiles map[string][32]byte
 }
 
 // IsAutoVarFile reports whether OpenTofu loads a file of this name in the
@@ -60,27 +60,27 @@ func IsAutoVarFile(name string) bool {
 		strings.HasSuffix(name, ".auto.tfvars") || strings.HasSuffix(name, ".auto.tfvars.json")
 }
 
-// VarFileSums is VarFiles as recorded with a proposal: name to the
+// StartFileSums is StartFiles as recorded with a proposal: name to the
 // sha256's hex; never nil, so an Identity built from it compares.
-func (id Identity) VarFileSums() map[string]string {
+func (id Identity) StartFileSums() map[string]string {
 	out := map[string]string{}
-	for n, sum := range id.VarFiles {
+	for n, sum := range id.StartFiles {
 		out[n] = hex.EncodeToString(sum[:])
 	}
 	return out
 }
 
-// WithVarFiles is id comparing the variable files recorded as sums
-// (VarFileSums' form; nil stands for none, so it still compares); a sum
+// WithStartFiles is id comparing the files under the directory recorded as sums
+// (StartFileSums' form; nil stands for none, so it still compares); a sum
 // that is not 64 hex digits is an error.
-func (id Identity) WithVarFiles(sums map[string]string) (Identity, error) {
-	id.VarFiles = map[string][32]byte{}
+func (id Identity) WithStartFiles(sums map[string]string) (Identity, error) {
+	id.StartFiles = map[string][32]byte{}
 	for n, h := range sums {
 		b, err := hex.DecodeString(h)
 		if err != nil || len(b) != 32 {
 			return Identity{}, fmt.Errorf("the recorded sha256 of %s is not 64 hex digits", n)
 		}
-		id.VarFiles[n] = [32]byte(b)
+		id.StartFiles[n] = [32]byte(b)
 	}
 	return id, nil
 }
@@ -139,7 +139,7 @@ func DirIdentity(dir string) (Identity, error) {
 		return Identity{}, fmt.Errorf("reading the working directory: %w", err)
 	}
 	id := Identity{Files: map[string][32]byte{}}
-	if id.VarFiles, err = InputFiles(dir); err != nil {
+	if id.StartFiles, err = InputFiles(dir); err != nil {
 		return Identity{}, err
 	}
 	for _, e := range entries {
@@ -266,8 +266,8 @@ func (want Identity) Diff(got Identity) []string {
 			out = append(out, n+" is new")
 		}
 	}
-	if want.VarFiles != nil {
-		out = append(out, diffVarFiles(want.VarFiles, got.VarFiles)...)
+	if want.StartFiles != nil {
+		out = append(out, diffStartFiles(want.StartFiles, got.StartFiles)...)
 	}
 	sort.Strings(out)
 	if want.Lock != got.Lock {
@@ -276,10 +276,10 @@ func (want Identity) Diff(got Identity) []string {
 	return out
 }
 
-// diffVarFiles lists how the variable files got differ from want's:
+// diffStartFiles lists how the files under the directory got differ from want's:
 // "x.auto.tfvars is new (OpenTofu loads its values by itself)", "x
 // changed", "x is gone".
-func diffVarFiles(want, got map[string][32]byte) []string {
+func diffStartFiles(want, got map[string][32]byte) []string {
 	var out []string
 	for n, sum := range want {
 		g, ok := got[n]

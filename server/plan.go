@@ -147,10 +147,10 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		CreatedAt: time.Now(),
 	}
 	switch id, err := scan.DirIdentity(x.procDir()); {
-	case x.varFiles != nil: // planned on a relay worker, which read its directory
-		p.VarFiles = x.varFiles
+	case x.startFiles != nil: // planned on a relay worker, which read its directory
+		p.StartFiles = x.startFiles
 	case err == nil:
-		p.VarFiles = id.VarFileSums() // unread, none are recorded: the apply finds none or starts nothing
+		p.StartFiles = id.StartFileSums() // unread, none are recorded: the apply finds none or starts nothing
 	}
 	if sum := x.summary; sum != nil {
 		p.Add, p.Change, p.Destroy, p.Replace, p.Forget = sum.Add, sum.Change, sum.Destroy, sum.Replace, sum.Forget

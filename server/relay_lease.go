@@ -167,7 +167,7 @@ func (h *relayHub) payload(r store.Run, m *mask.Masker, plan *relayPlan) ([]byte
 	if plan != nil {
 		p.Plan, p.Digest = plan.plain, plan.digest
 		if r.Proposal != nil {
-			p.VarFiles = r.Proposal.VarFiles
+			p.StartFiles = r.Proposal.StartFiles
 		}
 		defer clear(plan.plain)
 	}

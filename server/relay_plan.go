@@ -30,9 +30,9 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
-		l.varFiles = m.VarFiles
-		if l.varFiles == nil {
-			l.varFiles = map[string]string{} // none said: the apply finds none or starts nothing
+		l.startFiles = m.StartFiles
+		if l.startFiles == nil {
+			l.startFiles = map[string]string{} // none said: the apply finds none or starts nothing
 		}
 		clear(l.plan)
 		// Both grow as they arrive: a declared size reserves nothing.
@@ -134,7 +134,7 @@ func (h *relayHub) planned(l *relayLease) {
 // written; its end wipes there, never elsewhere).
 func (h *relayHub) execution(l *relayLease, run store.Run, current string) *execution {
 	return &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: current,
-		private: filepath.Join(h.s.runsDir, run.ID), varFiles: l.varFiles}
+		private: filepath.Join(h.s.runsDir, run.ID), startFiles: l.startFiles}
 }
 
 // renderingIsThePlans refuses a plan whose rendering (the show -json the

@@ -73,9 +73,9 @@ func (x *workerRun) handOver(plan, js []byte) error {
 	msg := func(m relayMsg) error { m.Run, m.Token = x.job.Run, x.job.Token; return x.c.send(m) }
 	id, err := scan.DirIdentity(x.dir)
 	if err != nil {
-		return fmt.Errorf("reading the variable files where the plan was made: %w", err)
+		return fmt.Errorf("reading the files under the directory the plan was made in: %w", err)
 	}
-	if err := msg(relayMsg{Type: msgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js)), VarFiles: id.VarFileSums()}); err != nil {
+	if err := msg(relayMsg{Type: msgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js)), StartFiles: id.StartFileSums()}); err != nil {
 		return err
 	}
 	for _, part := range []struct {
