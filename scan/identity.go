@@ -303,11 +303,12 @@ func diffStartFiles(want, got map[string][32]byte) []string {
 // process started there may read before it plans or applies anything: the
 // variable files it loads by itself (IsAutoVarFile) and whatever the
 // encryption or backend block reads with file() or templatefile(), which
-// may be any path below dir. So every regular file under dir is kept by
-// its path relative to dir and sha256, and every symbolic link by its
-// target; left out are .git and .terraform (at any depth), local state,
-// its backup and lock, and terraform.tfstate.d, which init and the apply
-// write.
+// may be any path below dir, and the workspace selected in
+// .terraform/environment (terraform.workspace). So every regular file under
+// dir is kept by its path relative to dir and sha256, and every symbolic
+// link by its target; left out are .git and .terraform (at any depth; of
+// dir's own only environment is kept), local state, its backup and lock,
+// and terraform.tfstate.d, which init and the apply write.
 func InputFiles(dir string) (map[string][32]byte, error) {
 	out := map[string][32]byte{}
 	// The trailing separator walks a directory named through a link
@@ -322,6 +323,16 @@ func InputFiles(dir string) (map[string][32]byte, error) {
 		}
 		name := d.Name()
 		switch {
+		case rel == ".terraform" && d.IsDir():
+			// Its environment file selects the workspace, which the
+			// encryption and backend blocks may read (terraform.workspace).
+			switch sum, err := fileSum(filepath.Join(p, "environment")); {
+			case err == nil:
+				out[filepath.Join(rel, "environment")] = sum
+			case !errors.Is(err, os.ErrNotExist):
+				return err
+			}
+			return filepath.SkipDir
 		case name == ".git" || name == ".terraform" || (rel == "terraform.tfstate.d" && d.IsDir()):
 			if d.IsDir() {
 				return filepath.SkipDir

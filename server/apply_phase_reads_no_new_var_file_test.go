@@ -208,3 +208,62 @@ rule "hold-rkeyvar" {
 		os.Remove(filepath.Join(dir, "evil.auto.tfvars"))
 	}
 }
+
+// The workspace selected in the working directory's .terraform/environment
+// after a gated apply's plan was held fails the run before any process of
+// its apply phase starts, naming the file: the encryption block may choose
+// its key provider's command by terraform.workspace, and a process started
+// in another workspace ran the other branch's program.
+func TestAReleasedApplyRunsInNoWorkspaceSelectedAfterItsPlan(t *testing.T) {
+	t.Parallel()
+	h := writeHarness(t, "", `
+template "wsenc" {
+  project = "infra"
+  command = "infra/wsenc"
+}
+rule "everything" {
+  templates        = ["wsenc"]
+  require_approval = true
+}
+`)
+	key := keyProgram(t)
+	script, marker := markerProgram(t)
+	dir := filepath.Join(h.project, "infra", "wsenc")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "main.tf"), fmt.Sprintf(`terraform {
+  encryption {
+    key_provider "external" "k" {
+      command = terraform.workspace == "default" ? [%q] : [%q]
+    }
+    method "aes_gcm" "m" {
+      keys = key_provider.external.k
+    }
+    state {
+      method = method.aes_gcm.m
+    }
+  }
+}
+resource "terraform_data" "x" { input = "x" }
+`, key, script))
+	h.start()
+	id := runIDOf(t, h.mustSSH("carol", "launch", "wsenc", "--json"))
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+	v := h.show("bob", id)
+	if statusOf(v.Run) != StatusAwaitingApproval {
+		t.Fatalf("the plan was not held: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".terraform"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".terraform", "environment"), "other")
+	assertWouldRun(t, dir, marker, "state", "pull", "-no-color")
+	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
+	h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
+	v = h.show("bob", id)
+	assertNeverRan(t, marker, "after another workspace was selected")
+	if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, filepath.Join(".terraform", "environment")+" is new") {
+		t.Fatalf("run %s is %s: %s", id, v.Status, v.Message)
+	}
+}
