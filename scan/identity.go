@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,50 @@ const LockFileName = ".terraform.lock.hcl"
 type Identity struct {
 	Files map[string][32]byte // root module configuration files by base name
 	Lock  string              // what the dependency lock file locks (lockedProviders); "" when nothing
+	// StartFiles are the other files under the directory an OpenTofu process
+	// may read when it starts (InputFiles): the variable files it loads by
+	// itself, and any file a static expression of the encryption or backend
+	// block reads with file() or templatefile(). Every process, a saved
+	// plan's apply included, evaluates those blocks from the directory, and
+	// the plan does not store them: DirIdentity reads them, PlanIdentity
+	// leaves them nil, and Diff compares them only when the Identity that
+	// was weighed has them (non-nil), as recorded when the plan was made
+	// (StartFileSums).
+	StartFiles map[string][32]byte
+}
+
+// IsAutoVarFile reports whether OpenTofu loads a file of this name in the
+// working directory as variable values without being told to
+// (internal/command/meta_vars.go addVarsFromDir): terraform.tfvars,
+// terraform.tfvars.json, *.auto.tfvars and *.auto.tfvars.json.
+func IsAutoVarFile(name string) bool {
+	return name == "terraform.tfvars" || name == "terraform.tfvars.json" ||
+		strings.HasSuffix(name, ".auto.tfvars") || strings.HasSuffix(name, ".auto.tfvars.json")
+}
+
+// StartFileSums is StartFiles as recorded with a proposal: name to the
+// sha256's hex; never nil, so an Identity built from it compares.
+func (id Identity) StartFileSums() map[string]string {
+	out := map[string]string{}
+	for n, sum := range id.StartFiles {
+		out[n] = hex.EncodeToString(sum[:])
+	}
+	return out
+}
+
+// WithStartFiles is id comparing the files under the directory recorded as sums
+// (StartFileSums' form; nil stands for none, so it still compares); a sum
+// that is not 64 hex digits is an error.
+func (id Identity) WithStartFiles(sums map[string]string) (Identity, error) {
+	id.StartFiles = map[string][32]byte{}
+	for n, h := range sums {
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) != 32 {
+			return Identity{}, fmt.Errorf("the recorded sha256 of %s is not 64 hex digits", n)
+		}
+		id.StartFiles[n] = [32]byte(b)
+	}
+	return id, nil
 }
 
 // PlanIdentity reads the Identity a saved plan (the plan file's bytes)
@@ -94,6 +139,9 @@ func DirIdentity(dir string) (Identity, error) {
 		return Identity{}, fmt.Errorf("reading the working directory: %w", err)
 	}
 	id := Identity{Files: map[string][32]byte{}}
+	if id.StartFiles, err = InputFiles(dir); err != nil {
+		return Identity{}, err
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || (name != LockFileName && configExt(name) == "") {
@@ -218,9 +266,119 @@ func (want Identity) Diff(got Identity) []string {
 			out = append(out, n+" is new")
 		}
 	}
+	if want.StartFiles != nil {
+		out = append(out, diffStartFiles(want.StartFiles, got.StartFiles)...)
+	}
 	sort.Strings(out)
 	if want.Lock != got.Lock {
 		out = append(out, LockFileName+" changed (it locks other providers, versions or hashes than when the plan was made)")
 	}
 	return out
+}
+
+// diffStartFiles lists how the files under the directory got differ from want's:
+// "x.auto.tfvars is new (OpenTofu loads its values by itself)", "x
+// changed", "x is gone".
+func diffStartFiles(want, got map[string][32]byte) []string {
+	var out []string
+	for n, sum := range want {
+		g, ok := got[n]
+		switch {
+		case !ok:
+			out = append(out, n+" is gone")
+		case g != sum:
+			out = append(out, n+" changed")
+		}
+	}
+	for n := range got {
+		if _, ok := want[n]; !ok {
+			out = append(out, n+" is new")
+		}
+	}
+	return out
+}
+
+// InputFiles are the files under dir, other than its own configuration
+// files and lock file (compared as Files and Lock), that an OpenTofu
+// process started there may read before it plans or applies anything: the
+// variable files it loads by itself (IsAutoVarFile) and whatever the
+// encryption or backend block reads with file() or templatefile(), which
+// may be any path below dir, and the workspace selected in
+// .terraform/environment (terraform.workspace). So every regular file under
+// dir is kept by its path relative to dir and sha256, and every symbolic
+// link by its target; left out are .git and .terraform (at any depth; of
+// dir's own only environment is kept), local state, its backup and lock,
+// and terraform.tfstate.d, which init and the apply write.
+func InputFiles(dir string) (map[string][32]byte, error) {
+	out := map[string][32]byte{}
+	// The trailing separator walks a directory named through a link
+	// (/proc/self/fd/N) as the directory it names.
+	err := filepath.WalkDir(dir+string(filepath.Separator), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		name := d.Name()
+		switch {
+		case rel == ".terraform" && d.IsDir():
+			// Its environment file selects the workspace, which the
+			// encryption and backend blocks may read (terraform.workspace).
+			switch sum, err := fileSum(filepath.Join(p, "environment")); {
+			case err == nil:
+				out[filepath.Join(rel, "environment")] = sum
+			case !errors.Is(err, os.ErrNotExist):
+				return err
+			}
+			return filepath.SkipDir
+		case name == ".git" || name == ".terraform" || (rel == "terraform.tfstate.d" && d.IsDir()):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.IsDir():
+			return nil
+		case d.Type()&os.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = sha256.Sum256([]byte("symbolic link to " + link))
+		case !d.Type().IsRegular() || isLocalState(name):
+		case !strings.Contains(rel, string(filepath.Separator)) && (name == LockFileName || configExt(name) != ""):
+		default:
+			sum, err := fileSum(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = sum
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the files under the working directory: %w", err)
+	}
+	return out, nil
+}
+
+// isLocalState reports whether a file of this name is OpenTofu's local
+// state, its backup or its lock, which the apply itself writes.
+func isLocalState(name string) bool {
+	return strings.HasSuffix(name, ".tfstate") || strings.HasSuffix(name, ".tfstate.backup") || name == ".terraform.tfstate.lock.info"
+}
+
+// fileSum is the sha256 of the file at p.
+func fileSum(p string) ([32]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [32]byte{}, fmt.Errorf("reading %s: %w", p, err)
+	}
+	return [32]byte(h.Sum(nil)), nil
 }

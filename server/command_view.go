@@ -101,11 +101,12 @@ func (s *Server) view(r store.Run, who Identity, withPlan bool) runView {
 		if Stage(p.Stage) == StagePlan {
 			v.Counts = planCounts(p)
 		}
+		cp := *p
+		cp.StartFiles = nil // the server's own record, compared at apply; not part of the view
 		if !withPlan {
-			cp := *p
 			cp.PlanText = ""
-			r.Proposal = &cp
 		}
+		r.Proposal = &cp
 		if st := statusOf(r); st == StatusAwaitingApproval || st == StatusStale {
 			v.NewerProposal = s.newerProposal(r)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -144,6 +145,12 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		Serial:    x.basis.Serial,
 		Stage:     string(StagePlan),
 		CreatedAt: time.Now(),
+	}
+	switch id, err := scan.DirIdentity(x.procDir()); {
+	case x.startFiles != nil: // planned on a relay worker, which read its directory
+		p.StartFiles = x.startFiles
+	case err == nil:
+		p.StartFiles = id.StartFileSums() // unread, none are recorded: the apply finds none or starts nothing
 	}
 	if sum := x.summary; sum != nil {
 		p.Add, p.Change, p.Destroy, p.Replace, p.Forget = sum.Add, sum.Change, sum.Destroy, sum.Replace, sum.Forget

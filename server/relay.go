@@ -87,11 +87,12 @@ type relayLease struct {
 	sent          bool // the job reached the worker; before, the control node still prepares it (h.mu)
 	cancelPending bool // a cancel came before the job was sent: it is not sent (h.mu)
 
-	planFrom int64  // the log's size when the gated plan's tool started
-	plan     []byte // the saved plan as it arrives: in memory only, never on disk
-	planJSON []byte // its show -json rendering, as it arrives
-	planSize int64  // the sizes the worker declared
-	jsonSize int64
+	planFrom   int64             // the log's size when the gated plan's tool started
+	plan       []byte            // the saved plan as it arrives: in memory only, never on disk
+	planJSON   []byte            // its show -json rendering, as it arrives
+	planSize   int64             // the sizes the worker declared
+	startFiles map[string]string // the files under the working directory the worker planned in (scan.InputFiles) (plan_start)
+	jsonSize   int64
 }
 
 func newRelayHub(s *Server) *relayHub {

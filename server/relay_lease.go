@@ -166,6 +166,9 @@ func (h *relayHub) payload(r store.Run, m *mask.Masker, plan *relayPlan) ([]byte
 	p := relayPayload{Vars: vars, Env: creds, Secrets: own.Values()}
 	if plan != nil {
 		p.Plan, p.Digest = plan.plain, plan.digest
+		if r.Proposal != nil {
+			p.StartFiles = r.Proposal.StartFiles
+		}
 		defer clear(plan.plain)
 	}
 	plain, err := json.Marshal(p)

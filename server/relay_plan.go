@@ -30,6 +30,10 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
+		l.startFiles = m.StartFiles
+		if l.startFiles == nil {
+			l.startFiles = map[string]string{} // none said: the apply finds none or starts nothing
+		}
 		clear(l.plan)
 		// Both grow as they arrive: a declared size reserves nothing.
 		l.plan, l.planJSON = make([]byte, 0, min(m.Size, 1<<20)), nil
@@ -130,7 +134,7 @@ func (h *relayHub) planned(l *relayLease) {
 // written; its end wipes there, never elsewhere).
 func (h *relayHub) execution(l *relayLease, run store.Run, current string) *execution {
 	return &execution{s: h.s, run: run, masker: l.masker, sink: l.sink, out: l.out, current: current,
-		private: filepath.Join(h.s.runsDir, run.ID)}
+		private: filepath.Join(h.s.runsDir, run.ID), startFiles: l.startFiles}
 }
 
 // renderingIsThePlans refuses a plan whose rendering (the show -json the

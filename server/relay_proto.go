@@ -108,10 +108,11 @@ type relayMsg struct {
 	SHA       string        `json:"sha,omitempty"`       // and the commit the control node resolved it to ("" when it has no checkout)
 
 	// plan_start, plan_chunk
-	Size     int64  `json:"size,omitempty"`
-	JSONSize int64  `json:"json_size,omitempty"`
-	Part     string `json:"part,omitempty"`
-	Blob     []byte `json:"blob,omitempty"`
+	Size       int64             `json:"size,omitempty"`
+	JSONSize   int64             `json:"json_size,omitempty"`
+	StartFiles map[string]string `json:"start_files,omitempty"` // plan_start: the files under the plan's working directory (scan.InputFiles) (store.Proposal.StartFiles)
+	Part       string            `json:"part,omitempty"`
+	Blob       []byte            `json:"blob,omitempty"`
 
 	// log, step, result (a step with no Finished is a start)
 	Data     string        `json:"data,omitempty"`
@@ -139,6 +140,10 @@ type relayPayload struct {
 	Secrets []string          `json:"secrets"`
 	Plan    []byte            `json:"plan,omitempty"`   // the saved plan an apply phase carries out
 	Digest  string            `json:"digest,omitempty"` // its released digest
+	// StartFiles are the files under the working directory (scan.InputFiles) the
+	// plan was made in (store.Proposal.StartFiles): the apply phase finds the
+	// same ones or starts nothing.
+	StartFiles map[string]string `json:"start_files,omitempty"`
 }
 
 // relayConn reads and writes protocol lines; writes are safe from several

@@ -40,6 +40,16 @@ func configStep(ctx context.Context, x *execution) error {
 	if err != nil {
 		return end(StatusFailed, -1, "Refused to apply: the saved plan's configuration snapshot cannot be read (%v), so the working directory cannot be checked against it; nothing ran and nothing was applied.", err)
 	}
+	// The files under the plan's working directory: OpenTofu evaluates the
+	// root module's encryption and backend with their values in every
+	// process, and the plan does not store them.
+	var sums map[string]string
+	if x.run.Proposal != nil {
+		sums = x.run.Proposal.StartFiles
+	}
+	if want, err = want.WithStartFiles(sums); err != nil {
+		return end(StatusFailed, -1, "Refused to apply: %v, so the working directory cannot be checked against the plan; nothing ran and nothing was applied.", err)
+	}
 	x.planned = &want
 	return x.checkPlanned()
 }

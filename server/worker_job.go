@@ -20,22 +20,23 @@ import (
 // (init, the state's sensitive values into the masker, then a dry run's
 // plan or an ungated apply), masked on the worker before a line leaves it.
 type workerRun struct {
-	w        *worker
-	c        *relayConn
-	job      relayMsg
-	checkout string
-	dir      string
-	private  string
-	binary   string
-	tool     string
-	env      []string
-	masker   *mask.Masker
-	out      *mask.Writer
-	step     string
-	plan     []byte         // an apply phase's released plan, from the sealed payload
-	digest   string         // its digest
-	planned  *scan.Identity // the configuration the released plan was made from (weighPlanned)
-	dirID    string         // the working directory's device and inode when the run started
+	w          *worker
+	c          *relayConn
+	job        relayMsg
+	checkout   string
+	dir        string
+	private    string
+	binary     string
+	tool       string
+	env        []string
+	masker     *mask.Masker
+	out        *mask.Writer
+	step       string
+	plan       []byte            // an apply phase's released plan, from the sealed payload
+	digest     string            // its digest
+	startFiles map[string]string // the files under its plan's working directory (relayPayload.StartFiles)
+	planned    *scan.Identity    // the configuration the released plan was made from (weighPlanned)
+	dirID      string            // the working directory's device and inode when the run started
 
 	verdict  <-chan relayMsg // the control node's decision on a scanned job's evidence
 	scanned  *store.Scan     // a scanned job's evidence, once the control node let it plan
@@ -120,7 +121,7 @@ func (x *workerRun) prepare(ctx context.Context) error {
 		return err
 	}
 	x.masker.Add(payload.Secrets...)
-	x.plan, x.digest = payload.Plan, payload.Digest
+	x.plan, x.digest, x.startFiles = payload.Plan, payload.Digest, payload.StartFiles
 	if payload.Env == nil {
 		payload.Env = map[string]string{}
 	}
@@ -226,6 +227,9 @@ func (x *workerRun) weighPlanned() error {
 	want, err := scan.PlanIdentity(x.plan)
 	if err != nil {
 		return end(StatusFailed, -1, "Refused to apply: the saved plan's configuration snapshot cannot be read (%v), so the working directory cannot be checked against it; nothing ran and nothing was applied.", err)
+	}
+	if want, err = want.WithStartFiles(x.startFiles); err != nil {
+		return end(StatusFailed, -1, "Refused to apply: %v, so the working directory cannot be checked against the plan; nothing ran and nothing was applied.", err)
 	}
 	x.planned = &want
 	return x.checkPlanned("init")

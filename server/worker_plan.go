@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
 )
 
@@ -70,7 +71,11 @@ func (x *workerRun) gatedPlan(ctx context.Context) (int, string, error) {
 // handOver sends the plan and its JSON in chunks, then the end.
 func (x *workerRun) handOver(plan, js []byte) error {
 	msg := func(m relayMsg) error { m.Run, m.Token = x.job.Run, x.job.Token; return x.c.send(m) }
-	if err := msg(relayMsg{Type: msgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js))}); err != nil {
+	id, err := scan.DirIdentity(x.dir)
+	if err != nil {
+		return fmt.Errorf("reading the files under the directory the plan was made in: %w", err)
+	}
+	if err := msg(relayMsg{Type: msgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js)), StartFiles: id.StartFileSums()}); err != nil {
 		return err
 	}
 	for _, part := range []struct {

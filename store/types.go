@@ -122,6 +122,11 @@ type Proposal struct {
 	// the working directory's state: the proposal can never apply.
 	Stale       bool   `json:"stale"`
 	StaleReason string `json:"stale_reason"` // a sentence: what changed and what to do
+	// StartFiles are the files under the working directory the plan was
+	// made in that OpenTofu may read at start besides its configuration
+	// (scan.InputFiles: variable files, files read with file()), relative
+	// path to sha256 hex: the apply phase finds the same or starts nothing.
+	StartFiles map[string]string `json:"start_files,omitempty"`
 }
 
 // Hold is a rule's decision on a proposal: which rule, why, who may release.
