@@ -2,7 +2,9 @@ package server
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchtender/switchtender/store"
@@ -116,15 +118,32 @@ func stepMayLock(m relayMsg) bool {
 	return true
 }
 
+// relaySteps are the tool steps a worker of this version runs and reports
+// (worker_tool.go's begin); a report of another ends the lease failed.
+var relaySteps = []string{"init", "get", "plan", "apply", "show -json", "state pull"}
+
+// relayMaxSteps bounds the steps a run records from its workers: a run has
+// a handful (init, plan, and for an apply init again and apply), so a
+// worker that reports more is ended rather than let grow the run's record.
+const relayMaxSteps = 32
+
 // recordStep records a tool step the worker reported: its start as a step
 // with exit code -1 and no end, which its end then completes (an end with
 // no start is added whole). A process the run's steps do not list (Quiet)
 // only moves the lease's step.
 func (h *relayHub) recordStep(l *relayLease, m relayMsg) {
+	if !slices.Contains(relaySteps, m.Step) {
+		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported a step this version does not run (%d bytes of name); the run was ended there. Check the worker's version and host.", l.worker.name, len(m.Step)))
+		return
+	}
 	if m.Quiet {
 		return
 	}
+	errTooMany := errors.New("too many steps")
 	if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error {
+		if m.Finished.IsZero() && len(r.Steps) >= relayMaxSteps {
+			return errTooMany
+		}
 		if m.Finished.IsZero() {
 			r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: -1, Started: cmp.Or(m.Started, time.Now())})
 			return nil
@@ -136,7 +155,9 @@ func (h *relayHub) recordStep(l *relayLease, m relayMsg) {
 		}
 		r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: m.Exit, Started: m.Started, Finished: m.Finished})
 		return nil
-	}); err != nil {
+	}); errors.Is(err, errTooMany) {
+		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported more steps than a run has (%d); the run was ended there. Check the worker's version and host.", l.worker.name, relayMaxSteps))
+	} else if err != nil {
 		h.s.log.Error("recording a worker's step", "run", l.job.runID, "err", err)
 	}
 }

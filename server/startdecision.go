@@ -147,7 +147,7 @@ func unreleased(r store.Run, holds []store.Hold) []store.Hold {
 func (s *Server) holdAtStart(id string) bool {
 	lc := s.live.Load()
 	var holds []store.Hold
-	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
+	run, err := s.updateAudited(id, func(r *store.Run) error {
 		if statusOf(*r) != StatusQueued || Phase(r.Phase) != phasePlan || Kind(r.Kind) == KindReconcile || r.CancelRequested != "" {
 			return errNotHeldAtStart
 		}
@@ -163,6 +163,8 @@ func (s *Server) holdAtStart(id string) bool {
 		requestHold(r, holds)
 		r.Message = "Held when it started: the rules in force now (the configuration changed since it was queued) hold it before anything plans: " + reasons(holds) + ". A person releases it with the digest `show " + r.ID + "` gives."
 		return nil
+	}, func(r store.Run) store.AuditEvent {
+		return auditEvent(r.ID, "switchtender", string(StatusAwaitingApproval), r.Message)
 	})
 	if err != nil {
 		if !errors.Is(err, errNotHeldAtStart) {
@@ -170,13 +172,11 @@ func (s *Server) holdAtStart(id string) bool {
 		}
 		return false
 	}
-	s.changed(run)
 	var rules []string
 	for _, h := range holds {
 		rules = append(rules, h.Rule)
 	}
 	s.log.Info("start: the rules in force now hold a queued run before planning", "run", id, "template", run.Template, "kind", run.Kind, "rules", rules)
-	s.audit(id, "switchtender", string(StatusAwaitingApproval), run.Message)
 	return true
 }
 
