@@ -7,6 +7,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"time"
 
+	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -26,9 +27,9 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 			return err
 		}
 		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: string(DecisionReject), Reason: reason, At: time.Now()})
-		r.Message = fmt.Sprintf("Rejected by %s: %s", who.Name, reason)
+		r.Message = fmt.Sprintf("Rejected by %s: %s", screentext.Field(who.Name), screentext.Field(reason))
 		return setStatus(r, StatusRejected)
-	}, func(store.Run) store.AuditEvent { return auditEvent(id, who.Name, "reject", reason) })
+	}, func(store.Run) store.AuditEvent { return auditEvent(id, who.Name, "reject", screentext.Field(reason)) })
 	if err != nil {
 		return store.Run{}, err
 	}
