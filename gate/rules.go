@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/switchtender/switchtender/screentext"
 )
 
 // Outcome is what the rules decided on a proposal.
@@ -311,11 +312,13 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 				cannotRun(r.Name, fmt.Sprintf("plan_gate failed, so the rule holds the apply: %v", err), r.Approvers)
 				break
 			}
+			// A message may quote plan values; it is escaped as one value so
+			// the Sentence every screen shows it through reads as it is.
 			for _, m := range res.Deny {
-				d.Refusals = append(d.Refusals, Reason{Rule: r.Name, Reason: m})
+				d.Refusals = append(d.Refusals, Reason{Rule: r.Name, Reason: screentext.Field(m)})
 			}
 			for _, m := range res.Hold {
-				hold(r.Name, m, r.Approvers)
+				hold(r.Name, screentext.Field(m), r.Approvers)
 			}
 		}
 		if r.WouldHold(req) {

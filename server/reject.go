@@ -7,6 +7,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"time"
 
+	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -21,14 +22,18 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 		reason = "no reason given"
 	}
 	reason = s.maskForRun(id, reason)
+	// The message and the audit entry show the reason escaped as one value;
+	// the configuration's credentials are masked first, as the escaped form
+	// is one the operator log's scrubber would not know.
+	shown := screentext.Field(s.scrub(reason))
 	run, err := s.updateAudited(id, func(r *store.Run) error {
 		if err := s.mayReject(*r, who); err != nil {
 			return err
 		}
 		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: string(DecisionReject), Reason: reason, At: time.Now()})
-		r.Message = fmt.Sprintf("Rejected by %s: %s", who.Name, reason)
+		r.Message = fmt.Sprintf("Rejected by %s: %s", screentext.Field(who.Name), shown)
 		return setStatus(r, StatusRejected)
-	}, func(store.Run) store.AuditEvent { return auditEvent(id, who.Name, "reject", reason) })
+	}, func(store.Run) store.AuditEvent { return auditEvent(id, who.Name, "reject", shown) })
 	if err != nil {
 		return store.Run{}, err
 	}
