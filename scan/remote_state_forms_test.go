@@ -9,7 +9,7 @@ import (
 // every form OpenTofu reads one: JSON syntax (object and array forms), a
 // check block, a .tofu file shadowing a .tf, an override file, and a
 // module called with count = 0 (in JSON too).
-func TestAttack13fRemoteStateVariantsHeld(t *testing.T) {
+func TestScanFindsEveryFormOfARemoteState(t *testing.T) {
 	const rs = "data \"terraform_remote_state\" \"%s\" {\n  backend = \"http\"\n  config = { address = \"https://evil.example\" }\n}\n"
 	cases := map[string]map[string]string{
 		"json":           {"main.tf.json": `{"data": {"terraform_remote_state": {"j": {"backend": "http", "config": {"address": "https://evil.example"}}}}}`},

@@ -33,7 +33,7 @@ func scanRoot(t *testing.T, root string) *Result {
 
 // The second input: ways OpenTofu accepts of writing a data source that
 // acts at plan time. Each must be a finding (held).
-func TestAttack12ScanSpellingsHeld(t *testing.T) {
+func TestScanFindsEverySpellingOfAPlanTimeDataSource(t *testing.T) {
 	cases := map[string]map[string]string{
 		"lower get":         {"main.tf": "data \"http\" \"x\" {\n  url = \"u\"\n  method = \"get\"\n}\n"},
 		"GET space":         {"main.tf": "data \"http\" \"x\" {\n  url = \"u\"\n  method = \"GET \"\n}\n"},
@@ -75,7 +75,7 @@ func TestAttack12ScanSpellingsHeld(t *testing.T) {
 // OpenTofu's file choice: x.tofu.json shadows x.tf.json, hidden files are
 // ignored. What OpenTofu does not load need not be a finding (held: the
 // scan chooses as OpenTofu does).
-func TestAttack12ScanShadowedNotFinding(t *testing.T) {
+func TestScanReadsOnlyTheFilesOpenTofuLoads(t *testing.T) {
 	res := scanRoot(t, writeTree(t, map[string]string{
 		"x.tf.json":   `{"data": {"external": {"x": {"program": ["sh"]}}}}`,
 		"x.tofu.json": `{"data": {"http": {"x": {"url": "u"}}}}`,
@@ -90,7 +90,7 @@ func TestAttack12ScanShadowedNotFinding(t *testing.T) {
 // through ../, a module that is its own directory, a link loop for a module
 // directory, a tree deeper than MaxDepth, a file over the size limit, deep
 // nesting. Each ends with a finding (held).
-func TestAttack12ScanHostileShapes(t *testing.T) {
+func TestScanEndsEveryHostileShapeWithAFinding(t *testing.T) {
 	t.Run("file link loop", func(t *testing.T) {
 		root := writeTree(t, map[string]string{"ok.tf": ""})
 		os.Symlink("b.tf", filepath.Join(root, "a.tf"))
@@ -167,13 +167,13 @@ func TestAttack12ScanHostileShapes(t *testing.T) {
 	})
 }
 
-// Promise (issue 12: crash/hang inputs end in a finding): the scan is
+// Promise (crash and hang inputs end in a finding): the scan is
 // bounded by the tree it reads. A "diamond" of D directories, each calling
 // the next one twice, is 2^D module instances for OpenTofu as for the scan
 // (both follow every call path, and the digest must match the plan's
 // snapshot), so MaxModules bounds it: past 10,000 modules the rest is left
 // unread, a finding that holds the run, in about a second.
-func TestAttack12ScanDiamondExplodes(t *testing.T) {
+func TestScanBoundsADiamondOfModules(t *testing.T) {
 	const depth = 20
 	files := map[string]string{}
 	for i := 0; i < depth; i++ {

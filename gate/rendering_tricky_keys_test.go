@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// attack13fKeysConfig has resources and module calls for_each over keys
+// trickyKeysConfig has resources and module calls for_each over keys
 // that need quoting, escaping and normalising in an address (quotes,
 // backslashes, template sequences, control characters, decomposed and
 // astral characters), and a moved block.
-const attack13fKeysConfig = `
+const trickyKeysConfig = `
 variable "gen" {
   type    = string
   default = "1"
@@ -31,7 +31,7 @@ module "m" {
 }
 `
 
-const attack13fKeysModule = `
+const trickyKeysModule = `
 variable "gen" { type = string }
 resource "terraform_data" "inner" {
   for_each = toset(["x\"y", "z"])
@@ -42,7 +42,7 @@ resource "terraform_data" "inner" {
 // Held: a worker's honest rendering of a real plan names the very
 // addresses the plan file holds (SameChanges), whatever its instance keys
 // hold, in a module instance too, for a create, a replace and a move.
-func TestAttack13fSameChangesForTrickyKeysHeld(t *testing.T) {
+func TestRenderingNamesTheSameChangesForTrickyKeys(t *testing.T) {
 	bin := tofuBinary(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "m"), 0o755); err != nil {
@@ -53,8 +53,8 @@ func TestAttack13fSameChangesForTrickyKeysHeld(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("main.tf", attack13fKeysConfig)
-	write("m/main.tf", attack13fKeysModule)
+	write("main.tf", trickyKeysConfig)
+	write("m/main.tf", trickyKeysModule)
 	run := func(args ...string) []byte {
 		out, err := runTofu(bin, dir, args...)
 		if err != nil {
@@ -93,6 +93,6 @@ func TestAttack13fSameChangesForTrickyKeysHeld(t *testing.T) {
 	run("apply", "-auto-approve", "-input=false", "-no-color")
 	check("replace", "-var=gen=2")
 	write("moved.tf", "moved {\n  from = terraform_data.r\n  to   = terraform_data.s\n}\n")
-	write("main.tf", strings.Replace(attack13fKeysConfig, `resource "terraform_data" "r" {`, `resource "terraform_data" "s" {`, 1))
+	write("main.tf", strings.Replace(trickyKeysConfig, `resource "terraform_data" "r" {`, `resource "terraform_data" "s" {`, 1))
 	check("move and replace", "-var=gen=3")
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// attack13dSame reports the Backend of base and of base with more files.
-func attack13dSame(t *testing.T, base, more map[string]string) (want, got string) {
+// backendOfBaseAndMore reports the Backend of base and of base with more files.
+func backendOfBaseAndMore(t *testing.T, base, more map[string]string) (want, got string) {
 	t.Helper()
 	want, err := backendOf(t, base)
 	if err != nil {
@@ -33,8 +33,8 @@ func attack13dSame(t *testing.T, base, more map[string]string) (want, got string
 // locals.tf) is forgotten: Backend is unchanged while OpenTofu's backend
 // address is the override's. (server TestAttack13dOverrideLocalRedirectsState
 // shows the credentials leave.)
-func TestAttack13dOverrideLocalForgotten(t *testing.T) {
-	want, got := attack13dSame(t, map[string]string{
+func TestBackendKeepsALocalAnOverrideFileRedefines(t *testing.T) {
+	want, got := backendOfBaseAndMore(t, map[string]string{
 		"backend.tf": "terraform {\n  backend \"http\" {\n    address = local.addr\n  }\n}\n",
 		"locals.tf":  "locals {\n  addr = \"https://state.example\"\n}\n",
 	}, map[string]string{
@@ -48,8 +48,8 @@ func TestAttack13dOverrideLocalForgotten(t *testing.T) {
 // Break: a JSON backend block is taken to reference variables only when
 // its file holds "${"; a template directive ("%{ if var.env ... }") reads a
 // variable without it, so its .tfvars value is not pinned.
-func TestAttack13dJSONDirectiveUnpinned(t *testing.T) {
-	want, got := attack13dSame(t, map[string]string{
+func TestBackendPinsAJSONTemplateDirective(t *testing.T) {
+	want, got := backendOfBaseAndMore(t, map[string]string{
 		"backend.tf.json": `{"terraform": {"backend": {"http": {"address": "https://state.example/%{ if var.env == \"prod\" }prod%{ else }dev%{ endif }"}}}}`,
 		"variables.tf":    "variable \"env\" {\n  default = \"dev\"\n}\n",
 	}, map[string]string{
@@ -62,7 +62,7 @@ func TestAttack13dJSONDirectiveUnpinned(t *testing.T) {
 
 // Break: the file function refusal is a regular expression, and HCL allows
 // a comment between a function's name and its arguments.
-func TestAttack13dFileFunctionBehindCommentAccepted(t *testing.T) {
+func TestBackendFindsAFileFunctionBehindAComment(t *testing.T) {
 	for _, call := range []string{`file/**/("addr.txt")`, `templatefile /* x */ ("a.tpl", {})`} {
 		_, err := backendOf(t, map[string]string{
 			"backend.tf": "terraform {\n  backend \"http\" {\n    address = local.addr\n  }\n}\n",

@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// Attack on issue 14, `check --config` for CI: "prints every problem with
+// `check --config` for CI: "prints every problem with
 // file:line and exits non-zero"; "refuses what serve --strict refuses".
 
-// attack14Config writes a configuration with serverExtra in its server block
+// checkFixtureConfig writes a configuration with serverExtra in its server block
 // and returns its path and directory.
-func attack14Config(t *testing.T, serverExtra string) (string, string) {
+func checkFixtureConfig(t *testing.T, serverExtra string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "st.hcl")
@@ -32,7 +32,7 @@ func attack14Config(t *testing.T, serverExtra string) (string, string) {
 // before loading the key when the data directory holds no store yet —
 // exactly the first deploy CI is meant to vet. Same for a seal_key that is
 // not a key at all.
-func TestAttack14CheckPassesSealKeyServeRefuses(t *testing.T) {
+func TestCheckRefusesASealKeyServeRefuses(t *testing.T) {
 	for name, mode := range map[string]os.FileMode{"world-readable": 0o644, "garbage": 0o600} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -41,7 +41,7 @@ func TestAttack14CheckPassesSealKeyServeRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.Chmod(key, mode)
-			cfg, _ := attack14Config(t, "  seal_key = \""+key+"\"\n")
+			cfg, _ := checkFixtureConfig(t, "  seal_key = \""+key+"\"\n")
 			serveOut, serveCode := runBinary(t, "serve", "--config", cfg, "--strict")
 			if serveCode == 0 || strings.Contains(serveOut, "serving SSH") {
 				t.Fatalf("serve --strict started with a bad seal key: exit %d\n%s", serveCode, serveOut)
@@ -58,13 +58,13 @@ func TestAttack14CheckPassesSealKeyServeRefuses(t *testing.T) {
 // key makes serve fail (exit 1, nothing listens); check never looks at
 // host_key (cmd/switchtender/check.go checkProblems: server.Check +
 // server.CheckData; neither reads Server.HostKey), so CI passes it.
-func TestAttack14CheckPassesBadHostKeyServeRefuses(t *testing.T) {
+func TestCheckRefusesAHostKeyServeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	hk := filepath.Join(dir, "host_key")
 	if err := os.WriteFile(hk, []byte("-----BEGIN OPENSSH PRIVATE KEY-----\ngarbage\n-----END OPENSSH PRIVATE KEY-----\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ := attack14Config(t, "  host_key = \""+hk+"\"\n")
+	cfg, _ := checkFixtureConfig(t, "  host_key = \""+hk+"\"\n")
 	serveOut, serveCode := runBinary(t, "serve", "--config", cfg, "--strict")
 	if serveCode == 0 || strings.Contains(serveOut, "serving SSH") {
 		t.Skipf("serve accepted the garbage host key (exit %d): nothing to compare\n%s", serveCode, serveOut)
@@ -77,7 +77,7 @@ func TestAttack14CheckPassesBadHostKeyServeRefuses(t *testing.T) {
 
 // HELD. Two rules whose policies do not compile: check names both rules'
 // file:line and exits 1, and creates no data directory.
-func TestAttack14CheckEveryProblemHasLine(t *testing.T) {
+func TestCheckGivesEveryProblemItsLine(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package switchtender\n\ndeny contains msg if {\n"), 0o600)
 	os.WriteFile(filepath.Join(dir, "bad2.rego"), []byte("package switchtender\n\ndeny contains msg if { msg := }\n"), 0o600)
@@ -104,8 +104,8 @@ func TestAttack14CheckEveryProblemHasLine(t *testing.T) {
 // rule "b"'s plan_gate file is missing, a load error), check prints only the
 // load errors (cmd/switchtender/check.go checkProblems: `return
 // loadProblems(path, err), nil`) and never compiles the policies that are
-// there: rule "a"'s broken policy is reported only on the next CI round.
-func TestAttack14CheckHidesPolicyErrorsBehindLoadError(t *testing.T) {
+// there: rule "a"'s broken policy is reported only on the next CI run.
+func TestCheckSaysWhatALoadErrorLeftUnchecked(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package switchtender\n\ndeny contains msg if {\n"), 0o600)
 	cfg := filepath.Join(dir, "st.hcl")
