@@ -44,7 +44,7 @@ func (h *harness) attack14DropUser(name string) {
 // What happens: the console (and an MCP session, and any `--wait` command)
 // captures the Identity, roles included, once at session start
 // (server/ssh.go routeMiddleware: `id, ok := s.identify(...)` then
-// `s.serveTUI(sess, id)` -> console.go `&console{s: s, id: id}`), and
+// `s.serveTUI(sess, id)` -> console.go `newConsole(s, id)`), and
 // Approve/Reject/Cancel/Launch trust that copy (permissions.go mayApprove:
 // `who.Has("approve")` reads the captured roles; nothing asks the current
 // configuration whether who still exists). So bob, removed from the
@@ -59,7 +59,7 @@ func TestAttack14RemovedUserOpenConsoleStillApproves(t *testing.T) {
 	digest := h.show("alice", "1").Proposal.Digest
 
 	// bob opens a console before the reload (what serveTUI builds).
-	con := &console{s: h.srv, id: h.identity("bob")}
+	con := newConsole(h.srv, h.identity("bob"))
 	if !con.Identity().CanApprove {
 		t.Fatal("bob's console cannot approve even before the reload")
 	}
@@ -83,7 +83,7 @@ func TestAttack14RoleRevokedOpenConsoleStillApproves(t *testing.T) {
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
 	digest := h.show("alice", "1").Proposal.Digest
-	con := &console{s: h.srv, id: h.identity("bob")}
+	con := newConsole(h.srv, h.identity("bob"))
 
 	b, _ := os.ReadFile(h.cfgPath)
 	re := regexp.MustCompile(`(?s)(user "bob" \{.*?roles = )\["approve"\]`)

@@ -253,7 +253,7 @@ user "follower" {
 	if n.srv, err = New(c, Options{Environ: testEnviron, SSHMaxConnsPerSource: 128, SSHMaxConns: 256}); err != nil {
 		b.Fatal(err)
 	}
-	if err := n.srv.Start(context.Background()); err != nil {
+	if err := n.srv.startWithDoor(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { n.srv.Close() })

@@ -58,11 +58,11 @@ func (h *httpServer) close() {
 	}
 }
 
-// ready is nil when SSH listens and the store can take writes (checked
+// ready is nil when the attached front door listens and the store can take writes (checked
 // without writing: store.Ready).
 func (s *Server) ready() error {
 	s.mu.Lock()
-	up := s.sshSrv != nil && !s.closed
+	up := s.door != nil && s.door.Listening() && !s.closed
 	s.mu.Unlock()
 	if !up {
 		return errors.New("SSH is not listening")

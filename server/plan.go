@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
@@ -163,31 +162,4 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		p.Refusals = append(p.Refusals, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason)})
 	}
 	return p
-}
-
-// planCounts says what a plan does in tofu's words and arithmetic: a
-// replacement counts once in add and once in destroy ("Plan: 2 to add, 0 to
-// change, 1 to destroy"), with replacements and forgets alongside. The
-// gate's Add counts pure creates and its Destroy every delete.
-func planCounts(p *store.Proposal) string {
-	s := fmt.Sprintf("%d to add, %d to change, %d to destroy", p.Add+p.Replace, p.Change, p.Destroy)
-	var extra []string
-	if p.Replace > 0 {
-		extra = append(extra, fmt.Sprintf("%d replaced", p.Replace))
-	}
-	if p.Forget > 0 {
-		extra = append(extra, fmt.Sprintf("%d to forget", p.Forget))
-	}
-	if len(extra) > 0 {
-		s += " (" + strings.Join(extra, ", ") + ")"
-	}
-	return s
-}
-
-func reasons(hs []store.Hold) string {
-	var parts []string
-	for _, h := range hs {
-		parts = append(parts, fmt.Sprintf("%s (rule %s)", h.Reason, h.Rule))
-	}
-	return strings.Join(parts, "; ")
 }

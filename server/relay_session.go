@@ -3,30 +3,32 @@ package server
 import (
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"regexp"
 	"slices"
 	"time"
 
+	"github.com/switchtender/switchtender/screentext"
+
 	"charm.land/ssh"
+
+	"github.com/switchtender/switchtender/server/api"
 	gossh "golang.org/x/crypto/ssh"
 )
 
-// serveRelay is a worker's session: its key is listed by pool. It reads
+// ServeRelay is a worker's session, handed over by the front door (which
+// keeps the connection open while the worker idles): its key is listed by
+// pool. It reads
 // the worker's hello, then its messages until the session ends. A worker
 // that disconnects keeps its lease until the lease times out, so a short
 // network break does not fail a run; a run it was offered goes back to the
 // front of the queue.
-func (s *Server) serveRelay(sess ssh.Session, pool string) {
+func (s *Server) ServeRelay(sess ssh.Session, pool string) {
 	fp := gossh.FingerprintSHA256(sess.PublicKey())
 	if sess.RawCommand() != relayCommand {
 		fmt.Fprintf(sess.Stderr(), "switchtender: this key is a relay worker key of pool %s; it runs only the relay, not %q\n", pool, sess.RawCommand())
-		_ = sess.Exit(exitRefused)
+		_ = sess.Exit(api.ExitRefused)
 		return
-	}
-	if lc := limitConnOf(sess.Context()); lc != nil {
-		defer lc.hold()() // a worker idles while it waits for work
 	}
 	c := newRelayConn(sess, sess)
 	w, err := s.relay.hello(c, pool, fp)
@@ -36,7 +38,7 @@ func (s *Server) serveRelay(sess ssh.Session, pool string) {
 			status = statusBusy
 		}
 		_ = c.send(relayMsg{Type: msgRefused, Message: err.Error(), Status: status})
-		_ = sess.Exit(exitRefused)
+		_ = sess.Exit(api.ExitRefused)
 		return
 	}
 	c.queue(func() {
