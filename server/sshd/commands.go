@@ -119,13 +119,13 @@ func (d *Door) Command(ctx context.Context, id api.Identity, args []string, in i
 		return exitUsage
 	}
 	c.cmd = cmd
-	return c.run(args[1:])
+	return c.dispatch(args[1:])
 }
 
-// run parses the command's words and calls its handler: `--help` or `-h`
+// dispatch parses the command's words and calls its handler: `--help` or `-h`
 // anywhere prints the command's help and exits 0; a malformed flag or the
 // wrong number of arguments exits 2 with one sentence.
-func (c *call) run(words []string) int {
+func (c *call) dispatch(words []string) int {
 	fs := flag.NewFlagSet(c.cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var asJSON *bool

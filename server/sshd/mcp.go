@@ -77,8 +77,8 @@ func (d *Door) ServeMCP(ctx context.Context, who api.Identity, in io.Reader, out
 	m := newMCPSession(d.svc, who, d.mcpKeepAlive())
 	go m.notifyChanges(ctx)
 	flow := newMCPFlow()
-	defer flow.close()
-	go func() { <-ctx.Done(); flow.close() }()
+	defer flow.releaseReader()
+	go func() { <-ctx.Done(); flow.releaseReader() }()
 	t := &mcp.IOTransport{Reader: io.NopCloser(flow.reader(in)), Writer: jsonSafeWriter{out, flow}, MaxLineLength: MCPMaxMessage}
 	err := m.srv.Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {

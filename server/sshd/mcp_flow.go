@@ -97,8 +97,8 @@ func (f *mcpFlow) wrote() {
 	f.mu.Unlock()
 }
 
-// close frees a reader waiting on the bound: the session ends.
-func (f *mcpFlow) close() {
+// releaseReader frees a reader waiting on the bound for good: the session ends.
+func (f *mcpFlow) releaseReader() {
 	f.mu.Lock()
 	f.closed = true
 	f.cond.Broadcast()

@@ -18,7 +18,7 @@ func TestMCPSessionHoldsBoundedBytesOfUnansweredMessages(t *testing.T) {
 	line := strings.Repeat("x", 1<<20-1) + "\n" // 1 MiB messages
 	src := &countingReader{r: strings.NewReader(strings.Repeat(line, 64))}
 	f := newMCPFlow()
-	defer f.close()
+	defer f.releaseReader()
 	go func() { _, _ = io.Copy(io.Discard, f.reader(src)) }()
 	waitFor(t, "the reader to stop", 10*time.Second, func() bool { return src.quiet(200 * time.Millisecond) })
 	held := src.total()

@@ -36,7 +36,7 @@ func splitCommand(line string) ([]string, error) {
 			return nil, err
 		}
 	}
-	sp.end()
+	sp.finishWord()
 	return sp.words, nil
 }
 
@@ -50,7 +50,8 @@ type splitter struct {
 	in    bool // a word has started (possibly empty, from '' or "")
 }
 
-func (sp *splitter) end() {
+// finishWord ends the word being read, if one has started, and keeps it.
+func (sp *splitter) finishWord() {
 	if sp.in {
 		sp.words = append(sp.words, sp.word.String())
 		sp.word.Reset()
@@ -62,7 +63,7 @@ func (sp *splitter) end() {
 func (sp *splitter) step() error {
 	switch c := sp.line[sp.i]; c {
 	case ' ', '\t', '\n':
-		sp.end()
+		sp.finishWord()
 	case '\\':
 		return sp.backslash()
 	case '\'':
