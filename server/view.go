@@ -93,11 +93,14 @@ func (s *Server) jsonPhase(r store.Run) string {
 }
 
 // Workers is every relay worker seen since the start, by pool and name.
-func (s *Server) Workers() []api.WorkerView {
-	s.relay.mu.Lock()
-	defer s.relay.mu.Unlock()
+func (s *Server) Workers() []api.WorkerView { return s.relay.list() }
+
+// list is every worker seen, by pool and name.
+func (h *relayHub) list() []api.WorkerView {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	var out []api.WorkerView
-	for _, w := range s.relay.workers {
+	for _, w := range h.workers {
 		v := api.WorkerView{Name: w.name, Pool: w.pool, Version: w.version, LastSeen: w.lastSeen, State: "idle"}
 		if w.lease != nil {
 			v.Run, v.State = w.lease.job.runID, "running"
