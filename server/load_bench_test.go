@@ -59,8 +59,9 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 // The scenario runs once per benchmark invocation whatever b.N is (the
 // framework's first b.N is 1; -benchtime 1x keeps it there), bounded by
 // loadTimeout; all traffic is on 127.0.0.1. The server runs in this process
-// with max_parallel = 2 and the SSH limits raised (128 per source, 512 in
-// total) so the followers and launchers fit. The project has 20 copies of
+// with max_parallel = 2 and the SSH limits of its server block raised as
+// behind one proxy (ssh_max_connections_per_source 128, ssh_max_startups
+// 128, ssh_max_connections 512) so the followers and launchers fit. The project has 20 copies of
 // testdata/project/infra/data (three terraform_data resources), one template
 // each, no rules: half the runs are dry runs (init, plan) and half ungated
 // applies (init, apply -auto-approve), each with a new generation so every
@@ -161,10 +162,15 @@ func newLoadNode(b *testing.B) *loadNode {
 		b.Fatal(err)
 	}
 	pub := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(n.signer.PublicKey())))
+	// Every client comes from one address, as a team behind one proxy or
+	// NAT does: the limits such a deployment sets.
 	cfgText := fmt.Sprintf(`server {
-  ssh_listen   = "127.0.0.1:0"
-  data_dir     = %q
-  max_parallel = %d
+  ssh_listen                     = "127.0.0.1:0"
+  data_dir                       = %q
+  max_parallel                   = %d
+  ssh_max_startups               = 128
+  ssh_max_connections            = 512
+  ssh_max_connections_per_source = 128
 }
 project "infra" {
   path = %q
@@ -182,7 +188,7 @@ user "alice" {
 	if err != nil {
 		b.Fatalf("loading the benchmark configuration: %v", err)
 	}
-	if n.srv, err = New(cfg, Options{Environ: testEnviron, SSHMaxConnsPerSource: 128, SSHMaxConns: 512}); err != nil {
+	if n.srv, err = New(cfg, Options{Environ: testEnviron}); err != nil {
 		b.Fatalf("starting server: %v", err)
 	}
 	if err := n.srv.Start(context.Background()); err != nil {

@@ -158,9 +158,14 @@ func newConnLimiter(l sshLimits) *connLimiter {
 }
 
 // startupsPerSource is how many of the connections in their handshake one
-// source address may hold: a quarter of the cap, so that a flood from a few
-// addresses cannot keep everyone else out of the handshake.
-func (l sshLimits) startupsPerSource() int { return max(1, l.startups/4) }
+// source address may hold: a quarter of the cap, or half the per-source
+// connection cap when that is more, but never more than half the cap. With
+// the defaults (64, 32) it is 16; an address whose per-source cap was raised
+// (a proxy, a NAT) gets a larger share, and a flood from one address still
+// cannot keep everyone else out of the handshake.
+func (l sshLimits) startupsPerSource() int {
+	return max(1, l.startups/4, min(l.startups/2, l.perSource/2))
+}
 
 // admit counts a new connection from source, or returns why it is refused.
 func (cl *connLimiter) admit(source string) string {
