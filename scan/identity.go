@@ -51,15 +51,6 @@ type Identity struct {
 	StartFiles map[string][32]byte
 }
 
-// IsAutoVarFile reports whether OpenTofu loads a file of this name in the
-// working directory as variable values without being told to
-// (internal/command/meta_vars.go addVarsFromDir): terraform.tfvars,
-// terraform.tfvars.json, *.auto.tfvars and *.auto.tfvars.json.
-func IsAutoVarFile(name string) bool {
-	return name == "terraform.tfvars" || name == "terraform.tfvars.json" ||
-		strings.HasSuffix(name, ".auto.tfvars") || strings.HasSuffix(name, ".auto.tfvars.json")
-}
-
 // StartFileSums is StartFiles as recorded with a proposal: name to the
 // sha256's hex; never nil, so an Identity built from it compares.
 func (id Identity) StartFileSums() map[string]string {
@@ -301,7 +292,7 @@ func diffStartFiles(want, got map[string][32]byte) []string {
 // InputFiles are the files under dir, other than its own configuration
 // files and lock file (compared as Files and Lock), that an OpenTofu
 // process started there may read before it plans or applies anything: the
-// variable files it loads by itself (IsAutoVarFile) and whatever the
+// variable files it loads by itself (terraform.tfvars, *.auto.tfvars and their .json forms) and whatever the
 // encryption or backend block reads with file() or templatefile(), which
 // may be any path below dir, and the workspace selected in
 // .terraform/environment (terraform.workspace). So every regular file under
