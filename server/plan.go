@@ -11,6 +11,7 @@ import (
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
+	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -165,23 +166,11 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 	return p
 }
 
-// planCounts says what a plan does in tofu's words and arithmetic: a
-// replacement counts once in add and once in destroy ("Plan: 2 to add, 0 to
-// change, 1 to destroy"), with replacements and forgets alongside. The
-// gate's Add counts pure creates and its Destroy every delete.
+// planCounts says what proposal p does in tofu's words
+// (screentext.PlanCounts): the gate's Add counts pure creates and its
+// Destroy every delete.
 func planCounts(p *store.Proposal) string {
-	s := fmt.Sprintf("%d to add, %d to change, %d to destroy", p.Add+p.Replace, p.Change, p.Destroy)
-	var extra []string
-	if p.Replace > 0 {
-		extra = append(extra, fmt.Sprintf("%d replaced", p.Replace))
-	}
-	if p.Forget > 0 {
-		extra = append(extra, fmt.Sprintf("%d to forget", p.Forget))
-	}
-	if len(extra) > 0 {
-		s += " (" + strings.Join(extra, ", ") + ")"
-	}
-	return s
+	return screentext.PlanCounts(p.Add, p.Change, p.Destroy, p.Replace, p.Forget)
 }
 
 func reasons(hs []store.Hold) string {

@@ -176,23 +176,11 @@ func (d *runDetail) summary(p *Proposal) string {
 	return b.String()
 }
 
-// planCounts says what a plan does in tofu's words and arithmetic: a
-// replacement counts once in add and once in destroy, and replacements and
-// forgets are shown alongside ("2 to add, 0 to change, 2 to destroy (1
-// replaced)"). p.Destroy already counts every delete, replacements included.
+// planCounts says what proposal p does in tofu's words
+// (screentext.PlanCounts): "2 to add, 0 to change, 2 to destroy (1
+// replaced)". p.Destroy already counts every delete, replacements included.
 func planCounts(p *Proposal) string {
-	s := fmt.Sprintf("%d to add, %d to change, %d to destroy", p.Add+p.Replace, p.Change, p.Destroy)
-	var extra []string
-	if p.Replace > 0 {
-		extra = append(extra, fmt.Sprintf("%d replaced", p.Replace))
-	}
-	if p.Forget > 0 {
-		extra = append(extra, fmt.Sprintf("%d to forget", p.Forget))
-	}
-	if len(extra) > 0 {
-		s += " (" + strings.Join(extra, ", ") + ")"
-	}
-	return s
+	return screentext.PlanCounts(p.Add, p.Change, p.Destroy, p.Replace, p.Forget)
 }
 
 // holdLines are two lines about the rules that hold a plan: which still
