@@ -21,6 +21,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
@@ -97,9 +98,9 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 //     backend" in the log, audit events launch and succeeded once each,
 //     never overlapping another run of the same directory, never more than
 //     max_parallel at once; the audit chain must verify); logs-ok: followers
-//     whose output equals the stored log (as the log command prints it)
-//     byte for byte and whose command exited 0; queued-follows and
-//     running-follows: followers whose session started while their run was
+//     whose output equals the stored log (as the log command prints it,
+//     then the run's final status line) byte for byte and whose command
+//     exited 0; queued-follows and running-follows: followers whose session started while their run was
 //     queued (the even ones start as soon as the ID is known) or running
 //     (the odd ones wait until it runs, joining mid-stream); the rest
 //     started after their run had ended.
@@ -626,7 +627,7 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 		case StatusRunning:
 			running++
 		}
-		want := printable(n.storedLog(b, f.runID))
+		want := followOutput(n.storedLog(b, f.runID), byID[f.runID])
 		switch {
 		case f.err != nil:
 			problems = append(problems, fmt.Sprintf("follower %d of run %s: %v\n%s", i, f.runID, f.err, f.errOut.String()))
@@ -672,6 +673,17 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 	for _, p := range problems {
 		b.Error(p)
 	}
+}
+
+// followOutput is what `log ID --follow` prints for a run that ended: its
+// stored log as the log command prints it, then the run's final status line
+// on a line of its own.
+func followOutput(log []byte, r store.Run) []byte {
+	out := printable(log)
+	if len(log) > 0 && log[len(log)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return fmt.Appendf(out, "run %s %s: %s\n", r.ID, r.Status, screentext.Sentence(r.Message))
 }
 
 // storedLog is run id's whole log as stored.
