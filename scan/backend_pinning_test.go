@@ -31,7 +31,7 @@ func backendOfBaseAndMore(t *testing.T, base, more map[string]string) (want, got
 // files in name order and keeps the last definition of each local, so an
 // override file that sorts before the primary (a_override.tf <
 // locals.tf) is forgotten: Backend is unchanged while OpenTofu's backend
-// address is the override's. (server TestAttack13dOverrideLocalRedirectsState
+// address is the override's. (server TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal
 // shows the credentials leave.)
 func TestBackendKeepsALocalAnOverrideFileRedefines(t *testing.T) {
 	want, got := backendOfBaseAndMore(t, map[string]string{

@@ -23,7 +23,7 @@ import (
 // destroy, passes it, and passOn queues the apply phase for the pool's
 // next worker, although alice cancelled the run. Nothing checks
 // CancelRequested between the hand-over and the apply.
-func TestAttack13bCancelledGatedPlanStillGoesToApply(t *testing.T) {
+func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	plan, js := attack13bPlan(t, h)
@@ -82,7 +82,7 @@ func TestAttack13bCancelledGatedPlanStillGoesToApply(t *testing.T) {
 // keeps a cancelled run "running" — and its working directory busy for
 // the whole pool — for as long as it likes, long past cancel_grace (5s
 // here) and the lease timeout (2s).
-func TestAttack13bCancelIgnoredWhileHeartbeating(t *testing.T) {
+func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
@@ -119,7 +119,7 @@ func TestAttack13bCancelIgnoredWhileHeartbeating(t *testing.T) {
 // cancel -> dequeue) silently removes it from the queue: no lease, no
 // worker, no queue entry, and nothing ends the run. It stays "running"
 // forever, its working directory no longer served.
-func TestAttack13bCancelWhileApplyPhaseQueuedStrandsTheRun(t *testing.T) {
+func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	plan, js := attack13bPlan(t, h)
@@ -165,7 +165,7 @@ func TestAttack13bCancelWhileApplyPhaseQueuedStrandsTheRun(t *testing.T) {
 // "cancelled after the scan"), so that result arrives for an ended lease
 // and is audited as "result rejected", the sign of a worker that lost its
 // lease, for a worker that did nothing wrong.
-func TestAttack13cCancelDuringWorkerScanLeavesResultRejected(t *testing.T) {
+func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig+attack13cBigConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
 	writeBigModule(t, w1.Projects["infra"].Path, 4000)
@@ -210,7 +210,7 @@ func TestAttack13cCancelDuringWorkerScanLeavesResultRejected(t *testing.T) {
 // takes it, claim refuses a cancelled apply phase and prepare only
 // releases the lease: the run is in no queue, under no lease, and ends
 // never ("running" for ever, a second cancel changes nothing).
-func TestAttack13eCancelDuringApplyOfferStrandsTheRun(t *testing.T) {
+func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	plan, js := attack13bPlan(t, h)
@@ -268,7 +268,7 @@ func TestAttack13eCancelDuringApplyOfferStrandsTheRun(t *testing.T) {
 // at CancelRequested): an ungated apply alice cancelled applies on the
 // worker and ends "succeeded". The window is as long as the template's
 // credential commands take.
-func TestAttack13eCancelBeforeTheJobIsDropped(t *testing.T) {
+func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13eSlowCredential)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute // no lease is lost here
@@ -306,7 +306,7 @@ func TestAttack13eCancelBeforeTheJobIsDropped(t *testing.T) {
 // claim refuses it ("was cancelled by alice") and prepare only releases
 // the lease. The run is "running" for ever, in no queue and under no
 // lease; a second cancel finds nothing to stop.
-func TestAttack13fCancelWhileRulesDecideStrandsTheRun(t *testing.T) {
+func TestCancelEndsARunWhileTheRulesDecide(t *testing.T) {
 	policy := attack13fPolicy(t, attack13fSlowPolicy)
 	h, keys, _ := relayHarness(t, `
 template "rdata13f" {
@@ -365,7 +365,7 @@ rule "slow13f" {
 // command running) ends the run cancelled; the worker gets a reject, not
 // the job; the released plan, opened for the job, counts as used, so a
 // second approval cannot apply it later.
-func TestAttack13fCancelDuringApplyPhasePrepareHeld(t *testing.T) {
+func TestCancelWhileAnApplyPhaseIsPreparedEndsTheRun(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13eSlowCredential+`
 template "rslowdata13f" {
   project     = "infra"
@@ -442,7 +442,7 @@ rule "hold13f" {
 // (worker_session.go handle: cur is nil), then gets the job and applies
 // the released plan. The person was told "interrupt sent"; the run ends
 // succeeded with the resources created.
-func TestAttack13gCancelOvertakesTheApplyJob(t *testing.T) {
+func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13gGate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute
@@ -507,7 +507,7 @@ func TestAttack13gCancelOvertakesTheApplyJob(t *testing.T) {
 // is not the object `cancel --json`/`show --json` print; and it calls
 // Cancel, not cancelRun, so the text lacks the sentence saying what the
 // cancel did.
-func TestAttack1516MCPCancelResultIsNotShowJSON(t *testing.T) {
+func TestMCPCancelResultIsTheShowJSONObject(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	alice := h.mcpAs("alice")
 	var run runView
@@ -542,7 +542,7 @@ func TestAttack1516MCPCancelResultIsNotShowJSON(t *testing.T) {
 // both are not agents) and cancels every scheduled check, over MCP or SSH,
 // and its own actions read in the audit trail as the schedule's. Fixed: the
 // configuration refuses the server's own names for users and agents.
-func TestAttack1516UserNamedScheduleCancelsScheduledChecks(t *testing.T) {
+func TestAUserNamedScheduleCannotCancelScheduledChecks(t *testing.T) {
 	for _, name := range config.ReservedIdentityNames {
 		for _, kind := range []string{"user", "agent"} {
 			src := fmt.Sprintf("server {\n  data_dir = %q\n}\n%s %q {\n  public_key = \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEMqYtaU1fgGeV5t8wMv6bMMjC1C8b4XhSiXqaUXDs1H\"\n}\n", t.TempDir(), kind, name)

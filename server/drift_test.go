@@ -267,7 +267,7 @@ func TestKeptPlanSurvivesRestart(t *testing.T) {
 
 // A drift check under exclude_dry_run with a finding is held at the scan
 // stage before any plan (held).
-func TestAttack12DriftCheckWithFindingHeld(t *testing.T) {
+func TestADriftCheckWithAFindingIsHeldAtTheScan(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-deep", "--check")
 	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan ||

@@ -301,7 +301,7 @@ func TestStoredUserKindReadsAsPerson(t *testing.T) {
 // "-json=true") decides how a usage refusal is written before parsing and
 // knows only those spellings: `show --json=1` gets its usage refusal in
 // text.
-func TestAttack1516JSONSpellingsOfTrueRefusedInText(t *testing.T) {
+func TestEverySpellingOfJSONTrueGetsAJSONRefusal(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	for _, spelling := range []string{"--json=1", "--json=t", "--json=True", "-json=TRUE"} {
 		// after parsing: JSON (the flag really is true)
@@ -321,7 +321,7 @@ func TestAttack1516JSONSpellingsOfTrueRefusedInText(t *testing.T) {
 
 // Held: --json given twice, or as --json --json=false, is malformed words
 // refused as JSON with exit 2 and nothing on stdout.
-func TestAttack1516JSONGivenTwice(t *testing.T) {
+func TestJSONGivenTwiceIsRefusedAsJSON(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	for _, args := range [][]string{{"show", "1", "--json", "--json"}, {"runs", "--json", "--json=false"}, {"whoami", "-json", "--json"}} {
 		out, errOut, code := h.ssh("alice", args...)
@@ -337,7 +337,7 @@ func TestAttack1516JSONGivenTwice(t *testing.T) {
 // Held: exit statuses of log --follow (0 succeeded, 3 held, 1 otherwise)
 // with --json, and its last line; cancel --json of a held run prints the
 // run object only (no sentence on stdout).
-func TestAttack1516FollowExitCodes(t *testing.T) {
+func TestLogFollowExitCodesWithJSON(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	out, _, code := h.ssh("carol", "log", "1", "--follow", "--json")
@@ -371,7 +371,7 @@ func TestAttack1516FollowExitCodes(t *testing.T) {
 // "" { v.WaitsFor = s.waitsForIn(r, h) }") fills waits_for whatever the
 // run's status: show --json of a cancelled run still names whom its holds
 // wait for.
-func TestAttack1516JSONEndedRunStillWaitsFor(t *testing.T) {
+func TestJSONOfAnEndedRunWaitsForNobody(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("deploy-bot", "launch", "data") // held before planning
 	h.mustSSH("deploy-bot", "cancel", "1")
@@ -404,7 +404,7 @@ func TestAttack1516JSONEndedRunStillWaitsFor(t *testing.T) {
 // object show --json prints right after, field for field; whoami --json
 // has its four fields, roles [] for an agent; runs --json is [] on an
 // empty filter result.
-func TestAttack1516JSONSameRunObject(t *testing.T) {
+func TestJSONCommandsPrintTheShowObject(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	if out := h.mustSSH("alice", "runs", "--json", "--status", "failed"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("runs --json with nothing matching: %q", out)
@@ -438,7 +438,7 @@ func TestAttack1516JSONSameRunObject(t *testing.T) {
 // calls fs.Parse again on what follows each positional argument, so a
 // flag after `--` and one argument is parsed as a flag again: `show -- 1
 // --json` prints JSON, while `show -- --json 1` is refused as two RUNs.
-func TestAttack1516FlagAfterDoubleDash(t *testing.T) {
+func TestDoubleDashEndsTheFlags(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
 	_, _, code := h.ssh("alice", "show", "--", "--json", "1")
@@ -457,7 +457,7 @@ func TestAttack1516FlagAfterDoubleDash(t *testing.T) {
 // turns a usage refusal of a text command into JSON: `reject --reason
 // --json` (RUN missing) answers {"error":…} though nobody asked for JSON,
 // while a refusal after parsing (`runs --template --json`) is text.
-func TestAttack1516JSONAsFlagValueTurnsRefusalJSON(t *testing.T) {
+func TestJSONAsAFlagValueKeepsTheRefusalText(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	_, errOut, code := h.ssh("alice", "runs", "--template", "--json")
 	if code != exitRefused || strings.HasPrefix(errOut, "{") {
@@ -472,7 +472,7 @@ func TestAttack1516JSONAsFlagValueTurnsRefusalJSON(t *testing.T) {
 // Held (docs/json.md): lists are [] and maps {}, never null, in every
 // command's JSON on a fresh server and for a template with no survey; an
 // agent's run held before planning has no null anywhere either.
-func TestAttack1516JSONNoNulls(t *testing.T) {
+func TestJSONHasNoNulls(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 template "bare" {
   project = "infra"
@@ -499,7 +499,7 @@ template "bare" {
 
 // Promise (docs/json.md): requester_kind is "person" or "agent", the
 // words the text uses; the store's "user" never shows.
-func TestAttack1516JSONVocabulary(t *testing.T) {
+func TestJSONRequesterKindIsPersonOrAgent(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	h.mustSSH("deploy-bot", "launch", "data")

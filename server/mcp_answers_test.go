@@ -18,7 +18,7 @@ import (
 // a null answer over MCP is taken as the empty string (quoted, so even a
 // text field accepts it) and overrides the field's default; its own null
 // check after that is dead for null.
-func TestAttack1516MCPNullAnswerTakenAsEmptyString(t *testing.T) {
+func TestMCPRefusesANullAnswer(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("alice")
 	res := c.call("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"generation": nil}})
@@ -40,7 +40,7 @@ func TestAttack1516MCPNullAnswerTakenAsEmptyString(t *testing.T) {
 // sees them) refuses it with "validating /properties/answers: type: <the
 // whole value> has type \"string\", want \"object\"": the sensitive answer
 // comes back in the tool result, into the model's context and transcript.
-func TestAttack1516MCPStringifiedAnswersEchoSecret(t *testing.T) {
+func TestMCPStringifiedAnswersNeverEchoTheSecret(t *testing.T) {
 	h := newHarness(t, secretTemplate)
 	c := h.mcpAs("deploy-bot")
 	const secret = "Zq9-canary-hunter2-7781"
@@ -61,7 +61,7 @@ func TestAttack1516MCPStringifiedAnswersEchoSecret(t *testing.T) {
 // Held: a secret misplaced at the top level, nested in an object or list
 // for a text field, or under a field name with a lookalike letter is
 // refused without being repeated, and nothing is queued.
-func TestAttack1516MCPMisplacedSecretNotEchoed(t *testing.T) {
+func TestMCPMisplacedSecretIsNeverEchoed(t *testing.T) {
 	h := newHarness(t, secretTemplate)
 	c := h.mcpAs("deploy-bot")
 	const secret = "Zq9-canary-hunter2-7781"
@@ -94,7 +94,7 @@ func TestAttack1516MCPMisplacedSecretNotEchoed(t *testing.T) {
 // mcp_tools.go) after the SDK's own decoding, which keeps the last value:
 // a launch whose answers name db_password twice is accepted with one of
 // them, silently.
-func TestAttack1516MCPDuplicateAnswerAccepted(t *testing.T) {
+func TestMCPRefusesAnAnswerGivenTwice(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	r := h.rawMCPAs("alice")
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
@@ -115,7 +115,7 @@ func TestAttack1516MCPDuplicateAnswerAccepted(t *testing.T) {
 // (mcp_tools.go) sees json.RawMessage, so 9007199254740993 becomes
 // 9007199254740992 (any integer past 2^53, any decimal past float64's
 // precision): the run plans with a number nobody gave.
-func TestAttack1516MCPNumberAnswerLosesDigits(t *testing.T) {
+func TestMCPNumberAnswerKeepsItsDigits(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("alice")
 	var run runView

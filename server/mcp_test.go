@@ -561,7 +561,7 @@ func TestMCPCheckAndReconcile(t *testing.T) {
 // (mcpSession.subscribe, mcp.go) accepts the same run://1 any number of
 // times and nothing bounds how many listens one session holds, so one
 // agent grows the server by a goroutine (and its stack) per line it sends.
-func TestAttack1516MCPListenFloodGrowsServer(t *testing.T) {
+func TestMCPListenFloodIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
 	r := h.rawMCPAs("helper-bot")
@@ -608,7 +608,7 @@ func TestAttack1516MCPListenFloodGrowsServer(t *testing.T) {
 // reply blocks in the SDK's writer, and each further request parks one
 // more goroutine (with its result) in the server, without bound, while the
 // client's own writes keep the connection from ever being idle.
-func TestAttack1516MCPClientThatNeverReads(t *testing.T) {
+func TestMCPClientThatNeverReadsIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	client, err := dialAs(h, "helper-bot")
@@ -655,7 +655,7 @@ func TestAttack1516MCPClientThatNeverReads(t *testing.T) {
 
 // Held: a 100 MB line ends that MCP session after the 2 MiB bound, without
 // the server reading the rest, and other sessions go on.
-func TestAttack1516MCPHundredMegabyteLine(t *testing.T) {
+func TestMCPHundredMegabyteLineEndsOnlyItsSession(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	other := h.mcpAs("alice")
 	client, err := dialAs(h, "deploy-bot")
@@ -702,7 +702,7 @@ func TestAttack1516MCPHundredMegabyteLine(t *testing.T) {
 // reading another requester's run and log match what its SSH key may do;
 // cancel_run keeps the SSH rule: agents only their own, people with the
 // approve role any, and another agent of the same kind cannot.
-func TestAttack1516MCPVisibilityMatchesSSH(t *testing.T) {
+func TestMCPVisibilityMatchesSSH(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	h.mustSSH("helper-bot", "show", "1")
@@ -728,7 +728,7 @@ func TestAttack1516MCPVisibilityMatchesSSH(t *testing.T) {
 // failed one with steps, a rejected one with a reason, a running one, a
 // queued one waiting behind it, one from a git checkout (commit) — pass
 // the output schema in show_run, list_runs and the run resource.
-func TestAttack1516MCPOutputSchemaAllShapes(t *testing.T) {
+func TestMCPOutputSchemaFitsEveryRunShape(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 template "slow" {
   project = "infra"

@@ -346,7 +346,7 @@ func TestNotifyBlockRemovedByReload(t *testing.T) {
 // err (server/notify.go, attempt: "stopping: the delivery stays stored for
 // the next start") — a delivery that succeeded is kept and POSTed again
 // after the restart, with the same X-Switchtender-Delivery ID.
-func TestAttack14NotifyDeliveredTwiceAfter2xx(t *testing.T) {
+func TestNotifyNeverDeliversTwiceAfterA2xx(t *testing.T) {
 	var mu sync.Mutex
 	var ids []string
 	answered := make(chan struct{}, 4)
@@ -392,7 +392,7 @@ func TestAttack14NotifyDeliveredTwiceAfter2xx(t *testing.T) {
 // HELD. A receiver cannot make the server follow a redirect: a 302 to
 // another receiver is a failed attempt (retried), and the target never
 // hears of it.
-func TestAttack14NotifyRedirectNotFollowed(t *testing.T) {
+func TestNotifyFollowsNoRedirect(t *testing.T) {
 	target := &receiver{}
 	tts := httptest.NewServer(target)
 	defer tts.Close()
@@ -431,7 +431,7 @@ func TestAttack14NotifyRedirectNotFollowed(t *testing.T) {
 // HELD. A notify URL with credentials and a token
 // (http://user:pass@host/path?token=...) that cannot be reached: the
 // operator log's retry records carry neither the userinfo nor the token.
-func TestAttack14NotifyURLCredentialsNotLogged(t *testing.T) {
+func TestNotifyURLCredentialsStayOutOfTheLog(t *testing.T) {
 	const user, pass, tok = "hookuser-c4n4ry", "hookpass-c4n4ry-91", "tok-c4n4ry-77"
 	addr := freeAddr(t)
 	u := fmt.Sprintf("http://%s:%s@%s/p/%s?token=%s", user, pass, addr, tok, tok)
@@ -460,7 +460,7 @@ func TestAttack14NotifyURLCredentialsNotLogged(t *testing.T) {
 // Promise: a run's events reach its receivers and "deliveries survive a
 // restart". Probe: a run executing when the server stops ends interrupted
 // (a "failed" event); is that event delivered after the next start?
-func TestAttack14NotifyInterruptedAtShutdownDelivered(t *testing.T) {
+func TestNotifyDeliversARunInterruptedAtShutdown(t *testing.T) {
 	rc := &receiver{}
 	ts := httptest.NewServer(rc)
 	defer ts.Close()

@@ -231,7 +231,7 @@ func TestRunTrackerOutOfOrder(t *testing.T) {
 // values and notify URL/secret (oplog.go newScrubber) — never the run's
 // sensitive answers, which the run's own masker knows. The secret lands in
 // the operator log in clear.
-func TestAttack14RejectReasonSecretInOperatorLog(t *testing.T) {
+func TestARejectReasonsSecretStaysOutOfTheOperatorLog(t *testing.T) {
 	h, logs := newLoggedHarness(t, "", heldSecretTemplate)
 	h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-")
 	h.waitStatus("1", StatusAwaitingApproval)
@@ -252,7 +252,7 @@ func TestAttack14RejectReasonSecretInOperatorLog(t *testing.T) {
 // HELD. Refusals of launches carrying a sensitive answer (given twice,
 // with a required answer missing, with a control character) put neither
 // the answer nor its quoted form in the operator log's refusal record.
-func TestAttack14RefusalsKeepSensitiveAnswersOut(t *testing.T) {
+func TestRefusalsKeepSensitiveAnswersOutOfTheOperatorLog(t *testing.T) {
 	const canary = "Refusal-Canary-5512"
 	h, logs := newLoggedHarness(t, "", secretDataTemplate)
 	h.ssh("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--var", "token="+canary+"x")

@@ -18,7 +18,7 @@ import (
 // checkout (any path the server can write); the scan does not look at
 // backends, and the plan's state lock creates that state file (and its
 // directories) in the checkout, where it stays.
-func TestAttack12PullRequestBackendPathWritesIntoCheckout(t *testing.T) {
+func TestAPullRequestsBackendPathNeverWritesIntoTheCheckout(t *testing.T) {
 	h := prHarness(t)
 	target := filepath.Join(h.project, "pwned", "by-pr.tfstate")
 	h.git("checkout", "-q", "-b", "backend")
@@ -39,7 +39,7 @@ func TestAttack12PullRequestBackendPathWritesIntoCheckout(t *testing.T) {
 // The same from a pull request: the branch adds the encryption block; its
 // plan is scanned, found clean, and `tofu init` in the private tree sends
 // the run's token to the branch's host.
-func TestAttack12bPullRequestOpenbaoSendsRunToken(t *testing.T) {
+func TestAPullRequestNeverSendsTheRunTokenToItsOpenbaoKeyProvider(t *testing.T) {
 	addr, seen := baoListener(t)
 	h := newHarness(t, `
 credential "bao" {
@@ -74,7 +74,7 @@ template "data" {
 // credentials (basic auth) to that host, the plan's state lock as a LOCK
 // request (a write). The pull request's plan also no longer plans against
 // the checkout's state.
-func TestAttack12bPullRequestHttpBackendSendsRunCredentials(t *testing.T) {
+func TestAPullRequestNeverSendsTheRunsCredentialsToItsHttpBackend(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +128,7 @@ template "data" {
 // the branch's Backend text equals the checkout's, and OpenTofu plans
 // against the address the override names, sending the run's
 // TF_HTTP_USERNAME/PASSWORD there.
-func TestAttack13dOverrideLocalRedirectsState(t *testing.T) {
+func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	v := attack13dPR(t, map[string]string{
@@ -157,7 +157,7 @@ func TestAttack13dOverrideLocalRedirectsState(t *testing.T) {
 // pinned: a branch that adds terraform.tfvars (env = "prod") has the
 // same Backend text as the checkout, and its plan reads (with the run's
 // credentials) the state at /prod where the checkout's runs read /dev.
-func TestAttack13dJSONTemplateDirectiveUnpinned(t *testing.T) {
+func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 	srv, seen := attack13cStateServer(t)
 	v := attack13dPR(t, map[string]string{
 		"backend.tf.json": `{"terraform": {"backend": {"http": {"address": "` + srv.URL + `/%{ if var.env == \"prod\" }prod%{ else }dev%{ endif }"}}}}` + "\n",
@@ -184,7 +184,7 @@ func TestAttack13dJSONTemplateDirectiveUnpinned(t *testing.T) {
 // *.auto.tfvars link to a file in the tree, a terraform.tfvars.json, the
 // variable read through an index, a for expression or a conditional, and
 // an encryption key provider's address taken through a chain of locals.
-func TestAttack13dBackendInputsHeld(t *testing.T) {
+func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	variable := func(name, def string) string {
@@ -244,7 +244,7 @@ func TestAttack13dBackendInputsHeld(t *testing.T) {
 // unrelated variable, an unrelated local and an unrelated value to the
 // terraform.tfvars that sets the backend's variable plans against the
 // checkout's host.
-func TestAttack13dUnrelatedChangesPlan(t *testing.T) {
+func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
 	legit, seen := attack13cStateServer(t)
 	v := attack13dPR(t, map[string]string{
 		"backend.tf":       attack13dBackend("var.addr"),
@@ -270,7 +270,7 @@ func TestAttack13dUnrelatedChangesPlan(t *testing.T) {
 // beside its resources, every pull request that touches a resource is
 // refused as "changes the working directory's backend", though the
 // backend (a literal address) is the same.
-func TestAttack13dJSONModuleResourceChangeRefused(t *testing.T) {
+func TestAJSONModulesResourceChangePlans(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	file := func(resources string) string {
 		return `{"terraform": {"backend": {"http": {"address": "` + legit.URL + `/state"}}}, "resource": {"terraform_data": {` + resources + `}}}` + "\n"
@@ -289,7 +289,7 @@ func TestAttack13dJSONModuleResourceChangeRefused(t *testing.T) {
 // taken to reference every variable and local the module declares
 // (r.all), so a pull request that adds any variable or local anywhere in
 // the module, unrelated to the backend, is refused.
-func TestAttack13dJSONTemplateBackendUnrelatedVariableRefused(t *testing.T) {
+func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	v := attack13dPR(t, map[string]string{
 		"backend.tf.json": `{"terraform": {"backend": {"http": {"address": "${var.addr}"}}}}` + "\n",
@@ -312,7 +312,7 @@ func TestAttack13dJSONTemplateBackendUnrelatedVariableRefused(t *testing.T) {
 // backend takes a local read that way, Backend pins nothing of the file,
 // and a branch that changes only addr.txt has its plan send the run's
 // state credentials to the host it names.
-func TestAttack13dFileFunctionBehindComment(t *testing.T) {
+func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	v := attack13dPR(t, map[string]string{
@@ -338,7 +338,7 @@ func TestAttack13dFileFunctionBehindComment(t *testing.T) {
 // .terraform/environment choosing another workspace, does not move the
 // pull request's plan: dropUntrusted removes every .terraform, and the
 // plan reads the checkout's host.
-func TestAttack13dCommittedSavedBackendHeld(t *testing.T) {
+func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 	legit, lseen := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	v := attack13dPRWith(t, map[string]string{
@@ -377,7 +377,7 @@ func TestAttack13dCommittedSavedBackendHeld(t *testing.T) {
 // branch's host. The scan (scan/credfiles.go remoteStateReason) flags a
 // remote state only for a credentials-file argument; sameBackend reads
 // only backend, cloud and encryption blocks.
-func TestAttack13eRemoteStateSendsStateCredentials(t *testing.T) {
+func TestAPullRequestsRemoteStateNeverGetsTheStateCredentials(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	v := attack13dPR(t, map[string]string{

@@ -23,7 +23,7 @@ import (
 // branch's program with the server's credentials. (init resolves the
 // version first: online from the registry, here from a filesystem mirror in
 // the server's CLI configuration; the package it then uses is the branch's.)
-func TestAttack12CommittedProviderInPullRequestRuns(t *testing.T) {
+func TestAPullRequestNeverRunsACommittedProvider(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "provider-ran")
 	h.git("checkout", "-q", "-b", "prov")
@@ -58,7 +58,7 @@ func TestAttack12CommittedProviderInPullRequestRuns(t *testing.T) {
 // terraform.d/plugins in the working directory. A pull request ships the
 // provider binary and its plan runs it: "a plan that would run code" is
 // planned without a person.
-func TestAttack12PullRequestImpliedMirrorProviderRuns(t *testing.T) {
+func TestAPullRequestNeverRunsAProviderFromItsImpliedMirror(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "mirror-ran")
 	h.git("checkout", "-q", "-b", "mirror")
@@ -90,7 +90,7 @@ func TestAttack12PullRequestImpliedMirrorProviderRuns(t *testing.T) {
 // and http, so the branch's plan runs its program with the server's
 // environment and credentials, unheld. (The same holds for an s3 backend
 // with a committed shared_config_files naming a credential_process.)
-func TestAttack12bPullRequestRemoteStateKubeconfigExecRuns(t *testing.T) {
+func TestAPullRequestNeverRunsARemoteStatesKubeconfigExec(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "kube-exec-ran")
 	h.git("checkout", "-q", "-b", "kube")
@@ -112,7 +112,7 @@ func TestAttack12bPullRequestRemoteStateKubeconfigExecRuns(t *testing.T) {
 // configures the backend and lists its workspaces, which runs the
 // kubeconfig's exec plugin before any plan; the scan reads no backend
 // (scan/blocks.go terraformSchema has only "encryption").
-func TestAttack12bPullRequestBackendKubeconfigExecRuns(t *testing.T) {
+func TestAPullRequestNeverRunsItsBackendsKubeconfigExec(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "kube-backend-ran")
 	h.git("checkout", "-q", "-b", "kubebe")
@@ -130,7 +130,7 @@ func TestAttack12bPullRequestBackendKubeconfigExecRuns(t *testing.T) {
 // Held: a pull request's branch that calls a module from a git
 // repository (fetched by the scan's `tofu get`), whose only file reads a
 // remote state, is refused with the finding; nothing plans.
-func TestAttack13fPullRequestRemoteStateInGitModuleHeld(t *testing.T) {
+func TestAPullRequestsGitModuleReadingRemoteStateIsRefused(t *testing.T) {
 	var repo string
 	_, v := attack13fPR(t, func(h *harness) map[string]string {
 		repo = filepath.Join(h.dir, "modrepo")

@@ -17,7 +17,7 @@ import (
 // sealed plan and secret answer in the store) into the run's log, where
 // `log` and `show` hand it to whoever reads the run; the SSH host key the
 // same way.
-func TestAttack13ePullRequestReadsTheSealKey(t *testing.T) {
+func TestAPullRequestCannotPrintTheSealKey(t *testing.T) {
 	var dataDir string
 	var hh *harness
 	v := attack13dPRWith(t, map[string]string{"main.tf": attack13dResource}, func(h *harness, wd string) {
@@ -50,7 +50,7 @@ func TestAttack13ePullRequestReadsTheSealKey(t *testing.T) {
 // answers, of every run of the pool) and the worker's own SSH key, and
 // its pull request's plan prints both into the run's log on the control
 // node.
-func TestAttack13ePullRequestReadsWorkerKeys(t *testing.T) {
+func TestAPullRequestCannotPrintAWorkersKeys(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
@@ -89,7 +89,7 @@ func TestAttack13ePullRequestReadsWorkerKeys(t *testing.T) {
 // lower(file("<data_dir>/seal.key")) prints the server's sealing key,
 // which opens every sealed plan, kept drift plan and secret answer in the
 // store, into its pull request's plan log.
-func TestAttack13fPullRequestPrintsTheSealKeyLowercased(t *testing.T) {
+func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 	var sealKey string
 	h, v := attack13fPR(t, func(h *harness) map[string]string {
 		sealKey = filepath.Join(h.dir, "data", "seal.key")
@@ -128,7 +128,7 @@ func TestAttack13fPullRequestPrintsTheSealKeyLowercased(t *testing.T) {
 // branch should not see", cannot apply to the server's own configuration.
 // (Its path is no secret: a branch can read it from
 // /proc/<tofu's parent>/cmdline, whose pid /proc/self/stat names.)
-func TestAttack13fPullRequestPrintsTheConfigFile(t *testing.T) {
+func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
 	h, v := attack13fPR(t, func(h *harness) map[string]string {
 		return map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"}
 	})
@@ -151,7 +151,7 @@ func TestAttack13fPullRequestPrintsTheConfigFile(t *testing.T) {
 // (config/template.go accepts one: "it is sensitive, so it is not repeated
 // here") is a secret held in clear in the same file, and a pull request's
 // file() of the configuration prints it.
-func TestAttack13gPullRequestPrintsASensitiveDefault(t *testing.T) {
+func TestAPullRequestCannotPrintASensitiveDefault(t *testing.T) {
 	const secret = "prod-db-default-13g-Wq7"
 	h := writeHarness(t, "", attack13fPRConfig+`
 template "db13g" {

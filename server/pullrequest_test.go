@@ -190,7 +190,7 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 
 // An agent's pull-request plan still waits for a person before anything
 // runs, clean or not (held).
-func TestAttack12AgentPullRequestPlanWaits(t *testing.T) {
+func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("deploy-bot", "data", "--dry-run", "--ref", "clean")
 	if statusOf(v.Run) != StatusAwaitingApproval || len(v.Steps) != 0 {
@@ -200,7 +200,7 @@ func TestAttack12AgentPullRequestPlanWaits(t *testing.T) {
 
 // Refs: a tag and an abbreviated SHA plan the commit they name and record
 // its full SHA; a tag on the evil commit is refused like the branch (held).
-func TestAttack12PullRequestRefForms(t *testing.T) {
+func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 	h := prHarness(t)
 	h.git("tag", "v-evil", "evil")
 	h.git("tag", "-a", "-m", "annotated", "v-clean", "clean")
@@ -232,7 +232,7 @@ func TestAttack12PullRequestRefForms(t *testing.T) {
 
 // The ref moves after launch: the run plans the SHA recorded at launch, and
 // rerunning a refused pull-request plan scans again (held).
-func TestAttack12PullRequestRerunOfRefusedScansAgain(t *testing.T) {
+func TestARerunOfARefusedPullRequestScansAgain(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
 	if statusOf(v.Run) != StatusRefused {

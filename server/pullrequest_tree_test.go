@@ -10,7 +10,7 @@ import (
 // The same through a pull request: the branch commits .terraform as a
 // symbolic link to an absolute path; the export writes the link, the
 // copy keeps it, and tofu get writes through it.
-func TestAttack12PullRequestSymlinkedDotTerraformWritesOutside(t *testing.T) {
+func TestAPullRequestNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 	h := prHarness(t)
 	outside := filepath.Join(h.dir, "outside-pr")
 	os.MkdirAll(outside, 0o755)
@@ -46,7 +46,7 @@ func TestAttack12PullRequestSymlinkedDotTerraformWritesOutside(t *testing.T) {
 // to the checkout's infra/state, so that Remove deletes the checkout's real
 // state file through the link (and the copy then fails: its source is
 // gone).
-func TestAttack12PullRequestDeletesCheckoutStateThroughLink(t *testing.T) {
+func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
 	h := prHarness(t)
 	stateDir := filepath.Join(h.project, "infra/state")
 	backend := "terraform {\n  backend \"local\" {\n    path = \"../state/data.tfstate\"\n  }\n}\n"
@@ -85,7 +85,7 @@ func TestAttack12PullRequestDeletesCheckoutStateThroughLink(t *testing.T) {
 // credentials and writes them into the checkout's .git/lfs). Here the
 // checkout defines filter "lfs" with a program that records it ran; the
 // branch marks *.tf with filter=lfs, and the export runs it.
-func TestAttack12PullRequestExportRunsFilterDriversTheBranchNames(t *testing.T) {
+func TestAPullRequestsExportRunsNoFilterDriver(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "smudge-ran")
 	h.git("config", "filter.lfs.smudge", "touch "+marker+"; cat")
@@ -113,7 +113,7 @@ func TestAttack12PullRequestExportRunsFilterDriversTheBranchNames(t *testing.T) 
 // .terraform and terraform.d; the local backend's state lock writes its lock
 // information through the link, overwriting the target, then removes the
 // link. The target keeps the lock JSON.
-func TestAttack12bPullRequestLockInfoLinkOverwritesOutside(t *testing.T) {
+func TestAPullRequestNeverWritesItsLockInfoThroughALink(t *testing.T) {
 	h := prHarness(t)
 	victim := filepath.Join(h.dir, "victim.tfstate")
 	os.WriteFile(victim, []byte("the real state\n"), 0o644)

@@ -17,7 +17,7 @@ import (
 // it: the run no longer names its ref, show names a commit that was never
 // the pull request's, and rerun (which looks for Commit.Ref) plans the
 // checkout instead of the pull request.
-func TestAttack13cPullRequestEndedBeforeExportRecordsWorkerHead(t *testing.T) {
+func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
@@ -63,7 +63,7 @@ func TestAttack13cPullRequestEndedBeforeExportRecordsWorkerHead(t *testing.T) {
 // read by terraform_remote_state, and refs git could read as options.
 // None writes outside the run's private directory, runs a program, or
 // touches the worker's checkout.
-func TestAttack13cPullRequestAttacksOnTheWorkerHeld(t *testing.T) {
+func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
@@ -165,7 +165,7 @@ func TestAttack13cPullRequestAttacksOnTheWorkerHeld(t *testing.T) {
 // it names: the backend text is unchanged, the scan finds nothing, and
 // the worker's init and plan send the run's TF_HTTP_USERNAME and
 // TF_HTTP_PASSWORD to that host.
-func TestAttack13cPullRequestBackendVariableRedirectsState(t *testing.T) {
+func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	h, keys, identity := relayHarness(t, relayScanConfig+attack13cHTTPStateConfig)
@@ -196,11 +196,11 @@ func TestAttack13cPullRequestBackendVariableRedirectsState(t *testing.T) {
 	t.Logf("%s: %s", v.Status, v.Message)
 }
 
-// The override-file break of TestAttack13dOverrideLocalRedirectsState on
+// The override-file break of TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal on
 // a relay worker: the worker's export compares with the same scan.Backend,
 // and its init and plan send the run's state credentials to the branch's
 // host.
-func TestAttack13dOverrideLocalRedirectsStateOnWorker(t *testing.T) {
+func TestAPullRequestOnAWorkerCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	h, keys, identity := relayHarness(t, relayScanConfig+attack13cHTTPStateConfig)
@@ -229,11 +229,11 @@ func TestAttack13dOverrideLocalRedirectsStateOnWorker(t *testing.T) {
 	}
 }
 
-// The remote-state break of TestAttack13eRemoteStateSendsStateCredentials
+// The remote-state break of TestAPullRequestsRemoteStateNeverGetsTheStateCredentials
 // on a relay worker: the worker's scan finds nothing in the branch, its
 // export's sameBackend compares only the backend blocks, and its plan
 // sends the run's TF_HTTP_USERNAME/PASSWORD to the branch's host.
-func TestAttack13eRemoteStateSendsStateCredentialsOnWorker(t *testing.T) {
+func TestAPullRequestsRemoteStateOnAWorkerNeverGetsTheStateCredentials(t *testing.T) {
 	legit, _ := attack13cStateServer(t)
 	evil, seen := attack13cStateServer(t)
 	h, keys, identity := relayHarness(t, relayScanConfig+attack13cHTTPStateConfig)

@@ -32,7 +32,7 @@ import (
 // closeOnce: the control node leaks four goroutines a second per paused
 // worker, and `workers` lists the worker as connected for as long as it
 // is paused.
-func TestAttack13gPausedWorkerNeverClosed(t *testing.T) {
+func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13gGate)
 	plan, js := attack13gBlobPlan(t, h, 2<<20) // a job of about 4 MiB
 	raw, pc, _ := attack13gDial(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
@@ -75,7 +75,7 @@ func TestAttack13gPausedWorkerNeverClosed(t *testing.T) {
 // blocks on a worker that stopped reading"; 13f's fix). Break: send,
 // finding the outbox full, calls c.shut() in the caller's goroutine, and
 // shut runs the closer, which blocks in sess.Close() behind a write stuck
-// in TCP (TestAttack13gPausedWorkerNeverClosed). The lease watcher sends:
+// in TCP (TestAPausedWorkersConnectionIsClosed). The lease watcher sends:
 // lose() answers a lost lease with a reject, with the lease's lock held.
 // Worker w2 of pool eu takes a dry run and, heartbeating, sends messages
 // the control node answers (unknown types, whose rejects echo them) while
@@ -86,7 +86,7 @@ func TestAttack13gPausedWorkerNeverClosed(t *testing.T) {
 // the watcher itself runs shut and blocks for good. From then on no lease
 // of any pool is lost: worker b1 of pool bare takes a dry run and dies,
 // and its run stays running long past its 2s lease timeout.
-func TestAttack13gFullOutboxFreezesTheLeaseWatcher(t *testing.T) {
+func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["bare"] = 2 * time.Second
@@ -181,7 +181,7 @@ func TestAttack13gFullOutboxFreezesTheLeaseWatcher(t *testing.T) {
 // its session: after ten workers (real SSH, raw protocol) connect, poll,
 // and hang up, or are replaced by a new connection of the same name, no
 // relayConn writer is left.
-func TestAttack13gWritersEndWithTheirSessions(t *testing.T) {
+func TestRelayWritersEndWithTheirSessions(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	before := attack13gStacks("(*relayConn).writeLoop")
 	for i := range 10 {

@@ -242,7 +242,7 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 // lease; disconnected then sees draining && lease == nil and audits
 // "worker drained ... finished the one it had", though the run it had was
 // interrupted, not finished (the audit contradicts the run's record).
-func TestAttack13dStoppedAfterDrainAuditedAsDrained(t *testing.T) {
+func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13dSlowTemplate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute
@@ -287,7 +287,7 @@ func TestAttack13dStoppedAfterDrainAuditedAsDrained(t *testing.T) {
 // while a run is offered to it (the drain said "it has no run and takes
 // no new one") can still take that offer and run it; when it leaves, the
 // audit says it "took no new run".
-func TestAttack13dDrainingWorkerTakesOffer(t *testing.T) {
+func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	raw.send(relayMsg{Type: msgPoll})
@@ -321,7 +321,7 @@ func TestAttack13dDrainingWorkerTakesOffer(t *testing.T) {
 // run was taken and never run: it fails when the lease times out, as
 // "Worker w1 ... stopped heartbeating during preparation", after the
 // audit said the drain "finishes run N".
-func TestAttack13eDrainBetweenTakeAndJobLosesTheRun(t *testing.T) {
+func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13eSlowCredential)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = 8 * time.Second // longer than the credential command

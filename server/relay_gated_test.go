@@ -287,7 +287,7 @@ template "rnet2" {
 // APPLY phase of approved run A hands over run B's plan: the control node
 // overwrites A's sealed plan blob (sealInMemory -> PutBlob) and re-decides,
 // replacing the approved proposal with one for a plan nobody approved.
-func TestAttack13ApplyWorkerSwapsThePlan(t *testing.T) {
+func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13Hold)
 	ids, digests, plans := attack13HeldPlans(t, h, keys, identity, "a1", "b1")
 	a, digestA, planB := ids[0], digests[0], plans[1]
@@ -338,7 +338,7 @@ func TestAttack13ApplyWorkerSwapsThePlan(t *testing.T) {
 // it, decideStep finds no rule covering a dry run (kinds = apply), sets
 // Phase apply with a "rules" pass and passOn queues it: the next worker of
 // the pool applies it. A dry run changed infrastructure.
-func TestAttack13DryRunWorkerTurnsItIntoAnApply(t *testing.T) {
+func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13Hold)
 	_, _, plans := attack13HeldPlans(t, h, keys, identity, "d1")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
@@ -389,7 +389,7 @@ func TestAttack13DryRunWorkerTurnsItIntoAnApply(t *testing.T) {
 // must end by handing its plan over: a worker leased the plan phase of a
 // held-by-rule apply sends result "succeeded", and the apply is recorded
 // succeeded with no proposal and no approval.
-func TestAttack13GatedPlanEndsSucceededWithoutApproval(t *testing.T) {
+func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13Hold)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	raw.send(relayMsg{Type: msgPoll})
@@ -416,7 +416,7 @@ func TestAttack13GatedPlanEndsSucceededWithoutApproval(t *testing.T) {
 // one step" and sets AppliedBy at the claim of a GATED plan phase, so a
 // gated apply held for approval — nothing applied — shows "planned and
 // applied on relay worker w2".
-func TestAttack13bHeldPlanShowsAnApplier(t *testing.T) {
+func TestAHeldPlanShowsNoApplier(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
@@ -455,7 +455,7 @@ func TestAttack13bHeldPlanShowsAnApplier(t *testing.T) {
 // longer than the limit"), drops its connection and dials again; the lease
 // is lost, the run fails as if the worker had stopped heartbeating, and
 // the released plan is used up: it can never be applied on a pool.
-func TestAttack13fPlanUnder19MiBCannotReachItsApplyWorker(t *testing.T) {
+func TestAPlanUnder19MiBReachesItsApplyWorker(t *testing.T) {
 	h, keys, identity := relayHarness(t, `
 template "rblob13f" {
   project = "infra"

@@ -285,7 +285,7 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 // for a run another worker holds (with its token), or for a run never
 // leased, or from another pool's worker, are rejected and change nothing;
 // an unknown type is rejected; garbage ends only the sender's session.
-func TestAttack13HostileRelayInputHeld(t *testing.T) {
+func TestHostileRelayInputChangesNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	a, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
 	b, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -343,7 +343,7 @@ func TestAttack13HostileRelayInputHeld(t *testing.T) {
 
 // Held: a user's key asking for the relay gets no relay; a worker whose
 // known_hosts holds another host key for the control node is refused.
-func TestAttack13UserKeyAndKnownHostsHeld(t *testing.T) {
+func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(h.keys["alice"])},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
@@ -380,7 +380,7 @@ func TestAttack13UserKeyAndKnownHostsHeld(t *testing.T) {
 // JSONSize up to relayJSONLimit (256 MiB) — before a byte arrives; each
 // plan_start line of ~100 bytes makes the control node reserve ~275 MiB,
 // and a worker may repeat it on every gated lease.
-func TestAttack13DeclaredPlanSizeAllocatesUpFront(t *testing.T) {
+func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13Hold)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	raw.send(relayMsg{Type: msgPoll})
@@ -416,7 +416,7 @@ func TestAttack13DeclaredPlanSizeAllocatesUpFront(t *testing.T) {
 // findings make a 22 MB message, a 44 MB audit trail for the run and a
 // 45 MB `show`. (A branch with that many data sources does the same
 // through an honest worker.)
-func TestAttack13cHugeFindingsListBounded(t *testing.T) {
+func TestAWorkersFindingsAreBounded(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rs-modvar", "--dry-run")
@@ -453,7 +453,7 @@ func TestAttack13cHugeFindingsListBounded(t *testing.T) {
 // ...") is recorded as the run's refusal, as if the gate had decided it. A
 // result a job cannot have should count as failed ("anything else counts
 // as failed").
-func TestAttack13dWorkerRefusesUnscannedJob(t *testing.T) {
+func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
@@ -473,7 +473,7 @@ func TestAttack13dWorkerRefusesUnscannedJob(t *testing.T) {
 // plan phase it proposes nothing; for a scanned job before its scan it
 // keeps no scan; the run is never re-run and its lease is gone, so the
 // worker's later plan or success is rejected.
-func TestAttack13dInterruptedDodgesNothing(t *testing.T) {
+func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
@@ -502,7 +502,7 @@ func TestAttack13dInterruptedDodgesNothing(t *testing.T) {
 // with the control node's sentence that "the state changed after its
 // plan was made", the second as cancelled with the worker's sentence
 // ("Cancelled by bob ..."), though nobody cancelled it.
-func TestAttack13eWorkerResultsAJobCannotHave(t *testing.T) {
+func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	for _, st := range []Status{StatusStale, StatusCancelled} {

@@ -20,7 +20,7 @@ import (
 // says hello as "w1", is welcomed as that worker, and its result for
 // w1's lease is accepted: leaseMessage's l.worker == w check passes
 // because the impostor got w1's relayWorker.
-func TestAttack13OtherKeyTakesOverAWorkersLease(t *testing.T) {
+func TestAnotherKeyCannotTakeOverAWorkersLease(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw1, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu", Version: "raw"})
 	raw1.send(relayMsg{Type: msgPoll})
@@ -60,7 +60,7 @@ func TestAttack13OtherKeyTakesOverAWorkersLease(t *testing.T) {
 // worker's heartbeats with the right token, loses the lease within the
 // timeout: the run fails as stopped heartbeating, and the wrong-token
 // heartbeats are rejected.
-func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
+func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	other, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
@@ -115,7 +115,7 @@ func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
 // fails every run of its template on a pool, blaming an idle, healthy
 // worker; and while it runs, the watcher expires no other lease and
 // takes back no unanswered offer.
-func TestAttack13eSlowCredentialCommandLosesTheLease(t *testing.T) {
+func TestASlowCredentialCommandKeepsTheLease(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13eSlowCredential)
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	v := h.launchWait("alice", "rslowcred", "--dry-run", "--var", "region=slow")
@@ -137,7 +137,7 @@ func TestAttack13eSlowCredentialCommandLosesTheLease(t *testing.T) {
 // offer put back in its queue. Here pool bare's worker b1 takes a dry run
 // and dies after w2 (pool eu) paused; b1's run stays "running" long past
 // its 2-second lease timeout, and so does w2's.
-func TestAttack13fPausedWorkerFreezesTheLeaseWatcher(t *testing.T) {
+func TestAPausedWorkerCannotFreezeTheLeaseWatcher(t *testing.T) {
 	h, keys, _ := relayHarness(t, `
 template "rblob13f" {
   project = "infra"

@@ -26,7 +26,7 @@ import (
 // max_destroy = 0 is satisfied, the rules "pass" the destroying plan with
 // no approval by bob, and the sealed destroy plan is queued for the pool's
 // next worker to apply (an honest one, which applies exactly that file).
-func TestAttack13bHarmlessJSONForADestroyPlan(t *testing.T) {
+func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
@@ -78,7 +78,7 @@ func TestAttack13bHarmlessJSONForADestroyPlan(t *testing.T) {
 // one replace each, so the check passes, the policy reads server[2],
 // allows it, and the plan that replaces the primary is sealed and queued
 // for the pool's next worker to apply, weighed by nobody.
-func TestAttack13eRenderingOfAnotherResource(t *testing.T) {
+func TestARenderingOfAnotherResourceIsRefused(t *testing.T) {
 	policy := filepath.Join(t.TempDir(), "primary.rego")
 	if err := os.WriteFile(policy, []byte(attack13ePrimaryPolicy), 0o644); err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ rule "primary13e" {
 // which only "type" says something else: the addresses and actions
 // match the plan file, the policy sees no terraform_data deleted, and the
 // destroying plan is sealed and queued for the pool to apply.
-func TestAttack13fRenderingForgesTheResourceType(t *testing.T) {
+func TestARenderingCannotForgeTheResourceType(t *testing.T) {
 	r := attack13fForgedTypeHandOver(t, "rdata13f", func(honest []byte) []byte {
 		return attack13fForge(t, honest, map[string]any{"type": "null_resource"})
 	})
@@ -158,7 +158,7 @@ func TestAttack13fRenderingForgesTheResourceType(t *testing.T) {
 // plan's: the real plan destroying terraform_data.server[2] is denied with
 // the honest rendering and passes, sealed and queued to apply, with this
 // one.
-func TestAttack13gRenderingTypeInAnotherCase(t *testing.T) {
+func TestARenderingsTypeInAnotherCaseIsRefused(t *testing.T) {
 	r := attack13fForgedTypeHandOver(t, "rdata13g", func(honest []byte) []byte {
 		return bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))
 	})

@@ -325,7 +325,7 @@ func TestScanEvidenceBoundedAfterMasking(t *testing.T) {
 // control node's current directory: whatever file of that name the
 // operator has there (a plan of their own) is overwritten and removed.
 // (relay_plan.go's planned() has the same execution for gated plans.)
-func TestAttack13cScanHoldWipesPlanFileInControlNodeCwd(t *testing.T) {
+func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	cwd := t.TempDir()
@@ -356,7 +356,7 @@ func TestAttack13cScanHoldWipesPlanFileInControlNodeCwd(t *testing.T) {
 // evidence and no pass of the rules (relayHub.result does not look at
 // l.scanWhy / l.scanDone), so a dry run the rule exempts only after a clean
 // scan, and a pull request's plan, "succeed" unscanned.
-func TestAttack13cScannedJobResultWithoutScanAccepted(t *testing.T) {
+func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
@@ -380,7 +380,7 @@ func TestAttack13cScannedJobResultWithoutScanAccepted(t *testing.T) {
 // fails within the lease timeout, is not re-run, and a scan, result or
 // scan_pass-like message from it afterwards is rejected and changes
 // nothing.
-func TestAttack13cWorkerSilentAfterScanHeld(t *testing.T) {
+func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rs-clean", "--dry-run")
@@ -424,7 +424,7 @@ func TestAttack13cWorkerSilentAfterScanHeld(t *testing.T) {
 // show or audit entry; a credential's TF_DATA_DIR refuses the scanned run
 // before anything plans, so a manifest left in the checkout is never
 // trusted; a configuration file that is a FIFO is refused before any plan.
-func TestAttack13cWorkerScanSecretsAndSettingsHeld(t *testing.T) {
+func TestAWorkersScanKeepsSecretsOutAndRefusesUntrustedSettings(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig+attack13cSecretConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
@@ -508,7 +508,7 @@ func TestAttack13cWorkerScanSecretsAndSettingsHeld(t *testing.T) {
 // and pull-request plan of the pool on that worker is refused, "The
 // configuration cannot be copied for the scan", for a clean
 // configuration.
-func TestAttack13eWorkerDataDirInsideCheckout(t *testing.T) {
+func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
 	w1.DataDir = filepath.Join(w1.Projects["infra"].Path, "worker-data")
@@ -526,7 +526,7 @@ func TestAttack13eWorkerDataDirInsideCheckout(t *testing.T) {
 // run waiting for its scan's verdict when the control node restarts is
 // marked interrupted; the worker's scan sent to the new control node with
 // its old lease is rejected and records nothing.
-func TestAttack13eScanVerdictRacesHeld(t *testing.T) {
+func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	ch := attack13bReader(raw)

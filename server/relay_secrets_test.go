@@ -14,7 +14,7 @@ import (
 // it sealed into the payload: a worker that leaks the credential and the
 // secret answer in clear, in a log line and in its result's message, leaks
 // neither into the stored log or the run's message.
-func TestAttack13bWorkerLogLeakMaskedAgainHeld(t *testing.T) {
+func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
@@ -39,7 +39,7 @@ func TestAttack13bWorkerLogLeakMaskedAgainHeld(t *testing.T) {
 
 // Held: `workers` shows carol and an agent names, pools, versions, states
 // and runs only: no key, fingerprint or path of a worker.
-func TestAttack13bWorkersCommandLeaksNoKeyHeld(t *testing.T) {
+func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
@@ -70,7 +70,7 @@ func TestAttack13bWorkersCommandLeaksNoKeyHeld(t *testing.T) {
 // without a delivery key, refuses every later run of the project, also
 // those with no credential and no secret answer, "so the run's
 // credentials and secret answers cannot reach its workers sealed".
-func TestAttack13eEarlierSecretAnswersGoToEveryWorker(t *testing.T) {
+func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	const prod = "prod-db-password-13e"
 	h, keys, identity := relayHarness(t, attack13eLocalSecret)
 	if v := h.launchWait("alice", "lsecret13e", "--dry-run", "--var", "db_password="+prod); v.PlannedBy != "" {

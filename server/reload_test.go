@@ -124,7 +124,7 @@ func TestReloadRacingLaunches(t *testing.T) {
 // approves a held apply from the console he left open — and it applies.
 // The README's "sessions already open keep going" does not make acting in
 // them with powers the operator just took away acceptable.
-func TestAttack14RemovedUserOpenConsoleStillApproves(t *testing.T) {
+func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
@@ -150,7 +150,7 @@ func TestAttack14RemovedUserOpenConsoleStillApproves(t *testing.T) {
 
 // BREAK (same root cause, roles): an approver whose approve role a reload
 // took away keeps approving from a console opened before it.
-func TestAttack14RoleRevokedOpenConsoleStillApproves(t *testing.T) {
+func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
@@ -175,7 +175,7 @@ func TestAttack14RoleRevokedOpenConsoleStillApproves(t *testing.T) {
 
 // HELD. A key moved on reload from carol (launch only) to a new user erin
 // (approve): a fresh session with that key is erin's, not carol's.
-func TestAttack14KeyMovedOnReload(t *testing.T) {
+func TestAKeyMovedOnReloadIsTheNewUsers(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	b, _ := os.ReadFile(h.cfgPath)
 	re := regexp.MustCompile(`(?s)user "carol" \{\n  public_key = ("[^"]*")\n.*?\n\}\n`)

@@ -466,7 +466,7 @@ template "secret" {
 // Held: a run ID that is not the canonical decimal (leading zero, a sign,
 // spaces, non-ASCII digits, huge) names no run, over SSH and over MCP, as
 // a tool argument and as a resource URI.
-func TestAttack1516RunIDSpellings(t *testing.T) {
+func TestOnlyTheCanonicalRunIDNamesARun(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
 	for _, id := range []string{"01", "+1", " 1", "1 ", "١", "１", "1e0", "0x1", "18446744073709551617"} {

@@ -319,7 +319,7 @@ func TestScanCopyRemovedWhenTheRunEnds(t *testing.T) {
 // writes its modules through it, wherever it points (outside the checkout
 // and the data dir). modulesStep refuses the working directory's symlinked
 // .terraform only afterwards.
-func TestAttack12SymlinkedDotTerraformMakesGetWriteOutside(t *testing.T) {
+func TestTheScanCopyNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 	h := scanHarness(t, "")
 	outside := filepath.Join(h.dir, "outside")
 	os.MkdirAll(outside, 0o755)
@@ -350,7 +350,7 @@ func TestAttack12SymlinkedDotTerraformMakesGetWriteOutside(t *testing.T) {
 // adds nothing to the digest) and lets the run plan. tofu then reads the
 // FIFO: whatever a writer feeds it is planned unscanned (here a resource;
 // it could as well be a data "external"), or with no writer the plan hangs.
-func TestAttack12FifoConfigFilePlansUnscanned(t *testing.T) {
+func TestAConfigurationFileThatIsAFifoIsRefusedBeforeThePlan(t *testing.T) {
 	h := scanHarness(t, "")
 	fifo := filepath.Join(h.project, "infra/scan/clean/extra.tf")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -384,7 +384,7 @@ func TestAttack12FifoConfigFilePlansUnscanned(t *testing.T) {
 
 // TF_ENCRYPTION in a credential's env: a finding holds the exempted dry
 // run before anything plans (held: envValue reads the run's built env).
-func TestAttack12EncryptionFromCredentialHeld(t *testing.T) {
+func TestEncryptionFromACredentialIsScannedBeforeThePlan(t *testing.T) {
 	h := scanHarness(t, `
 credential "enc" {
   env = { TF_ENCRYPTION = "key_provider \"external\" \"k\" {\n  command = [\"sh\", \"-c\", \"touch /tmp/x\"]\n}\n" }
@@ -405,7 +405,7 @@ template "enc-clean" {
 // of the checkout, a ../ module source that leaves the checkout, and a
 // working directory that is a link out of it. Each is held or refused, and
 // no plan starts (held).
-func TestAttack12PathEscapesHeld(t *testing.T) {
+func TestPathsLeadingOutOfTheCheckoutAreHeldOrRefused(t *testing.T) {
 	h := scanHarness(t, `
 template "esc-link" {
   project = "infra"
@@ -441,7 +441,7 @@ template "esc-wd" {
 }
 
 // TF_ENCRYPTION from a credential's command (env_var) is scanned too: held.
-func TestAttack12EncryptionFromCredentialCommandHeld(t *testing.T) {
+func TestEncryptionFromACredentialCommandIsScannedBeforeThePlan(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "enc.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s' 'key_provider \"external\" \"k\" { command = [\"true\"] }'\n"), 0o755)
 	h := scanHarness(t, fmt.Sprintf(`
@@ -473,7 +473,7 @@ template "enc-clean" {
 // scanner's reading, so the digests match, and the plan evaluates ./b,
 // which nobody scanned; the saved plan's snapshot check refuses the plan
 // only after it ran (a data "external" in ./b would have run).
-func TestAttack12SymlinkedCallerResolvesLocalSourceElsewhere(t *testing.T) {
+func TestTheScanResolvesALocalSourceAsOpenTofuDoes(t *testing.T) {
 	h := scanHarness(t, `
 template "lex" {
   project = "infra"
@@ -511,7 +511,7 @@ template "lex" {
 // under DATA_DIR/runs/ID/scan) sends module.a.module.b to another directory
 // of the checkout: the digest still matches, and the plan loads a module
 // nobody scanned or released.
-func TestAttack12ReleasedRunWithTamperedCopyPlansOtherModule(t *testing.T) {
+func TestAReleasedRunPlansOnlyTheModulesScanned(t *testing.T) {
 	h := scanHarness(t, "")
 	wd := filepath.Join(h.project, "infra/scan/deep")
 	os.MkdirAll(filepath.Join(wd, "other"), 0o755)
@@ -542,7 +542,7 @@ func TestAttack12ReleasedRunWithTamperedCopyPlansOtherModule(t *testing.T) {
 // configuration reads remote state through a kubeconfig with an exec
 // plugin is exempted (the scan finds nothing) and the plan runs the
 // program without a person.
-func TestAttack12bExemptedDryRunRemoteStateKubeconfigExecRuns(t *testing.T) {
+func TestAnExemptedDryRunNeverRunsARemoteStatesKubeconfigExec(t *testing.T) {
 	h := scanHarness(t, `
 template "kube" {
   project = "infra"
@@ -574,7 +574,7 @@ template "kube" {
 // verifyModulesStep reads ./mod with no manifest (manifestIn looks only in
 // .terraform), finds the scanned digest and lets the plan run the module
 // the scan never read. Only after the plan does checkPlanConfig notice.
-func TestAttack12bDataDirSettingMakesLeftoverManifestTrusted(t *testing.T) {
+func TestACredentialsDataDirNeverMakesALeftoverManifestTrusted(t *testing.T) {
 	h := scanHarness(t, `
 credential "dd" {
   env = { TF_DATA_DIR = ".tfdata" }
@@ -614,7 +614,7 @@ template "dd" {
 // provider, at `tofu init` already (so before the plan, and in a pull
 // request's private tree too). The dry run is exempted and the program runs
 // with the run's environment, no person asked.
-func TestAttack12bEncryptionAwsKmsCredentialProcessRuns(t *testing.T) {
+func TestAnAwsKmsKeyProviderWithACredentialProcessIsAFinding(t *testing.T) {
 	h := scanHarness(t, `
 template "kms" {
   project = "infra"
@@ -661,7 +661,7 @@ resource "terraform_data" "x" {}
 // A server restart while a run is held at the scan stage: the private copy
 // the gate read is kept, and releasing the run afterwards plans the
 // modules scanned (held if it passes).
-func TestAttack12bReleaseAfterRestartPlansScanned(t *testing.T) {
+func TestAReleaseAfterARestartPlansTheModulesScanned(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-modvar", "--dry-run")
 	if v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
@@ -680,7 +680,7 @@ func TestAttack12bReleaseAfterRestartPlansScanned(t *testing.T) {
 // project's checkout (its default, "<config dir>/data", when the
 // configuration file is kept in the repository it serves), a clean
 // scanned dry run is refused because the scan's copy copies itself.
-func TestAttack13eControlDataDirInsideCheckout(t *testing.T) {
+func TestTheControlNodeScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 	h := writeHarness(t, "", `
 rule "review13e" {
   templates        = ["clean13e"]

@@ -520,7 +520,7 @@ rule "destroys" {
 // whole value, not the fragment, so the passphrase is shown to whoever may
 // read the run (readEncryptionEnv in scan/encryption.go, Reason masked with
 // x.masker.String in server/scan.go scanStep).
-func TestAttack12EncryptionCredentialLeaksIntoFindings(t *testing.T) {
+func TestAnUnparsableEncryptionCredentialStaysOutOfTheFindings(t *testing.T) {
 	const secret = "TroubadorHorseBatteryStaple"
 	h := scanHarness(t, `
 credential "enc" {
@@ -553,7 +553,7 @@ template "enc-clean" {
 // ("- m in hunter2-module-XYZZY" for "./hunter2-module-XYZZY"), which the
 // masker does not know, and the log keeps it. With the variable declared
 // sensitive in the configuration nothing shows (held: the second case).
-func TestAttack12bSensitiveModuleSourceShowsInGetLog(t *testing.T) {
+func TestASensitiveModuleSourceStaysOutOfTheGetLog(t *testing.T) {
 	for _, c := range []struct {
 		name, decl string
 	}{

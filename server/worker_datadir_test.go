@@ -26,7 +26,7 @@ import (
 // overlaps the old process's drain) interrupts and then kills the first
 // worker's apply in the middle of its provisioner, and wipes its private
 // directory under it.
-func TestAttack13gSecondWorkerOnADataDirKillsTheFirstsApply(t *testing.T) {
+func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13dSlowTemplate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute
@@ -70,7 +70,7 @@ func TestAttack13gSecondWorkerOnADataDirKillsTheFirstsApply(t *testing.T) {
 // directory outside its data_dir (or the data_dir itself, lock and all).
 // The job need not even follow an offer the worker took (sessionState.job
 // does not compare it with st.taken).
-func TestAttack13hRunIDEscapesTheDataDir(t *testing.T) {
+func TestAJobsRunIDCannotEscapeTheDataDir(t *testing.T) {
 	for _, tc := range []struct{ run, victim string }{
 		{"../../victim", "victim"}, // a sibling of the data_dir
 		{"..", "data"},             // the data_dir itself
