@@ -24,25 +24,25 @@ import (
 // next worker, although alice cancelled the run. Nothing checks
 // CancelRequested between the hand-over and the apply.
 func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13bData)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	plan, js := attack13bPlan(t, h)
+	h, keys, identity := relayHarness(t, poolDataTemplate)
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	plan, js := planDataByHand(t, h)
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rdata")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
 	h.mustSSH("alice", "cancel", id)
-	if _, ok := attack13bNext(ch, msgCancel, 10*time.Second); !ok {
+	if _, ok := nextMsg(ch, msgCancel, 10*time.Second); !ok {
 		t.Fatalf("the worker was not told to cancel")
 	}
 	// The worker ignores it and hands its plan over.
-	attack13bHandOver(raw, id, job.Token, plan, js)
-	attack13bSettle(h, id, 15*time.Second)
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 15*time.Second)
 	time.Sleep(500 * time.Millisecond)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("after the hand-over: status %s phase %s cancel %q: %s", r.Status, r.Phase, r.CancelRequested, r.Message)
@@ -88,10 +88,10 @@ func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 	if welcome.Type != msgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rnet", "--dry-run", "--var", "region=hb")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rnet", "--dry-run", "--var", "region=hb")
 	h.mustSSH("alice", "cancel", id)
-	if _, ok := attack13bNext(ch, msgCancel, 10*time.Second); !ok {
+	if _, ok := nextMsg(ch, msgCancel, 10*time.Second); !ok {
 		t.Fatalf("the worker was not told to cancel")
 	}
 	stop := time.Now().Add(12 * time.Second) // cancel_grace 5s + lease timeout 2s + margin
@@ -120,20 +120,20 @@ func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 // worker, no queue entry, and nothing ends the run. It stays "running"
 // forever, its working directory no longer served.
 func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13bData)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	plan, js := attack13bPlan(t, h)
+	h, keys, _ := relayHarness(t, poolDataTemplate)
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	plan, js := planDataByHand(t, h)
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rdata")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	attack13bHandOver(raw, id, job.Token, plan, js)
-	attack13bSettle(h, id, 15*time.Second)
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	if Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
@@ -166,7 +166,7 @@ func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
 // and is audited as "result rejected", the sign of a worker that lost its
 // lease, for a worker that did nothing wrong.
 func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
-	h, keys, identity := relayHarness(t, relayScanConfig+attack13cBigConfig)
+	h, keys, identity := relayHarness(t, relayScanConfig+bigModuleConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
 	writeBigModule(t, w1.Projects["infra"].Path, 4000)
 	startWorker(t, w1)
@@ -211,31 +211,31 @@ func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
 // releases the lease: the run is in no queue, under no lease, and ends
 // never ("running" for ever, a second cancel changes nothing).
 func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13bData)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	plan, js := attack13bPlan(t, h)
+	h, keys, _ := relayHarness(t, poolDataTemplate)
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	plan, js := planDataByHand(t, h)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rdata")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	attack13bHandOver(raw, id, job.Token, plan, js)
-	attack13bSettle(h, id, 15*time.Second)
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 15*time.Second)
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
 	raw.send(relayMsg{Type: msgPoll})
-	offer, ok := attack13bNext(ch, msgOffer, 10*time.Second)
+	offer, ok := nextMsg(ch, msgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	h.mustSSH("alice", "cancel", id) // the offer is not answered yet
 	time.Sleep(4 * time.Second)      // the offer times out (2s) and goes back to the queue
 	raw.send(relayMsg{Type: msgPoll})
-	if again, ok := attack13bNext(ch, msgOffer, 10*time.Second); ok {
+	if again, ok := nextMsg(ch, msgOffer, 10*time.Second); ok {
 		raw.send(relayMsg{Type: msgTake, Run: again.Run})
-		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); ok {
+		if m, ok := nextMsg(ch, msgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
 	}
@@ -269,7 +269,7 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 // worker and ends "succeeded". The window is as long as the template's
 // credential commands take.
 func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13eSlowCredential)
+	h, keys, identity := relayHarness(t, slowCredentialTemplate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute // no lease is lost here
 	h.srv.relay.mu.Unlock()
@@ -307,7 +307,7 @@ func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
 // the lease. The run is "running" for ever, in no queue and under no
 // lease; a second cancel finds nothing to stop.
 func TestCancelEndsARunWhileTheRulesDecide(t *testing.T) {
-	policy := attack13fPolicy(t, attack13fSlowPolicy)
+	policy := policyFile(t, slowPolicy)
 	h, keys, _ := relayHarness(t, `
 template "rdata13f" {
   project = "infra"
@@ -320,20 +320,20 @@ rule "slow13f" {
   plan_gate = "`+policy+`"
 }
 `)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	plan, js := attack13bPlan(t, h)
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	plan, js := planDataByHand(t, h)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rdata13f")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rdata13f")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
 	start := time.Now()
-	attack13bHandOver(raw, id, job.Token, plan, js)
+	handOverPlan(raw, id, job.Token, plan, js)
 	time.Sleep(400 * time.Millisecond) // the plan is sealed; the policy evaluates
 	out, errOut, code := h.ssh("alice", "cancel", id)
 	t.Logf("cancel after %s: %d %s %s", time.Since(start).Round(time.Millisecond), code, strings.TrimSpace(out), strings.TrimSpace(errOut))
-	attack13bSettle(h, id, 20*time.Second)
+	settlePlanPhase(h, id, 20*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("after the rules (%s): %s phase %s cancel %q: %s", time.Since(start).Round(time.Millisecond), r.Status, r.Phase, r.CancelRequested, r.Message)
 	if Status(r.Status) != StatusRunning {
@@ -342,9 +342,9 @@ rule "slow13f" {
 	// The worker's job ended with the hand-over; it polls again as a real
 	// worker does and takes what it is offered.
 	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := attack13bNext(ch, msgOffer, 10*time.Second); ok {
+	if offer, ok := nextMsg(ch, msgOffer, 10*time.Second); ok {
 		raw.send(relayMsg{Type: msgTake, Run: offer.Run})
-		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); ok {
+		if m, ok := nextMsg(ch, msgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
 	}
@@ -366,7 +366,7 @@ rule "slow13f" {
 // the job; the released plan, opened for the job, counts as used, so a
 // second approval cannot apply it later.
 func TestCancelWhileAnApplyPhaseIsPreparedEndsTheRun(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13eSlowCredential+`
+	h, keys, _ := relayHarness(t, slowCredentialTemplate+`
 template "rslowdata13f" {
   project     = "infra"
   command     = "infra/data"
@@ -383,13 +383,13 @@ rule "hold13f" {
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute
 	h.srv.relay.mu.Unlock()
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
-	plan, js := attack13bPlan(t, h, "instances=2")
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	plan, js := planDataByHand(t, h, "instances=2")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rslowdata13f")
-	attack13bHandOver(raw, id, job.Token, plan, js)
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rslowdata13f")
+	handOverPlan(raw, id, job.Token, plan, js)
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil {
@@ -398,7 +398,7 @@ rule "hold13f" {
 	digest := r.Proposal.Digest
 	raw.send(relayMsg{Type: msgPoll})
 	h.mustSSH("bob", "approve", id, "--digest", digest)
-	offer, ok := attack13bNext(ch, msgOffer, 10*time.Second)
+	offer, ok := nextMsg(ch, msgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
@@ -443,12 +443,12 @@ rule "hold13f" {
 // the released plan. The person was told "interrupt sent"; the run ends
 // succeeded with the resources created.
 func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13gGate)
+	h, keys, identity := relayHarness(t, blobGateTemplate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute
 	h.srv.relay.mu.Unlock()
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	attack13fBlob(t, w1.Projects["infra"].Path, 16<<20)
+	writeBlobModule(t, w1.Projects["infra"].Path, 16<<20)
 	startWorker(t, w1)
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rblob13g", "--json"))
@@ -482,8 +482,8 @@ func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 		sent = l.sent
 		h.srv.relay.mu.Unlock()
 	}
-	c := attack13gConnOf(h, "eu", "w1")
-	busy := attack13gQueued(c) > 0 || c.stuckFor(time.Now()) > 0
+	c := relayConnOf(h, "eu", "w1")
+	busy := outboxLen(c) > 0 || c.stuckFor(time.Now()) > 0
 	_, signalled := h.srv.relay.cancel(id)
 	h.srv.audit(id, "alice", "cancel", "interrupt sent")
 	t.Logf("cancel signalled: %v; anything queued or being written to w1 before it: %v", signalled, busy)
@@ -555,9 +555,9 @@ func TestAUserNamedScheduleCannotCancelScheduledChecks(t *testing.T) {
 	}
 }
 
-// attack13cBigConfig is a rule exempting dry runs of rs-big behind the
+// bigModuleConfig is a rule exempting dry runs of rs-big behind the
 // scan, and rs-big on pool eu.
-const attack13cBigConfig = `
+const bigModuleConfig = `
 rule "review13c" {
   templates        = ["rs-big"]
   require_approval = true
@@ -586,9 +586,9 @@ func writeBigModule(t *testing.T, checkout string, n int) {
 	}
 }
 
-// attack13fPolicy writes a plan_gate policy into a temporary file and
+// policyFile writes a plan_gate policy into a temporary file and
 // returns its path.
-func attack13fPolicy(t *testing.T, text string) string {
+func policyFile(t *testing.T, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "policy.rego")
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -597,10 +597,10 @@ func attack13fPolicy(t *testing.T, text string) string {
 	return p
 }
 
-// attack13fSlowPolicy lets every plan through after about two seconds of
+// slowPolicy lets every plan through after about two seconds of
 // evaluation (a policy over a large plan, or one that compares many
 // resources, takes as long).
-const attack13fSlowPolicy = `package switchtender.plan
+const slowPolicy = `package switchtender.plan
 
 hold contains msg if {
 	n := count([1 | some x in numbers.range(1, 400); some y in numbers.range(1, 4000); x * y == -1])

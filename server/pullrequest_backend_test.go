@@ -129,12 +129,12 @@ template "data" {
 // against the address the override names, sending the run's
 // TF_HTTP_USERNAME/PASSWORD there.
 func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	v := attack13dPR(t, map[string]string{
-		"backend.tf": attack13dBackend("local.state_address"),
+	legit, _ := stateServer(t)
+	evil, seen := stateServer(t)
+	v := planBranch(t, map[string]string{
+		"backend.tf": httpBackend("local.state_address"),
 		"locals.tf":  "locals {\n  state_address = \"" + legit.URL + "/state\"\n}\n",
-		"main.tf":    attack13dResource,
+		"main.tf":    plainResource,
 	}, map[string]string{
 		"a_override.tf": "locals {\n  state_address = \"" + evil.URL + "/state\"\n}\n",
 	})
@@ -158,11 +158,11 @@ func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T
 // same Backend text as the checkout, and its plan reads (with the run's
 // credentials) the state at /prod where the checkout's runs read /dev.
 func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
-	srv, seen := attack13cStateServer(t)
-	v := attack13dPR(t, map[string]string{
+	srv, seen := stateServer(t)
+	v := planBranch(t, map[string]string{
 		"backend.tf.json": `{"terraform": {"backend": {"http": {"address": "` + srv.URL + `/%{ if var.env == \"prod\" }prod%{ else }dev%{ endif }"}}}}` + "\n",
 		"variables.tf":    "variable \"env\" {\n  type    = string\n  default = \"dev\"\n}\n",
-		"main.tf":         attack13dResource,
+		"main.tf":         plainResource,
 	}, map[string]string{
 		"terraform.tfvars": "env = \"prod\"\n",
 	})
@@ -185,8 +185,8 @@ func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 // variable read through an index, a for expression or a conditional, and
 // an encryption key provider's address taken through a chain of locals.
 func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
+	legit, _ := stateServer(t)
+	evil, seen := stateServer(t)
 	variable := func(name, def string) string {
 		return "variable \"" + name + "\" {\n  type    = string\n  default = \"" + def + "\"\n}\n"
 	}
@@ -196,29 +196,29 @@ func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 		main, branch map[string]string
 	}{
 		{"variable override file", map[string]string{
-			"backend.tf": attack13dBackend("var.addr"), "vars.tf": variable("addr", good),
+			"backend.tf": httpBackend("var.addr"), "vars.tf": variable("addr", good),
 		}, map[string]string{"a_override.tf": variable("addr", bad)}},
 		{"tofu shadow", map[string]string{
-			"backend.tf": attack13dBackend("var.addr"), "vars.tf": variable("addr", good),
+			"backend.tf": httpBackend("var.addr"), "vars.tf": variable("addr", good),
 		}, map[string]string{"vars.tofu": variable("addr", bad)}},
 		{"auto tfvars link", map[string]string{
-			"backend.tf": attack13dBackend("var.addr"), "vars.tf": variable("addr", good),
+			"backend.tf": httpBackend("var.addr"), "vars.tf": variable("addr", good),
 		}, map[string]string{"vals/x.txt": "addr = \"" + bad + "\"\n", "x.auto.tfvars": "symlink:vals/x.txt"}},
 		{"tfvars json", map[string]string{
-			"backend.tf": attack13dBackend("var.addr"), "vars.tf": variable("addr", good),
+			"backend.tf": httpBackend("var.addr"), "vars.tf": variable("addr", good),
 		}, map[string]string{"terraform.tfvars.json": `{"addr": "` + bad + `"}`}},
 		{"index", map[string]string{
-			"backend.tf": attack13dBackend(`var.m["k"]`),
+			"backend.tf": httpBackend(`var.m["k"]`),
 			"vars.tf":    "variable \"m\" {\n  type    = map(string)\n  default = { k = \"" + good + "\" }\n}\n",
 		}, map[string]string{"terraform.tfvars": "m = { k = \"" + bad + "\" }\n"}},
 		{"for expression", map[string]string{
-			"backend.tf": attack13dBackend(`[for a in [var.addr] : a][0]`), "vars.tf": variable("addr", good),
+			"backend.tf": httpBackend(`[for a in [var.addr] : a][0]`), "vars.tf": variable("addr", good),
 		}, map[string]string{"terraform.tfvars": "addr = \"" + bad + "\"\n"}},
 		{"conditional", map[string]string{
-			"backend.tf": attack13dBackend(`var.alt != "" ? var.alt : "` + good + `"`), "vars.tf": variable("alt", ""),
+			"backend.tf": httpBackend(`var.alt != "" ? var.alt : "` + good + `"`), "vars.tf": variable("alt", ""),
 		}, map[string]string{"z.auto.tfvars": "alt = \"" + bad + "\"\n"}},
 		{"encryption key provider through locals", map[string]string{
-			"backend.tf": attack13dBackend(`"` + good + `"`),
+			"backend.tf": httpBackend(`"` + good + `"`),
 			"enc.tf": "terraform {\n  encryption {\n    key_provider \"openbao\" \"k\" {\n      address  = local.bao\n      key_name = \"k\"\n      token    = \"bao-token-13d\"\n    }\n" +
 				"    method \"aes_gcm\" \"m\" {\n      keys = key_provider.openbao.k\n    }\n    state {\n      method = method.aes_gcm.m\n    }\n  }\n}\n",
 			"locals.tf": "locals {\n  bao = local.scheme_host\n  scheme_host = var.bao\n}\n",
@@ -227,8 +227,8 @@ func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			c.main["main.tf"] = attack13dResource
-			v := attack13dPR(t, c.main, c.branch)
+			c.main["main.tf"] = plainResource
+			v := planBranch(t, c.main, c.branch)
 			if got := seen(); len(got) > 0 {
 				t.Fatalf("the branch's host got requests (%s: %s): %v", v.Status, v.Message, got)
 			}
@@ -245,12 +245,12 @@ func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 // terraform.tfvars that sets the backend's variable plans against the
 // checkout's host.
 func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
-	legit, seen := attack13cStateServer(t)
-	v := attack13dPR(t, map[string]string{
-		"backend.tf":       attack13dBackend("var.addr"),
+	legit, seen := stateServer(t)
+	v := planBranch(t, map[string]string{
+		"backend.tf":       httpBackend("var.addr"),
 		"vars.tf":          "variable \"addr\" {\n  type = string\n}\n\nvariable \"other\" {\n  type    = string\n  default = \"a\"\n}\n",
 		"terraform.tfvars": "addr = \"" + legit.URL + "/state\"\n",
-		"main.tf":          attack13dResource,
+		"main.tf":          plainResource,
 	}, map[string]string{
 		"vars.tf":          "variable \"addr\" {\n  type = string\n}\n\nvariable \"other\" {\n  type    = string\n  default = \"b\"\n}\n\nvariable \"more\" {\n  type    = string\n  default = \"c\"\n}\n",
 		"terraform.tfvars": "addr = \"" + legit.URL + "/state\"\nmore = \"d\"\n",
@@ -271,11 +271,11 @@ func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
 // refused as "changes the working directory's backend", though the
 // backend (a literal address) is the same.
 func TestAJSONModulesResourceChangePlans(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
+	legit, _ := stateServer(t)
 	file := func(resources string) string {
 		return `{"terraform": {"backend": {"http": {"address": "` + legit.URL + `/state"}}}, "resource": {"terraform_data": {` + resources + `}}}` + "\n"
 	}
-	v := attack13dPR(t, map[string]string{
+	v := planBranch(t, map[string]string{
 		"main.tf.json": file(`"x": {"input": "x"}`),
 	}, map[string]string{
 		"main.tf.json": file(`"x": {"input": "x"}, "y": {"input": "y"}`),
@@ -290,11 +290,11 @@ func TestAJSONModulesResourceChangePlans(t *testing.T) {
 // (r.all), so a pull request that adds any variable or local anywhere in
 // the module, unrelated to the backend, is refused.
 func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	v := attack13dPR(t, map[string]string{
+	legit, _ := stateServer(t)
+	v := planBranch(t, map[string]string{
 		"backend.tf.json": `{"terraform": {"backend": {"http": {"address": "${var.addr}"}}}}` + "\n",
 		"vars.tf":         "variable \"addr\" {\n  type    = string\n  default = \"" + legit.URL + "/state\"\n}\n",
-		"main.tf":         attack13dResource,
+		"main.tf":         plainResource,
 	}, map[string]string{
 		"more.tf": "variable \"size\" {\n  type    = number\n  default = 2\n}\n\nresource \"terraform_data\" \"y\" {\n  input = var.size\n}\n",
 	})
@@ -313,13 +313,13 @@ func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 // and a branch that changes only addr.txt has its plan send the run's
 // state credentials to the host it names.
 func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	v := attack13dPR(t, map[string]string{
-		"backend.tf": attack13dBackend("local.state_address"),
+	legit, _ := stateServer(t)
+	evil, seen := stateServer(t)
+	v := planBranch(t, map[string]string{
+		"backend.tf": httpBackend("local.state_address"),
 		"locals.tf":  "locals {\n  state_address = trimspace(file/**/(\"${path.module}/addr.txt\"))\n}\n",
 		"addr.txt":   legit.URL + "/state\n",
-		"main.tf":    attack13dResource,
+		"main.tf":    plainResource,
 	}, map[string]string{
 		"addr.txt": evil.URL + "/state\n",
 	})
@@ -339,19 +339,19 @@ func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
 // pull request's plan: dropUntrusted removes every .terraform, and the
 // plan reads the checkout's host.
 func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
-	legit, lseen := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	v := attack13dPRWith(t, map[string]string{
-		"backend.tf": attack13dBackend(`"` + legit.URL + `/state"`),
-		"main.tf":    attack13dResource,
+	legit, lseen := stateServer(t)
+	evil, seen := stateServer(t)
+	v := planBranchWith(t, map[string]string{
+		"backend.tf": httpBackend(`"` + legit.URL + `/state"`),
+		"main.tf":    plainResource,
 	}, func(h *harness, wd string) {
-		attack13bTofu(t, h, "infra/pr13d", "init", "-input=false", "-no-color")
+		runTofuByHand(t, h, "infra/pr13d", "init", "-input=false", "-no-color")
 		p := filepath.Join(wd, ".terraform/terraform.tfstate")
 		b, err := os.ReadFile(p)
 		if err != nil || !strings.Contains(string(b), legit.URL) {
 			t.Fatalf("init saved no backend: %v %s", err, b)
 		}
-		attack13dWrite(t, wd, map[string]string{
+		writeFiles(t, wd, map[string]string{
 			".terraform/terraform.tfstate": strings.ReplaceAll(string(b), legit.URL, evil.URL),
 			".terraform/environment":       "evil",
 			"extra.tf":                     "resource \"terraform_data\" \"y\" {\n  input = \"y\"\n}\n",
@@ -378,13 +378,13 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 // remote state only for a credentials-file argument; sameBackend reads
 // only backend, cloud and encryption blocks.
 func TestAPullRequestsRemoteStateNeverGetsTheStateCredentials(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	v := attack13dPR(t, map[string]string{
-		"backend.tf": attack13dBackend(`"` + legit.URL + `/state"`),
-		"main.tf":    attack13dResource,
+	legit, _ := stateServer(t)
+	evil, seen := stateServer(t)
+	v := planBranch(t, map[string]string{
+		"backend.tf": httpBackend(`"` + legit.URL + `/state"`),
+		"main.tf":    plainResource,
 	}, map[string]string{
-		"peek.tf": attack13eRemoteState(evil.URL + "/other-state"),
+		"peek.tf": httpRemoteState(evil.URL + "/other-state"),
 	})
 	for _, req := range seen() {
 		if strings.Contains(req, "state-password-13d") {

@@ -46,8 +46,8 @@ const remoteStateKube = `data "terraform_remote_state" "k" {
 }
 `
 
-// attack13cStateServer records each request's method, path and basic auth.
-func attack13cStateServer(t *testing.T) (*httptest.Server, func() []string) {
+// stateServer records each request's method, path and basic auth.
+func stateServer(t *testing.T) (*httptest.Server, func() []string) {
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,9 +65,9 @@ func attack13cStateServer(t *testing.T) (*httptest.Server, func() []string) {
 	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string{}, got...) }
 }
 
-// attack13dConfig is a pull-request template on the control node's own
+// httpStatePRConfig is a pull-request template on the control node's own
 // queue whose credential authenticates an http state backend.
-const attack13dConfig = `
+const httpStatePRConfig = `
 credential "state13d" {
   env = { TF_HTTP_USERNAME = "switchtender", TF_HTTP_PASSWORD = "state-password-13d" }
 }
@@ -78,9 +78,9 @@ template "pr13d" {
 }
 `
 
-// attack13dWrite writes files (name -> text; "" removes it, "symlink:T"
+// writeFiles writes files (name -> text; "" removes it, "symlink:T"
 // makes a symbolic link to T) into dir.
-func attack13dWrite(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -105,21 +105,21 @@ func attack13dWrite(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// attack13dPR starts a control node whose checkout's infra/pr13d holds
+// planBranch starts a control node whose checkout's infra/pr13d holds
 // main (on branch main) and a branch "pr" that writes branch over it, and
 // plans the branch as a pull request.
-func attack13dPR(t *testing.T, main, branch map[string]string) runView {
+func planBranch(t *testing.T, main, branch map[string]string) runView {
 	t.Helper()
-	return attack13dPRWith(t, main, func(h *harness, wd string) { attack13dWrite(t, wd, branch) })
+	return planBranchWith(t, main, func(h *harness, wd string) { writeFiles(t, wd, branch) })
 }
 
-// attack13dPRWith is attack13dPR with the branch's change made by change
+// planBranchWith is planBranch with the branch's change made by change
 // (in the checkout, on branch pr; everything it leaves is committed).
-func attack13dPRWith(t *testing.T, main map[string]string, change func(h *harness, wd string)) runView {
+func planBranchWith(t *testing.T, main map[string]string, change func(h *harness, wd string)) runView {
 	t.Helper()
-	h := writeHarness(t, "", attack13dConfig)
+	h := writeHarness(t, "", httpStatePRConfig)
 	wd := filepath.Join(h.project, "infra/pr13d")
-	attack13dWrite(t, wd, main)
+	writeFiles(t, wd, main)
 	h.start()
 	h.git("init", "-q", "-b", "main")
 	h.git("add", "-A")
@@ -132,32 +132,32 @@ func attack13dPRWith(t *testing.T, main map[string]string, change func(h *harnes
 	return h.launchWait("alice", "pr13d", "--dry-run", "--ref", "pr")
 }
 
-// attack13dBackend is an http backend whose address is expr.
-func attack13dBackend(expr string) string {
+// httpBackend is an http backend whose address is expr.
+func httpBackend(expr string) string {
 	return "terraform {\n  backend \"http\" {\n    address = " + expr + "\n  }\n}\n"
 }
 
-const attack13dResource = "resource \"terraform_data\" \"x\" {\n  input = \"x\"\n}\n"
+const plainResource = "resource \"terraform_data\" \"x\" {\n  input = \"x\"\n}\n"
 
-// attack13eRemoteState is a data source reading another state over http
+// httpRemoteState is a data source reading another state over http
 // at addr, with no credentials of its own.
-func attack13eRemoteState(addr string) string {
+func httpRemoteState(addr string) string {
 	return "data \"terraform_remote_state\" \"peek\" {\n  backend = \"http\"\n  config = {\n    address = \"" + addr + "\"\n  }\n}\n"
 }
 
-// attack13fPR plans, as a pull request of template pr13f, a branch that
+// planBranchOf plans, as a pull request of template pr13f, a branch that
 // adds branch's files to a clean working directory.
-func attack13fPR(t *testing.T, branch func(h *harness) map[string]string) (*harness, runView) {
+func planBranchOf(t *testing.T, branch func(h *harness) map[string]string) (*harness, runView) {
 	t.Helper()
-	h := writeHarness(t, "", attack13fPRConfig)
+	h := writeHarness(t, "", fileReadingPRConfig)
 	wd := filepath.Join(h.project, "infra/pr13f")
-	attack13dWrite(t, wd, map[string]string{"main.tf": attack13dResource})
+	writeFiles(t, wd, map[string]string{"main.tf": plainResource})
 	h.start()
 	h.git("init", "-q", "-b", "main")
 	h.git("add", "-A")
 	h.git("commit", "-q", "-m", "main")
 	h.git("checkout", "-q", "-b", "pr")
-	attack13dWrite(t, wd, branch(h))
+	writeFiles(t, wd, branch(h))
 	h.git("add", "-A", "-f")
 	h.git("commit", "-q", "-m", "the pull request")
 	h.git("checkout", "-q", "main")

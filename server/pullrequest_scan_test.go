@@ -132,9 +132,9 @@ func TestAPullRequestNeverRunsItsBackendsKubeconfigExec(t *testing.T) {
 // remote state, is refused with the finding; nothing plans.
 func TestAPullRequestsGitModuleReadingRemoteStateIsRefused(t *testing.T) {
 	var repo string
-	_, v := attack13fPR(t, func(h *harness) map[string]string {
+	_, v := planBranchOf(t, func(h *harness) map[string]string {
 		repo = filepath.Join(h.dir, "modrepo")
-		attack13dWrite(t, repo, map[string]string{"main.tf": attack13eRemoteState("http://127.0.0.1:1/state")})
+		writeFiles(t, repo, map[string]string{"main.tf": httpRemoteState("http://127.0.0.1:1/state")})
 		git := gitIn(t, repo)
 		git("init", "-q", "-b", "main")
 		git("add", "-A")

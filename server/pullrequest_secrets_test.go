@@ -20,10 +20,10 @@ import (
 func TestAPullRequestCannotPrintTheSealKey(t *testing.T) {
 	var dataDir string
 	var hh *harness
-	v := attack13dPRWith(t, map[string]string{"main.tf": attack13dResource}, func(h *harness, wd string) {
+	v := planBranchWith(t, map[string]string{"main.tf": plainResource}, func(h *harness, wd string) {
 		hh = h
 		dataDir = filepath.Join(h.dir, "data")
-		attack13dWrite(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" +
+		writeFiles(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" +
 			filepath.Join(dataDir, "seal.key") + "\")\n}\n"})
 	})
 	key, err := os.ReadFile(filepath.Join(dataDir, "seal.key"))
@@ -59,7 +59,7 @@ func TestAPullRequestCannotPrintAWorkersKeys(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "peek")
-	attack13dWrite(t, filepath.Join(checkout, "infra/data"), map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n" +
+	writeFiles(t, filepath.Join(checkout, "infra/data"), map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n" +
 		"  input = [file(\"" + w1.DeliveryIdentity + "\"), file(\"" + w1.Key + "\")]\n}\n"})
 	git("add", "-A")
 	git("commit", "-q", "-m", "peek")
@@ -91,7 +91,7 @@ func TestAPullRequestCannotPrintAWorkersKeys(t *testing.T) {
 // store, into its pull request's plan log.
 func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 	var sealKey string
-	h, v := attack13fPR(t, func(h *harness) map[string]string {
+	h, v := planBranchOf(t, func(h *harness) map[string]string {
 		sealKey = filepath.Join(h.dir, "data", "seal.key")
 		return map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = lower(file(\"" + sealKey + "\"))\n}\n"}
 	})
@@ -129,7 +129,7 @@ func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 // (Its path is no secret: a branch can read it from
 // /proc/<tofu's parent>/cmdline, whose pid /proc/self/stat names.)
 func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
-	h, v := attack13fPR(t, func(h *harness) map[string]string {
+	h, v := planBranchOf(t, func(h *harness) map[string]string {
 		return map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"}
 	})
 	log := h.mustSSH("alice", "log", v.ID)
@@ -153,7 +153,7 @@ func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
 // file() of the configuration prints it.
 func TestAPullRequestCannotPrintASensitiveDefault(t *testing.T) {
 	const secret = "prod-db-default-13g-Wq7"
-	h := writeHarness(t, "", attack13fPRConfig+`
+	h := writeHarness(t, "", fileReadingPRConfig+`
 template "db13g" {
   project = "infra"
   command = "infra/network"
@@ -165,13 +165,13 @@ template "db13g" {
 }
 `)
 	wd := filepath.Join(h.project, "infra/pr13f")
-	attack13dWrite(t, wd, map[string]string{"main.tf": attack13dResource})
+	writeFiles(t, wd, map[string]string{"main.tf": plainResource})
 	h.start()
 	h.git("init", "-q", "-b", "main")
 	h.git("add", "-A")
 	h.git("commit", "-q", "-m", "main")
 	h.git("checkout", "-q", "-b", "pr")
-	attack13dWrite(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"})
+	writeFiles(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"})
 	h.git("add", "-A", "-f")
 	h.git("commit", "-q", "-m", "the pull request")
 	h.git("checkout", "-q", "main")
@@ -187,10 +187,10 @@ template "db13g" {
 	}
 }
 
-// attack13fPRConfig is a pull-request template on the control node's own
+// fileReadingPRConfig is a pull-request template on the control node's own
 // queue, next to a production template whose static credential lives, as
 // the README's example has it, in the configuration file.
-const attack13fPRConfig = `
+const fileReadingPRConfig = `
 credential "prod13f" {
   env = { AWS_SECRET_ACCESS_KEY = "prod-aws-secret-13f-Zq8v" }
 }

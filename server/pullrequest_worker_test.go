@@ -26,7 +26,7 @@ func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "be")
-	writeFile(t, filepath.Join(checkout, "infra/data/backend.tf"), "terraform {\n  backend \"local\" {\n    path = \"/tmp/attack13c-elsewhere.tfstate\"\n  }\n}\n")
+	writeFile(t, filepath.Join(checkout, "infra/data/backend.tf"), "terraform {\n  backend \"local\" {\n    path = \"/tmp/pr-on-worker-elsewhere.tfstate\"\n  }\n}\n")
 	git("add", "-A")
 	git("commit", "-q", "-m", "another backend")
 	git("checkout", "-q", "main")
@@ -54,8 +54,8 @@ func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 }
 
 // Held: the control node's pull-request attacks, tried against a worker's
-// export from its own checkout (server/attack12_test.go,
-// attack12b_test.go): a committed .terraform link out of the tree with a
+// export from its own checkout (pullrequest_tree_test.go,
+// pullrequest_scan_test.go): a committed .terraform link out of the tree with a
 // module call (tofu get would write through it), a committed lock-info
 // link to a file outside, a .gitattributes filter driver the worker's
 // checkout defines, a link in the branch that leads the read-only state
@@ -112,7 +112,7 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, state, `{"version":4,"terraform_version":"1.8.0","serial":1,"lineage":"attack13c","outputs":{},"resources":[]}`+"\n")
+	writeFile(t, state, `{"version":4,"terraform_version":"1.8.0","serial":1,"lineage":"pr-on-worker","outputs":{},"resources":[]}`+"\n")
 	before, head := git("status", "--porcelain", "--ignored"), git("rev-parse", "HEAD")
 	startWorker(t, w1)
 
@@ -166,9 +166,9 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 // the worker's init and plan send the run's TF_HTTP_USERNAME and
 // TF_HTTP_PASSWORD to that host.
 func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	h, keys, identity := relayHarness(t, relayScanConfig+attack13cHTTPStateConfig)
+	legit, _ := stateServer(t)
+	evil, seen := stateServer(t)
+	h, keys, identity := relayHarness(t, relayScanConfig+workerHTTPStateConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
 	wd := filepath.Join(checkout, "infra/data")
@@ -201,22 +201,22 @@ func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
 // and its init and plan send the run's state credentials to the branch's
 // host.
 func TestAPullRequestOnAWorkerCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	h, keys, identity := relayHarness(t, relayScanConfig+attack13cHTTPStateConfig)
+	legit, _ := stateServer(t)
+	evil, seen := stateServer(t)
+	h, keys, identity := relayHarness(t, relayScanConfig+workerHTTPStateConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
 	wd := filepath.Join(checkout, "infra/data")
 	git := gitIn(t, checkout)
 	git("init", "-q", "-b", "main")
-	attack13dWrite(t, wd, map[string]string{
-		"backend.tf": attack13dBackend("local.state_address"),
+	writeFiles(t, wd, map[string]string{
+		"backend.tf": httpBackend("local.state_address"),
 		"locals.tf":  "locals {\n  state_address = \"" + legit.URL + "/state\"\n}\n",
 	})
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "redirect")
-	attack13dWrite(t, wd, map[string]string{"a_override.tf": "locals {\n  state_address = \"" + evil.URL + "/state\"\n}\n"})
+	writeFiles(t, wd, map[string]string{"a_override.tf": "locals {\n  state_address = \"" + evil.URL + "/state\"\n}\n"})
 	git("add", "-A")
 	git("commit", "-q", "-m", "an override file")
 	git("checkout", "-q", "main")
@@ -234,19 +234,19 @@ func TestAPullRequestOnAWorkerCannotRedirectTheBackendThroughAnOverrideLocal(t *
 // export's sameBackend compares only the backend blocks, and its plan
 // sends the run's TF_HTTP_USERNAME/PASSWORD to the branch's host.
 func TestAPullRequestsRemoteStateOnAWorkerNeverGetsTheStateCredentials(t *testing.T) {
-	legit, _ := attack13cStateServer(t)
-	evil, seen := attack13cStateServer(t)
-	h, keys, identity := relayHarness(t, relayScanConfig+attack13cHTTPStateConfig)
+	legit, _ := stateServer(t)
+	evil, seen := stateServer(t)
+	h, keys, identity := relayHarness(t, relayScanConfig+workerHTTPStateConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
 	wd := filepath.Join(checkout, "infra/data")
 	git := gitIn(t, checkout)
 	git("init", "-q", "-b", "main")
-	attack13dWrite(t, wd, map[string]string{"backend.tf": attack13dBackend(`"` + legit.URL + `/state"`)})
+	writeFiles(t, wd, map[string]string{"backend.tf": httpBackend(`"` + legit.URL + `/state"`)})
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "peek")
-	attack13dWrite(t, wd, map[string]string{"peek.tf": attack13eRemoteState(evil.URL + "/other-state")})
+	writeFiles(t, wd, map[string]string{"peek.tf": httpRemoteState(evil.URL + "/other-state")})
 	git("add", "-A")
 	git("commit", "-q", "-m", "read another state")
 	git("checkout", "-q", "main")
@@ -262,9 +262,9 @@ func TestAPullRequestsRemoteStateOnAWorkerNeverGetsTheStateCredentials(t *testin
 	t.Logf("%s: %s; the branch's host saw %v", v.Status, v.Message, seen())
 }
 
-// attack13cHTTPStateConfig is a pull-request template on pool eu whose
+// workerHTTPStateConfig is a pull-request template on pool eu whose
 // credential authenticates an http state backend.
-const attack13cHTTPStateConfig = `
+const workerHTTPStateConfig = `
 credential "state13c" {
   env = { TF_HTTP_USERNAME = "switchtender", TF_HTTP_PASSWORD = "state-password-13c" }
 }

@@ -33,39 +33,39 @@ import (
 // worker, and `workers` lists the worker as connected for as long as it
 // is paused.
 func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13gGate)
-	plan, js := attack13gBlobPlan(t, h, 2<<20) // a job of about 4 MiB
-	raw, pc, _ := attack13gDial(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rblob13g")
+	h, keys, _ := relayHarness(t, blobGateTemplate)
+	plan, js := planBlobByHand(t, h, 2<<20) // a job of about 4 MiB
+	raw, pc, _ := dialPausable(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rblob13g")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	attack13bHandOver(raw, id, job.Token, plan, js)
-	attack13bSettle(h, id, 30*time.Second)
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 30*time.Second)
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
 	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := attack13bNext(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
+	if offer, ok := nextMsg(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	pc.pause() // the worker's machine pauses as it takes the apply phase
 	raw.send(relayMsg{Type: msgTake, Run: id})
-	c := attack13gConnOf(h, "eu", "w2")
+	c := relayConnOf(h, "eu", "w2")
 	waitFor(t, "the job's write to block", 15*time.Second, func() bool { return c.stuckFor(time.Now()) > 0 })
 
 	h.waitStatus(id, StatusFailed, StatusSucceeded, StatusCancelled)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("the apply phase: %s: %s", r.Status, r.Message)
 	time.Sleep(6 * time.Second) // three lease timeouts after the write stuck
-	shuts := attack13gStacks("(*relayConn).shut")
+	shuts := countStacks("(*relayConn).shut")
 	stuck := c.stuckFor(time.Now())
-	still := attack13gConnOf(h, "eu", "w2") == c
+	still := relayConnOf(h, "eu", "w2") == c
 	workers := h.mustSSH("alice", "workers")
 	t.Logf("write stuck for %s; %d goroutines in relayConn.shut; still connected: %v\n%s", stuck.Round(time.Second), shuts, still, workers)
 	if still || shuts > 1 {
-		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", attack13gStacks("(*relayConn).shut", "(*channel).Close"))
+		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", countStacks("(*relayConn).shut", "(*channel).Close"))
 		t.Fatalf("worker w2 stopped reading %s ago (lease timeout 2s), yet the control node never closed its connection (it is still w2's: %v) and %d goroutines wait in relayConn.shut, one more every 250ms",
 			stuck.Round(time.Second), still, shuts)
 	}
@@ -92,7 +92,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	h.srv.relay.timeout["bare"] = 2 * time.Second
 	h.srv.relay.timeout["eu"] = 8 * time.Second
 	h.srv.relay.mu.Unlock()
-	raw, pc, _ := attack13gDial(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, pc, _ := dialPausable(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	raw.send(relayMsg{Type: msgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=g13", "--json"))
 	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
@@ -104,21 +104,21 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 		t.Fatalf("take: %+v", job)
 	}
 	beat := func() { raw.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token}) }
-	c := attack13gConnOf(h, "eu", "w2")
+	c := relayConnOf(h, "eu", "w2")
 	big := strings.Repeat("x", 60<<10)
 	start := time.Now()
-	for n := 0; attack13gQueued(c) < relayOutbox; n++ {
+	for n := 0; outboxLen(c) < relayOutbox; n++ {
 		if n > 2*relayOutbox {
-			t.Fatalf("the outbox holds %d after %d messages", attack13gQueued(c), n)
+			t.Fatalf("the outbox holds %d after %d messages", outboxLen(c), n)
 		}
 		beat()
-		before := attack13gQueued(c)
+		before := outboxLen(c)
 		raw.send(relayMsg{Type: big})
 		wait := 2 * time.Second // for its reject to be queued behind the full window
 		if before == 0 {
 			wait = 100 * time.Millisecond // for it to be answered while the writer still writes
 		}
-		for deadline := time.Now().Add(wait); attack13gQueued(c) == before && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(wait); outboxLen(c) == before && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -134,16 +134,16 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the writer to stick in TCP", 5*time.Second, func() bool {
-		return attack13gStacks("(*relayConn).writeLoop", "internal/poll.(*FD).Write") > 0
+		return countStacks("(*relayConn).writeLoop", "internal/poll.(*FD).Write") > 0
 	})
 	time.Sleep(200 * time.Millisecond)
-	for n := 0; attack13gQueued(c) < relayOutbox; n++ {
+	for n := 0; outboxLen(c) < relayOutbox; n++ {
 		if n > relayOutbox {
-			t.Fatalf("the outbox holds %d after %d more messages", attack13gQueued(c), n)
+			t.Fatalf("the outbox holds %d after %d more messages", outboxLen(c), n)
 		}
-		before := attack13gQueued(c)
+		before := outboxLen(c)
 		raw.send(relayMsg{Type: "x"})
-		for deadline := time.Now().Add(2 * time.Second); attack13gQueued(c) == before && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(2 * time.Second); outboxLen(c) == before && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -171,7 +171,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, attack13gStacks("(*relayHub).lose", "(*relayConn).shut"))
+	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, countStacks("(*relayHub).lose", "(*relayConn).shut"))
 	if Status(br.Status) == StatusRunning {
 		t.Fatalf("10s after worker b1 of pool bare went silent (lease timeout 2s) its run %s is still running: the lease watcher is blocked in lose -> send -> shut -> sess.Close behind worker w2 of pool eu, which stopped reading", bid)
 	}
@@ -183,7 +183,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 // relayConn writer is left.
 func TestRelayWritersEndWithTheirSessions(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	before := attack13gStacks("(*relayConn).writeLoop")
+	before := countStacks("(*relayConn).writeLoop")
 	for i := range 10 {
 		raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 		if welcome.Type != msgWelcome {
@@ -197,22 +197,22 @@ func TestRelayWritersEndWithTheirSessions(t *testing.T) {
 		raw.client.Close() // a second connection of the name is refused while this one is alive
 	}
 	waitFor(t, "the writers of closed sessions to end", 10*time.Second, func() bool {
-		return attack13gStacks("(*relayConn).writeLoop") <= before+5
+		return countStacks("(*relayConn).writeLoop") <= before+5
 	})
 }
 
-// attack13gConn is a worker's TCP connection whose reading can be paused:
+// pausableConn is a worker's TCP connection whose reading can be paused:
 // while paused, nothing reads the socket at all (the worker's process is
 // stopped, its VM frozen), so the control node's writes fill the TCP
 // buffers rather than only the SSH window.
-type attack13gConn struct {
+type pausableConn struct {
 	net.Conn
 	mu     sync.Mutex
 	paused bool
 	resume chan struct{}
 }
 
-func (c *attack13gConn) Read(b []byte) (int, error) {
+func (c *pausableConn) Read(b []byte) (int, error) {
 	for {
 		c.mu.Lock()
 		p, ch := c.paused, c.resume
@@ -224,13 +224,13 @@ func (c *attack13gConn) Read(b []byte) (int, error) {
 	}
 }
 
-func (c *attack13gConn) pause() {
+func (c *pausableConn) pause() {
 	c.mu.Lock()
 	c.paused, c.resume = true, make(chan struct{})
 	c.mu.Unlock()
 }
 
-func (c *attack13gConn) unpause() {
+func (c *pausableConn) unpause() {
 	c.mu.Lock()
 	if c.paused {
 		c.paused = false
@@ -239,9 +239,9 @@ func (c *attack13gConn) unpause() {
 	c.mu.Unlock()
 }
 
-// attack13gDial is dialRaw over an attack13gConn with a small receive
+// dialPausable is dialRaw over an pausableConn with a small receive
 // buffer (a worker's kernel under memory pressure, or any small one).
-func attack13gDial(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker, *attack13gConn, relayMsg) {
+func dialPausable(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker, *pausableConn, relayMsg) {
 	t.Helper()
 	// An Ethernet-sized segment (loopback's 64 KiB ones make the control
 	// node's send buffer start far larger than on any real network).
@@ -255,7 +255,7 @@ func attack13gDial(t *testing.T, h *harness, key relayKey, hello relayMsg) (*raw
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc := &attack13gConn{Conn: nc}
+	pc := &pausableConn{Conn: nc}
 	cc, chans, reqs, err := gossh.NewClientConn(pc, h.addr, &gossh.ClientConfig{User: hello.Name, Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {
@@ -281,9 +281,9 @@ func attack13gDial(t *testing.T, h *harness, key relayKey, hello relayMsg) (*raw
 	return w, pc, w.recv()
 }
 
-// attack13gStacks counts the goroutines whose stack holds every one of
+// countStacks counts the goroutines whose stack holds every one of
 // the given substrings.
-func attack13gStacks(all ...string) int {
+func countStacks(all ...string) int {
 	buf := make([]byte, 64<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	n := 0
@@ -299,9 +299,9 @@ func attack13gStacks(all ...string) int {
 	return n
 }
 
-// attack13gConnOf is the control node's connection to worker pool/name
+// relayConnOf is the control node's connection to worker pool/name
 // (nil when it has none).
-func attack13gConnOf(h *harness, pool, name string) *relayConn {
+func relayConnOf(h *harness, pool, name string) *relayConn {
 	h.srv.relay.mu.Lock()
 	defer h.srv.relay.mu.Unlock()
 	if w := h.srv.relay.workers[pool+"/"+name]; w != nil {
@@ -310,10 +310,10 @@ func attack13gConnOf(h *harness, pool, name string) *relayConn {
 	return nil
 }
 
-// attack13gGate is a pool template over infra/blob13f whose apply a rule
+// blobGateTemplate is a pool template over infra/blob13f whose apply a rule
 // covers (max_destroy): its plan is handed over, passes (it only
 // creates), and its apply phase's job carries the plan.
-const attack13gGate = `
+const blobGateTemplate = `
 template "rblob13g" {
   project = "infra"
   command = "infra/blob13f"
@@ -327,15 +327,15 @@ rule "gate13g" {
 }
 `
 
-// attack13gBlobPlan makes infra/blob13f hold about size bytes and returns
+// planBlobByHand makes infra/blob13f hold about size bytes and returns
 // a real saved plan of it and its rendering.
-func attack13gBlobPlan(t *testing.T, h *harness, size int) (plan, js []byte) {
+func planBlobByHand(t *testing.T, h *harness, size int) (plan, js []byte) {
 	t.Helper()
-	attack13fBlob(t, h.project, size)
-	attack13bTofu(t, h, "infra/blob13f", "init", "-input=false")
+	writeBlobModule(t, h.project, size)
+	runTofuByHand(t, h, "infra/blob13f", "init", "-input=false")
 	path := filepath.Join(t.TempDir(), "p.tfplan")
-	attack13bTofu(t, h, "infra/blob13f", "plan", "-input=false", "-out="+path)
-	js = bytes.TrimSpace(attack13bTofu(t, h, "infra/blob13f", "show", "-json", path))
+	runTofuByHand(t, h, "infra/blob13f", "plan", "-input=false", "-out="+path)
+	js = bytes.TrimSpace(runTofuByHand(t, h, "infra/blob13f", "show", "-json", path))
 	if i := bytes.IndexByte(js, '{'); i > 0 {
 		js = js[i:]
 	}
@@ -346,8 +346,8 @@ func attack13gBlobPlan(t *testing.T, h *harness, size int) (plan, js []byte) {
 	return plan, js
 }
 
-// attack13gQueued is how many lines wait in c's outbox.
-func attack13gQueued(c *relayConn) int {
+// outboxLen is how many lines wait in c's outbox.
+func outboxLen(c *relayConn) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.out)

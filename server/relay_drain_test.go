@@ -243,12 +243,12 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 // "worker drained ... finished the one it had", though the run it had was
 // interrupted, not finished (the audit contradicts the run's record).
 func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13dSlowTemplate)
+	h, keys, identity := relayHarness(t, slowPoolTemplate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute
 	h.srv.relay.mu.Unlock()
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	attack13dSlowModule(t, w1.Projects["infra"].Path)
+	writeSlowModule(t, w1.Projects["infra"].Path)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	drain := make(chan struct{})
@@ -322,7 +322,7 @@ func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 // "Worker w1 ... stopped heartbeating during preparation", after the
 // audit said the drain "finishes run N".
 func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13eSlowCredential)
+	h, keys, identity := relayHarness(t, slowCredentialTemplate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = 8 * time.Second // longer than the credential command
 	h.srv.relay.mu.Unlock()

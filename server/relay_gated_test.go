@@ -288,8 +288,8 @@ template "rnet2" {
 // overwrites A's sealed plan blob (sealInMemory -> PutBlob) and re-decides,
 // replacing the approved proposal with one for a plan nobody approved.
 func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13Hold)
-	ids, digests, plans := attack13HeldPlans(t, h, keys, identity, "a1", "b1")
+	h, keys, identity := relayHarness(t, holdRnetForBob)
+	ids, digests, plans := heldPlans(t, h, keys, identity, "a1", "b1")
 	a, digestA, planB := ids[0], digests[0], plans[1]
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
@@ -305,7 +305,7 @@ func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 	if job.Type != msgJob || job.Phase != string(phaseApply) {
 		t.Fatalf("job %+v is not the apply phase", job)
 	}
-	attack13HandOver(raw, a, job.Token, planB)
+	handOverWithEmptyRendering(raw, a, job.Token, planB)
 	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != msgReject {
 		t.Errorf("the apply's worker handing over another plan was answered with %+v (answered: %v), not a reject", m, ok)
 	}
@@ -339,8 +339,8 @@ func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 // Phase apply with a "rules" pass and passOn queues it: the next worker of
 // the pool applies it. A dry run changed infrastructure.
 func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13Hold)
-	_, _, plans := attack13HeldPlans(t, h, keys, identity, "d1")
+	h, keys, identity := relayHarness(t, holdRnetForBob)
+	_, _, plans := heldPlans(t, h, keys, identity, "d1")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
 		t.Fatalf("hello: %+v", welcome)
@@ -355,7 +355,7 @@ func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 	if job.Type != msgJob || job.Gated || job.Kind != string(KindPlan) {
 		t.Fatalf("job %+v is not a dry run", job)
 	}
-	attack13HandOver(raw, id, job.Token, plans[0])
+	handOverWithEmptyRendering(raw, id, job.Token, plans[0])
 	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != msgReject {
 		t.Errorf("a dry run's worker handing over a plan was answered with %+v (answered: %v), not a reject", m, ok)
 	}
@@ -390,7 +390,7 @@ func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 // held-by-rule apply sends result "succeeded", and the apply is recorded
 // succeeded with no proposal and no approval.
 func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13Hold)
+	h, keys, _ := relayHarness(t, holdRnetForBob)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	raw.send(relayMsg{Type: msgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=skip", "--json"))
@@ -417,21 +417,21 @@ func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
 // gated apply held for approval — nothing applied — shows "planned and
 // applied on relay worker w2".
 func TestAHeldPlanShowsNoApplier(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13bData)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
-	plan, js := attack13bPlan(t, h, "instances=0")
+	h, keys, _ := relayHarness(t, poolDataTemplate)
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	plan, js := planDataByHand(t, h, "instances=0")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != msgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rdata")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	attack13bHandOver(raw, id, job.Token, plan, js)
-	attack13bSettle(h, id, 15*time.Second)
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) != StatusAwaitingApproval {
 		t.Fatalf("the destroy plan was not held: %s %s", r.Status, r.Message)
@@ -470,7 +470,7 @@ rule "gate13f" {
 }
 `)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	attack13fBlob(t, w1.Projects["infra"].Path, 35<<20/2) // 17.5 MiB
+	writeBlobModule(t, w1.Projects["infra"].Path, 35<<20/2) // 17.5 MiB
 	startWorker(t, w1)
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rblob13f", "--json"))
@@ -486,13 +486,13 @@ rule "gate13f" {
 	}
 }
 
-// attack13JSON is a minimal `show -json` rendering the gate reads.
-var attack13JSON = []byte(`{"format_version":"1.2","resource_changes":[]}`)
+// emptyRendering is a minimal `show -json` rendering the gate reads.
+var emptyRendering = []byte(`{"format_version":"1.2","resource_changes":[]}`)
 
-// attack13HeldPlans plans gated applies of rnet for each region on a real
+// heldPlans plans gated applies of rnet for each region on a real
 // worker w1 (then drained away), and returns the runs, their digests and
 // the saved plans in clear (read from their seals, in memory).
-func attack13HeldPlans(t *testing.T, h *harness, keys map[string]relayKey, identity string, regions ...string) (ids, digests []string, plans [][]byte) {
+func heldPlans(t *testing.T, h *harness, keys map[string]relayKey, identity string, regions ...string) (ids, digests []string, plans [][]byte) {
 	t.Helper()
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	errs, drain := startWorker(t, w1)
@@ -518,11 +518,11 @@ func attack13HeldPlans(t *testing.T, h *harness, keys map[string]relayKey, ident
 	return ids, digests, plans
 }
 
-// attack13HandOver sends plan as a gated plan's hand-over on a lease.
-func attack13HandOver(raw *rawWorker, run string, token uint64, plan []byte) {
+// handOverWithEmptyRendering sends plan as a gated plan's hand-over on a lease.
+func handOverWithEmptyRendering(raw *rawWorker, run string, token uint64, plan []byte) {
 	raw.send(relayMsg{Type: msgPlanning, Run: run, Token: token})
-	raw.send(relayMsg{Type: msgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(attack13JSON))})
+	raw.send(relayMsg{Type: msgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(emptyRendering))})
 	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "json", Blob: attack13JSON})
+	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "json", Blob: emptyRendering})
 	raw.send(relayMsg{Type: msgPlanEnd, Run: run, Token: token})
 }

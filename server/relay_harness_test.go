@@ -155,8 +155,8 @@ func gitCommitAll(t *testing.T, dir string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// attack13Hold holds every apply of rnet for bob, so a gated plan is saved.
-const attack13Hold = `
+// holdRnetForBob holds every apply of rnet for bob, so a gated plan is saved.
+const holdRnetForBob = `
 rule "hold-rnet" {
   templates        = ["rnet"]
   kinds            = ["apply"]
@@ -183,11 +183,11 @@ func recvWithin(w *rawWorker, d time.Duration) (relayMsg, bool) {
 	}
 }
 
-// attack13bData is a pool template over infra/data (terraform_data
+// poolDataTemplate is a pool template over infra/data (terraform_data
 // resources: a plan that destroys is made without any provider) and a rule
 // that holds any plan destroying something for bob: a plan-content rule,
 // so an apply of rdata is gated (its plan is handed over and measured).
-const attack13bData = `
+const poolDataTemplate = `
 template "rdata" {
   project = "infra"
   command = "infra/data"
@@ -201,9 +201,9 @@ rule "no-destroys-rdata" {
 }
 `
 
-// attack13bTofu runs OpenTofu by hand in dir of the harness's project and
+// runTofuByHand runs OpenTofu by hand in dir of the harness's project and
 // returns its standard output.
-func attack13bTofu(t *testing.T, h *harness, dir string, args ...string) []byte {
+func runTofuByHand(t *testing.T, h *harness, dir string, args ...string) []byte {
 	t.Helper()
 	bin, err := osexec.LookPath("tofu")
 	for _, p := range filepath.SplitList(h.runPath()) {
@@ -227,17 +227,17 @@ func attack13bTofu(t *testing.T, h *harness, dir string, args ...string) []byte 
 	return out.Bytes()
 }
 
-// attack13bPlan makes a real saved plan of infra/data by hand (vars as
+// planDataByHand makes a real saved plan of infra/data by hand (vars as
 // -var arguments) and returns it with its real `show -json`.
-func attack13bPlan(t *testing.T, h *harness, vars ...string) (plan, js []byte) {
+func planDataByHand(t *testing.T, h *harness, vars ...string) (plan, js []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "p.tfplan")
 	args := []string{"plan", "-input=false", "-out=" + path}
 	for _, v := range vars {
 		args = append(args, "-var", v)
 	}
-	attack13bTofu(t, h, "infra/data", args...)
-	js = bytes.TrimSpace(attack13bTofu(t, h, "infra/data", "show", "-json", path))
+	runTofuByHand(t, h, "infra/data", args...)
+	js = bytes.TrimSpace(runTofuByHand(t, h, "infra/data", "show", "-json", path))
 	if i := bytes.IndexByte(js, '{'); i > 0 {
 		t.Logf("show -json began with %q", js[:i])
 		js = js[i:]
@@ -249,9 +249,9 @@ func attack13bPlan(t *testing.T, h *harness, vars ...string) (plan, js []byte) {
 	return plan, js
 }
 
-// attack13bReader reads every message of a raw worker into a channel, so
+// readWorker reads every message of a raw worker into a channel, so
 // a test can wait for one with a timeout and never hang.
-func attack13bReader(w *rawWorker) chan relayMsg {
+func readWorker(w *rawWorker) chan relayMsg {
 	ch := make(chan relayMsg, 64)
 	go func() {
 		defer close(ch)
@@ -266,9 +266,9 @@ func attack13bReader(w *rawWorker) chan relayMsg {
 	return ch
 }
 
-// attack13bNext waits up to d for a message of type typ (others are
+// nextMsg waits up to d for a message of type typ (others are
 // skipped), or reports none.
-func attack13bNext(ch chan relayMsg, typ string, d time.Duration) (relayMsg, bool) {
+func nextMsg(ch chan relayMsg, typ string, d time.Duration) (relayMsg, bool) {
 	deadline := time.After(d)
 	for {
 		select {
@@ -285,8 +285,8 @@ func attack13bNext(ch chan relayMsg, typ string, d time.Duration) (relayMsg, boo
 	}
 }
 
-// attack13bHandOver hands plan over with js as its `show -json`.
-func attack13bHandOver(raw *rawWorker, run string, token uint64, plan, js []byte) {
+// handOverPlan hands plan over with js as its `show -json`.
+func handOverPlan(raw *rawWorker, run string, token uint64, plan, js []byte) {
 	raw.send(relayMsg{Type: msgPlanning, Run: run, Token: token})
 	raw.send(relayMsg{Type: msgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(js))})
 	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
@@ -294,26 +294,26 @@ func attack13bHandOver(raw *rawWorker, run string, token uint64, plan, js []byte
 	raw.send(relayMsg{Type: msgPlanEnd, Run: run, Token: token})
 }
 
-// attack13bLease has raw (worker w2 of pool eu) take the launched run and
+// leaseRun has raw (worker w2 of pool eu) take the launched run and
 // returns its job.
-func attack13bLease(t *testing.T, h *harness, raw *rawWorker, ch chan relayMsg, args ...string) (string, relayMsg) {
+func leaseRun(t *testing.T, h *harness, raw *rawWorker, ch chan relayMsg, args ...string) (string, relayMsg) {
 	t.Helper()
 	raw.send(relayMsg{Type: msgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append([]string{"launch"}, append(args, "--json")...)...))
-	offer, ok := attack13bNext(ch, msgOffer, 15*time.Second)
+	offer, ok := nextMsg(ch, msgOffer, 15*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("offer %+v (got one: %v) for run %s", offer, ok, id)
 	}
 	raw.send(relayMsg{Type: msgTake, Run: id})
-	job, ok := attack13bNext(ch, msgJob, 15*time.Second)
+	job, ok := nextMsg(ch, msgJob, 15*time.Second)
 	if !ok {
 		t.Fatalf("no job for %s", id)
 	}
 	return id, job
 }
 
-// attack13bSettle waits until the run leaves running in its plan phase.
-func attack13bSettle(h *harness, id string, d time.Duration) {
+// settlePlanPhase waits until the run leaves running in its plan phase.
+func settlePlanPhase(h *harness, id string, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		r, _ := h.srv.db.GetRun(id)
@@ -324,14 +324,14 @@ func attack13bSettle(h *harness, id string, d time.Duration) {
 	}
 }
 
-// attack13cEvidence is a scan's evidence as a raw worker sends it.
-func attack13cEvidence(findings ...store.Finding) *store.Scan {
+// rawEvidence is a scan's evidence as a raw worker sends it.
+func rawEvidence(findings ...store.Finding) *store.Scan {
 	return &store.Scan{Digest: "sha256:" + strings.Repeat("1", 64), Modules: 1, Files: 1, Findings: findings}
 }
 
-// attack13cTake launches args on pool eu and has raw take the run; it
+// takeRun launches args on pool eu and has raw take the run; it
 // returns the run and its job.
-func attack13cTake(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, relayMsg) {
+func takeRun(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, relayMsg) {
 	t.Helper()
 	raw.send(relayMsg{Type: msgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
@@ -346,8 +346,8 @@ func attack13cTake(t *testing.T, h *harness, raw *rawWorker, args ...string) (st
 	return id, job
 }
 
-// attack13dSlowTemplate is a template on pool eu applying infra/slow.
-const attack13dSlowTemplate = `
+// slowPoolTemplate is a template on pool eu applying infra/slow.
+const slowPoolTemplate = `
 template "rslow" {
   project = "infra"
   command = "infra/slow"
@@ -355,8 +355,8 @@ template "rslow" {
 }
 `
 
-// attack13dSlowModule makes infra/slow in checkout a 30-second apply.
-func attack13dSlowModule(t *testing.T, checkout string) {
+// writeSlowModule makes infra/slow in checkout a 30-second apply.
+func writeSlowModule(t *testing.T, checkout string) {
 	t.Helper()
 	tf := "resource \"terraform_data\" \"slow\" {\n  provisioner \"local-exec\" { command = \"echo started-slow; sleep 30\" }\n}\n"
 	if err := os.WriteFile(filepath.Join(checkout, "infra/slow/main.tf"), []byte(tf), 0o644); err != nil {
@@ -364,11 +364,11 @@ func attack13dSlowModule(t *testing.T, checkout string) {
 	}
 }
 
-// attack13eSlowCredential is a pool template whose credential comes from
+// slowCredentialTemplate is a pool template whose credential comes from
 // a command that takes 3 seconds (a vault login, say), longer than pool
 // eu's 2-second lease timeout and well inside the 60 seconds a credential
 // command may take.
-const attack13eSlowCredential = `
+const slowCredentialTemplate = `
 credential "slow13e" {
   command = ["/bin/sh", "-c", "sleep 3; echo slow-token-13e"]
   env_var = "SLOW_TOKEN_13E"
@@ -382,17 +382,17 @@ template "rslowcred" {
 }
 `
 
-// attack13fBlob writes infra/blob13f into checkout: a working directory
+// writeBlobModule writes infra/blob13f into checkout: a working directory
 // whose saved plan holds about size bytes of incompressible input (the
 // plan file is deflated: base64 text of random bytes shrinks back to about
 // the bytes' size).
-func attack13fBlob(t *testing.T, checkout string, size int) {
+func writeBlobModule(t *testing.T, checkout string, size int) {
 	t.Helper()
 	b := make([]byte, size)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
-	attack13dWrite(t, filepath.Join(checkout, "infra/blob13f"), map[string]string{
+	writeFiles(t, filepath.Join(checkout, "infra/blob13f"), map[string]string{
 		"main.tf":  "resource \"terraform_data\" \"blob\" {\n  input = file(\"${path.module}/blob.txt\")\n}\n",
 		"blob.txt": base64.StdEncoding.EncodeToString(b),
 	})

@@ -381,7 +381,7 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 // plan_start line of ~100 bytes makes the control node reserve ~275 MiB,
 // and a worker may repeat it on every gated lease.
 func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13Hold)
+	h, keys, _ := relayHarness(t, holdRnetForBob)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	raw.send(relayMsg{Type: msgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=mem", "--json"))
@@ -419,7 +419,7 @@ func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 func TestAWorkersFindingsAreBounded(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	id, job := attack13cTake(t, h, raw, "rs-modvar", "--dry-run")
+	id, job := takeRun(t, h, raw, "rs-modvar", "--dry-run")
 	const n = 120000
 	fs := make([]store.Finding, n)
 	for i := range fs {
@@ -427,7 +427,7 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 			Reason: "runs the program it names " + strings.Repeat("x", 100)}
 	}
 	started := time.Now()
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(fs...)})
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence(fs...)})
 	m := raw.recv()
 	took := time.Since(started)
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
@@ -456,7 +456,7 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
+	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
 	if job.ScanWhy != "" || job.Ref != "" {
 		t.Fatalf("the job is scanned: %+v", job)
 	}
@@ -477,7 +477,7 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
-		id, job := attack13cTake(t, h, raw, args...)
+		id, job := takeRun(t, h, raw, args...)
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
@@ -506,7 +506,7 @@ func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	for _, st := range []Status{StatusStale, StatusCancelled} {
-		id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region="+string(st))
+		id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region="+string(st))
 		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(st), Exit: 1,
 			Message: "Cancelled by bob during plan on worker w2."})
 		h.waitStatus(id, StatusStale, StatusCancelled, StatusFailed)

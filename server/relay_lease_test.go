@@ -64,7 +64,7 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	other, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
-	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=hb")
+	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=hb")
 	started := time.Now()
 	done := make(chan struct{})
 	go func() {
@@ -116,7 +116,7 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 // worker; and while it runs, the watcher expires no other lease and
 // takes back no unanswered offer.
 func TestASlowCredentialCommandKeepsTheLease(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13eSlowCredential)
+	h, keys, identity := relayHarness(t, slowCredentialTemplate)
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	v := h.launchWait("alice", "rslowcred", "--dry-run", "--var", "region=slow")
 	if statusOf(v.Run) != StatusSucceeded {
@@ -154,11 +154,11 @@ rule "gate13f" {
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["bare"] = 2 * time.Second
 	h.srv.relay.mu.Unlock()
-	attack13fBlob(t, h.project, 2<<20) // a job of about 4 MiB: twice the SSH window
-	attack13bTofu(t, h, "infra/blob13f", "init", "-input=false")
+	writeBlobModule(t, h.project, 2<<20) // a job of about 4 MiB: twice the SSH window
+	runTofuByHand(t, h, "infra/blob13f", "init", "-input=false")
 	path := filepath.Join(t.TempDir(), "p.tfplan")
-	attack13bTofu(t, h, "infra/blob13f", "plan", "-input=false", "-out="+path)
-	js := bytes.TrimSpace(attack13bTofu(t, h, "infra/blob13f", "show", "-json", path))
+	runTofuByHand(t, h, "infra/blob13f", "plan", "-input=false", "-out="+path)
+	js := bytes.TrimSpace(runTofuByHand(t, h, "infra/blob13f", "show", "-json", path))
 	if i := bytes.IndexByte(js, '{'); i > 0 {
 		js = js[i:]
 	}
@@ -170,19 +170,19 @@ rule "gate13f" {
 
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
 	pauseOn := ""
-	ch := attack13fPausedReader(raw, func() string { return pauseOn })
-	id, job := attack13bLease(t, h, raw, ch, "rblob13f")
+	ch := pausedReader(raw, func() string { return pauseOn })
+	id, job := leaseRun(t, h, raw, ch, "rblob13f")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
 	pauseOn = id // the next offer of this run is the last message w2 reads
-	attack13bHandOver(raw, id, job.Token, plan, js)
-	attack13bSettle(h, id, 30*time.Second)
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 30*time.Second)
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
 	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := attack13bNext(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
+	if offer, ok := nextMsg(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	raw.send(relayMsg{Type: msgTake, Run: id}) // and w2's machine pauses
@@ -216,11 +216,11 @@ rule "gate13f" {
 	}
 }
 
-// attack13fPausedReader reads a raw worker's messages into a channel until
+// pausedReader reads a raw worker's messages into a channel until
 // it has passed on an offer of run (or any offer when run is ""), then
 // reads nothing more: the worker's machine is paused (a stopped process, a
 // frozen VM) with its connection still open.
-func attack13fPausedReader(w *rawWorker, pauseAfterOffer func() string) chan relayMsg {
+func pausedReader(w *rawWorker, pauseAfterOffer func() string) chan relayMsg {
 	ch := make(chan relayMsg, 64)
 	go func() {
 		for {

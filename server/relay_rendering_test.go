@@ -27,10 +27,10 @@ import (
 // no approval by bob, and the sealed destroy plan is queued for the pool's
 // next worker to apply (an honest one, which applies exactly that file).
 func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
-	h, keys, _ := relayHarness(t, attack13bData)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
-	destroy, realJSON := attack13bPlan(t, h, "instances=0")
+	h, keys, _ := relayHarness(t, poolDataTemplate)
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	destroy, realJSON := planDataByHand(t, h, "instances=0")
 	if !bytes.Contains(realJSON, []byte(`"delete"`)) {
 		t.Fatalf("the hand-made plan destroys nothing:\n%s", realJSON)
 	}
@@ -38,14 +38,14 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 	if welcome.Type != msgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rdata")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rdata")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
 	harmless := []byte(`{"format_version":"1.2","terraform_version":"1.9.0","planned_values":{"root_module":{}},"resource_changes":[],"configuration":{"root_module":{}}}`)
-	attack13bHandOver(raw, id, job.Token, destroy, harmless)
-	attack13bSettle(h, id, 15*time.Second)
+	handOverPlan(raw, id, job.Token, destroy, harmless)
+	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	if statusOf(r) == StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && Phase(r.Phase) != phaseApply {
 		return // fixed: the control node counts the plan file's own changes and refuses a rendering that does not match
@@ -80,7 +80,7 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 // for the pool's next worker to apply, weighed by nobody.
 func TestARenderingOfAnotherResourceIsRefused(t *testing.T) {
 	policy := filepath.Join(t.TempDir(), "primary.rego")
-	if err := os.WriteFile(policy, []byte(attack13ePrimaryPolicy), 0o644); err != nil {
+	if err := os.WriteFile(policy, []byte(primaryPolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h, keys, _ := relayHarness(t, `
@@ -95,25 +95,25 @@ rule "primary13e" {
   plan_gate = "`+policy+`"
 }
 `)
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
-	plan, honest := attack13ePlanTarget(t, h, "terraform_data.server[0]")
-	_, js := attack13ePlanTarget(t, h, "terraform_data.server[2]")
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	plan, honest := planTargetByHand(t, h, "terraform_data.server[0]")
+	_, js := planTargetByHand(t, h, "terraform_data.server[2]")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	ch := attack13bReader(raw)
+	ch := readWorker(raw)
 	// With its own rendering the plan is stopped by the policy.
-	id, job := attack13bLease(t, h, raw, ch, "rdata13e")
-	attack13bHandOver(raw, id, job.Token, plan, honest)
-	attack13bSettle(h, id, 15*time.Second)
+	id, job := leaseRun(t, h, raw, ch, "rdata13e")
+	handOverPlan(raw, id, job.Token, plan, honest)
+	settlePlanPhase(h, id, 15*time.Second)
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "primary") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
-	id, job = attack13bLease(t, h, raw, ch, "rdata13e")
+	id, job = leaseRun(t, h, raw, ch, "rdata13e")
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	attack13bHandOver(raw, id, job.Token, plan, js)
-	attack13bSettle(h, id, 15*time.Second)
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
 	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
@@ -137,8 +137,8 @@ rule "primary13e" {
 // match the plan file, the policy sees no terraform_data deleted, and the
 // destroying plan is sealed and queued for the pool to apply.
 func TestARenderingCannotForgeTheResourceType(t *testing.T) {
-	r := attack13fForgedTypeHandOver(t, "rdata13f", func(honest []byte) []byte {
-		return attack13fForge(t, honest, map[string]any{"type": "null_resource"})
+	r := handOverForgedType(t, "rdata13f", func(honest []byte) []byte {
+		return forgeRendering(t, honest, map[string]any{"type": "null_resource"})
 	})
 	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose addresses and actions are the plan file's and whose \"type\" is forged; it is queued to apply (digest %s, %d to destroy)",
@@ -159,7 +159,7 @@ func TestARenderingCannotForgeTheResourceType(t *testing.T) {
 // the honest rendering and passes, sealed and queued to apply, with this
 // one.
 func TestARenderingsTypeInAnotherCaseIsRefused(t *testing.T) {
-	r := attack13fForgedTypeHandOver(t, "rdata13g", func(honest []byte) []byte {
+	r := handOverForgedType(t, "rdata13g", func(honest []byte) []byte {
 		return bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))
 	})
 	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
@@ -168,9 +168,9 @@ func TestARenderingsTypeInAnotherCaseIsRefused(t *testing.T) {
 	}
 }
 
-// attack13ePrimaryPolicy denies any plan that destroys or replaces
+// primaryPolicy denies any plan that destroys or replaces
 // terraform_data.server[0].
-const attack13ePrimaryPolicy = `package switchtender.plan
+const primaryPolicy = `package switchtender.plan
 
 deny contains msg if {
 	some rc in input.plan.resource_changes
@@ -180,13 +180,13 @@ deny contains msg if {
 }
 `
 
-// attack13ePlanTarget makes a real saved plan of infra/data by hand that
+// planTargetByHand makes a real saved plan of infra/data by hand that
 // replaces only target, and its real show -json.
-func attack13ePlanTarget(t *testing.T, h *harness, target string) (plan, js []byte) {
+func planTargetByHand(t *testing.T, h *harness, target string) (plan, js []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "p.tfplan")
-	attack13bTofu(t, h, "infra/data", "plan", "-input=false", "-var", "generation=2", "-target="+target, "-out="+path)
-	js = attack13bTofu(t, h, "infra/data", "show", "-json", path)
+	runTofuByHand(t, h, "infra/data", "plan", "-input=false", "-var", "generation=2", "-target="+target, "-out="+path)
+	js = runTofuByHand(t, h, "infra/data", "show", "-json", path)
 	if i := strings.IndexByte(string(js), '{'); i > 0 {
 		js = js[i:]
 	}
@@ -197,10 +197,10 @@ func attack13ePlanTarget(t *testing.T, h *harness, target string) (plan, js []by
 	return plan, []byte(strings.TrimSpace(string(js)))
 }
 
-// attack13fTypePolicy is the README's example policy ("This one limits
+// byTypePolicy is the README's example policy ("This one limits
 // destroys by resource type"), aimed at the only resource type a test can
 // plan without a provider download.
-const attack13fTypePolicy = `package switchtender.plan
+const byTypePolicy = `package switchtender.plan
 
 deletes contains rc if {
 	some rc in input.plan.resource_changes
@@ -214,10 +214,10 @@ deny contains msg if {
 }
 `
 
-// attack13fForge rewrites every resource change of a show -json rendering
+// forgeRendering rewrites every resource change of a show -json rendering
 // with set (a field name -> its new value), leaving address and actions
 // as the plan file has them.
-func attack13fForge(t *testing.T, js []byte, set map[string]any) []byte {
+func forgeRendering(t *testing.T, js []byte, set map[string]any) []byte {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
@@ -241,14 +241,14 @@ func attack13fForge(t *testing.T, js []byte, set map[string]any) []byte {
 	return out
 }
 
-// attack13fForgedTypeHandOver runs the README's by-type plan_gate over a
+// handOverForgedType runs the README's by-type plan_gate over a
 // gated apply of template (infra/data, pool eu) whose real plan destroys
 // terraform_data.server[2]: a raw worker hands the plan over with its
 // honest rendering, which the policy must deny, then again with the
 // rendering forge makes of it; it returns the second run as it settled.
-func attack13fForgedTypeHandOver(t *testing.T, template string, forge func(honest []byte) []byte) store.Run {
+func handOverForgedType(t *testing.T, template string, forge func(honest []byte) []byte) store.Run {
 	t.Helper()
-	policy := attack13fPolicy(t, attack13fTypePolicy)
+	policy := policyFile(t, byTypePolicy)
 	h, keys, _ := relayHarness(t, fmt.Sprintf(`
 template %[1]q {
   project = "infra"
@@ -261,15 +261,15 @@ rule "types-%[1]s" {
   plan_gate = %[2]q
 }
 `, template, policy))
-	attack13bTofu(t, h, "infra/data", "init", "-input=false")
-	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
-	plan, honest := attack13bPlan(t, h, "instances=2") // destroys terraform_data.server[2]
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	plan, honest := planDataByHand(t, h, "instances=2") // destroys terraform_data.server[2]
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	ch := attack13bReader(raw)
+	ch := readWorker(raw)
 
-	id, job := attack13bLease(t, h, raw, ch, template)
-	attack13bHandOver(raw, id, job.Token, plan, honest)
-	attack13bSettle(h, id, 15*time.Second)
+	id, job := leaseRun(t, h, raw, ch, template)
+	handOverPlan(raw, id, job.Token, plan, honest)
+	settlePlanPhase(h, id, 15*time.Second)
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
@@ -278,12 +278,12 @@ rule "types-%[1]s" {
 	if bytes.Equal(forged, honest) {
 		t.Fatalf("the forged rendering is the honest one: %.300s", honest)
 	}
-	id, job = attack13bLease(t, h, raw, ch, template)
+	id, job = leaseRun(t, h, raw, ch, template)
 	if !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	attack13bHandOver(raw, id, job.Token, plan, forged)
-	attack13bSettle(h, id, 15*time.Second)
+	handOverPlan(raw, id, job.Token, plan, forged)
+	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
 	return r

@@ -333,11 +333,11 @@ func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	mine := filepath.Join(cwd, planFileName)
 	writeFile(t, mine, "the operator's own saved plan\n")
 
-	id, job := attack13cTake(t, h, raw, "rs-modvar", "--dry-run")
+	id, job := takeRun(t, h, raw, "rs-modvar", "--dry-run")
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("job scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(store.Finding{
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
 		Address: "data.external.x", File: "infra/scan/modvar/main.tf", Line: 1, Reason: "runs a program"})})
 	if m := raw.recv(); m.Type != msgScanStop {
 		t.Fatalf("a finding was answered %+v", m)
@@ -360,7 +360,7 @@ func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
-		id, job := attack13cTake(t, h, raw, args...)
+		id, job := takeRun(t, h, raw, args...)
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
@@ -383,7 +383,7 @@ func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	id, job := attack13cTake(t, h, raw, "rs-clean", "--dry-run")
+	id, job := takeRun(t, h, raw, "rs-clean", "--dry-run")
 	raw.send(relayMsg{Type: msgScanPass, Run: id, Token: job.Token, Released: "bob"})
 	if m := raw.recv(); m.Type != msgReject {
 		t.Fatalf("a worker's own scan_pass was answered %+v", m)
@@ -391,7 +391,7 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(id); r.Scan != nil || len(r.Approvals) != 0 || Status(r.Status) != StatusRunning {
 		t.Fatalf("a worker's own scan_pass changed the run: %s, scan %+v, approvals %+v", r.Status, r.Scan, r.Approvals)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()})
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
 	if m := raw.recv(); m.Type != msgScanPass {
 		t.Fatalf("clean evidence was answered %+v", m)
 	}
@@ -405,7 +405,7 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 		t.Fatalf("the lost lease was answered %+v", m)
 	}
 	for _, m := range []relayMsg{
-		{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()},
+		{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence()},
 		{Type: msgScanPass, Run: id, Token: job.Token, Released: "bob"},
 		{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded)},
 	} {
@@ -425,7 +425,7 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 // before anything plans, so a manifest left in the checkout is never
 // trusted; a configuration file that is a FIFO is refused before any plan.
 func TestAWorkersScanKeepsSecretsOutAndRefusesUntrustedSettings(t *testing.T) {
-	h, keys, identity := relayHarness(t, relayScanConfig+attack13cSecretConfig)
+	h, keys, identity := relayHarness(t, relayScanConfig+workerScanSecretConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
 	const answer = "hunter2-module-XYZZY13c"
@@ -529,19 +529,19 @@ func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rs-deep", "--check")
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rs-deep", "--check")
 	if job.ScanWhy == "" || Kind(job.Kind) != KindCheck {
 		t.Fatalf("job %+v", job)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(store.Finding{
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
 		Address: "module.a.module.b.data.external.x", File: "infra/scan/deep/a/b/main.tf", Line: 1, Reason: "runs a program"})})
-	attack13bHandOver(raw, id, job.Token, []byte("not a plan"), []byte("{}"))
-	if m, ok := attack13bNext(ch, msgScanStop, 10*time.Second); !ok {
+	handOverPlan(raw, id, job.Token, []byte("not a plan"), []byte("{}"))
+	if m, ok := nextMsg(ch, msgScanStop, 10*time.Second); !ok {
 		t.Fatalf("no scan_stop: %+v", m)
 	}
 	for range 5 { // planning, plan_start, two chunks, plan_end
-		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); !ok {
+		if m, ok := nextMsg(ch, msgReject, 10*time.Second); !ok {
 			t.Fatalf("a pipelined plan message was not rejected: %+v", m)
 		}
 	}
@@ -551,11 +551,11 @@ func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 		t.Fatalf("the pipelined check: %s (%s), proposal %+v, check %+v", r.Status, r.Message, r.Proposal, r.Check)
 	}
 
-	id, job = attack13bLease(t, h, raw, ch, "rs-clean", "--dry-run")
+	id, job = leaseRun(t, h, raw, ch, "rs-clean", "--dry-run")
 	h.waitStatus(id, StatusRunning)
 	h.restart()
 	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	late.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()})
+	late.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
 	if m := late.recv(); m.Type != msgReject {
 		t.Fatalf("a scan from before the restart was answered %+v", m)
 	}
@@ -564,11 +564,11 @@ func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	}
 }
 
-// attack13cSecretConfig exempts dry runs of three templates on pool eu
+// workerScanSecretConfig exempts dry runs of three templates on pool eu
 // behind the scan: one with a TF_ENCRYPTION credential whose passphrase
 // the scan cannot parse, one whose credential sets TF_DATA_DIR, and one
 // whose sensitive survey answer names a module directory.
-const attack13cSecretConfig = `
+const workerScanSecretConfig = `
 credential "enc13c" {
   env = { TF_ENCRYPTION = "{\"key_provider\": {\"pbkdf2\": {\"k\": {\"passphrase\": TroubadorHorseBatteryStaple13c}}}}" }
 }

@@ -20,8 +20,8 @@ func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 	if welcome.Type != msgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	ch := attack13bReader(raw)
-	id, job := attack13bLease(t, h, raw, ch, "rsecret", "--dry-run", "--var", "db_password="+relayPassword)
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rsecret", "--dry-run", "--var", "db_password="+relayPassword)
 	if job.Status == "clear" || bytes.Contains(job.Payload, []byte(relayCloudKey)) || bytes.Contains(job.Payload, []byte(relayPassword)) {
 		t.Errorf("the payload carries a secret in clear")
 	}
@@ -72,12 +72,12 @@ func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 // credentials and secret answers cannot reach its workers sealed".
 func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	const prod = "prod-db-password-13e"
-	h, keys, identity := relayHarness(t, attack13eLocalSecret)
+	h, keys, identity := relayHarness(t, localSecretTemplate)
 	if v := h.launchWait("alice", "lsecret13e", "--dry-run", "--var", "db_password="+prod); v.PlannedBy != "" {
 		t.Fatalf("the local template ran on a worker: %+v", v.PlannedBy)
 	}
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=nosecret")
+	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=nosecret")
 	key, err := seal.LoadKey(identity)
 	if err != nil {
 		t.Fatal(err)
@@ -108,9 +108,9 @@ func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	}
 }
 
-// attack13eLocalSecret is a template the control node runs itself, over
+// localSecretTemplate is a template the control node runs itself, over
 // the same project as the pools' templates, with a secret answer.
-const attack13eLocalSecret = `
+const localSecretTemplate = `
 template "lsecret13e" {
   project = "infra"
   command = "infra/secret"

@@ -136,7 +136,7 @@ func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 		t.Fatal("bob's console cannot approve even before the reload")
 	}
 
-	h.attack14DropUser("bob")
+	h.dropUser("bob")
 	if _, err := dialAs(h, "bob"); err == nil {
 		t.Error("bob's key still connects after he was removed") // held if this does not fire
 	}
@@ -194,7 +194,7 @@ func TestAKeyMovedOnReloadIsTheNewUsers(t *testing.T) {
 
 // dropUser rewrites the harness's configuration file without user name's
 // block and reloads the server with it.
-func (h *harness) attack14DropUser(name string) {
+func (h *harness) dropUser(name string) {
 	h.t.Helper()
 	b, err := os.ReadFile(h.cfgPath)
 	if err != nil {

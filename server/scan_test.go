@@ -693,7 +693,7 @@ template "clean13e" {
   command = "infra/clean13e"
 }
 `)
-	attack13dWrite(t, filepath.Join(h.project, "infra/clean13e"), map[string]string{"main.tf": attack13dResource})
+	writeFiles(t, filepath.Join(h.project, "infra/clean13e"), map[string]string{"main.tf": plainResource})
 	cfg, err := os.ReadFile(h.cfgPath)
 	if err != nil {
 		t.Fatal(err)

@@ -27,12 +27,12 @@ import (
 // worker's apply in the middle of its provisioner, and wipes its private
 // directory under it.
 func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
-	h, keys, identity := relayHarness(t, attack13dSlowTemplate)
+	h, keys, identity := relayHarness(t, slowPoolTemplate)
 	h.srv.relay.mu.Lock()
 	h.srv.relay.timeout["eu"] = time.Minute
 	h.srv.relay.mu.Unlock()
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	attack13dSlowModule(t, w1.Projects["infra"].Path)
+	writeSlowModule(t, w1.Projects["infra"].Path)
 	startWorker(t, w1)
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
