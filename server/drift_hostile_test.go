@@ -1,9 +1,8 @@
 package server
 
-// Hostile tests of drift checks and reconciles (issue 11). Each
-// TestHostileDrift… is an attack; one that fails is a break kept on purpose
-// (the product code is not fixed here), one that passes is an attack the
-// code held.
+// Hostile tests of drift checks and reconciles. Each TestHostileDrift… is an
+// attack; one that fails is a break kept on purpose (the product code is not
+// fixed here), one that passes is an attack the code held.
 
 import (
 	"context"

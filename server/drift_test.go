@@ -266,7 +266,7 @@ func TestKeptPlanSurvivesRestart(t *testing.T) {
 }
 
 // A drift check under exclude_dry_run with a finding is held at the scan
-// stage before any plan (held).
+// stage before any plan.
 func TestADriftCheckWithAFindingIsHeldAtTheScan(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-deep", "--check")

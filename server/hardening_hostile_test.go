@@ -17,15 +17,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The working directory is checked (path and device:inode) before each
-// step, then the process is started with cmd.Dir set to the path string:
-// between the check and the child's chdir the path can be swapped, and the
-// step runs outside the checkout. Issue 10 asks for every step to execute
-// in the directory resolved and checked at its start ("hold the directory
-// open … or run from the handle"). A stand-in tofu records `pwd -P`; a
-// goroutine atomically exchanges the working directory with a symlink to a
-// directory outside the checkout (renameat2 RENAME_EXCHANGE) every ~300 µs.
-// No tool process may ever run outside the checkout.
+// The working directory is checked (path and device:inode) before each step,
+// then the process is started with cmd.Dir set to the path string: between
+// the check and the child's chdir the path can be swapped, and the step runs
+// outside the checkout. The spec asks for every step to execute in the
+// directory resolved and checked at its start ("hold the directory open … or
+// run from the handle"). A stand-in tofu records `pwd -P`; a goroutine
+// atomically exchanges the working directory with a symlink to a directory
+// outside the checkout (renameat2 RENAME_EXCHANGE) every ~300 µs. No tool
+// process may ever run outside the checkout.
 func TestHostileHardWorkdirSwapRace(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	outside := t.TempDir()
@@ -148,14 +148,14 @@ func TestHostileHardEnvRequestFlood(t *testing.T) {
 	}
 }
 
-// A sustained silent flood from two source addresses (the per-source cap,
-// 32 by default, is half of ssh_max_startups, 64): the attacker reopens a
-// connection as soon as one is closed, so the handshake slots are always
-// full and every new connection is closed at accept. Issue 10: "a flood
-// costs users at most the handshake deadline". A configured user retrying
-// every 100 ms must get in within the deadline (plus a second); the hard
-// cap, with no random early drop as OpenSSH's MaxStartups start:rate:full
-// has, locks users out for as long as the flood lasts.
+// A sustained silent flood from two source addresses (the per-source cap, 32
+// by default, is half of ssh_max_startups, 64): the attacker reopens a
+// connection as soon as one is closed, so the handshake slots are always full
+// and every new connection is closed at accept. The spec: "a flood costs
+// users at most the handshake deadline". A configured user retrying every 100
+// ms must get in within the deadline (plus a second); the hard cap, with no
+// random early drop as OpenSSH's MaxStartups start:rate:full has, locks users
+// out for as long as the flood lasts.
 func TestHostileHardSustainedFloodFromTwoAddresses(t *testing.T) {
 	const deadline = 2 * time.Second
 	h, _ := newLimitHarness(t, Options{SSHHandshakeTimeout: deadline}, "")

@@ -319,8 +319,8 @@ func TestEverySpellingOfJSONTrueGetsAJSONRefusal(t *testing.T) {
 	}
 }
 
-// Held: --json given twice, or as --json --json=false, is malformed words
-// refused as JSON with exit 2 and nothing on stdout.
+// --json given twice, or as --json --json=false, is malformed words refused
+// as JSON with exit 2 and nothing on stdout.
 func TestJSONGivenTwiceIsRefusedAsJSON(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	for _, args := range [][]string{{"show", "1", "--json", "--json"}, {"runs", "--json", "--json=false"}, {"whoami", "-json", "--json"}} {
@@ -334,9 +334,9 @@ func TestJSONGivenTwiceIsRefusedAsJSON(t *testing.T) {
 	}
 }
 
-// Held: exit statuses of log --follow (0 succeeded, 3 held, 1 otherwise)
-// with --json, and its last line; cancel --json of a held run prints the
-// run object only (no sentence on stdout).
+// Exit statuses of log --follow (0 succeeded, 3 held, 1 otherwise) with
+// --json, and its last line; cancel --json of a held run prints the run
+// object only (no sentence on stdout).
 func TestLogFollowExitCodesWithJSON(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
@@ -400,10 +400,10 @@ func TestJSONOfAnEndedRunWaitsForNobody(t *testing.T) {
 	}
 }
 
-// Held (docs/json.md): launch, reject and rerun with --json print the
-// object show --json prints right after, field for field; whoami --json
-// has its four fields, roles [] for an agent; runs --json is [] on an
-// empty filter result.
+// Promise (docs/json.md): launch, reject and rerun with --json print the
+// object show --json prints right after, field for field; whoami --json has
+// its four fields, roles [] for an agent; runs --json is [] on an empty
+// filter result.
 func TestJSONCommandsPrintTheShowObject(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	if out := h.mustSSH("alice", "runs", "--json", "--status", "failed"); strings.TrimSpace(out) != "[]" {
@@ -469,7 +469,7 @@ func TestJSONAsAFlagValueKeepsTheRefusalText(t *testing.T) {
 	}
 }
 
-// Held (docs/json.md): lists are [] and maps {}, never null, in every
+// Promise (docs/json.md): lists are [] and maps {}, never null, in every
 // command's JSON on a fresh server and for a template with no survey; an
 // agent's run held before planning has no null anywhere either.
 func TestJSONHasNoNulls(t *testing.T) {

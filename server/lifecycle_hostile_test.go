@@ -1,8 +1,7 @@
 package server
 
-// Hostile tests of the run lifecycle (issue 8). Each TestHostile… either
-// demonstrates a break (it fails against the product) or pins an attack
-// that held.
+// Hostile tests of the run lifecycle. Each TestHostile… either demonstrates a
+// break (it fails against the product) or pins an attack that held.
 
 import (
 	"bytes"
@@ -46,8 +45,7 @@ func TestHostileStaleAtApplyTimeShowsStale(t *testing.T) {
 
 // A dry run an approval rule holds before planning is released with "The
 // apply its plan proposes is held again" — a dry run applies nothing and
-// nothing is held again (issue 8 §9: words that mislead in an approval
-// tool).
+// nothing is held again (words that mislead in an approval tool).
 func TestHostileDryRunReleaseSaysNoApply(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
@@ -260,10 +258,10 @@ func TestHostileInterruptedApplyMakesHeldPlanStale(t *testing.T) {
 	t.Logf("bob approve: exit %d %s%s; run 1 then ends %s: %s", code, out, errOut, r1.Status, r1.Message)
 }
 
-// A rule whose only approver is the requester (allow_self_approval off):
-// show --json says the hold "waits_for" alice and the console lists alice
-// as its approver, yet alice is refused and nobody else may release it —
-// the deadlock issue 8 set out to remove, reported as if someone could act.
+// A rule whose only approver is the requester (allow_self_approval off): show
+// --json says the hold "waits_for" alice and the console lists alice as its
+// approver, yet alice is refused and nobody else may release it — the
+// deadlock the lifecycle rules remove, reported as if someone could act.
 func TestHostileHoldOnlyTheRequesterCouldReleaseSaysSo(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 rule "alice-only" {
@@ -673,11 +671,11 @@ func TestHostileAgentRequestThenTwoRules(t *testing.T) {
 	}
 }
 
-// Issue 8 §5: "A reject by one of any holding rule's approvers ends the
-// run; others are refused". Once alice released her rule, only bob's rule
-// still holds the run (show lists hers as released; approve and the
-// "waiting for you" mark treat it as no longer holding), yet alice's
-// reject is accepted and ends the run bob was about to release.
+// The spec: "A reject by one of any holding rule's approvers ends the run;
+// others are refused". Once alice released her rule, only bob's rule still
+// holds the run (show lists hers as released; approve and the "waiting for
+// you" mark treat it as no longer holding), yet alice's reject is accepted
+// and ends the run bob was about to release.
 func TestHostileRejectOnlyByPendingRulesApprovers(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--wait")

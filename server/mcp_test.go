@@ -553,14 +553,14 @@ func TestMCPCheckAndReconcile(t *testing.T) {
 	}
 }
 
-// Promise (issue 16; README): "a silent or garbage client cannot hurt
-// other sessions"; subscriptions are for runs that exist. Under the
-// protocol version the SDK negotiates by default (2026-07-28), a
-// subscription is a subscriptions/listen request the SDK parks until the
-// client cancels it, a goroutine each; the subscribe handler
-// (mcpSession.subscribe, mcp.go) accepts the same run://1 any number of
-// times and nothing bounds how many listens one session holds, so one
-// agent grows the server by a goroutine (and its stack) per line it sends.
+// Promise (README): "a silent or garbage client cannot hurt other sessions";
+// subscriptions are for runs that exist. Under the protocol version the SDK
+// negotiates by default (2026-07-28), a subscription is a
+// subscriptions/listen request the SDK parks until the client cancels it, a
+// goroutine each; the subscribe handler (mcpSession.subscribe, mcp.go)
+// accepts the same run://1 any number of times and nothing bounds how many
+// listens one session holds, so one agent grows the server by a goroutine
+// (and its stack) per line it sends.
 func TestMCPListenFloodIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
@@ -602,12 +602,12 @@ func TestMCPListenFloodIsBounded(t *testing.T) {
 	}
 }
 
-// Promise (issue 16; README): a garbage client cannot hurt other sessions
-// or make the server hold what it cannot bound. A client that writes
-// requests and never reads its output: once the SSH window is full every
-// reply blocks in the SDK's writer, and each further request parks one
-// more goroutine (with its result) in the server, without bound, while the
-// client's own writes keep the connection from ever being idle.
+// Promise (README): a garbage client cannot hurt other sessions or make the
+// server hold what it cannot bound. A client that writes requests and never
+// reads its output: once the SSH window is full every reply blocks in the
+// SDK's writer, and each further request parks one more goroutine (with its
+// result) in the server, without bound, while the client's own writes keep
+// the connection from ever being idle.
 func TestMCPClientThatNeverReadsIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
@@ -653,8 +653,8 @@ func TestMCPClientThatNeverReadsIsBounded(t *testing.T) {
 	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
 }
 
-// Held: a 100 MB line ends that MCP session after the 2 MiB bound, without
-// the server reading the rest, and other sessions go on.
+// A 100 MB line ends that MCP session after the 2 MiB bound, without the
+// server reading the rest, and other sessions go on.
 func TestMCPHundredMegabyteLineEndsOnlyItsSession(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	other := h.mcpAs("alice")
@@ -697,7 +697,7 @@ func TestMCPHundredMegabyteLineEndsOnlyItsSession(t *testing.T) {
 	other.ok("list_runs", map[string]any{}, &runs)
 }
 
-// Held (and intended, as far as the SSH rules go): `show` and `log` let
+// Promise (and intended, as far as the SSH rules go): `show` and `log` let
 // any identity read any run, so an agent's MCP resources and read tools
 // reading another requester's run and log match what its SSH key may do;
 // cancel_run keeps the SSH rule: agents only their own, people with the
@@ -723,11 +723,11 @@ func TestMCPVisibilityMatchesSSH(t *testing.T) {
 	}
 }
 
-// Held (issue 16, 2: results carry structured content, with an output
-// schema the SDK checks every result against): runs of every shape — a
-// failed one with steps, a rejected one with a reason, a running one, a
-// queued one waiting behind it, one from a git checkout (commit) — pass
-// the output schema in show_run, list_runs and the run resource.
+// Promise (results carry structured content, with an output schema the SDK
+// checks every result against): runs of every shape — a failed one with
+// steps, a rejected one with a reason, a running one, a queued one waiting
+// behind it, one from a git checkout (commit) — pass the output schema in
+// show_run, list_runs and the run resource.
 func TestMCPOutputSchemaFitsEveryRunShape(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 template "slow" {

@@ -150,9 +150,9 @@ func TestMetricsHostileClients(t *testing.T) {
 	}
 }
 
-// HELD. Labels come from the configuration only: a launch of a template
-// name the client made up, an SSH user name and a run id never become a
-// label value on /metrics.
+// Labels come from the configuration only: a launch of a template name the
+// client made up, an SSH user name and a run id never become a label value on
+// /metrics.
 func TestMetricsTakeNoLabelFromAClient(t *testing.T) {
 	h := newHarnessWith(t, metricsListen, dataTemplates)
 	const made = "zz-client-made-template-31337"

@@ -337,15 +337,14 @@ func TestNotifyBlockRemovedByReload(t *testing.T) {
 	}
 }
 
-// BREAK. Promise (README "Notifications", brief): a delivery is "never
-// delivered twice to a receiver that answered 2xx".
-// What happens: the receiver answers 200 (status line and headers sent)
-// and the server shuts down while the answer's body is being read
-// (notify.go send: io.Copy's error is ignored, so send returns nil).
-// attempt then checks `if ctx.Err() != nil { return }` BEFORE looking at
-// err (server/notify.go, attempt: "stopping: the delivery stays stored for
-// the next start") — a delivery that succeeded is kept and POSTed again
-// after the restart, with the same X-Switchtender-Delivery ID.
+// Promise (README "Notifications", brief): a delivery is "never delivered
+// twice to a receiver that answered 2xx". Once, the receiver answers 200
+// (status line and headers sent) and the server shuts down while the answer's
+// body is being read (notify.go send: io.Copy's error is ignored, so send
+// returns nil). attempt then checks `if ctx.Err() != nil { return }` BEFORE
+// looking at err (server/notify.go, attempt: "stopping: the delivery stays
+// stored for the next start") — a delivery that succeeded is kept and POSTed
+// again after the restart, with the same X-Switchtender-Delivery ID.
 func TestNotifyNeverDeliversTwiceAfterA2xx(t *testing.T) {
 	var mu sync.Mutex
 	var ids []string
@@ -389,9 +388,8 @@ func TestNotifyNeverDeliversTwiceAfterA2xx(t *testing.T) {
 	}
 }
 
-// HELD. A receiver cannot make the server follow a redirect: a 302 to
-// another receiver is a failed attempt (retried), and the target never
-// hears of it.
+// A receiver cannot make the server follow a redirect: a 302 to another
+// receiver is a failed attempt (retried), and the target never hears of it.
 func TestNotifyFollowsNoRedirect(t *testing.T) {
 	target := &receiver{}
 	tts := httptest.NewServer(target)
@@ -428,9 +426,9 @@ func TestNotifyFollowsNoRedirect(t *testing.T) {
 	}
 }
 
-// HELD. A notify URL with credentials and a token
-// (http://user:pass@host/path?token=...) that cannot be reached: the
-// operator log's retry records carry neither the userinfo nor the token.
+// A notify URL with credentials and a token
+// (http://user:pass@host/path?token=...) that cannot be reached: the operator
+// log's retry records carry neither the userinfo nor the token.
 func TestNotifyURLCredentialsStayOutOfTheLog(t *testing.T) {
 	const user, pass, tok = "hookuser-c4n4ry", "hookpass-c4n4ry-91", "tok-c4n4ry-77"
 	addr := freeAddr(t)
@@ -458,8 +456,8 @@ func TestNotifyURLCredentialsStayOutOfTheLog(t *testing.T) {
 }
 
 // Promise: a run's events reach its receivers and "deliveries survive a
-// restart". Probe: a run executing when the server stops ends interrupted
-// (a "failed" event); is that event delivered after the next start?
+// restart". a run executing when the server stops ends interrupted (a
+// "failed" event); that event is delivered after the next start.
 func TestNotifyDeliversARunInterruptedAtShutdown(t *testing.T) {
 	rc := &receiver{}
 	ts := httptest.NewServer(rc)

@@ -221,16 +221,15 @@ func TestRunTrackerOutOfOrder(t *testing.T) {
 	}
 }
 
-// BREAK. Promise (issue 14 item 1; brief: "a secret inside a reject
-// reason"): nothing secret in any operator log record ("the masker's rules
-// apply"). What happens: the approver's reject reason quotes the run's own
-// sensitive survey answer; the operator log's "rejection" record
-// (server/reject.go: `"reason", s.scrub(reason)`) and the "run rejected"
-// record (server/oplog.go noteRun: `"message", s.scrub(r.Message)`) pass it
-// through s.scrub, whose masker holds only the configuration's credential
-// values and notify URL/secret (oplog.go newScrubber) — never the run's
-// sensitive answers, which the run's own masker knows. The secret lands in
-// the operator log in clear.
+// Promise (brief: "a secret inside a reject reason"): nothing secret in any
+// operator log record ("the masker's rules apply"). Once, the approver's
+// reject reason quotes the run's own sensitive survey answer; the operator
+// log's "rejection" record (server/reject.go: `"reason", s.scrub(reason)`)
+// and the "run rejected" record (server/oplog.go noteRun: `"message",
+// s.scrub(r.Message)`) pass it through s.scrub, whose masker holds only the
+// configuration's credential values and notify URL/secret (oplog.go
+// newScrubber) — never the run's sensitive answers, which the run's own
+// masker knows. The secret lands in the operator log in clear.
 func TestARejectReasonsSecretStaysOutOfTheOperatorLog(t *testing.T) {
 	h, logs := newLoggedHarness(t, "", heldSecretTemplate)
 	h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-")
@@ -249,9 +248,9 @@ func TestARejectReasonsSecretStaysOutOfTheOperatorLog(t *testing.T) {
 	}
 }
 
-// HELD. Refusals of launches carrying a sensitive answer (given twice,
-// with a required answer missing, with a control character) put neither
-// the answer nor its quoted form in the operator log's refusal record.
+// Refusals of launches carrying a sensitive answer (given twice, with a
+// required answer missing, with a control character) put neither the answer
+// nor its quoted form in the operator log's refusal record.
 func TestRefusalsKeepSensitiveAnswersOutOfTheOperatorLog(t *testing.T) {
 	const canary = "Refusal-Canary-5512"
 	h, logs := newLoggedHarness(t, "", secretDataTemplate)

@@ -13,7 +13,7 @@ import (
 
 // Promise (README "Pull-request plans"): a pull request's plan runs in a
 // private tree, "the checkout's working tree, index and HEAD are never
-// touched", against "a read-only copy" of a local state file. Break: the
+// touched", against "a read-only copy" of a local state file. Once, the
 // branch's own configuration names a local backend whose path is in the
 // checkout (any path the server can write); the scan does not look at
 // backends, and the plan's state lock creates that state file (and its
@@ -66,14 +66,14 @@ template "data" {
 	}
 }
 
-// Promise (README "Pull-request plans"): a pull request's plan runs
-// "against the state the checkout's runs use", and a plan that would send a
-// write request is refused. Break: the branch replaces the backend with
-// backend "http" at a host it names, with lock_address there too; the scan
-// reads no backend block, and init and plan send the run's TF_HTTP_*
-// credentials (basic auth) to that host, the plan's state lock as a LOCK
-// request (a write). The pull request's plan also no longer plans against
-// the checkout's state.
+// Promise (README "Pull-request plans"): a pull request's plan runs "against
+// the state the checkout's runs use", and a plan that would send a write
+// request is refused. Once, the branch replaces the backend with backend
+// "http" at a host it names, with lock_address there too; the scan reads no
+// backend block, and init and plan send the run's TF_HTTP_* credentials
+// (basic auth) to that host, the plan's state lock as a LOCK request (a
+// write). The pull request's plan also no longer plans against the checkout's
+// state.
 func TestAPullRequestNeverSendsTheRunsCredentialsToItsHttpBackend(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
@@ -119,15 +119,14 @@ template "data" {
 }
 
 // Promise (README "Pull-request plans"; scan.Backend: the locals a backend
-// block references are pinned by their definitions, so a branch that
-// changes one is refused). Break: OpenTofu merges override files last, and
-// a local an override file defines replaces the primary file's. Backend
-// reads files in name order and keeps the last definition of each local
-// (r.locals[n] = ...), so an override file whose name sorts before the
-// primary file's (a_override.tf < locals.tf) is read and then forgotten:
-// the branch's Backend text equals the checkout's, and OpenTofu plans
-// against the address the override names, sending the run's
-// TF_HTTP_USERNAME/PASSWORD there.
+// block references are pinned by their definitions, so a branch that changes
+// one is refused). Once, OpenTofu merges override files last, and a local an
+// override file defines replaces the primary file's. Backend reads files in
+// name order and keeps the last definition of each local (r.locals[n] = ...),
+// so an override file whose name sorts before the primary file's
+// (a_override.tf < locals.tf) is read and then forgotten: the branch's
+// Backend text equals the checkout's, and OpenTofu plans against the address
+// the override names, sending the run's TF_HTTP_USERNAME/PASSWORD there.
 func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
@@ -147,16 +146,16 @@ func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T
 	}
 }
 
-// Promise (scan.Backend: a JSON backend block that takes a template is
-// taken to reference every variable and local, so their declarations and
-// .tfvars values are pinned). Break: Backend decides a JSON file takes a
-// template by looking for "${" in it (r.all), but an HCL template in a
-// JSON string reads variables through a directive too: "%{ if var.env ==
-// "prod" }...". A backend.tf.json whose address picks its path with a
-// directive takes var.env without "${", so nothing it references is
-// pinned: a branch that adds terraform.tfvars (env = "prod") has the
-// same Backend text as the checkout, and its plan reads (with the run's
-// credentials) the state at /prod where the checkout's runs read /dev.
+// Promise (scan.Backend: a JSON backend block that takes a template is taken
+// to reference every variable and local, so their declarations and .tfvars
+// values are pinned). Once, Backend decides a JSON file takes a template by
+// looking for "${" in it (r.all), but an HCL template in a JSON string reads
+// variables through a directive too: "%{ if var.env == "prod" }...". A
+// backend.tf.json whose address picks its path with a directive takes var.env
+// without "${", so nothing it references is pinned: a branch that adds
+// terraform.tfvars (env = "prod") has the same Backend text as the checkout,
+// and its plan reads (with the run's credentials) the state at /prod where
+// the checkout's runs read /dev.
 func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 	srv, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
@@ -177,13 +176,13 @@ func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 	}
 }
 
-// Held: what a branch may change about a backend's inputs without
-// touching the backend block's text is pinned, and each such change is
-// refused before any tofu runs: a variable's default redefined in an
-// override file, a .tofu file shadowing the .tf that declares it, a
-// *.auto.tfvars link to a file in the tree, a terraform.tfvars.json, the
-// variable read through an index, a for expression or a conditional, and
-// an encryption key provider's address taken through a chain of locals.
+// What a branch may change about a backend's inputs without touching the
+// backend block's text is pinned, and each such change is refused before any
+// tofu runs: a variable's default redefined in an override file, a .tofu file
+// shadowing the .tf that declares it, a *.auto.tfvars link to a file in the
+// tree, a terraform.tfvars.json, the variable read through an index, a for
+// expression or a conditional, and an encryption key provider's address taken
+// through a chain of locals.
 func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
@@ -239,11 +238,10 @@ func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 	}
 }
 
-// Held: a pull request that leaves the backend's inputs alone plans, when
-// the backend takes a variable: a branch that adds a resource, an
-// unrelated variable, an unrelated local and an unrelated value to the
-// terraform.tfvars that sets the backend's variable plans against the
-// checkout's host.
+// A pull request that leaves the backend's inputs alone plans, when the
+// backend takes a variable: a branch that adds a resource, an unrelated
+// variable, an unrelated local and an unrelated value to the terraform.tfvars
+// that sets the backend's variable plans against the checkout's host.
 func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
 	legit, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
@@ -264,12 +262,12 @@ func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
 	}
 }
 
-// False refusal: Backend takes a JSON configuration file's whole text for
-// its backend block (blockText: "in JSON the whole file stands for it"),
-// so in a module written in JSON whose main.tf.json holds the backend
-// beside its resources, every pull request that touches a resource is
-// refused as "changes the working directory's backend", though the
-// backend (a literal address) is the same.
+// Once, wrongly refused: Backend takes a JSON configuration file's whole text
+// for its backend block (blockText: "in JSON the whole file stands for it"),
+// so in a module written in JSON whose main.tf.json holds the backend beside
+// its resources, every pull request that touches a resource is refused as
+// "changes the working directory's backend", though the backend (a literal
+// address) is the same.
 func TestAJSONModulesResourceChangePlans(t *testing.T) {
 	legit, _ := stateServer(t)
 	file := func(resources string) string {
@@ -285,10 +283,10 @@ func TestAJSONModulesResourceChangePlans(t *testing.T) {
 	}
 }
 
-// False refusal: a JSON backend block with a template ("${var.addr}") is
-// taken to reference every variable and local the module declares
-// (r.all), so a pull request that adds any variable or local anywhere in
-// the module, unrelated to the backend, is refused.
+// Once, wrongly refused: a JSON backend block with a template ("${var.addr}")
+// is taken to reference every variable and local the module declares (r.all),
+// so a pull request that adds any variable or local anywhere in the module,
+// unrelated to the backend, is refused.
 func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 	legit, _ := stateServer(t)
 	v := planBranch(t, map[string]string{
@@ -303,15 +301,15 @@ func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 	}
 }
 
-// Promise (scan.Backend: "a value read through a function that reads a
-// file (file, templatefile, ...)" is refused, since no text could pin
-// the file). Break: the refusal is a regular expression over the source
-// text (fileFunction: `\bfile...\s*\(`), but HCL lets a comment stand
-// between a function's name and its parenthesis: file/**/("addr.txt") is
-// a call of file that the expression does not match. Where the checkout's
-// backend takes a local read that way, Backend pins nothing of the file,
-// and a branch that changes only addr.txt has its plan send the run's
-// state credentials to the host it names.
+// Promise (scan.Backend: "a value read through a function that reads a file
+// (file, templatefile, ...)" is refused, since no text could pin the file).
+// Once, the refusal is a regular expression over the source text
+// (fileFunction: `\bfile...\s*\(`), but HCL lets a comment stand between a
+// function's name and its parenthesis: file/**/("addr.txt") is a call of file
+// that the expression does not match. Where the checkout's backend takes a
+// local read that way, Backend pins nothing of the file, and a branch that
+// changes only addr.txt has its plan send the run's state credentials to the
+// host it names.
 func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
@@ -331,13 +329,13 @@ func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
 	}
 }
 
-// Held: a branch that commits an initialized .terraform whose saved
-// backend (terraform.tfstate there) names another host under the hash of
-// the unchanged backend block (OpenTofu's init and plan then use the
-// saved configuration: checked by hand, it sends them there), and a
-// .terraform/environment choosing another workspace, does not move the
-// pull request's plan: dropUntrusted removes every .terraform, and the
-// plan reads the checkout's host.
+// A branch that commits an initialized .terraform whose saved backend
+// (terraform.tfstate there) names another host under the hash of the
+// unchanged backend block (OpenTofu's init and plan then use the saved
+// configuration: checked by hand, it sends them there), and a
+// .terraform/environment choosing another workspace, does not move the pull
+// request's plan: dropUntrusted removes every .terraform, and the plan reads
+// the checkout's host.
 func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 	legit, lseen := stateServer(t)
 	evil, seen := stateServer(t)
@@ -365,18 +363,18 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans", server/pullrequest.go sameBackend:
-// "a backend or key provider the branch chose would get the run's
-// credentials", so a branch's plan runs only against the checkout's
-// backend). Break: a branch that leaves the backend block alone and adds a
-// data "terraform_remote_state" with backend = "http" and an address of
-// its choosing. The http backend takes its username and password from
+// Promise (README "Pull-request plans", server/pullrequest.go sameBackend: "a
+// backend or key provider the branch chose would get the run's credentials",
+// so a branch's plan runs only against the checkout's backend). Once, a
+// branch that leaves the backend block alone and adds a data
+// "terraform_remote_state" with backend = "http" and an address of its
+// choosing. The http backend takes its username and password from
 // TF_HTTP_USERNAME / TF_HTTP_PASSWORD when its config names none, in a
-// terraform_remote_state as in the root's backend, so the plan of the
-// branch sends the run's state credentials (basic auth, in clear) to the
-// branch's host. The scan (scan/credfiles.go remoteStateReason) flags a
-// remote state only for a credentials-file argument; sameBackend reads
-// only backend, cloud and encryption blocks.
+// terraform_remote_state as in the root's backend, so the plan of the branch
+// sends the run's state credentials (basic auth, in clear) to the branch's
+// host. The scan (scan/credfiles.go remoteStateReason) flags a remote state
+// only for a credentials-file argument; sameBackend reads only backend, cloud
+// and encryption blocks.
 func TestAPullRequestsRemoteStateNeverGetsTheStateCredentials(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)

@@ -13,16 +13,16 @@ import (
 	"testing"
 )
 
-// Promise (README "The configuration scan" step 1 and issue 12 item 5)
-// Break: a branch commits .terraform/providers/.../terraform-provider-null
-// (a shell script) and a .terraform.lock.hcl with its h1 hash. The scan
-// finds nothing (it only looks at configuration files and modules), the
-// export keeps the committed .terraform, modulesStep replaces only
-// .terraform/modules, and `tofu init -get=false` reuses the committed
-// provider ("Using previously-installed"), so the plan executes the
-// branch's program with the server's credentials. (init resolves the
-// version first: online from the registry, here from a filesystem mirror in
-// the server's CLI configuration; the package it then uses is the branch's.)
+// Promise (README "The configuration scan" step 1) Once, a branch commits
+// .terraform/providers/.../terraform-provider-null (a shell script) and a
+// .terraform.lock.hcl with its h1 hash. The scan finds nothing (it only looks
+// at configuration files and modules), the export keeps the committed
+// .terraform, modulesStep replaces only .terraform/modules, and `tofu init
+// -get=false` reuses the committed provider ("Using previously-installed"),
+// so the plan executes the branch's program with the server's credentials.
+// (init resolves the version first: online from the registry, here from a
+// filesystem mirror in the server's CLI configuration; the package it then
+// uses is the branch's.)
 func TestAPullRequestNeverRunsACommittedProvider(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "provider-ran")
@@ -79,17 +79,17 @@ func TestAPullRequestNeverRunsAProviderFromItsImpliedMirror(t *testing.T) {
 	}
 }
 
-// Promise (issue 12 "Pull-request plans" and README "Pull-request plans"):
-// a pull request's plan is scanned first, and a plan "that would run code"
-// is refused, no tofu plan starts. Break: the built-in data source
-// terraform_remote_state (no provider to install, nothing the team chose)
-// with backend "kubernetes" loads a kubeconfig the branch commits; its
-// users[].user.exec runs any program when the backend first talks to the
-// cluster, i.e. during `tofu plan`. The scan (scan/blocks.go DataReason,
-// runsSomething) knows only external, aws_lambda_invocation, local_command
-// and http, so the branch's plan runs its program with the server's
-// environment and credentials, unheld. (The same holds for an s3 backend
-// with a committed shared_config_files naming a credential_process.)
+// Promise (README "Pull-request plans"): a pull request's plan is scanned
+// first, and a plan "that would run code" is refused, no tofu plan starts.
+// Once, the built-in data source terraform_remote_state (no provider to
+// install, nothing the team chose) with backend "kubernetes" loads a
+// kubeconfig the branch commits; its users[].user.exec runs any program when
+// the backend first talks to the cluster, i.e. during `tofu plan`. The scan
+// (scan/blocks.go DataReason, runsSomething) knows only external,
+// aws_lambda_invocation, local_command and http, so the branch's plan runs
+// its program with the server's environment and credentials, unheld. (The
+// same holds for an s3 backend with a committed shared_config_files naming a
+// credential_process.)
 func TestAPullRequestNeverRunsARemoteStatesKubeconfigExec(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "kube-exec-ran")
@@ -127,9 +127,9 @@ func TestAPullRequestNeverRunsItsBackendsKubeconfigExec(t *testing.T) {
 	}
 }
 
-// Held: a pull request's branch that calls a module from a git
-// repository (fetched by the scan's `tofu get`), whose only file reads a
-// remote state, is refused with the finding; nothing plans.
+// A pull request's branch that calls a module from a git repository (fetched
+// by the scan's `tofu get`), whose only file reads a remote state, is refused
+// with the finding; nothing plans.
 func TestAPullRequestsGitModuleReadingRemoteStateIsRefused(t *testing.T) {
 	var repo string
 	_, v := planBranchOf(t, func(h *harness) map[string]string {

@@ -188,8 +188,8 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 	}
 }
 
-// An agent's pull-request plan still waits for a person before anything
-// runs, clean or not (held).
+// An agent's pull-request plan still waits for a person before anything runs,
+// clean or not.
 func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("deploy-bot", "data", "--dry-run", "--ref", "clean")
@@ -198,8 +198,8 @@ func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
 	}
 }
 
-// Refs: a tag and an abbreviated SHA plan the commit they name and record
-// its full SHA; a tag on the evil commit is refused like the branch (held).
+// Refs: a tag and an abbreviated SHA plan the commit they name and record its
+// full SHA; a tag on the evil commit is refused like the branch.
 func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 	h := prHarness(t)
 	h.git("tag", "v-evil", "evil")
@@ -231,7 +231,7 @@ func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 }
 
 // The ref moves after launch: the run plans the SHA recorded at launch, and
-// rerunning a refused pull-request plan scans again (held).
+// rerunning a refused pull-request plan scans again.
 func TestARerunOfARefusedPullRequestScansAgain(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")

@@ -36,16 +36,15 @@ func TestAPullRequestNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans"): a pull request's plan never
-// touches the checkout and plans "against the state the checkout's runs use
-// (for a local state file, a read-only copy)". Break: when the checkout's
-// local backend keeps its state outside the working directory
-// (path = "../state/data.tfstate"), copyLocalState (server/pullrequest.go)
-// puts the copy at the same relative path in the private tree and first
-// runs os.Remove(dest); the branch commits infra/state as a symbolic link
-// to the checkout's infra/state, so that Remove deletes the checkout's real
-// state file through the link (and the copy then fails: its source is
-// gone).
+// Promise (README "Pull-request plans"): a pull request's plan never touches
+// the checkout and plans "against the state the checkout's runs use (for a
+// local state file, a read-only copy)". Once, when the checkout's local
+// backend keeps its state outside the working directory (path =
+// "../state/data.tfstate"), copyLocalState (server/pullrequest.go) puts the
+// copy at the same relative path in the private tree and first runs
+// os.Remove(dest); the branch commits infra/state as a symbolic link to the
+// checkout's infra/state, so that Remove deletes the checkout's real state
+// file through the link (and the copy then fails: its source is gone).
 func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
 	h := prHarness(t)
 	stateDir := filepath.Join(h.project, "infra/state")
@@ -78,7 +77,7 @@ func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
 // Promise (README "Pull-request plans"): the commit is written with `git
 // archive`, which "reads the repository's objects only" (vcs.Export), and a
 // pull request's plan runs no program its content names before the scan.
-// Break: git archive applies the .gitattributes of the commit it archives,
+// Once, git archive applies the .gitattributes of the commit it archives,
 // including filter drivers (smudge) and so runs, on the branch's content,
 // whichever filter program the checkout's git configuration defines (git-lfs
 // is the common one: its smudge fetches objects with the checkout's
@@ -102,17 +101,17 @@ func TestAPullRequestsExportRunsNoFilterDriver(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans"): the plan runs in a private tree
-// and "the checkout's working tree, index and HEAD are never touched"; the
-// branch's tree "is the branch's to shape", so no link in it may lead a
-// write out (placeInTree). Break: the branch commits
-// .terraform.tfstate.lock.info in its working directory as a symbolic link
-// to any file the server's user can write (here a file standing for the
-// checkout's real state; the runs directory's absolute path is in every
-// plan log's -out=). dropUntrusted (server/pullrequest.go) removes only
-// .terraform and terraform.d; the local backend's state lock writes its lock
-// information through the link, overwriting the target, then removes the
-// link. The target keeps the lock JSON.
+// Promise (README "Pull-request plans"): the plan runs in a private tree and
+// "the checkout's working tree, index and HEAD are never touched"; the
+// branch's tree "is the branch's to shape", so no link in it may lead a write
+// out (placeInTree). Once, the branch commits .terraform.tfstate.lock.info in
+// its working directory as a symbolic link to any file the server's user can
+// write (here a file standing for the checkout's real state; the runs
+// directory's absolute path is in every plan log's -out=). dropUntrusted
+// (server/pullrequest.go) removes only .terraform and terraform.d; the local
+// backend's state lock writes its lock information through the link,
+// overwriting the target, then removes the link. The target keeps the lock
+// JSON.
 func TestAPullRequestNeverWritesItsLockInfoThroughALink(t *testing.T) {
 	h := prHarness(t)
 	victim := filepath.Join(h.dir, "victim.tfstate")

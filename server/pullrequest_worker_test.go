@@ -7,16 +7,16 @@ import (
 	"testing"
 )
 
-// Promise (issue 13: "The worker reports the commit of its checkout that it
-// ran"; a pull request's plan records the ref and the commit it planned,
-// and rerun plans its ref again). Break: on a worker, a pull request's plan
-// that ends before its export finished (a branch that changes the
-// backend, a ref the worker's checkout lacks) returns a result whose Commit
-// is the worker's checkout HEAD (runJob: res.Commit = x.commit(ctx), and
-// x.pr is still nil), and relayHub.result overwrites the run's Commit with
-// it: the run no longer names its ref, show names a commit that was never
-// the pull request's, and rerun (which looks for Commit.Ref) plans the
-// checkout instead of the pull request.
+// Promise (spec: "The worker reports the commit of its checkout that it ran";
+// a pull request's plan records the ref and the commit it planned, and rerun
+// plans its ref again). Once, on a worker, a pull request's plan that ends
+// before its export finished (a branch that changes the backend, a ref the
+// worker's checkout lacks) returns a result whose Commit is the worker's
+// checkout HEAD (runJob: res.Commit = x.commit(ctx), and x.pr is still nil),
+// and relayHub.result overwrites the run's Commit with it: the run no longer
+// names its ref, show names a commit that was never the pull request's, and
+// rerun (which looks for Commit.Ref) plans the checkout instead of the pull
+// request.
 func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
@@ -53,16 +53,15 @@ func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 	}
 }
 
-// Held: the control node's pull-request attacks, tried against a worker's
-// export from its own checkout (pullrequest_tree_test.go,
-// pullrequest_scan_test.go): a committed .terraform link out of the tree with a
-// module call (tofu get would write through it), a committed lock-info
-// link to a file outside, a .gitattributes filter driver the worker's
-// checkout defines, a link in the branch that leads the read-only state
-// copy back into the checkout's state directory, a kubeconfig exec plugin
-// read by terraform_remote_state, and refs git could read as options.
-// None writes outside the run's private directory, runs a program, or
-// touches the worker's checkout.
+// The control node's pull-request attacks, tried against a worker's export
+// from its own checkout (pullrequest_tree_test.go, pullrequest_scan_test.go):
+// a committed .terraform link out of the tree with a module call (tofu get
+// would write through it), a committed lock-info link to a file outside, a
+// .gitattributes filter driver the worker's checkout defines, a link in the
+// branch that leads the read-only state copy back into the checkout's state
+// directory, a kubeconfig exec plugin read by terraform_remote_state, and
+// refs git could read as options. None writes outside the run's private
+// directory, runs a program, or touches the worker's checkout.
 func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
@@ -157,14 +156,13 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 // state the checkout's runs use, read as they read it, with their
 // credentials; a branch that changes the backend is refused rather than
 // planned, since "a backend ... the branch chose would get the run's
-// credentials"). Break: sameBackend (server/pullrequest.go) compares the
-// text of the backend blocks only. OpenTofu (1.8 and later) evaluates
-// variables and locals in a backend block, so where the checkout's
-// backend reads address = var.state_address, a branch that changes only
-// the variable's default (or adds a .tfvars) points the backend at a host
-// it names: the backend text is unchanged, the scan finds nothing, and
-// the worker's init and plan send the run's TF_HTTP_USERNAME and
-// TF_HTTP_PASSWORD to that host.
+// credentials"). Once, sameBackend (server/pullrequest.go) compares the text
+// of the backend blocks only. OpenTofu (1.8 and later) evaluates variables
+// and locals in a backend block, so where the checkout's backend reads
+// address = var.state_address, a branch that changes only the variable's
+// default (or adds a .tfvars) points the backend at a host it names: the
+// backend text is unchanged, the scan finds nothing, and the worker's init
+// and plan send the run's TF_HTTP_USERNAME and TF_HTTP_PASSWORD to that host.
 func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)

@@ -30,8 +30,8 @@ func TestReadyzWritesNothing(t *testing.T) {
 	}
 }
 
-// HELD. /healthz and /readyz on a listener that is up answer 200; after
-// Close /readyz does not claim readiness (the listener is gone).
+// /healthz and /readyz on a listener that is up answer 200; after Close
+// /readyz does not claim readiness (the listener is gone).
 func TestReadyzIsNotReadyAfterClose(t *testing.T) {
 	h := newHarnessWith(t, metricsListen, dataTemplates)
 	if code, _ := h.scrape("/readyz"); code != 200 {

@@ -280,11 +280,11 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 	}
 }
 
-// Held: hostile input on the relay. Two workers racing for one run: one
-// offer; the other's take is rejected. A log line, a result, a heartbeat
-// for a run another worker holds (with its token), or for a run never
-// leased, or from another pool's worker, are rejected and change nothing;
-// an unknown type is rejected; garbage ends only the sender's session.
+// Hostile input on the relay. Two workers racing for one run: one offer; the
+// other's take is rejected. A log line, a result, a heartbeat for a run
+// another worker holds (with its token), or for a run never leased, or from
+// another pool's worker, are rejected and change nothing; an unknown type is
+// rejected; garbage ends only the sender's session.
 func TestHostileRelayInputChangesNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	a, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
@@ -341,8 +341,8 @@ func TestHostileRelayInputChangesNothing(t *testing.T) {
 	}
 }
 
-// Held: a user's key asking for the relay gets no relay; a worker whose
-// known_hosts holds another host key for the control node is refused.
+// A user's key asking for the relay gets no relay; a worker whose known_hosts
+// holds another host key for the control node is refused.
 func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(h.keys["alice"])},
@@ -374,12 +374,12 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 	}
 }
 
-// Promise: the relay's input is hostile; huge messages are bounded.
-// Break: planMessage (relay_plan.go, msgPlanStart) allocates buffers of
-// the sizes the worker merely declares — make([]byte, 0, m.JSONSize) with
-// JSONSize up to relayJSONLimit (256 MiB) — before a byte arrives; each
-// plan_start line of ~100 bytes makes the control node reserve ~275 MiB,
-// and a worker may repeat it on every gated lease.
+// Promise: the relay's input is hostile; huge messages are bounded. Once,
+// planMessage (relay_plan.go, msgPlanStart) allocates buffers of the sizes
+// the worker merely declares — make([]byte, 0, m.JSONSize) with JSONSize up
+// to relayJSONLimit (256 MiB) — before a byte arrives; each plan_start line
+// of ~100 bytes makes the control node reserve ~275 MiB, and a worker may
+// repeat it on every gated lease.
 func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	h, keys, _ := relayHarness(t, holdRnetForBob)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -406,16 +406,15 @@ func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	}
 }
 
-// Promise (brief: a worker cannot flood the control node's decisions;
-// issue 13 bounds what crosses the relay). Break: a worker's scan
-// evidence is taken whole. One scanned message may be as long as
-// relayMaxLine (~29 MiB, sized for a sealed plan), and relayHub.evidence
-// copies every finding into the run (scan and proposal), the log, the
-// audit trail and the run's message (decideScan: scanSummary and
-// findingsPhrase), with no bound on their number or length: 120,000
-// findings make a 22 MB message, a 44 MB audit trail for the run and a
-// 45 MB `show`. (A branch with that many data sources does the same
-// through an honest worker.)
+// Promise (brief: a worker cannot flood the control node's decisions; what
+// crosses the relay is bounded). Once, a worker's scan evidence is taken
+// whole. One scanned message may be as long as relayMaxLine (~29 MiB, sized
+// for a sealed plan), and relayHub.evidence copies every finding into the run
+// (scan and proposal), the log, the audit trail and the run's message
+// (decideScan: scanSummary and findingsPhrase), with no bound on their number
+// or length: 120,000 findings make a 22 MB message, a 44 MB audit trail for
+// the run and a 45 MB `show`. (A branch with that many data sources does the
+// same through an honest worker.)
 func TestAWorkersFindingsAreBounded(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -444,15 +443,14 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 }
 
 // Promise (relay: the control node keeps the decisions; "refused" is the
-// status of a run a gate or scan refused, lifecycle.go). Break: result
+// status of a run a gate or scan refused, lifecycle.go). Once, result
 // (relay_end.go) takes a worker's "refused" for any job. A worker refuses
 // only on paths a scanned job or a pull request has (the scan, the export,
-// the plan checked against the scan); for a job with neither, an
-// unscanned dry run here, no worker refusal exists, yet a worker's
-// "refused" with a message of its choosing ("The rules refuse this apply:
-// ...") is recorded as the run's refusal, as if the gate had decided it. A
-// result a job cannot have should count as failed ("anything else counts
-// as failed").
+// the plan checked against the scan); for a job with neither, an unscanned
+// dry run here, no worker refusal exists, yet a worker's "refused" with a
+// message of its choosing ("The rules refuse this apply: ...") is recorded as
+// the run's refusal, as if the gate had decided it. A result a job cannot
+// have should count as failed ("anything else counts as failed").
 func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -468,11 +466,11 @@ func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	}
 }
 
-// Held: a worker's "interrupted" (the report of a worker stopped
-// outright) ends the run and changes nothing else. For a gated apply's
-// plan phase it proposes nothing; for a scanned job before its scan it
-// keeps no scan; the run is never re-run and its lease is gone, so the
-// worker's later plan or success is rejected.
+// A worker's "interrupted" (the report of a worker stopped outright) ends the
+// run and changes nothing else. For a gated apply's plan phase it proposes
+// nothing; for a scanned job before its scan it keeps no scan; the run is
+// never re-run and its lease is gone, so the worker's later plan or success
+// is rejected.
 func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -494,14 +492,14 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 	}
 }
 
-// Promise (13d's fix, relay_end.go result: "anything else counts as
-// failed" for a result a job cannot have). Break: the same hole remains
-// for "stale" and "cancelled". A worker reports a dry run, which has no
-// saved plan to go stale, "stale", and another, which nobody cancelled,
-// "cancelled" with a message of its own: the first is recorded as stale
-// with the control node's sentence that "the state changed after its
-// plan was made", the second as cancelled with the worker's sentence
-// ("Cancelled by bob ..."), though nobody cancelled it.
+// Promise (the fix, relay_end.go result: "anything else counts as failed" for
+// a result a job cannot have). Once, the same hole remains for "stale" and
+// "cancelled". A worker reports a dry run, which has no saved plan to go
+// stale, "stale", and another, which nobody cancelled, "cancelled" with a
+// message of its own: the first is recorded as stale with the control node's
+// sentence that "the state changed after its plan was made", the second as
+// cancelled with the worker's sentence ("Cancelled by bob ..."), though
+// nobody cancelled it.
 func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})

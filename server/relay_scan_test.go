@@ -315,16 +315,16 @@ func TestScanEvidenceBoundedAfterMasking(t *testing.T) {
 	}
 }
 
-// Promise (relay: the control node keeps the decisions, and a relayed
-// run's private files live in the run's private directory on the worker;
-// the control node holds a plan in clear only in memory). Break: when the
-// control node ends a relayed run on a worker's scan evidence (scan_stop:
-// held or refused), relayHub.scanned builds an execution with no private
-// directory and h.endWith calls execution.end, which wipes
-// filepath.Join(x.private, planFileName) = "plan.tfplan" relative to the
-// control node's current directory: whatever file of that name the
-// operator has there (a plan of their own) is overwritten and removed.
-// (relay_plan.go's planned() has the same execution for gated plans.)
+// Promise (relay: the control node keeps the decisions, and a relayed run's
+// private files live in the run's private directory on the worker; the
+// control node holds a plan in clear only in memory). Once, when the control
+// node ends a relayed run on a worker's scan evidence (scan_stop: held or
+// refused), relayHub.scanned builds an execution with no private directory
+// and h.endWith calls execution.end, which wipes filepath.Join(x.private,
+// planFileName) = "plan.tfplan" relative to the control node's current
+// directory: whatever file of that name the operator has there (a plan of
+// their own) is overwritten and removed. (relay_plan.go's planned() has the
+// same execution for gated plans.)
 func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -348,14 +348,14 @@ func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	}
 }
 
-// Promise (spec: a dry run behind exclude_dry_run, and every pull
-// request's plan, is scanned before it plans; the control node decides on
-// the evidence; "the control node still checks what it can"). Break: a
-// worker that takes a scanned job and reports a result without ever
-// sending its scan gets it recorded: the run ends succeeded with no scan
-// evidence and no pass of the rules (relayHub.result does not look at
-// l.scanWhy / l.scanDone), so a dry run the rule exempts only after a clean
-// scan, and a pull request's plan, "succeed" unscanned.
+// Promise (spec: a dry run behind exclude_dry_run, and every pull request's
+// plan, is scanned before it plans; the control node decides on the evidence;
+// "the control node still checks what it can"). Once, a worker that takes a
+// scanned job and reports a result without ever sending its scan gets it
+// recorded: the run ends succeeded with no scan evidence and no pass of the
+// rules (relayHub.result does not look at l.scanWhy / l.scanDone), so a dry
+// run the rule exempts only after a clean scan, and a pull request's plan,
+// "succeed" unscanned.
 func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -375,11 +375,10 @@ func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 	}
 }
 
-// Held: a worker that sends its scan and then goes silent while the
-// control node's verdict is on its way loses its lease once: the run
-// fails within the lease timeout, is not re-run, and a scan, result or
-// scan_pass-like message from it afterwards is rejected and changes
-// nothing.
+// A worker that sends its scan and then goes silent while the control node's
+// verdict is on its way loses its lease once: the run fails within the lease
+// timeout, is not re-run, and a scan, result or scan_pass-like message from
+// it afterwards is rejected and changes nothing.
 func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -419,11 +418,11 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	}
 }
 
-// Held: on a worker, a TF_ENCRYPTION passphrase the scan cannot parse and
-// a sensitive answer that names a module directory reach no log, finding,
-// show or audit entry; a credential's TF_DATA_DIR refuses the scanned run
-// before anything plans, so a manifest left in the checkout is never
-// trusted; a configuration file that is a FIFO is refused before any plan.
+// On a worker, a TF_ENCRYPTION passphrase the scan cannot parse and a
+// sensitive answer that names a module directory reach no log, finding, show
+// or audit entry; a credential's TF_DATA_DIR refuses the scanned run before
+// anything plans, so a manifest left in the checkout is never trusted; a
+// configuration file that is a FIFO is refused before any plan.
 func TestAWorkersScanKeepsSecretsOutAndRefusesUntrustedSettings(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig+workerScanSecretConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
@@ -498,16 +497,15 @@ func TestAWorkersScanKeepsSecretsOutAndRefusesUntrustedSettings(t *testing.T) {
 	}
 }
 
-// Promise (relay: the scan runs on the worker, in the run's private
-// directory under data_dir; any data_dir works). Break: a worker whose
-// data_dir lies inside its checkout (a worker file kept in the
-// repository, data_dir = "./data") cannot scan anything: the scan's copy
-// (scanCopyOf -> copyConfiguration) walks the whole checkout, reaches
-// the run's own private directory and copies the copy into itself, level
-// after level, until the path is too long; every scanned dry run, check
-// and pull-request plan of the pool on that worker is refused, "The
-// configuration cannot be copied for the scan", for a clean
-// configuration.
+// Promise (relay: the scan runs on the worker, in the run's private directory
+// under data_dir; any data_dir works). Once, a worker whose data_dir lies
+// inside its checkout (a worker file kept in the repository, data_dir =
+// "./data") cannot scan anything: the scan's copy (scanCopyOf ->
+// copyConfiguration) walks the whole checkout, reaches the run's own private
+// directory and copies the copy into itself, level after level, until the
+// path is too long; every scanned dry run, check and pull-request plan of the
+// pool on that worker is refused, "The configuration cannot be copied for the
+// scan", for a clean configuration.
 func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
@@ -519,13 +517,13 @@ func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 	}
 }
 
-// Held: the control node reads a worker's messages in order, so a worker
-// that pipelines its scan and a saved plan for a drift check (without
-// waiting for scan_pass) gets scan_stop for a finding and its plan
-// rejected: the check is held at the scan stage and keeps no plan. And a
-// run waiting for its scan's verdict when the control node restarts is
-// marked interrupted; the worker's scan sent to the new control node with
-// its old lease is rejected and records nothing.
+// The control node reads a worker's messages in order, so a worker that
+// pipelines its scan and a saved plan for a drift check (without waiting for
+// scan_pass) gets scan_stop for a finding and its plan rejected: the check is
+// held at the scan stage and keeps no plan. And a run waiting for its scan's
+// verdict when the control node restarts is marked interrupted; the worker's
+// scan sent to the new control node with its old lease is rejected and
+// records nothing.
 func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})

@@ -10,10 +10,10 @@ import (
 	"github.com/switchtender/switchtender/seal"
 )
 
-// Held: the control node masks a worker's log lines again with every value
-// it sealed into the payload: a worker that leaks the credential and the
-// secret answer in clear, in a log line and in its result's message, leaks
-// neither into the stored log or the run's message.
+// The control node masks a worker's log lines again with every value it
+// sealed into the payload: a worker that leaks the credential and the secret
+// answer in clear, in a log line and in its result's message, leaks neither
+// into the stored log or the run's message.
 func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
@@ -37,8 +37,8 @@ func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 	}
 }
 
-// Held: `workers` shows carol and an agent names, pools, versions, states
-// and runs only: no key, fingerprint or path of a worker.
+// `workers` shows carol and an agent names, pools, versions, states and runs
+// only: no key, fingerprint or path of a worker.
 func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
@@ -58,18 +58,18 @@ func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 	}
 }
 
-// Promise (no secret answer leaks; the control node keeps the keys; a
-// pool without a delivery key runs a run that holds no secret). Break:
-// relayHub.payload calls rememberSecrets, which adds every secret answer
-// any earlier run of the same project gave (on the control node, on any
-// pool, for any template) to the masker, and sends the masker's whole
-// list in the payload's Secrets. So (1) a worker of pool eu, running a
-// dry run of rnet that holds no secret at all, receives in its payload
-// the database password alice answered for a run the control node
-// executed itself, a run no worker had any part in; and (2) pool bare,
-// without a delivery key, refuses every later run of the project, also
-// those with no credential and no secret answer, "so the run's
-// credentials and secret answers cannot reach its workers sealed".
+// Promise (no secret answer leaks; the control node keeps the keys; a pool
+// without a delivery key runs a run that holds no secret). Once,
+// relayHub.payload calls rememberSecrets, which adds every secret answer any
+// earlier run of the same project gave (on the control node, on any pool, for
+// any template) to the masker, and sends the masker's whole list in the
+// payload's Secrets. So (1) a worker of pool eu, running a dry run of rnet
+// that holds no secret at all, receives in its payload the database password
+// alice answered for a run the control node executed itself, a run no worker
+// had any part in; and (2) pool bare, without a delivery key, refuses every
+// later run of the project, also those with no credential and no secret
+// answer, "so the run's credentials and secret answers cannot reach its
+// workers sealed".
 func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	const prod = "prod-db-password-13e"
 	h, keys, identity := relayHarness(t, localSecretTemplate)

@@ -111,19 +111,18 @@ func TestReloadRacingLaunches(t *testing.T) {
 	}
 }
 
-// BREAK. Promise (issue 14 item 4, brief): "a user removed on reload can no
-// longer act (open SSH sessions? an open console? an MCP session?)".
-// What happens: the console (and an MCP session, and any `--wait` command)
-// captures the Identity, roles included, once at session start
-// (server/ssh.go routeMiddleware: `id, ok := s.identify(...)` then
-// `s.serveTUI(sess, id)` -> console.go `&console{s: s, id: id}`), and
-// Approve/Reject/Cancel/Launch trust that copy (permissions.go mayApprove:
-// `who.Has("approve")` reads the captured roles; nothing asks the current
-// configuration whether who still exists). So bob, removed from the
-// configuration by a reload (a fired approver, a revoked key), still
-// approves a held apply from the console he left open — and it applies.
-// The README's "sessions already open keep going" does not make acting in
-// them with powers the operator just took away acceptable.
+// Promise (brief): "a user removed on reload can no longer act (open SSH
+// sessions? an open console? an MCP session?)". Once, the console (and an MCP
+// session, and any `--wait` command) captures the Identity, roles included,
+// once at session start (server/ssh.go routeMiddleware: `id, ok :=
+// s.identify(...)` then `s.serveTUI(sess, id)` -> console.go `&console{s: s,
+// id: id}`), and Approve/Reject/Cancel/Launch trust that copy (permissions.go
+// mayApprove: `who.Has("approve")` reads the captured roles; nothing asks the
+// current configuration whether who still exists). So bob, removed from the
+// configuration by a reload (a fired approver, a revoked key), still approves
+// a held apply from the console he left open — and it applies. The README's
+// "sessions already open keep going" does not make acting in them with powers
+// the operator just took away acceptable.
 func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
@@ -148,8 +147,8 @@ func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 	}
 }
 
-// BREAK (same root cause, roles): an approver whose approve role a reload
-// took away keeps approving from a console opened before it.
+// Once, with the same cause: an approver whose approve role a reload took
+// away keeps approving from a console opened before it.
 func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
@@ -173,7 +172,7 @@ func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
 	}
 }
 
-// HELD. A key moved on reload from carol (launch only) to a new user erin
+// A key moved on reload from carol (launch only) to a new user erin
 // (approve): a fresh session with that key is erin's, not carol's.
 func TestAKeyMovedOnReloadIsTheNewUsers(t *testing.T) {
 	h := newHarness(t, dataTemplates)

@@ -463,9 +463,9 @@ template "secret" {
 	}
 }
 
-// Held: a run ID that is not the canonical decimal (leading zero, a sign,
-// spaces, non-ASCII digits, huge) names no run, over SSH and over MCP, as
-// a tool argument and as a resource URI.
+// A run ID that is not the canonical decimal (leading zero, a sign, spaces,
+// non-ASCII digits, huge) names no run, over SSH and over MCP, as a tool
+// argument and as a resource URI.
 func TestOnlyTheCanonicalRunIDNamesARun(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")

@@ -313,12 +313,12 @@ func TestScanCopyRemovedWhenTheRunEnds(t *testing.T) {
 
 // Promise (README "The configuration scan" step 1): the scan's copy is
 // private (DATA_DIR/runs/ID/scan) and "no .terraform" is copied; tofu get
-// downloads "there". Break: copyConfiguration skips .terraform only when it
-// is a directory (d.IsDir() in server/scancopy.go); a .terraform that is a
-// symbolic link is copied as a link, so `tofu get` in the private copy
-// writes its modules through it, wherever it points (outside the checkout
-// and the data dir). modulesStep refuses the working directory's symlinked
-// .terraform only afterwards.
+// downloads "there". Once, copyConfiguration skips .terraform only when it is
+// a directory (d.IsDir() in server/scancopy.go); a .terraform that is a
+// symbolic link is copied as a link, so `tofu get` in the private copy writes
+// its modules through it, wherever it points (outside the checkout and the
+// data dir). modulesStep refuses the working directory's symlinked .terraform
+// only afterwards.
 func TestTheScanCopyNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 	h := scanHarness(t, "")
 	outside := filepath.Join(h.dir, "outside")
@@ -342,14 +342,14 @@ func TestTheScanCopyNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 
 // Promise (README "The configuration scan"): "anything it cannot read" is a
 // finding, and "verify modules: the tree the plan will read is read again;
-// unless its digest is the scanned one, the run is refused". Break: a
+// unless its digest is the scanned one, the run is refused". Once, a
 // configuration file that is not a regular file (a FIFO named extra.tf) is
 // not copied into the scan's copy (copyConfiguration keeps only regular
 // files), so the scan finds nothing; verifyModulesStep reads the checkout
 // again, gets a finding for it, but compares only digests (an unread file
 // adds nothing to the digest) and lets the run plan. tofu then reads the
-// FIFO: whatever a writer feeds it is planned unscanned (here a resource;
-// it could as well be a data "external"), or with no writer the plan hangs.
+// FIFO: whatever a writer feeds it is planned unscanned (here a resource; it
+// could as well be a data "external"), or with no writer the plan hangs.
 func TestAConfigurationFileThatIsAFifoIsRefusedBeforeThePlan(t *testing.T) {
 	h := scanHarness(t, "")
 	fifo := filepath.Join(h.project, "infra/scan/clean/extra.tf")
@@ -382,8 +382,8 @@ func TestAConfigurationFileThatIsAFifoIsRefusedBeforeThePlan(t *testing.T) {
 	}
 }
 
-// TF_ENCRYPTION in a credential's env: a finding holds the exempted dry
-// run before anything plans (held: envValue reads the run's built env).
+// TF_ENCRYPTION in a credential's env: a finding holds the exempted dry run
+// before anything plans (envValue reads the run's built env).
 func TestEncryptionFromACredentialIsScannedBeforeThePlan(t *testing.T) {
 	h := scanHarness(t, `
 credential "enc" {
@@ -401,10 +401,10 @@ template "enc-clean" {
 	}
 }
 
-// Path escapes in the exempted path: a module directory that is a link out
-// of the checkout, a ../ module source that leaves the checkout, and a
-// working directory that is a link out of it. Each is held or refused, and
-// no plan starts (held).
+// Path escapes in the exempted path: a module directory that is a link out of
+// the checkout, a ../ module source that leaves the checkout, and a working
+// directory that is a link out of it. Each is held or refused, and no plan
+// starts.
 func TestPathsLeadingOutOfTheCheckoutAreHeldOrRefused(t *testing.T) {
 	h := scanHarness(t, `
 template "esc-link" {
@@ -461,18 +461,18 @@ template "enc-clean" {
 	}
 }
 
-// Promise (README "The configuration scan"): local modules are read from
-// the copy of the repository as OpenTofu reads them; the plan runs exactly
-// the modules scanned. Break: the scanner resolves a local source relative
-// to the caller's directory with symbolic links resolved (child in
-// scan/module.go: filepath.Join(dir, local) where dir is EvalSymlinks'd),
-// while OpenTofu joins it lexically to the caller's manifest Dir
+// Promise (README "The configuration scan"): local modules are read from the
+// copy of the repository as OpenTofu reads them; the plan runs exactly the
+// modules scanned. Once, the scanner resolves a local source relative to the
+// caller's directory with symbolic links resolved (child in scan/module.go:
+// filepath.Join(dir, local) where dir is EvalSymlinks'd), while OpenTofu
+// joins it lexically to the caller's manifest Dir
 // (filepath.Join(parentRecord.Dir, source) in initwd's installLocalModule).
 // With module "a" at ./link_a -> deep/x/a calling "../b", the scan reads
 // deep/x/b (clean) while OpenTofu loads ./b. verifyModulesStep repeats the
-// scanner's reading, so the digests match, and the plan evaluates ./b,
-// which nobody scanned; the saved plan's snapshot check refuses the plan
-// only after it ran (a data "external" in ./b would have run).
+// scanner's reading, so the digests match, and the plan evaluates ./b, which
+// nobody scanned; the saved plan's snapshot check refuses the plan only after
+// it ran (a data "external" in ./b would have run).
 func TestTheScanResolvesALocalSourceAsOpenTofuDoes(t *testing.T) {
 	h := scanHarness(t, `
 template "lex" {
@@ -501,16 +501,16 @@ template "lex" {
 	}
 }
 
-// Promise (README "Releasing a scan-stage hold ... plans exactly the
-// modules scanned, from the copy the gate kept"; step 4 "verify modules").
-// Break: verifyModulesStep reads local modules from the filesystem by their
-// source (package scan ignores the manifest for local sources), but OpenTofu
-// loads every module, local ones included, from the Dir its modules.json
-// records; modulesStep copies that manifest from the kept private copy. A
-// kept copy whose modules.json was altered while the run waited (it lives
-// under DATA_DIR/runs/ID/scan) sends module.a.module.b to another directory
-// of the checkout: the digest still matches, and the plan loads a module
-// nobody scanned or released.
+// Promise (README "Releasing a scan-stage hold ... plans exactly the modules
+// scanned, from the copy the gate kept"; step 4 "verify modules"). Once,
+// verifyModulesStep reads local modules from the filesystem by their source
+// (package scan ignores the manifest for local sources), but OpenTofu loads
+// every module, local ones included, from the Dir its modules.json records;
+// modulesStep copies that manifest from the kept private copy. A kept copy
+// whose modules.json was altered while the run waited (it lives under
+// DATA_DIR/runs/ID/scan) sends module.a.module.b to another directory of the
+// checkout: the digest still matches, and the plan loads a module nobody
+// scanned or released.
 func TestAReleasedRunPlansOnlyTheModulesScanned(t *testing.T) {
 	h := scanHarness(t, "")
 	wd := filepath.Join(h.project, "infra/scan/deep")
@@ -561,19 +561,19 @@ template "kube" {
 	_ = strings.Contains
 }
 
-// Promise (README "The configuration scan" step 1, issue 12 item 5): "A
-// .terraform the gate did not install, committed or left in the working
-// directory, is never read, and no setting makes it trusted"; "verify
-// modules: the tree the plan will read is read again". Break: a
-// credential's env sets TF_DATA_DIR (BuildEnv drops the server's own, not a
-// credential's). The gate's get then writes its manifest to .tfdata in the
-// copy, which manifestIn (server/scan.go) never looks at; modulesStep puts
-// nothing in place; `tofu init -get=false` and `tofu plan` use the
-// working directory's .tfdata/modules/modules.json, left there or
-// committed, which sends module "m" (source "./mod") to another directory;
-// verifyModulesStep reads ./mod with no manifest (manifestIn looks only in
-// .terraform), finds the scanned digest and lets the plan run the module
-// the scan never read. Only after the plan does checkPlanConfig notice.
+// Promise (README "The configuration scan" step 1): "A .terraform the gate
+// did not install, committed or left in the working directory, is never read,
+// and no setting makes it trusted"; "verify modules: the tree the plan will
+// read is read again". Once, a credential's env sets TF_DATA_DIR (BuildEnv
+// drops the server's own, not a credential's). The gate's get then writes its
+// manifest to .tfdata in the copy, which manifestIn (server/scan.go) never
+// looks at; modulesStep puts nothing in place; `tofu init -get=false` and
+// `tofu plan` use the working directory's .tfdata/modules/modules.json, left
+// there or committed, which sends module "m" (source "./mod") to another
+// directory; verifyModulesStep reads ./mod with no manifest (manifestIn looks
+// only in .terraform), finds the scanned digest and lets the plan run the
+// module the scan never read. Only after the plan does checkPlanConfig
+// notice.
 func TestACredentialsDataDirNeverMakesALeftoverManifestTrusted(t *testing.T) {
 	h := scanHarness(t, `
 credential "dd" {
@@ -604,16 +604,15 @@ template "dd" {
 	t.Logf("%s: %s\n%s", v.Status, v.Message, log)
 }
 
-// Promise (issue 12 item 2, README "The configuration scan"): an
-// encryption block whose key provider runs a program is a finding, because
-// it "runs a program the configuration names at plan time just as external
-// does". Break: the scan flags only key_provider "external"
-// (scan/blocks.go EncryptionReason). The built-in aws_kms key provider takes
-// shared_config_files and profile from the configuration; a profile with
-// credential_process runs that program as soon as OpenTofu builds the key
-// provider, at `tofu init` already (so before the plan, and in a pull
-// request's private tree too). The dry run is exempted and the program runs
-// with the run's environment, no person asked.
+// Promise (README "The configuration scan"): an encryption block whose key
+// provider runs a program is a finding, because it "runs a program the
+// configuration names at plan time just as external does". Once, the scan
+// flags only key_provider "external" (scan/blocks.go EncryptionReason). The
+// built-in aws_kms key provider takes shared_config_files and profile from
+// the configuration; a profile with credential_process runs that program as
+// soon as OpenTofu builds the key provider, at `tofu init` already (so before
+// the plan, and in a pull request's private tree too). The dry run is
+// exempted and the program runs with the run's environment, no person asked.
 func TestAnAwsKmsKeyProviderWithACredentialProcessIsAFinding(t *testing.T) {
 	h := scanHarness(t, `
 template "kms" {
@@ -659,8 +658,8 @@ resource "terraform_data" "x" {}
 }
 
 // A server restart while a run is held at the scan stage: the private copy
-// the gate read is kept, and releasing the run afterwards plans the
-// modules scanned (held if it passes).
+// the gate read is kept, and releasing the run afterwards plans the modules
+// scanned (if it passes).
 func TestAReleaseAfterARestartPlansTheModulesScanned(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-modvar", "--dry-run")

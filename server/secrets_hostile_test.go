@@ -1,9 +1,9 @@
 package server
 
-// Hostile tests of DESIGN invariant 3 (issue 9): each TestHostileSecret… puts
-// a canary secret where the README says it is masked and looks for it in
-// the stored log, show --json, runs --json, the console and every file of
-// the data directory. A failing test is a leak.
+// Hostile tests of DESIGN invariant 3: each TestHostileSecret… puts a canary
+// secret where the README says it is masked and looks for it in the stored
+// log, show --json, runs --json, the console and every file of the data
+// directory. A failing test is a leak.
 
 import (
 	"fmt"

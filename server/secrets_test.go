@@ -178,11 +178,10 @@ func (h *harness) follow(user, id string) func() string {
 // With real OpenTofu, a dry run and a gated apply of a configuration full of
 // secrets (a sensitive variable, a survey field marked sensitive, an env and
 // a command-source credential, a value only the plan marks sensitive,
-// sensitive outputs, a provisioner that prints them all in several
-// encodings) leave no canary in the stored log, in what SSH followers
-// received, in show/runs JSON, in the bbolt file, in any file of the data
-// directory, or in any process's argument list while tofu runs (issue 4,
-// "How we will check it").
+// sensitive outputs, a provisioner that prints them all in several encodings)
+// leave no canary in the stored log, in what SSH followers received, in
+// show/runs JSON, in the bbolt file, in any file of the data directory, or in
+// any process's argument list while tofu runs.
 func TestSecretsStayOutOfEverything(t *testing.T) {
 	secrets := t.TempDir()
 	vaultFile := filepath.Join(secrets, "vault-token")
@@ -512,10 +511,10 @@ rule "destroys" {
 	}
 }
 
-// Promise (issue 12 "Named by address" and the masking of credentials): a
+// Promise (findings named by address, and the masking of credentials): a
 // credential's value never shows in show, show --json or the audit trail.
-// Break: a TF_ENCRYPTION credential the scan cannot parse (a passphrase
-// left unquoted in its JSON) becomes a finding whose reason is the parser's
+// Once, a TF_ENCRYPTION credential the scan cannot parse (a passphrase left
+// unquoted in its JSON) becomes a finding whose reason is the parser's
 // message, which quotes the passphrase; the masker masks the credential's
 // whole value, not the fragment, so the passphrase is shown to whoever may
 // read the run (readEncryptionEnv in scan/encryption.go, Reason masked with
@@ -545,14 +544,14 @@ template "enc-clean" {
 }
 
 // Promise (README "Secrets": the masker replaces "every secret answer ...
-// each also as OpenTofu renders it"): a survey answer marked sensitive
-// never shows in show, show --json, the audit trail or the log. Break
-// (minor): used as a module source (a variable the configuration declares
-// plain), the finding does not quote it, but the gate's own `tofu get` in
-// the scan step prints the module directory as OpenTofu cleans it
-// ("- m in hunter2-module-XYZZY" for "./hunter2-module-XYZZY"), which the
-// masker does not know, and the log keeps it. With the variable declared
-// sensitive in the configuration nothing shows (held: the second case).
+// each also as OpenTofu renders it"): a survey answer marked sensitive never
+// shows in show, show --json, the audit trail or the log. Once, used as a
+// module source (a variable the configuration declares plain), the finding
+// does not quote it, but the gate's own `tofu get` in the scan step prints
+// the module directory as OpenTofu cleans it ("- m in hunter2-module-XYZZY"
+// for "./hunter2-module-XYZZY"), which the masker does not know, and the log
+// keeps it. With the variable declared sensitive in the configuration nothing
+// shows (the second case).
 func TestASensitiveModuleSourceStaysOutOfTheGetLog(t *testing.T) {
 	for _, c := range []struct {
 		name, decl string

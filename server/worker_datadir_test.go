@@ -14,18 +14,17 @@ import (
 )
 
 // Promise (README, relay: "a worker that died (SIGKILL, a lost machine)
-// stops, at its next start and before it dials, what its runs left
-// running ... and wipes their private directories"; worker_leftovers.go:
-// "what runs of an earlier life of this worker left running"). Break:
-// cleanLeftovers takes every directory under data_dir/runs for a leftover
-// of this worker's earlier life, and nothing tells a dead worker's
-// directory from a live one's: no lock on data_dir, no check that the
-// marked processes' worker is gone. A second worker started on the same
-// data_dir (a second unit or pod given the same directory, an operator
-// running the worker by hand while the service runs, a restart that
-// overlaps the old process's drain) interrupts and then kills the first
-// worker's apply in the middle of its provisioner, and wipes its private
-// directory under it.
+// stops, at its next start and before it dials, what its runs left running
+// ... and wipes their private directories"; worker_leftovers.go: "what runs
+// of an earlier life of this worker left running"). Once, cleanLeftovers
+// takes every directory under data_dir/runs for a leftover of this worker's
+// earlier life, and nothing tells a dead worker's directory from a live
+// one's: no lock on data_dir, no check that the marked processes' worker is
+// gone. A second worker started on the same data_dir (a second unit or pod
+// given the same directory, an operator running the worker by hand while the
+// service runs, a restart that overlaps the old process's drain) interrupts
+// and then kills the first worker's apply in the middle of its provisioner,
+// and wipes its private directory under it.
 func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
 	h, keys, identity := relayHarness(t, slowPoolTemplate)
 	h.srv.relay.mu.Lock()

@@ -201,11 +201,11 @@ func TestHostileHardAuditVerifyWhileServing(t *testing.T) {
 }
 
 // The chain hash is plain sha256(prev || entry), with no key and no anchor
-// kept outside the store: whoever can write the bbolt file changes one
-// entry (here: who approved) and recomputes the hashes after it, and
-// `audit verify` says the trail verifies. README documents only that
-// removing entries from the end goes unnoticed; issue 10 asks that "a
-// changed byte anywhere in any entry is detected".
+// kept outside the store: whoever can write the bbolt file changes one entry
+// (here: who approved) and recomputes the hashes after it, and `audit verify`
+// says the trail verifies. README documents only that removing entries from
+// the end goes unnoticed; the spec asks that "a changed byte anywhere in any
+// entry is detected".
 func TestHostileAuditChainRewrittenIsCaughtByItsAnchor(t *testing.T) {
 	n := newNode(t)
 	n.mustSSH("alice", "launch", "data", "--var", "instances=1", "--wait")
