@@ -26,7 +26,7 @@ import (
 // atomically exchanges the working directory with a symlink to a directory
 // outside the checkout (renameat2 RENAME_EXCHANGE) every ~300 µs. No tool
 // process may ever run outside the checkout.
-func TestHostileHardWorkdirSwapRace(t *testing.T) {
+func TestEveryStepRunsInTheDirectoryCheckedAtItsStart(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	outside := t.TempDir()
 	bin := t.TempDir()

@@ -95,34 +95,6 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	}
 }
 
-// Cancelling a pool's run: a queued one never reaches a worker; a running
-// one's worker interrupts its tool and the run ends cancelled.
-func TestRelayCancel(t *testing.T) {
-	h, keys, identity := relayHarness(t, `
-template "rslow" {
-  project = "infra"
-  command = "infra/slow"
-  queue   = "eu"
-}
-`)
-	queued := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=c0", "--json"))
-	h.mustSSH("alice", "cancel", queued)
-	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	startWorker(t, w1)
-	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
-	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
-		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
-	})
-	h.mustSSH("alice", "cancel", id)
-	h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusCancelled) || !strings.Contains(r.Message, "Cancelled by alice") || !strings.Contains(r.Message, "worker w1") {
-		t.Errorf("the running run: %s %s", r.Status, r.Message)
-	}
-	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusCancelled) || r.PlannedBy != "" {
-		t.Errorf("the queued run reached a worker: %s by %q", r.Status, r.PlannedBy)
-	}
-}
-
 // Workers reconnect by themselves when the control node restarts on the
 // same address, and take the next run.
 func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {

@@ -218,38 +218,6 @@ template "creds" {
 	}
 }
 
-// Cancelling a running apply interrupts tofu, which stops its provisioner
-// and ends well before the command it runs would.
-func TestCancelRunningApply(t *testing.T) {
-	h := newHarness(t, `
-template "slow" {
-  project = "infra"
-  command = "infra/slow"
-}
-`)
-	h.mustSSH("alice", "launch", "slow")
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(h.mustSSH("alice", "log", "1"), "started-slow") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the slow apply never started:\n%s", h.mustSSH("alice", "log", "1"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if _, errOut, code := h.ssh("carol", "cancel", "1"); code == 0 || !strings.Contains(errOut, "may cancel only runs they asked for") {
-		t.Fatalf("carol cancelled alice's run: exit %d %q", code, errOut)
-	}
-	start := time.Now()
-	h.mustSSH("alice", "cancel", "1")
-	h.waitStatus("1", StatusCancelled)
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("cancel took %v", d)
-	}
-	r, _ := h.srv.db.GetRun("1")
-	if !strings.Contains(r.Message, "interrupt") {
-		t.Errorf("message = %q", r.Message)
-	}
-}
-
 // A run that was executing when the server died is marked interrupted and
 // never re-run; queued runs still run after a restart.
 func TestRestartRecovery(t *testing.T) {
