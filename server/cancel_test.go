@@ -1,5 +1,9 @@
 package server
 
+// A cancel ends the run at every point of its life: queued, running, held, on
+// a relay worker between its phases, while the rules decide or a job is
+// prepared; and only those who may cancel a run can.
+
 import (
 	"context"
 	"fmt"

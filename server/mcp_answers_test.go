@@ -1,5 +1,8 @@
 package server
 
+// Answers given over MCP are validated exactly as launch validates them, and
+// a secret answer is never echoed back.
+
 import (
 	"context"
 	"encoding/json"

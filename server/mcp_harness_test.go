@@ -1,5 +1,8 @@
 package server
 
+// rawMCP: an MCP session over SSH driven line by line, for tests that send
+// what a real client would not.
+
 import (
 	"bufio"
 	"io"

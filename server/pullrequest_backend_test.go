@@ -1,5 +1,9 @@
 package server
 
+// A pull request's plan runs against the checkout's backend and state only: a
+// branch cannot point the backend, a remote state or a key provider
+// elsewhere, and so never hands the run's credentials to a host it names.
+
 import (
 	"fmt"
 	"net/http"

@@ -1,5 +1,7 @@
 package server
 
+// Helpers that build a checkout with a branch and plan it as a pull request.
+
 import (
 	"fmt"
 	"net/http"

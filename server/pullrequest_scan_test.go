@@ -1,5 +1,9 @@
 package server
 
+// A pull request's plan is scanned first: whatever in the branch would run a
+// program (a provider it ships, a kubeconfig exec, a module reading remote
+// state) is refused before any tofu plan starts.
+
 import (
 	"crypto/sha256"
 	"encoding/base64"

@@ -1,5 +1,9 @@
 package server
 
+// A pull request's plan cannot print the server's keys, a worker's keys or
+// the secrets its configuration file holds, whatever the branch reads with
+// file().
+
 import (
 	"os"
 	"path/filepath"

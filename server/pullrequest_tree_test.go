@@ -1,5 +1,9 @@
 package server
 
+// A pull request's plan runs in a private tree: nothing in the branch (a
+// link, a lock file, a filter driver) writes, deletes or runs anything
+// outside it, and the checkout is never touched.
+
 import (
 	"io/fs"
 	"os"

@@ -1,5 +1,9 @@
 package server
 
+// Pull-request plans on a relay worker keep the promises they keep on the
+// control node: the ref recorded, the backend pinned, and nothing written
+// outside the run's private directory.
+
 import (
 	"os"
 	"path/filepath"

@@ -1,5 +1,9 @@
 package server
 
+// The control node's connection to a worker: a paused worker's connection is
+// closed, a full outbox never blocks the lease watcher, and writers end with
+// their sessions.
+
 import (
 	"bytes"
 	"net"

@@ -1,5 +1,9 @@
 package server
 
+// A lease lives on its worker's heartbeats only: another key cannot take it
+// over, a slow credential command does not lose it, and a paused worker
+// cannot freeze the watcher that ends lost leases.
+
 import (
 	"bytes"
 	"encoding/json"

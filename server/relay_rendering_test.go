@@ -1,5 +1,8 @@
 package server
 
+// On a relay pool the rules decide on what the plan file does, not on the
+// rendering a worker sends beside it.
+
 import (
 	"bytes"
 	"encoding/json"

@@ -1,5 +1,8 @@
 package server
 
+// A relay worker gets only its own run's secrets, and nothing a worker sends
+// or the workers command shows carries a key or a secret.
+
 import (
 	"bytes"
 	"encoding/json"

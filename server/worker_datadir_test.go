@@ -1,5 +1,8 @@
 package server
 
+// A worker's data_dir is its own: a run ID from the wire cannot escape it,
+// and a second worker on it leaves the first one's runs alone.
+
 import (
 	"bytes"
 	"context"
