@@ -21,14 +21,10 @@ import (
 )
 
 // Promise (README `cancel`): a running run's tool is interrupted and the run
-// ends cancelled; a cancelled apply never applies. Once, relayHub.cancel
-// (relay_end.go) only sends the worker a cancel message; nothing on the
-// control node marks the lease cancelled. A worker that ignores the cancel
-// and hands over its plan anyway is taken at its word: planned
-// (relay_plan.go) seals it and decideStep, finding no destroy, passes it, and
-// passOn queues the apply phase for the pool's next worker, although alice
-// cancelled the run. Nothing checks CancelRequested between the hand-over and
-// the apply.
+// ends cancelled; a cancelled apply never applies. Once, a worker that
+// ignored the cancel and handed its plan over anyway had the apply phase
+// queued for the pool's next worker, because nothing on the control node
+// marked the lease cancelled.
 func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
@@ -81,12 +77,10 @@ func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 }
 
 // Promise (README `cancel`): a running run's tool gets SIGINT and SIGKILL
-// only after cancel_grace: a cancelled run ends. Once, on a relay pool the
-// only bound is the heartbeat (relay_end.go expire looks at l.last only;
-// cancel sends one message and sets no deadline). A worker that keeps
-// heartbeating and never sends a result keeps a cancelled run "running" — and
-// its working directory busy for the whole pool — for as long as it likes,
-// long past cancel_grace (5s here) and the lease timeout (2s).
+// only after cancel_grace: a cancelled run ends. Once, a worker that kept
+// heartbeating and never sent a result kept a cancelled run running, and its
+// working directory busy, for as long as it liked, since the heartbeat was a
+// relay run's only bound.
 func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
@@ -117,13 +111,9 @@ func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 }
 
 // Promise (README `cancel`): "a queued run never starts", and a cancel ends
-// the run. Once, a gated plan no rule held is passed on (relay_plan.go
-// passOn) and waits in the pool's queue for its apply phase with status
-// running. cancelRun (cancel.go) sees running, only records CancelRequested
-// and calls relay.cancel, whose dequeue (relay_end.go cancel -> dequeue)
-// silently removes it from the queue: no lease, no worker, no queue entry,
-// and nothing ends the run. It stays "running" forever, its working directory
-// no longer served.
+// the run. Once, a cancel of a run whose apply phase waited in the pool's
+// queue silently dequeued it and left the run running for ever, with no
+// lease, no worker and no queue entry.
 func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
 	h, keys, _ := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
@@ -160,16 +150,10 @@ func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
 }
 
 // Promise (a cancel while the worker waits for the scan's verdict ends the
-// run once, with no stray "result rejected"). Once, a cancel that reaches the
-// worker after its tofu get, while it reads the modules (scanCopyOf does not
-// look at the context once get is done), does not stop it from sending its
-// scan: awaitScanVerdict sends the scanned message on a cancelled context and
-// returns ctx.Err() at once, so runJob reports a "cancelled" result. The
-// control node meanwhile decided on the scan (relayHub.scanned:
-// CancelRequested -> scan_stop, run ended "cancelled after the scan"), so
-// that result arrives for an ended lease and is audited as "result rejected",
-// the sign of a worker that lost its lease, for a worker that did nothing
-// wrong.
+// run once, with no stray "result rejected"). Once, a cancel that reached the
+// worker while it read the modules still let it send its scan, so its
+// cancelled result arrived for a lease the control node had already ended and
+// was audited as "result rejected" against a worker that did nothing wrong.
 func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig+bigModuleConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
@@ -204,17 +188,10 @@ func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
 }
 
 // Promise (README `cancel`: a cancel ends the run; an earlier fix covered a
-// pool run cancelled while its apply phase waited in the queue). Once, the
-// window between an offer and its take. A plan no rule held is passed on
-// (passOn) and its apply phase offered to a polling worker; while the offer
-// is unanswered it is in no queue (dispatch moved it to w.offered) and under
-// no lease, so cancelRun's relay.cancel neither dequeues it (dequeue looks at
-// the queues only) nor signals anyone: the run keeps status running with
-// CancelRequested set. If the worker never answers, expire puts it back in
-// the queue, still running; if it then takes it, claim refuses a cancelled
-// apply phase and prepare only releases the lease: the run is in no queue,
-// under no lease, and ends never ("running" for ever, a second cancel changes
-// nothing).
+// pool run cancelled while its apply phase waited in the queue). Once, a
+// cancel between an apply phase's offer and its take found the run in no
+// queue and under no lease, so nothing stopped it and the run stayed running
+// for ever.
 func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	h, keys, _ := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
@@ -264,15 +241,10 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 
 // Promise (README `cancel`: a running run's tool is interrupted and the run
 // ends cancelled; a cancelled apply never applies; "cancel works at every
-// point" on a pool). Once, the lease exists from the take, but the job
-// reaches the worker only after prepare (claim, credentials, sealing)
-// returns. A cancel in between finds the lease, and relayHub.cancel sends the
-// worker its cancel message at once, before the job: the worker has no
-// current run, so handle drops it (cur == nil), then takes the job and runs
-// it to the end. Its success is recorded as is (result does not look at
-// CancelRequested): an ungated apply alice cancelled applies on the worker
-// and ends "succeeded". The window is as long as the template's credential
-// commands take.
+// point" on a pool). Once, a cancel sent while the control node still
+// prepared the job reached the worker before the job, was dropped as being
+// for no run, and the ungated apply alice had cancelled applied and ended
+// succeeded.
 func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
 	h, keys, identity := relayHarness(t, slowCredentialTemplate)
 	h.srv.relay.mu.Lock()
@@ -300,17 +272,10 @@ func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
 }
 
 // Promise (README cancel: "a cancel ends the run"; earlier fixes covered a
-// cancel that reached a pool run between its phases). Once, relay_plan.go
-// planned reads CancelRequested once, when the plan arrives, then seals,
-// measures and lets the rules decide, and passOn queues the apply phase
-// without looking again. A cancel that lands while the rules decide finds the
-// plan phase's lease: relayHub.cancel only tells the worker (whose job
-// already ended by handing its plan over) and sets cancelBy; then passOn
-// drops that lease and queues the apply phase, still running with
-// CancelRequested set. The next worker of the pool that polls takes it; claim
-// refuses it ("was cancelled by alice") and prepare only releases the lease.
-// The run is "running" for ever, in no queue and under no lease; a second
-// cancel finds nothing to stop.
+// cancel that reached a pool run between its phases). Once, a cancel that
+// landed while the rules decided on a handed-over plan was lost: the apply
+// phase was queued anyway, refused at its claim, and the run stayed running
+// for ever in no queue and under no lease.
 func TestCancelEndsARunWhileTheRulesDecide(t *testing.T) {
 	policy := policyFile(t, slowPolicy)
 	h, keys, _ := relayHarness(t, `
@@ -438,14 +403,9 @@ rule "hold13f" {
 // Promise (README cancel; relay_lease.go cancelledBeforeSent, the fix: "a
 // cancel while a job is prepared ends the run instead of being lost before
 // it"; relay_end.go cancel: a leased run's worker "is told to interrupt its
-// tool"). Once, take marks the lease sent (cancelledBeforeSent) and only then
-// encodes the job and queues it. A cancel in between finds the lease sent and
-// queues its cancel line; the job, still being encoded (an apply phase's job
-// carries the plan base64 twice: tens of milliseconds for a plan of a few
-// MiB), is queued after it. The worker reads a cancel for a run it does not
-// have, drops it (worker_session.go handle: cur is nil), then gets the job
-// and applies the released plan. The person was told "interrupt sent"; the
-// run ends succeeded with the resources created.
+// tool"). Once, a cancel that came while an apply phase's job was still being
+// encoded was queued ahead of the job, so the worker dropped it and applied
+// the released plan although the person had been told "interrupt sent".
 func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 	h, keys, identity := relayHarness(t, blobGateTemplate)
 	h.srv.relay.mu.Lock()
@@ -505,11 +465,8 @@ func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 // the SSH command prints) and structured content (the object show --json
 // prints)"; docs/json.md: cancel prints the whole run, plan text included,
 // and says what it did ("run N was held for approval and is cancelled").
-// cancel_run over MCP returns runResult(run, false) (mcp_tools.go,
-// mcpSession.cancel; likewise launch, reconcile, rerun): m.s.view(r, who,
-// false) drops proposal.plan_text, so the structured run is not the object
-// `cancel --json`/`show --json` print; and it calls Cancel, not cancelRun, so
-// the text lacks the sentence saying what the cancel did.
+// Once, cancel_run's structured run lacked the plan text show --json prints,
+// and its text lacked the sentence saying what the cancel did.
 func TestMCPCancelResultIsTheShowJSONObject(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	alice := h.mcpAs("alice")
@@ -536,15 +493,10 @@ func TestMCPCancelResultIsTheShowJSONObject(t *testing.T) {
 }
 
 // Promise (README; cancel_run: "your own runs (a person with the approve
-// role: any run)"): a person with only the launch role cancels only runs
-// they asked for. Scheduled drift checks are asked for by the identity
-// "schedule" (schedule.go, scheduleIdentity, requester kind "user"), and
-// the configuration does not reserve that name (config/decode.go,
-// declare): a user named schedule with just the launch role passes
-// mayCancel's "own" test (permissions.go: r.Requester == who.Name and
-// both are not agents) and cancels every scheduled check, over MCP or SSH,
-// and its own actions read in the audit trail as the schedule's. Fixed: the
-// configuration refuses the server's own names for users and agents.
+// role: any run)"): a person with only the launch role cancels only runs they
+// asked for. Once, a user named schedule with just the launch role passed the
+// own-run test and cancelled every scheduled check, and its actions read in
+// the audit trail as the schedule's.
 func TestAUserNamedScheduleCannotCancelScheduledChecks(t *testing.T) {
 	for _, name := range config.ReservedIdentityNames {
 		for _, kind := range []string{"user", "agent"} {

@@ -294,13 +294,9 @@ func TestStoredUserKindReadsAsPerson(t *testing.T) {
 }
 
 // Promise (docs/json.md): with --json a refusal goes to stderr as one JSON
-// object, malformed words included (code "usage", exit 2). The flag
-// package takes --json=1, --json=t and --json=True as asking for JSON (and
-// a not-found refusal after parsing does come as JSON), but asksJSON
-// (commands.go, the switch on "--json", "-json", "--json=true",
-// "-json=true") decides how a usage refusal is written before parsing and
-// knows only those spellings: `show --json=1` gets its usage refusal in
-// text.
+// object, malformed words included (code "usage", exit 2). Once, `show
+// --json=1` got its usage refusal in text, because the check made before
+// parsing knew only some of the spellings the flag package takes for true.
 func TestEverySpellingOfJSONTrueGetsAJSONRefusal(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	for _, spelling := range []string{"--json=1", "--json=t", "--json=True", "-json=TRUE"} {
@@ -364,13 +360,9 @@ func TestLogFollowExitCodesWithJSON(t *testing.T) {
 }
 
 // Promise (docs/json.md, the run object): a hold's "waits_for" is present
-// "while it holds"; "waiting" only "while held"; times not yet known are
-// left out. A held run that was cancelled (or rejected) waits for nobody,
-// and its text says so (writeHolds prints "waits for" only while
-// awaiting_approval), but holdViews (permissions.go: "if v.ReleasedBy ==
-// "" { v.WaitsFor = s.waitsForIn(r, h) }") fills waits_for whatever the
-// run's status: show --json of a cancelled run still names whom its holds
-// wait for.
+// "while it holds"; "waiting" only "while held"; times not yet known are left
+// out. Once, show --json of a cancelled run still named whom its holds waited
+// for.
 func TestJSONOfAnEndedRunWaitsForNobody(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("deploy-bot", "launch", "data") // held before planning
@@ -432,12 +424,10 @@ func TestJSONCommandsPrintTheShowObject(t *testing.T) {
 	same("rerun", h.mustSSH("deploy-bot", "rerun", "1", "--json"), "2")
 }
 
-// Promise (convention the flag package and POSIX share, which parse
-// follows for `--` itself: `show -- --json` takes --json as the RUN): `--`
-// ends the flags, every word after it is an argument. parse (commands.go)
-// calls fs.Parse again on what follows each positional argument, so a
-// flag after `--` and one argument is parsed as a flag again: `show -- 1
-// --json` prints JSON, while `show -- --json 1` is refused as two RUNs.
+// Promise (convention the flag package and POSIX share, which parse follows
+// for `--` itself: `show -- --json` takes --json as the RUN): `--` ends the
+// flags, every word after it is an argument. Once, a flag after `--` and one
+// argument was parsed as a flag again, so `show -- 1 --json` printed JSON.
 func TestDoubleDashEndsTheFlags(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
@@ -452,11 +442,8 @@ func TestDoubleDashEndsTheFlags(t *testing.T) {
 }
 
 // Promise (docs/json.md): a refusal is JSON when --json was asked for, and
-// text otherwise. asksJSON (commands.go) looks for the word --json
-// anywhere, so --json given as a flag's value (a --reason, a --template)
-// turns a usage refusal of a text command into JSON: `reject --reason
-// --json` (RUN missing) answers {"error":…} though nobody asked for JSON,
-// while a refusal after parsing (`runs --template --json`) is text.
+// text otherwise. Once, --json given as a flag's value, as in `reject
+// --reason --json`, turned a text command's usage refusal into JSON.
 func TestJSONAsAFlagValueKeepsTheRefusalText(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	_, errOut, code := h.ssh("alice", "runs", "--template", "--json")

@@ -16,10 +16,8 @@ import (
 // Promise (README "MCP for AI agents"): launch's answers are validated
 // exactly as `launch` validates them; `launch --answers -` refuses a null
 // answer ("answer %q is null; give a value or leave it out", readAnswers in
-// answers.go). mcpAnswers (mcp_tools.go) tries json.Unmarshal(v, &s) first,
-// which succeeds on null and leaves s "", so a null answer over MCP is taken
-// as the empty string (quoted, so even a text field accepts it) and overrides
-// the field's default; its own null check after that is dead for null.
+// answers.go). Once, a null answer over MCP was taken as the empty string and
+// overrode the field's default.
 func TestMCPRefusesANullAnswer(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("alice")
@@ -34,14 +32,9 @@ func TestMCPRefusesANullAnswer(t *testing.T) {
 
 // Promise (README: "a refusal is a tool error carrying the server's one
 // sentence, which never repeats an answer"; "Secret answers are accepted and
-// sealed, never shown back"). A model commonly sends an object argument as a
-// JSON-encoded string: answers = "{\"api_note\":\"SECRET\"}" (or wraps it in
-// a list). The SDK's input validation of launchSchema's "answers"
-// (mcp_tools.go, launchSchema / addMCPTool: the arguments are validated by
-// the SDK before mcpAnswers sees them) refuses it with "validating
-// /properties/answers: type: <the whole value> has type \"string\", want
-// \"object\"": the sensitive answer comes back in the tool result, into the
-// model's context and transcript.
+// sealed, never shown back"). Once, answers sent as a JSON-encoded string
+// were refused by the SDK's input validation with a message quoting the whole
+// value, sensitive answer included.
 func TestMCPStringifiedAnswersNeverEchoTheSecret(t *testing.T) {
 	h := newHarness(t, secretTemplate)
 	c := h.mcpAs("deploy-bot")
@@ -91,10 +84,8 @@ func TestMCPMisplacedSecretIsNeverEchoed(t *testing.T) {
 // Promise: answers are validated exactly as launch validates them; `launch
 // --answers -` refuses an answer given twice in the JSON object ("answer %q
 // is given twice", duplicateKey in answers.go), since encoding/json would
-// silently keep the last. Over MCP the arguments are decoded into
-// map[string]json.RawMessage (mcpLaunchArgs.Answers, mcp_tools.go) after the
-// SDK's own decoding, which keeps the last value: a launch whose answers name
-// db_password twice is accepted with one of them, silently.
+// silently keep the last. Once, a launch over MCP whose answers named
+// db_password twice was accepted with one of them, silently.
 func TestMCPRefusesAnAnswerGivenTwice(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	r := h.rawMCPAs("alice")
@@ -110,11 +101,8 @@ func TestMCPRefusesAnAnswerGivenTwice(t *testing.T) {
 
 // Promise (README: answers are "JSON values as with --answers -"; readAnswers
 // keeps "numbers keep the digits given"): a number answer reaches the run as
-// the digits the client sent. Over MCP the SDK decodes the arguments into Go
-// values (float64) to validate them against launchSchema and marshals them
-// again before mcpAnswers (mcp_tools.go) sees json.RawMessage, so
-// 9007199254740993 becomes 9007199254740992 (any integer past 2^53, any
-// decimal past float64's precision): the run plans with a number nobody gave.
+// the digits the client sent. Once, a number answer over MCP lost digits past
+// float64's precision, 9007199254740993 becoming 9007199254740992.
 func TestMCPNumberAnswerKeepsItsDigits(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("alice")

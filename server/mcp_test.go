@@ -554,13 +554,9 @@ func TestMCPCheckAndReconcile(t *testing.T) {
 }
 
 // Promise (README): "a silent or garbage client cannot hurt other sessions";
-// subscriptions are for runs that exist. Under the protocol version the SDK
-// negotiates by default (2026-07-28), a subscription is a
-// subscriptions/listen request the SDK parks until the client cancels it, a
-// goroutine each; the subscribe handler (mcpSession.subscribe, mcp.go)
-// accepts the same run://1 any number of times and nothing bounds how many
-// listens one session holds, so one agent grows the server by a goroutine
-// (and its stack) per line it sends.
+// subscriptions are for runs that exist. Once, one agent could grow the
+// server by a parked goroutine for every subscriptions/listen line it sent,
+// with no bound per session.
 func TestMCPListenFloodIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
@@ -603,11 +599,9 @@ func TestMCPListenFloodIsBounded(t *testing.T) {
 }
 
 // Promise (README): a garbage client cannot hurt other sessions or make the
-// server hold what it cannot bound. A client that writes requests and never
-// reads its output: once the SSH window is full every reply blocks in the
-// SDK's writer, and each further request parks one more goroutine (with its
-// result) in the server, without bound, while the client's own writes keep
-// the connection from ever being idle.
+// server hold what it cannot bound. Once, a client that wrote requests and
+// never read its output parked one more goroutine in the server for every
+// request, without bound.
 func TestMCPClientThatNeverReadsIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")

@@ -338,13 +338,10 @@ func TestNotifyBlockRemovedByReload(t *testing.T) {
 }
 
 // Promise (README "Notifications", brief): a delivery is "never delivered
-// twice to a receiver that answered 2xx". Once, the receiver answers 200
-// (status line and headers sent) and the server shuts down while the answer's
-// body is being read (notify.go send: io.Copy's error is ignored, so send
-// returns nil). attempt then checks `if ctx.Err() != nil { return }` BEFORE
-// looking at err (server/notify.go, attempt: "stopping: the delivery stays
-// stored for the next start") — a delivery that succeeded is kept and POSTed
-// again after the restart, with the same X-Switchtender-Delivery ID.
+// twice to a receiver that answered 2xx". Once, a delivery whose receiver had
+// answered 200 when the server shut down mid-body was kept and POSTed again
+// after the restart with the same delivery ID, because the stop was checked
+// before the answer.
 func TestNotifyNeverDeliversTwiceAfterA2xx(t *testing.T) {
 	var mu sync.Mutex
 	var ids []string

@@ -222,14 +222,10 @@ func TestRunTrackerOutOfOrder(t *testing.T) {
 }
 
 // Promise (brief: "a secret inside a reject reason"): nothing secret in any
-// operator log record ("the masker's rules apply"). Once, the approver's
-// reject reason quotes the run's own sensitive survey answer; the operator
-// log's "rejection" record (server/reject.go: `"reason", s.scrub(reason)`)
-// and the "run rejected" record (server/oplog.go noteRun: `"message",
-// s.scrub(r.Message)`) pass it through s.scrub, whose masker holds only the
-// configuration's credential values and notify URL/secret (oplog.go
-// newScrubber) — never the run's sensitive answers, which the run's own
-// masker knows. The secret lands in the operator log in clear.
+// operator log record ("the masker's rules apply"). Once, a reject reason
+// quoting the run's sensitive answer reached the operator log in clear,
+// because the log's scrubber knew the configuration's secrets only, not the
+// run's answers.
 func TestARejectReasonsSecretStaysOutOfTheOperatorLog(t *testing.T) {
 	h, logs := newLoggedHarness(t, "", heldSecretTemplate)
 	h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-")

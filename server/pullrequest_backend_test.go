@@ -17,11 +17,9 @@ import (
 
 // Promise (README "Pull-request plans"): a pull request's plan runs in a
 // private tree, "the checkout's working tree, index and HEAD are never
-// touched", against "a read-only copy" of a local state file. Once, the
-// branch's own configuration names a local backend whose path is in the
-// checkout (any path the server can write); the scan does not look at
-// backends, and the plan's state lock creates that state file (and its
-// directories) in the checkout, where it stays.
+// touched", against "a read-only copy" of a local state file. Once, a
+// branch's local backend with a path in the checkout made the plan's state
+// lock create that state file in the checkout, where it stayed.
 func TestAPullRequestsBackendPathNeverWritesIntoTheCheckout(t *testing.T) {
 	h := prHarness(t)
 	target := filepath.Join(h.project, "pwned", "by-pr.tfstate")
@@ -72,12 +70,9 @@ template "data" {
 
 // Promise (README "Pull-request plans"): a pull request's plan runs "against
 // the state the checkout's runs use", and a plan that would send a write
-// request is refused. Once, the branch replaces the backend with backend
-// "http" at a host it names, with lock_address there too; the scan reads no
-// backend block, and init and plan send the run's TF_HTTP_* credentials
-// (basic auth) to that host, the plan's state lock as a LOCK request (a
-// write). The pull request's plan also no longer plans against the checkout's
-// state.
+// request is refused. Once, a branch that replaced the backend with an http
+// one at a host it named got the run's TF_HTTP_* credentials, and a LOCK
+// request, sent to that host, since the scan read no backend block.
 func TestAPullRequestNeverSendsTheRunsCredentialsToItsHttpBackend(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
@@ -124,13 +119,10 @@ template "data" {
 
 // Promise (README "Pull-request plans"; scan.Backend: the locals a backend
 // block references are pinned by their definitions, so a branch that changes
-// one is refused). Once, OpenTofu merges override files last, and a local an
-// override file defines replaces the primary file's. Backend reads files in
-// name order and keeps the last definition of each local (r.locals[n] = ...),
-// so an override file whose name sorts before the primary file's
-// (a_override.tf < locals.tf) is read and then forgotten: the branch's
-// Backend text equals the checkout's, and OpenTofu plans against the address
-// the override names, sending the run's TF_HTTP_USERNAME/PASSWORD there.
+// one is refused). Once, a local that an override file sorting before the
+// primary file redefined was read and then forgotten, so the branch's backend
+// text matched the checkout's while OpenTofu planned against the override's
+// address with the run's state credentials.
 func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
@@ -152,14 +144,10 @@ func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T
 
 // Promise (scan.Backend: a JSON backend block that takes a template is taken
 // to reference every variable and local, so their declarations and .tfvars
-// values are pinned). Once, Backend decides a JSON file takes a template by
-// looking for "${" in it (r.all), but an HCL template in a JSON string reads
-// variables through a directive too: "%{ if var.env == "prod" }...". A
-// backend.tf.json whose address picks its path with a directive takes var.env
-// without "${", so nothing it references is pinned: a branch that adds
-// terraform.tfvars (env = "prod") has the same Backend text as the checkout,
-// and its plan reads (with the run's credentials) the state at /prod where
-// the checkout's runs read /dev.
+// values are pinned). Once, a JSON backend whose address read a variable
+// through a %{ } directive rather than ${ } pinned nothing it referenced, so
+// a branch adding a terraform.tfvars had its plan read another state with the
+// run's credentials.
 func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 	srv, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
@@ -266,12 +254,11 @@ func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
 	}
 }
 
-// Once, wrongly refused: Backend takes a JSON configuration file's whole text
-// for its backend block (blockText: "in JSON the whole file stands for it"),
-// so in a module written in JSON whose main.tf.json holds the backend beside
-// its resources, every pull request that touches a resource is refused as
-// "changes the working directory's backend", though the backend (a literal
-// address) is the same.
+// A pull request that changes a resource of a module written in JSON, whose
+// main.tf.json holds the backend too, plans.
+// Once, a JSON module whose main.tf.json held the backend beside its
+// resources had every pull request that touched a resource refused as
+// changing the backend, because the whole file stood for the backend block.
 func TestAJSONModulesResourceChangePlans(t *testing.T) {
 	legit, _ := stateServer(t)
 	file := func(resources string) string {
@@ -287,10 +274,11 @@ func TestAJSONModulesResourceChangePlans(t *testing.T) {
 	}
 }
 
-// Once, wrongly refused: a JSON backend block with a template ("${var.addr}")
-// is taken to reference every variable and local the module declares (r.all),
-// so a pull request that adds any variable or local anywhere in the module,
-// unrelated to the backend, is refused.
+// A pull request that adds a variable or local unrelated to a JSON backend's
+// template plans.
+// Once, a JSON backend with a template was taken to reference every variable
+// and local, so a pull request adding any unrelated variable or local was
+// refused.
 func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 	legit, _ := stateServer(t)
 	v := planBranch(t, map[string]string{
@@ -307,13 +295,9 @@ func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 
 // Promise (scan.Backend: "a value read through a function that reads a file
 // (file, templatefile, ...)" is refused, since no text could pin the file).
-// Once, the refusal is a regular expression over the source text
-// (fileFunction: `\bfile...\s*\(`), but HCL lets a comment stand between a
-// function's name and its parenthesis: file/**/("addr.txt") is a call of file
-// that the expression does not match. Where the checkout's backend takes a
-// local read that way, Backend pins nothing of the file, and a branch that
-// changes only addr.txt has its plan send the run's state credentials to the
-// host it names.
+// Once, file/**/("addr.txt") in a backend escaped the regular expression that
+// refused file-reading functions, so a branch changing only addr.txt sent the
+// run's state credentials to the host it named.
 func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
@@ -370,15 +354,9 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 // Promise (README "Pull-request plans", server/pullrequest.go sameBackend: "a
 // backend or key provider the branch chose would get the run's credentials",
 // so a branch's plan runs only against the checkout's backend). Once, a
-// branch that leaves the backend block alone and adds a data
-// "terraform_remote_state" with backend = "http" and an address of its
-// choosing. The http backend takes its username and password from
-// TF_HTTP_USERNAME / TF_HTTP_PASSWORD when its config names none, in a
-// terraform_remote_state as in the root's backend, so the plan of the branch
-// sends the run's state credentials (basic auth, in clear) to the branch's
-// host. The scan (scan/credfiles.go remoteStateReason) flags a remote state
-// only for a credentials-file argument; sameBackend reads only backend, cloud
-// and encryption blocks.
+// branch that left the backend alone but added an http terraform_remote_state
+// at an address of its choosing had its plan send the run's TF_HTTP_USERNAME
+// and TF_HTTP_PASSWORD there.
 func TestAPullRequestsRemoteStateNeverGetsTheStateCredentials(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)

@@ -17,16 +17,10 @@ import (
 	"testing"
 )
 
-// Promise (README "The configuration scan" step 1) Once, a branch commits
-// .terraform/providers/.../terraform-provider-null (a shell script) and a
-// .terraform.lock.hcl with its h1 hash. The scan finds nothing (it only looks
-// at configuration files and modules), the export keeps the committed
-// .terraform, modulesStep replaces only .terraform/modules, and `tofu init
-// -get=false` reuses the committed provider ("Using previously-installed"),
-// so the plan executes the branch's program with the server's credentials.
-// (init resolves the version first: online from the registry, here from a
-// filesystem mirror in the server's CLI configuration; the package it then
-// uses is the branch's.)
+// Promise (README "The configuration scan" step 1) Once, a branch that
+// committed a provider under .terraform with a matching lock file had its
+// plan run that provider, the branch's own program, with the server's
+// credentials.
 func TestAPullRequestNeverRunsACommittedProvider(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "provider-ran")
@@ -85,15 +79,9 @@ func TestAPullRequestNeverRunsAProviderFromItsImpliedMirror(t *testing.T) {
 
 // Promise (README "Pull-request plans"): a pull request's plan is scanned
 // first, and a plan "that would run code" is refused, no tofu plan starts.
-// Once, the built-in data source terraform_remote_state (no provider to
-// install, nothing the team chose) with backend "kubernetes" loads a
-// kubeconfig the branch commits; its users[].user.exec runs any program when
-// the backend first talks to the cluster, i.e. during `tofu plan`. The scan
-// (scan/blocks.go DataReason, runsSomething) knows only external,
-// aws_lambda_invocation, local_command and http, so the branch's plan runs
-// its program with the server's environment and credentials, unheld. (The
-// same holds for an s3 backend with a committed shared_config_files naming a
-// credential_process.)
+// Once, a branch's terraform_remote_state with backend "kubernetes" and a
+// committed kubeconfig ran the kubeconfig's exec plugin during the plan,
+// unheld, because the scan did not know that data source could run a program.
 func TestAPullRequestNeverRunsARemoteStatesKubeconfigExec(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "kube-exec-ran")

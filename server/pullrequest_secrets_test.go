@@ -13,13 +13,9 @@ import (
 
 // Promise (README "Pull-request plans": a branch is scanned and planned in a
 // private tree, and nothing it holds runs code; no secret leaks to logs or
-// show). Once, OpenTofu's file() reads any path the tool's user can read, and
-// the scan refuses file-reading functions only in the backend, cloud and
-// encryption blocks (scan/backend.go). A branch that adds a resource whose
-// input is file("<data_dir>/seal.key") has its pull request's plan print the
-// server's sealing key (which opens every sealed plan and secret answer in
-// the store) into the run's log, where `log` and `show` hand it to whoever
-// reads the run; the SSH host key the same way.
+// show). Once, a branch whose resource read file("<data_dir>/seal.key")
+// printed the server's sealing key, and the SSH host key, into its plan log
+// for anyone who could read the run.
 func TestAPullRequestCannotPrintTheSealKey(t *testing.T) {
 	var dataDir string
 	var hh *harness
@@ -85,13 +81,10 @@ func TestAPullRequestCannotPrintAWorkersKeys(t *testing.T) {
 
 // Promise (README "Pull-request plans": "Switchtender's own keys are masked
 // in every run's log"; ownkeys.go: "so a configuration that reads one with
-// file() cannot print it"). Once, the sealing key is an age identity, bech32,
-// which is case-insensitive: lower() of it is the same key, in a form the
-// masker never registered (it knows the file's lines as written and their
-// encodings). A branch whose resource input is
-// lower(file("<data_dir>/seal.key")) prints the server's sealing key, which
-// opens every sealed plan, kept drift plan and secret answer in the store,
-// into its pull request's plan log.
+// file() cannot print it"). Once, a branch that printed
+// lower(file("<data_dir>/seal.key")) got the sealing key into its plan log,
+// since the bech32 key is case-insensitive and the masker knew only the
+// file's own spelling.
 func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 	var sealKey string
 	h, v := planBranchOf(t, func(h *harness) map[string]string {
@@ -120,17 +113,10 @@ func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 
 // Promise (README "Pull-request plans": the branch's plan runs with the
 // checkout's credentials, its own keys are masked; oplog.go newScrubber knows
-// every static secret of the configuration, for the operator log). Once, the
-// configuration file itself holds the static credentials of every template
-// (credential "…" { env = { AWS_SECRET_ACCESS_KEY = … } }, token,
-// notification secrets), and the server's user reads it. A run's masker holds
-// only that run's own credentials and the key files; a branch whose resource
-// input is file("<the configuration file>") prints another template's
-// production secret, in clear, into its pull request's plan log. The README's
-// advice, "keep the server's user away from what a branch should not see",
-// cannot apply to the server's own configuration. (Its path is no secret: a
-// branch can read it from /proc/<tofu's parent>/cmdline, whose pid
-// /proc/self/stat names.)
+// every static secret of the configuration, for the operator log). Once, a
+// branch whose resource read file() of the server's configuration file
+// printed another template's static production secret in clear into its plan
+// log.
 func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
 	h, v := planBranchOf(t, func(h *harness) map[string]string {
 		return map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"}
@@ -147,13 +133,10 @@ func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
 // Promise (0ecae4d; README "Pull-request plans": "a pull request's plan also
 // masks every secret the configuration file holds in clear"; ownkeys.go
 // maskConfigSecrets: "every secret the configuration holds in clear", because
-// "a branch's file() of the configuration file would show them"). Once,
-// maskConfigSecrets adds the scrubber's values, which are only credentials'
-// tokens and env values and notify URLs and secrets (oplog.go newScrubber). A
-// survey field marked sensitive with a default (config/template.go accepts
-// one: "it is sensitive, so it is not repeated here") is a secret held in
-// clear in the same file, and a pull request's file() of the configuration
-// prints it.
+// "a branch's file() of the configuration file would show them"). Once, a
+// sensitive survey field's default held in the configuration file was printed
+// by a pull request's file() of that file, since the configuration's masked
+// secrets left survey defaults out.
 func TestAPullRequestCannotPrintASensitiveDefault(t *testing.T) {
 	const secret = "prod-db-default-13g-Wq7"
 	h := writeHarness(t, "", fileReadingPRConfig+`

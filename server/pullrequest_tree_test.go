@@ -42,13 +42,10 @@ func TestAPullRequestNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 
 // Promise (README "Pull-request plans"): a pull request's plan never touches
 // the checkout and plans "against the state the checkout's runs use (for a
-// local state file, a read-only copy)". Once, when the checkout's local
-// backend keeps its state outside the working directory (path =
-// "../state/data.tfstate"), copyLocalState (server/pullrequest.go) puts the
-// copy at the same relative path in the private tree and first runs
-// os.Remove(dest); the branch commits infra/state as a symbolic link to the
-// checkout's infra/state, so that Remove deletes the checkout's real state
-// file through the link (and the copy then fails: its source is gone).
+// local state file, a read-only copy)". Once, a branch that committed
+// infra/state as a link to the checkout's state directory had the read-only
+// state copy's os.Remove delete the checkout's real state file through the
+// link.
 func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
 	h := prHarness(t)
 	stateDir := filepath.Join(h.project, "infra/state")
@@ -81,13 +78,9 @@ func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
 // Promise (README "Pull-request plans"): the commit is written with `git
 // archive`, which "reads the repository's objects only" (vcs.Export), and a
 // pull request's plan runs no program its content names before the scan.
-// Once, git archive applies the .gitattributes of the commit it archives,
-// including filter drivers (smudge) and so runs, on the branch's content,
-// whichever filter program the checkout's git configuration defines (git-lfs
-// is the common one: its smudge fetches objects with the checkout's
-// credentials and writes them into the checkout's .git/lfs). Here the
-// checkout defines filter "lfs" with a program that records it ran; the
-// branch marks *.tf with filter=lfs, and the export runs it.
+// Once, a branch that marked *.tf with a filter the checkout's git
+// configuration defined had git archive run that filter program on the
+// branch's content during the export.
 func TestAPullRequestsExportRunsNoFilterDriver(t *testing.T) {
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "smudge-ran")
@@ -108,14 +101,9 @@ func TestAPullRequestsExportRunsNoFilterDriver(t *testing.T) {
 // Promise (README "Pull-request plans"): the plan runs in a private tree and
 // "the checkout's working tree, index and HEAD are never touched"; the
 // branch's tree "is the branch's to shape", so no link in it may lead a write
-// out (placeInTree). Once, the branch commits .terraform.tfstate.lock.info in
-// its working directory as a symbolic link to any file the server's user can
-// write (here a file standing for the checkout's real state; the runs
-// directory's absolute path is in every plan log's -out=). dropUntrusted
-// (server/pullrequest.go) removes only .terraform and terraform.d; the local
-// backend's state lock writes its lock information through the link,
-// overwriting the target, then removes the link. The target keeps the lock
-// JSON.
+// out (placeInTree). Once, a branch that committed
+// .terraform.tfstate.lock.info as a link to a file outside had the local
+// backend's state lock overwrite that file through the link.
 func TestAPullRequestNeverWritesItsLockInfoThroughALink(t *testing.T) {
 	h := prHarness(t)
 	victim := filepath.Join(h.dir, "victim.tfstate")

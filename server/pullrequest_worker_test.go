@@ -13,14 +13,10 @@ import (
 
 // Promise (spec: "The worker reports the commit of its checkout that it ran";
 // a pull request's plan records the ref and the commit it planned, and rerun
-// plans its ref again). Once, on a worker, a pull request's plan that ends
-// before its export finished (a branch that changes the backend, a ref the
-// worker's checkout lacks) returns a result whose Commit is the worker's
-// checkout HEAD (runJob: res.Commit = x.commit(ctx), and x.pr is still nil),
-// and relayHub.result overwrites the run's Commit with it: the run no longer
-// names its ref, show names a commit that was never the pull request's, and
-// rerun (which looks for Commit.Ref) plans the checkout instead of the pull
-// request.
+// plans its ref again). Once, a pull request's plan on a worker that ended
+// before its export finished had its recorded commit replaced by the worker's
+// checkout HEAD, so show named the wrong commit and rerun planned the
+// checkout.
 func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
@@ -160,13 +156,10 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 // state the checkout's runs use, read as they read it, with their
 // credentials; a branch that changes the backend is refused rather than
 // planned, since "a backend ... the branch chose would get the run's
-// credentials"). Once, sameBackend (server/pullrequest.go) compares the text
-// of the backend blocks only. OpenTofu (1.8 and later) evaluates variables
-// and locals in a backend block, so where the checkout's backend reads
-// address = var.state_address, a branch that changes only the variable's
-// default (or adds a .tfvars) points the backend at a host it names: the
-// backend text is unchanged, the scan finds nothing, and the worker's init
-// and plan send the run's TF_HTTP_USERNAME and TF_HTTP_PASSWORD to that host.
+// credentials"). Once, a branch that changed only the default of a variable
+// the backend block read pointed the backend at its own host while the
+// block's text stayed the same, and the worker sent the run's TF_HTTP_*
+// credentials there.
 func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)

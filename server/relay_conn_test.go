@@ -22,19 +22,10 @@ import (
 
 // Promise (relay_proto.go relayConn: "a write stuck longer than the lease
 // timeout closes the worker's connection (relayHub.expire)"; README: a worker
-// that stops heartbeating loses its lease, the run fails once). Once,
-// relayConn.shut closes c.done and then runs the closer, which calls
-// sess.Close() BEFORE the connection's Close. When the worker's machine
-// pauses with its TCP socket unread (a stopped process, a frozen VM, on any
-// network whose segments are not loopback's 64 KiB), the writer goroutine is
-// blocked inside the SSH channel's Write, in the TCP write, holding the
-// channel's write lock and the transport's; sess.Close needs that lock to
-// send its channel-close message, so it blocks too, and conn.Close(), which
-// alone would end the TCP write, is never reached. The connection is never
-// closed; expire sees the write still stuck and starts another `go
-// w.conn.shut()` every 250ms, each blocked for good in closeOnce: the control
-// node leaks four goroutines a second per paused worker, and `workers` lists
-// the worker as connected for as long as it is paused.
+// that stops heartbeating loses its lease, the run fails once). Once, a
+// paused worker's connection was never closed: closing the SSH session first
+// blocked behind the write stuck in TCP, the control node leaked goroutines
+// every 250ms, and workers listed the worker as connected.
 func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 	h, keys, _ := relayHarness(t, blobGateTemplate)
 	plan, js := planBlobByHand(t, h, 2<<20) // a job of about 4 MiB
@@ -75,20 +66,9 @@ func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 }
 
 // Promise (relay_proto.go: "no caller, the lease watcher above all, ever
-// blocks on a worker that stopped reading"). Once, send, finding the outbox
-// full, calls c.shut() in the caller's goroutine, and shut runs the closer,
-// which blocks in sess.Close() behind a write stuck in TCP
-// (TestAPausedWorkersConnectionIsClosed). The lease watcher sends: lose()
-// answers a lost lease with a reject, with the lease's lock held. Worker w2
-// of pool eu takes a dry run and, heartbeating, sends messages the control
-// node answers (unknown types, whose rejects echo them) while it reads
-// nothing of its session, until 256 answers wait behind the full SSH window;
-// it then stops reading its socket, takes one window's worth (so the writer
-// sticks in TCP), tops the outbox up to 256, and stops heartbeating. The
-// watcher loses its lease; its reject is the 257th, so the watcher itself
-// runs shut and blocks for good. From then on no lease of any pool is lost:
-// worker b1 of pool bare takes a dry run and dies, and its run stays running
-// long past its 2s lease timeout.
+// blocks on a worker that stopped reading"). Once, a worker that filled its
+// outbox and stopped reading made the lease watcher block for good in the
+// connection's shut, so no lease of any pool was lost from then on.
 func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	h.srv.relay.mu.Lock()

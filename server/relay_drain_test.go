@@ -208,12 +208,9 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 
 // Promise (relay_session.go: "worker drained" is audited when a drained
 // worker leaves: "it took no new run, finished the one it had, and left").
-// Once, the documented way to stop a worker outright is a second SIGTERM
-// after the first one's drain. A worker drained and then stopped mid-apply
-// interrupts its run and reports it interrupted, which ends the lease;
-// disconnected then sees draining && lease == nil and audits "worker drained
-// ... finished the one it had", though the run it had was interrupted, not
-// finished (the audit contradicts the run's record).
+// Once, a worker stopped outright after its drain, mid-apply, was audited as
+// "worker drained ... finished the one it had" though its run had been
+// interrupted.
 func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 	h, keys, identity := relayHarness(t, slowPoolTemplate)
 	h.srv.relay.mu.Lock()
@@ -254,11 +251,9 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 }
 
 // Promise (relay_session.go drain: a draining worker "takes no new run",
-// audited as such; "worker drained": "it took no new run"). Once, take
-// (relay_lease.go) does not look at draining, so a worker that drains while a
-// run is offered to it (the drain said "it has no run and takes no new one")
-// can still take that offer and run it; when it leaves, the audit says it
-// "took no new run".
+// audited as such; "worker drained": "it took no new run"). Once, a worker
+// that drained while a run was offered to it could still take and run the
+// offer, and its audit then said it took no new run.
 func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -283,15 +278,9 @@ func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 
 // Promise (README "Draining a worker": SIGTERM makes a worker take no new run
 // and finish the one it has; lost leases are for workers that went away).
-// Once, the worker's session treats a run it has taken but whose job has not
-// arrived yet as no run at all. The worker answers an offer with take at once
-// (sessionState.handle); the job follows only after the control node's
-// prepare (claim, credential commands, sealing). A drain in between finds
-// st.cur == nil, so the worker sends drain and returns errDrained at once,
-// closing the connection, while the control node leases it the run and sends
-// the job into the closed session. The run was taken and never run: it fails
-// when the lease times out, as "Worker w1 ... stopped heartbeating during
-// preparation", after the audit said the drain "finishes run N".
+// Once, a worker drained between its take and the job's arrival hung up at
+// once as if it had no run, and the run it had taken failed at the lease
+// timeout, never run.
 func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
 	h, keys, identity := relayHarness(t, slowCredentialTemplate)
 	h.srv.relay.mu.Lock()

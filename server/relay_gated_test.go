@@ -281,12 +281,9 @@ template "rnet2" {
 
 // Promise: the apply's worker applies exactly the approved digest; a worker
 // that sends back a different plan file for the apply must be refused. Once,
-// planMessage (relay_plan.go, called from leaseMessage in relay_end.go)
-// accepts plan_start/plan_chunk/plan_end on ANY lease, with no check that the
-// lease is a gated plan phase. The worker leased the APPLY phase of approved
-// run A hands over run B's plan: the control node overwrites A's sealed plan
-// blob (sealInMemory -> PutBlob) and re-decides, replacing the approved
-// proposal with one for a plan nobody approved.
+// a worker leased the apply phase of an approved run could hand over another
+// run's plan, which replaced the sealed approved plan and its proposal,
+// because plan messages were taken on any lease.
 func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 	h, keys, identity := relayHarness(t, holdRnetForBob)
 	ids, digests, plans := heldPlans(t, h, keys, identity, "a1", "b1")
@@ -331,13 +328,9 @@ func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 }
 
 // Promise: a worker takes only what it is leased; a dry run never applies;
-// plans cross the relay only for a gated apply's plan phase. Once, same
-// unchecked planMessage (relay_plan.go planMessage, reached from relay_end.go
-// leaseMessage without checking the job was Gated). A worker leased a DRY RUN
-// hands over a saved plan; the control node seals it, decideStep finds no
-// rule covering a dry run (kinds = apply), sets Phase apply with a "rules"
-// pass and passOn queues it: the next worker of the pool applies it. A dry
-// run changed infrastructure.
+// plans cross the relay only for a gated apply's plan phase. Once, a worker
+// leased a dry run could hand over a saved plan that the control node sealed,
+// passed and queued as an apply, so a dry run changed infrastructure.
 func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, holdRnetForBob)
 	_, _, plans := heldPlans(t, h, keys, identity, "d1")
@@ -384,11 +377,9 @@ func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 }
 
 // Promise: a gated apply applies only a plan the rules or an approver
-// released. Once, result (relay_end.go) ends a gated plan's lease as the
-// worker reports, without checking the job was a gated plan phase that must
-// end by handing its plan over: a worker leased the plan phase of a
-// held-by-rule apply sends result "succeeded", and the apply is recorded
-// succeeded with no proposal and no approval.
+// released. Once, a worker leased a gated apply's plan phase could report
+// "succeeded", and the apply was recorded succeeded with no proposal and no
+// approval.
 func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
 	h, keys, _ := relayHarness(t, holdRnetForBob)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -411,11 +402,9 @@ func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
 }
 
 // Promise: a run's `show` names the worker that planned and the one that
-// applied. Once, markWorker (relay_lease.go) treats every plan phase of an
-// apply as "an ungated apply plans and applies in one step" and sets
-// AppliedBy at the claim of a GATED plan phase, so a gated apply held for
-// approval — nothing applied — shows "planned and applied on relay worker
-// w2".
+// applied. Once, a gated apply held for approval showed "planned and applied
+// on relay worker w2", because the applier was recorded at the claim of a
+// gated plan phase.
 func TestAHeldPlanShowsNoApplier(t *testing.T) {
 	h, keys, _ := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
@@ -444,17 +433,10 @@ func TestAHeldPlanShowsNoApplier(t *testing.T) {
 // Promise (README, relay: a saved plan of up to 19 MiB crosses the relay,
 // relayPlanLimit; relay_proto.go relayMaxLine "bounds one protocol line: a
 // job carrying a sealed plan of relayPlanLimit in base64, with room for the
-// rest"). Once, the apply phase's job carries the plan base64-encoded twice,
-// once inside the payload's JSON (relayPayload.Plan []byte) and again as the
-// job's sealed Payload []byte, so its line is about 16/9 of the plan, while
-// relayMaxLine allows 4/3 of it plus 4 MiB: any plan over about 16.5 MiB
-// passes the plan phase and the rules, and then no worker can read its
-// apply's job. Here an honest worker plans a 17.5 MiB plan (accepted: under
-// 19 MiB), the rules pass it, and the same worker, offered the apply phase,
-// fails to read the job ("a relay message is longer than the limit"), drops
-// its connection and dials again; the lease is lost, the run fails as if the
-// worker had stopped heartbeating, and the released plan is used up: it can
-// never be applied on a pool.
+// rest"). Once, a plan over about 16.5 MiB passed its plan phase and the
+// rules but its apply job, carrying the plan base64-encoded twice, was longer
+// than any worker could read, so the run failed and the released plan was
+// used up.
 func TestAPlanUnder19MiBReachesItsApplyWorker(t *testing.T) {
 	h, keys, identity := relayHarness(t, `
 template "rblob13f" {

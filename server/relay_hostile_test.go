@@ -375,11 +375,8 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 }
 
 // Promise: the relay's input is hostile; huge messages are bounded. Once,
-// planMessage (relay_plan.go, msgPlanStart) allocates buffers of the sizes
-// the worker merely declares — make([]byte, 0, m.JSONSize) with JSONSize up
-// to relayJSONLimit (256 MiB) — before a byte arrives; each plan_start line
-// of ~100 bytes makes the control node reserve ~275 MiB, and a worker may
-// repeat it on every gated lease.
+// each plan_start line of about 100 bytes made the control node reserve the
+// sizes the worker merely declared, about 275 MiB a line.
 func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	h, keys, _ := relayHarness(t, holdRnetForBob)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -407,14 +404,9 @@ func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 }
 
 // Promise (brief: a worker cannot flood the control node's decisions; what
-// crosses the relay is bounded). Once, a worker's scan evidence is taken
-// whole. One scanned message may be as long as relayMaxLine (~29 MiB, sized
-// for a sealed plan), and relayHub.evidence copies every finding into the run
-// (scan and proposal), the log, the audit trail and the run's message
-// (decideScan: scanSummary and findingsPhrase), with no bound on their number
-// or length: 120,000 findings make a 22 MB message, a 44 MB audit trail for
-// the run and a 45 MB `show`. (A branch with that many data sources does the
-// same through an honest worker.)
+// crosses the relay is bounded). Once, a worker's scan evidence was taken
+// whole, so 120,000 findings made a 22 MB run message, a 44 MB audit trail
+// and a 45 MB show.
 func TestAWorkersFindingsAreBounded(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -443,14 +435,10 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 }
 
 // Promise (relay: the control node keeps the decisions; "refused" is the
-// status of a run a gate or scan refused, lifecycle.go). Once, result
-// (relay_end.go) takes a worker's "refused" for any job. A worker refuses
-// only on paths a scanned job or a pull request has (the scan, the export,
-// the plan checked against the scan); for a job with neither, an unscanned
-// dry run here, no worker refusal exists, yet a worker's "refused" with a
-// message of its choosing ("The rules refuse this apply: ...") is recorded as
-// the run's refusal, as if the gate had decided it. A result a job cannot
-// have should count as failed ("anything else counts as failed").
+// status of a run a gate or scan refused, lifecycle.go). Once, a worker's
+// "refused" with a message of its choosing was recorded as the run's refusal
+// for a job that had no step a worker may refuse, as if the gate had decided
+// it.
 func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -493,13 +481,9 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 }
 
 // Promise (the fix, relay_end.go result: "anything else counts as failed" for
-// a result a job cannot have). Once, the same hole remains for "stale" and
-// "cancelled". A worker reports a dry run, which has no saved plan to go
-// stale, "stale", and another, which nobody cancelled, "cancelled" with a
-// message of its own: the first is recorded as stale with the control node's
-// sentence that "the state changed after its plan was made", the second as
-// cancelled with the worker's sentence ("Cancelled by bob ..."), though
-// nobody cancelled it.
+// a result a job cannot have). Once, a worker could end a dry run "stale" and
+// another, which nobody cancelled, "cancelled" with a sentence of its own,
+// and both were recorded as reported.
 func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})

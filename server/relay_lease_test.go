@@ -17,12 +17,10 @@ import (
 )
 
 // Promise: results and log lines for a lease held by another worker are
-// rejected ("a lease id of another worker"). Once, hello (relay_session.go)
-// keys a worker by pool/name only and never binds the name to the SSH key
-// that first used it. When w1's session drops (its lease runs on until the
-// timeout), the key of w2 says hello as "w1", is welcomed as that worker, and
-// its result for w1's lease is accepted: leaseMessage's l.worker == w check
-// passes because the impostor got w1's relayWorker.
+// rejected ("a lease id of another worker"). Once, another worker's key could
+// say hello under w1's name after w1's session dropped and have its result
+// for w1's lease accepted, because a name was never bound to the key that
+// first used it.
 func TestAnotherKeyCannotTakeOverAWorkersLease(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw1, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu", Version: "raw"})
@@ -103,19 +101,10 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 }
 
 // Promise (relay: a lease is lost only when its worker stops heartbeating;
-// "lost leases fail the run once" for a worker that went away). Once, take
-// (relay_lease.go) stamps the lease's last heartbeat when the worker takes
-// the offer, then prepares the job under the lease's lock: it claims the run
-// (which makes the lease visible to the watcher: l.sink is set) and only then
-// runs the template's credential commands on the control node. The watcher
-// (relay_end.go expire) blocks on the lease's lock meanwhile, and as soon as
-// prepare returns it finds no heartbeat for longer than the lease timeout, a
-// heartbeat the worker could not send before it had its job, and fails the
-// run as "Worker w1 ... stopped heartbeating during preparation". A
-// credential command slower than lease_timeout (default 30s, while a command
-// may take 60s) fails every run of its template on a pool, blaming an idle,
-// healthy worker; and while it runs, the watcher expires no other lease and
-// takes back no unanswered offer.
+// "lost leases fail the run once" for a worker that went away). Once, a
+// credential command slower than the lease timeout failed every run of its
+// template on a pool as "stopped heartbeating during preparation", blaming an
+// idle, healthy worker.
 func TestASlowCredentialCommandKeepsTheLease(t *testing.T) {
 	h, keys, identity := relayHarness(t, slowCredentialTemplate)
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
@@ -127,16 +116,9 @@ func TestASlowCredentialCommandKeepsTheLease(t *testing.T) {
 
 // Promise (relay: a worker that stops heartbeating loses its lease within the
 // pool's lease_timeout, "lost leases fail the run once", and one pool's
-// workers do not hold up another's). Once, take (relay_lease.go) holds the
-// lease's lock (defer l.mu.Unlock) while it writes the job to the worker's
-// connection. A job carrying a released plan is megabytes; when the worker
-// stops reading (a paused VM, a stopped process: the SSH window fills), the
-// write blocks and the lock stays held. The lease watcher (relay_end.go
-// expire), which runs for every pool, finds the lease lost and blocks on that
-// lock for good: from then on no lease of any pool is ever lost, no cancelled
-// lease taken back, no unanswered offer put back in its queue. Here pool
-// bare's worker b1 takes a dry run and dies after w2 (pool eu) paused; b1's
-// run stays "running" long past its 2-second lease timeout, and so does w2's.
+// workers do not hold up another's). Once, writing a large job to a worker
+// that had stopped reading held the lease's lock for good, and the lease
+// watcher blocked on it, so no lease of any pool was lost afterwards.
 func TestAPausedWorkerCannotFreezeTheLeaseWatcher(t *testing.T) {
 	h, keys, _ := relayHarness(t, `
 template "rblob13f" {

@@ -19,16 +19,9 @@ import (
 // Promise (README "Gated applies across workers"; which builds on the gate's
 // "the gate measures what the plan destroys from that saved file, rendered
 // with tofu show -json"): the rules decide on what the saved plan does, as
-// for a local run. Once, the control node never renders the plan itself; it
-// decides on the `show -json` bytes the worker sends next to the plan
-// (relay_plan.go planned: `execution{... planJSON: l.planJSON}` then
-// measureStep and decideStep read l.planJSON), with nothing tying those bytes
-// to the plan it seals. A worker of the pool hands over a real plan that
-// destroys three terraform_data.server instances with a rendering that
-// changes nothing: max_destroy = 0 is satisfied, the rules "pass" the
-// destroying plan with no approval by bob, and the sealed destroy plan is
-// queued for the pool's next worker to apply (an honest one, which applies
-// exactly that file).
+// for a local run. Once, the rules decided on the show -json bytes a worker
+// sent beside its plan, so a plan destroying three instances with a rendering
+// that changed nothing was passed with no approval and queued to apply.
 func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 	h, keys, _ := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
@@ -73,13 +66,9 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 
 // Promise (the fix, relay_plan.go renderingIsThePlans: "the gate decides on
 // what the plan does, not on what a worker says it does"). Once, the check
-// compares only how many changes of each action the rendering and the plan
-// file count (gate.SameActions), never which resources they are. A plan_gate
-// forbids replacing terraform_data.server[0]; a worker hands over a real plan
-// that replaces server[0] with the real rendering of a plan that replaces
-// server[2]: one replace each, so the check passes, the policy reads
-// server[2], allows it, and the plan that replaces the primary is sealed and
-// queued for the pool's next worker to apply, weighed by nobody.
+// compared only how many changes of each action the rendering and the plan
+// counted, so a plan replacing server[0] passed a policy with the rendering
+// of one replacing server[2].
 func TestARenderingOfAnotherResourceIsRefused(t *testing.T) {
 	policy := filepath.Join(t.TempDir(), "primary.rego")
 	if err := os.WriteFile(policy, []byte(primaryPolicy), 0o644); err != nil {
@@ -128,15 +117,10 @@ rule "primary13e" {
 // file itself changes ... Attribute values a plan_gate reads come from the
 // worker's rendering: that much of the gate trusts the worker"; relay_plan.go
 // renderingIsThePlans: "the gate decides on what the plan does, not on what a
-// worker says it does"). Once, gate.SameChanges compares only each change's
-// address and action class; every other field a policy reads to know WHAT a
-// change is (type, name, index, module_address, provider_name, mode, deposed)
-// still comes from the worker unchecked. The README's own example policy,
-// which limits destroys by rc.type, is passed by a worker that hands over the
-// real plan destroying terraform_data.server[2] with its real rendering in
-// which only "type" says something else: the addresses and actions match the
-// plan file, the policy sees no terraform_data deleted, and the destroying
-// plan is sealed and queued for the pool to apply.
+// worker says it does"). Once, every field but address and action still came
+// from the worker's rendering unchecked, so a rendering that only changed
+// "type" passed the README's by-type policy with a plan destroying
+// terraform_data.server[2].
 func TestARenderingCannotForgeTheResourceType(t *testing.T) {
 	r := handOverForgedType(t, "rdata13f", func(honest []byte) []byte {
 		return forgeRendering(t, honest, map[string]any{"type": "null_resource"})
@@ -149,15 +133,10 @@ func TestARenderingCannotForgeTheResourceType(t *testing.T) {
 
 // Promise (74a5cac, gate/planfile.go RenderingNamesItsAddresses: "a rendering
 // made elsewhere cannot keep the addresses and change what they are", so "a
-// policy reading a change's type reads the plan's"). Once, the check decodes
-// the rendering with encoding/json, which matches object keys to struct
-// fields case-insensitively (a later key wins); the policy input
-// (gate/jsonvalue.go) and the summary (gate/plan.go scanPlan) read keys
-// exactly. A worker's rendering whose change says "type": "null_resource" and
-// then "TYPE": "terraform_data" shows the check the plan's type, and the
-// README's by-type plan_gate a type that is not the plan's: the real plan
-// destroying terraform_data.server[2] is denied with the honest rendering and
-// passes, sealed and queued to apply, with this one.
+// policy reading a change's type reads the plan's"). Once, a rendering with
+// "type" and then "TYPE" showed the check the plan's type and the policy
+// another, since encoding/json matched keys case-insensitively and the policy
+// input read them exactly.
 func TestARenderingsTypeInAnotherCaseIsRefused(t *testing.T) {
 	r := handOverForgedType(t, "rdata13g", func(honest []byte) []byte {
 		return bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))

@@ -317,14 +317,10 @@ func TestScanEvidenceBoundedAfterMasking(t *testing.T) {
 
 // Promise (relay: the control node keeps the decisions, and a relayed run's
 // private files live in the run's private directory on the worker; the
-// control node holds a plan in clear only in memory). Once, when the control
-// node ends a relayed run on a worker's scan evidence (scan_stop: held or
-// refused), relayHub.scanned builds an execution with no private directory
-// and h.endWith calls execution.end, which wipes filepath.Join(x.private,
-// planFileName) = "plan.tfplan" relative to the control node's current
-// directory: whatever file of that name the operator has there (a plan of
-// their own) is overwritten and removed. (relay_plan.go's planned() has the
-// same execution for gated plans.)
+// control node holds a plan in clear only in memory). Once, ending a relayed
+// run on a worker's scan evidence wiped plan.tfplan relative to the control
+// node's current directory, overwriting and removing whatever file of that
+// name the operator had there.
 func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -350,12 +346,9 @@ func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 
 // Promise (spec: a dry run behind exclude_dry_run, and every pull request's
 // plan, is scanned before it plans; the control node decides on the evidence;
-// "the control node still checks what it can"). Once, a worker that takes a
-// scanned job and reports a result without ever sending its scan gets it
-// recorded: the run ends succeeded with no scan evidence and no pass of the
-// rules (relayHub.result does not look at l.scanWhy / l.scanDone), so a dry
-// run the rule exempts only after a clean scan, and a pull request's plan,
-// "succeed" unscanned.
+// "the control node still checks what it can"). Once, a worker that reported
+// a result for a scanned job without ever sending its scan had the run
+// recorded succeeded, unscanned.
 func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
@@ -498,14 +491,9 @@ func TestAWorkersScanKeepsSecretsOutAndRefusesUntrustedSettings(t *testing.T) {
 }
 
 // Promise (relay: the scan runs on the worker, in the run's private directory
-// under data_dir; any data_dir works). Once, a worker whose data_dir lies
-// inside its checkout (a worker file kept in the repository, data_dir =
-// "./data") cannot scan anything: the scan's copy (scanCopyOf ->
-// copyConfiguration) walks the whole checkout, reaches the run's own private
-// directory and copies the copy into itself, level after level, until the
-// path is too long; every scanned dry run, check and pull-request plan of the
-// pool on that worker is refused, "The configuration cannot be copied for the
-// scan", for a clean configuration.
+// under data_dir; any data_dir works). Once, a worker whose data_dir lay
+// inside its checkout refused every scanned run, because the scan's copy
+// copied itself into itself until the path was too long.
 func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)

@@ -62,17 +62,10 @@ func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 }
 
 // Promise (no secret answer leaks; the control node keeps the keys; a pool
-// without a delivery key runs a run that holds no secret). Once,
-// relayHub.payload calls rememberSecrets, which adds every secret answer any
-// earlier run of the same project gave (on the control node, on any pool, for
-// any template) to the masker, and sends the masker's whole list in the
-// payload's Secrets. So (1) a worker of pool eu, running a dry run of rnet
-// that holds no secret at all, receives in its payload the database password
-// alice answered for a run the control node executed itself, a run no worker
-// had any part in; and (2) pool bare, without a delivery key, refuses every
-// later run of the project, also those with no credential and no secret
-// answer, "so the run's credentials and secret answers cannot reach its
-// workers sealed".
+// without a delivery key runs a run that holds no secret). Once, every secret
+// answer any earlier run of the project gave went into each payload, so a
+// worker received a password from a run it had no part in, and a pool without
+// a delivery key refused every later run.
 func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	const prod = "prod-db-password-13e"
 	h, keys, identity := relayHarness(t, localSecretTemplate)

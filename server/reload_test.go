@@ -112,17 +112,10 @@ func TestReloadRacingLaunches(t *testing.T) {
 }
 
 // Promise (brief): "a user removed on reload can no longer act (open SSH
-// sessions? an open console? an MCP session?)". Once, the console (and an MCP
-// session, and any `--wait` command) captures the Identity, roles included,
-// once at session start (server/ssh.go routeMiddleware: `id, ok :=
-// s.identify(...)` then `s.serveTUI(sess, id)` -> console.go `&console{s: s,
-// id: id}`), and Approve/Reject/Cancel/Launch trust that copy (permissions.go
-// mayApprove: `who.Has("approve")` reads the captured roles; nothing asks the
-// current configuration whether who still exists). So bob, removed from the
-// configuration by a reload (a fired approver, a revoked key), still approves
-// a held apply from the console he left open — and it applies. The README's
-// "sessions already open keep going" does not make acting in them with powers
-// the operator just took away acceptable.
+// sessions? an open console? an MCP session?)". Once, a user removed from the
+// configuration by a reload still approved a held apply from the console he
+// had left open, because the console acted on the identity captured at
+// session start.
 func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
@@ -147,8 +140,10 @@ func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 	}
 }
 
-// Once, with the same cause: an approver whose approve role a reload took
-// away keeps approving from a console opened before it.
+// A reload that takes away an approver's role takes it from the console
+// they have open too.
+// Once, an approver whose approve role a reload took away kept approving from
+// a console opened before it.
 func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")

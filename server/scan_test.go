@@ -313,12 +313,9 @@ func TestScanCopyRemovedWhenTheRunEnds(t *testing.T) {
 
 // Promise (README "The configuration scan" step 1): the scan's copy is
 // private (DATA_DIR/runs/ID/scan) and "no .terraform" is copied; tofu get
-// downloads "there". Once, copyConfiguration skips .terraform only when it is
-// a directory (d.IsDir() in server/scancopy.go); a .terraform that is a
-// symbolic link is copied as a link, so `tofu get` in the private copy writes
-// its modules through it, wherever it points (outside the checkout and the
-// data dir). modulesStep refuses the working directory's symlinked .terraform
-// only afterwards.
+// downloads "there". Once, a .terraform that was a symbolic link was copied
+// into the scan's private copy as a link, so the gate's tofu get wrote its
+// modules through it, outside the checkout and the data dir.
 func TestTheScanCopyNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 	h := scanHarness(t, "")
 	outside := filepath.Join(h.dir, "outside")
@@ -343,13 +340,8 @@ func TestTheScanCopyNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 // Promise (README "The configuration scan"): "anything it cannot read" is a
 // finding, and "verify modules: the tree the plan will read is read again;
 // unless its digest is the scanned one, the run is refused". Once, a
-// configuration file that is not a regular file (a FIFO named extra.tf) is
-// not copied into the scan's copy (copyConfiguration keeps only regular
-// files), so the scan finds nothing; verifyModulesStep reads the checkout
-// again, gets a finding for it, but compares only digests (an unread file
-// adds nothing to the digest) and lets the run plan. tofu then reads the
-// FIFO: whatever a writer feeds it is planned unscanned (here a resource; it
-// could as well be a data "external"), or with no writer the plan hangs.
+// configuration file that was a FIFO was left out of the scan's copy and of
+// the digest, so the run planned whatever a writer fed it, unscanned.
 func TestAConfigurationFileThatIsAFifoIsRefusedBeforeThePlan(t *testing.T) {
 	h := scanHarness(t, "")
 	fifo := filepath.Join(h.project, "infra/scan/clean/extra.tf")
@@ -463,16 +455,9 @@ template "enc-clean" {
 
 // Promise (README "The configuration scan"): local modules are read from the
 // copy of the repository as OpenTofu reads them; the plan runs exactly the
-// modules scanned. Once, the scanner resolves a local source relative to the
-// caller's directory with symbolic links resolved (child in scan/module.go:
-// filepath.Join(dir, local) where dir is EvalSymlinks'd), while OpenTofu
-// joins it lexically to the caller's manifest Dir
-// (filepath.Join(parentRecord.Dir, source) in initwd's installLocalModule).
-// With module "a" at ./link_a -> deep/x/a calling "../b", the scan reads
-// deep/x/b (clean) while OpenTofu loads ./b. verifyModulesStep repeats the
-// scanner's reading, so the digests match, and the plan evaluates ./b, which
-// nobody scanned; the saved plan's snapshot check refuses the plan only after
-// it ran (a data "external" in ./b would have run).
+// modules scanned. Once, the scanner resolved a local module source relative
+// to the caller's directory with symbolic links resolved while OpenTofu
+// joined it lexically, so the plan evaluated a module nobody scanned.
 func TestTheScanResolvesALocalSourceAsOpenTofuDoes(t *testing.T) {
 	h := scanHarness(t, `
 template "lex" {
@@ -502,15 +487,10 @@ template "lex" {
 }
 
 // Promise (README "Releasing a scan-stage hold ... plans exactly the modules
-// scanned, from the copy the gate kept"; step 4 "verify modules"). Once,
-// verifyModulesStep reads local modules from the filesystem by their source
-// (package scan ignores the manifest for local sources), but OpenTofu loads
-// every module, local ones included, from the Dir its modules.json records;
-// modulesStep copies that manifest from the kept private copy. A kept copy
-// whose modules.json was altered while the run waited (it lives under
-// DATA_DIR/runs/ID/scan) sends module.a.module.b to another directory of the
-// checkout: the digest still matches, and the plan loads a module nobody
-// scanned or released.
+// scanned, from the copy the gate kept"; step 4 "verify modules"). Once, a
+// kept copy whose modules.json was altered while the run waited sent a module
+// to another directory of the checkout, and the released plan loaded a module
+// nobody scanned.
 func TestAReleasedRunPlansOnlyTheModulesScanned(t *testing.T) {
 	h := scanHarness(t, "")
 	wd := filepath.Join(h.project, "infra/scan/deep")
@@ -564,16 +544,9 @@ template "kube" {
 // Promise (README "The configuration scan" step 1): "A .terraform the gate
 // did not install, committed or left in the working directory, is never read,
 // and no setting makes it trusted"; "verify modules: the tree the plan will
-// read is read again". Once, a credential's env sets TF_DATA_DIR (BuildEnv
-// drops the server's own, not a credential's). The gate's get then writes its
-// manifest to .tfdata in the copy, which manifestIn (server/scan.go) never
-// looks at; modulesStep puts nothing in place; `tofu init -get=false` and
-// `tofu plan` use the working directory's .tfdata/modules/modules.json, left
-// there or committed, which sends module "m" (source "./mod") to another
-// directory; verifyModulesStep reads ./mod with no manifest (manifestIn looks
-// only in .terraform), finds the scanned digest and lets the plan run the
-// module the scan never read. Only after the plan does checkPlanConfig
-// notice.
+// read is read again". Once, a credential's TF_DATA_DIR made init and plan
+// read a modules.json left in the working directory, which sent a module to
+// another directory the scan never read.
 func TestACredentialsDataDirNeverMakesALeftoverManifestTrusted(t *testing.T) {
 	h := scanHarness(t, `
 credential "dd" {
@@ -606,13 +579,10 @@ template "dd" {
 
 // Promise (README "The configuration scan"): an encryption block whose key
 // provider runs a program is a finding, because it "runs a program the
-// configuration names at plan time just as external does". Once, the scan
-// flags only key_provider "external" (scan/blocks.go EncryptionReason). The
-// built-in aws_kms key provider takes shared_config_files and profile from
-// the configuration; a profile with credential_process runs that program as
-// soon as OpenTofu builds the key provider, at `tofu init` already (so before
-// the plan, and in a pull request's private tree too). The dry run is
-// exempted and the program runs with the run's environment, no person asked.
+// configuration names at plan time just as external does". Once, an aws_kms
+// key provider whose shared config named a credential_process ran that
+// program at tofu init, with no person asked, since the scan flagged only the
+// external key provider.
 func TestAnAwsKmsKeyProviderWithACredentialProcessIsAFinding(t *testing.T) {
 	h := scanHarness(t, `
 template "kms" {

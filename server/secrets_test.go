@@ -513,12 +513,9 @@ rule "destroys" {
 
 // Promise (findings named by address, and the masking of credentials): a
 // credential's value never shows in show, show --json or the audit trail.
-// Once, a TF_ENCRYPTION credential the scan cannot parse (a passphrase left
-// unquoted in its JSON) becomes a finding whose reason is the parser's
-// message, which quotes the passphrase; the masker masks the credential's
-// whole value, not the fragment, so the passphrase is shown to whoever may
-// read the run (readEncryptionEnv in scan/encryption.go, Reason masked with
-// x.masker.String in server/scan.go scanStep).
+// Once, a TF_ENCRYPTION credential the scan could not parse became a finding
+// quoting the parser's message, passphrase included, for whoever could read
+// the run.
 func TestAnUnparsableEncryptionCredentialStaysOutOfTheFindings(t *testing.T) {
 	const secret = "TroubadorHorseBatteryStaple"
 	h := scanHarness(t, `
@@ -545,13 +542,9 @@ template "enc-clean" {
 
 // Promise (README "Secrets": the masker replaces "every secret answer ...
 // each also as OpenTofu renders it"): a survey answer marked sensitive never
-// shows in show, show --json, the audit trail or the log. Once, used as a
-// module source (a variable the configuration declares plain), the finding
-// does not quote it, but the gate's own `tofu get` in the scan step prints
-// the module directory as OpenTofu cleans it ("- m in hunter2-module-XYZZY"
-// for "./hunter2-module-XYZZY"), which the masker does not know, and the log
-// keeps it. With the variable declared sensitive in the configuration nothing
-// shows (the second case).
+// shows in show, show --json, the audit trail or the log. Once, a sensitive
+// answer used as a module source showed in the log through tofu get's cleaned
+// module path, which the masker did not know.
 func TestASensitiveModuleSourceStaysOutOfTheGetLog(t *testing.T) {
 	for _, c := range []struct {
 		name, decl string

@@ -19,15 +19,10 @@ import (
 // Promise (README, relay: "a worker that died (SIGKILL, a lost machine)
 // stops, at its next start and before it dials, what its runs left running
 // ... and wipes their private directories"; worker_leftovers.go: "what runs
-// of an earlier life of this worker left running"). Once, cleanLeftovers
-// takes every directory under data_dir/runs for a leftover of this worker's
-// earlier life, and nothing tells a dead worker's directory from a live
-// one's: no lock on data_dir, no check that the marked processes' worker is
-// gone. A second worker started on the same data_dir (a second unit or pod
-// given the same directory, an operator running the worker by hand while the
-// service runs, a restart that overlaps the old process's drain) interrupts
-// and then kills the first worker's apply in the middle of its provisioner,
-// and wipes its private directory under it.
+// of an earlier life of this worker left running"). Once, a second worker
+// started on the same data_dir took the first one's runs for leftovers of an
+// earlier life, killed its apply mid-provisioner and wiped its private
+// directory.
 func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
 	h, keys, identity := relayHarness(t, slowPoolTemplate)
 	h.srv.relay.mu.Lock()
@@ -67,11 +62,9 @@ func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
 
 // A job's run ID is data from the wire, joined to data_dir/runs to make the
 // run's private directory, which the worker creates and removes with
-// os.RemoveAll when the run ends. The worker never checks it: a run ID of
-// "../../victim" (or "..") makes it create, and then remove recursively, a
-// directory outside its data_dir (or the data_dir itself, lock and all).
-// The job need not even follow an offer the worker took (sessionState.job
-// does not compare it with st.taken).
+// os.RemoveAll when the run ends. Once, a run ID of "../../victim" (or "..")
+// made the worker create, and then remove recursively, a directory outside
+// its data_dir (or the data_dir itself).
 func TestAJobsRunIDCannotEscapeTheDataDir(t *testing.T) {
 	for _, tc := range []struct{ run, victim string }{
 		{"../../victim", "victim"}, // a sibling of the data_dir
