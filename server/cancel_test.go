@@ -600,7 +600,7 @@ template "slow" {
 // accepted and said cancelled, the run never applies; whenever approve
 // was accepted first, cancel either stops it or is refused — the run ends
 // in exactly one final status and applies at most once.
-func TestHostileCancelRacesApproval(t *testing.T) {
+func TestCancelRacingTheLastApprovalEndsTheRunOnce(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	for i := 1; i <= 6; i++ {
 		id := strconv.Itoa(i)
@@ -645,7 +645,7 @@ func TestHostileCancelRacesApproval(t *testing.T) {
 // directory), running, held, held after a partial release, queued to apply
 // after release; then cancel twice. Reject after a partial release ends the
 // run rejected, and a rejected run's releases do not apply.
-func TestHostileCancelAtEveryStatus(t *testing.T) {
+func TestCancelAtEveryStatusEndsTheRun(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules+`
 template "slow" {
   project = "infra"

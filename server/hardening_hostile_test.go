@@ -113,7 +113,7 @@ func TestEveryStepRunsInTheDirectoryCheckedAtItsStart(t *testing.T) {
 // them. 400 requests of 200 KB (80 MB) on one session grow the server's
 // heap by about that much; with more, any configured key exhausts the
 // server's memory. What the server keeps for a session must be bounded.
-func TestHostileHardEnvRequestFlood(t *testing.T) {
+func TestEnvRequestsBeforeACommandAreBounded(t *testing.T) {
 	h := newHarness(t, "")
 	client, err := dialAs(h, "carol")
 	if err != nil {
@@ -156,7 +156,7 @@ func TestHostileHardEnvRequestFlood(t *testing.T) {
 // ms must get in within the deadline (plus a second); the hard cap, with no
 // random early drop as OpenSSH's MaxStartups start:rate:full has, locks users
 // out for as long as the flood lasts.
-func TestHostileHardSustainedFloodFromTwoAddresses(t *testing.T) {
+func TestAFloodFromTwoAddressesCostsUsersAtMostTheHandshakeDeadline(t *testing.T) {
 	const deadline = 2 * time.Second
 	h, _ := newLimitHarness(t, Options{SSHHandshakeTimeout: deadline}, "")
 	var stop atomic.Bool
@@ -246,7 +246,7 @@ func sshProbe(t *testing.T, h *harness, user, line, stdin string) (string, strin
 // Odd words for every command: each must be answered with exit 0, 1 or 2
 // (never a dropped session, a panic or a hang), nothing may be queued by a
 // refused launch, and the server keeps serving.
-func TestHostileHardOddCommands(t *testing.T) {
+func TestOddWordsForEveryCommandGetAnExitStatus(t *testing.T) {
 	h, logs := newLimitHarness(t, Options{}, dataTemplates+networkTemplate)
 	probes := []struct{ user, line, stdin string }{
 		{"alice", "show 0", ""}, {"alice", "show -1", ""}, {"alice", "show 99999999999999999999999999", ""},
@@ -300,7 +300,7 @@ func TestHostileHardOddCommands(t *testing.T) {
 // variables: each launch must be answered within seconds (a FIFO, a
 // device, a symlink loop, a directory named main.tf, a sparse huge file, a
 // file that grows while read) and the server keep serving.
-func TestHostileHardCheckoutFiles(t *testing.T) {
+func TestHostileCheckoutFilesAreAnsweredWithinSeconds(t *testing.T) {
 	h, logs := newLimitHarness(t, Options{}, dataTemplates)
 	wd := filepath.Join(h.project, "infra", "data")
 	cases := []struct {
@@ -371,7 +371,7 @@ func TestHostileHardCheckoutFiles(t *testing.T) {
 // (~450,000 blocks) in a working directory: how long does `launch` take and
 // how much heap does it cost? The configuration parser refuses more than
 // 10,000 blocks; the checkout reader should be bounded the same way.
-func TestHostileHardCheckoutManyBlocks(t *testing.T) {
+func TestACheckoutFileOfManyBlocksIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	wd := filepath.Join(h.project, "infra", "data")
 	var b strings.Builder
@@ -419,7 +419,7 @@ func TestHostileHardCheckoutManyBlocks(t *testing.T) {
 // under a second; a 10 MB pty-req or exec request is dropped by the
 // transport without harm; a slow-loris handshake (one byte every 200 ms)
 // is closed at the handshake deadline.
-func TestHostileHardLengthsAndSlowLoris(t *testing.T) {
+func TestCommandLengthsAndSlowHandshakesAreBounded(t *testing.T) {
 	const deadline = 2 * time.Second
 	h, _ := newLimitHarness(t, Options{SSHHandshakeTimeout: deadline}, "")
 	exact := "runs" + strings.Repeat(" ", 64<<10-4)

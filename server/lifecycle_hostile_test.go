@@ -1,7 +1,7 @@
 package server
 
-// Hostile tests of the run lifecycle. Each TestHostile… either demonstrates a
-// break (it fails against the product) or pins an attack that held.
+// Hostile tests of the run lifecycle: each puts an attack to a run and asserts
+// the promise the attack would break.
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 // sees (another backend, read with state pull just before the apply) ends
 // `stale`; `show --json` must then say "stale": true, not false beside
 // status "stale".
-func TestHostileStaleAtApplyTimeShowsStale(t *testing.T) {
+func TestAnApplyStaleAtApplyTimeShowsStale(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -47,7 +47,7 @@ func TestHostileStaleAtApplyTimeShowsStale(t *testing.T) {
 // A dry run an approval rule holds before planning is released with "The
 // apply its plan proposes is held again" — a dry run applies nothing and
 // nothing is held again (words that mislead in an approval tool).
-func TestHostileDryRunReleaseSaysNoApply(t *testing.T) {
+func TestADryRunsReleaseSaysNothingIsApplied(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
 	h.waitStatus("1", StatusAwaitingApproval)
@@ -63,7 +63,7 @@ func TestHostileDryRunReleaseSaysNoApply(t *testing.T) {
 // is no longer: rerun moves the sealed secret answer into the new run's
 // plain answers and vars, where show prints it (README: secret answers are
 // reused from the sealed store, never shown).
-func TestHostileRerunKeepsSealedAnswersSealed(t *testing.T) {
+func TestARerunKeepsSealedAnswersSealed(t *testing.T) {
 	const canary = "Rerun-Secret-4471"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
 	h.mustSSH("alice", "launch", "data-free", "--wait")
@@ -89,7 +89,7 @@ func TestHostileRerunKeepsSealedAnswersSealed(t *testing.T) {
 // README: "a missing required answer (a field with no default; an empty
 // string is no answer) ... is refused before the run is queued". A
 // required list given as the empty string is taken as an empty list.
-func TestHostileRequiredListEmptyIsNoAnswer(t *testing.T) {
+func TestAnEmptyRequiredListIsNoAnswer(t *testing.T) {
 	h := newHarness(t, `
 template "zones" {
   project = "infra"
@@ -110,7 +110,7 @@ template "zones" {
 // instant, many times over: the apply runs exactly once. Also a single
 // rule naming nobody, approved at once by two people: one release, one
 // refusal.
-func TestHostileConcurrentApprovalsApplyOnce(t *testing.T) {
+func TestConcurrentApprovalsApplyOnce(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--var", "instances=2", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -145,7 +145,7 @@ func TestHostileConcurrentApprovalsApplyOnce(t *testing.T) {
 
 // Cancelling at every status: final ones refused, cancel twice refused,
 // approve/reject/cancel of an ended run never changes it.
-func TestHostileNothingChangesAFinalRun(t *testing.T) {
+func TestNothingChangesAFinalRun(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -171,7 +171,7 @@ func TestHostileNothingChangesAFinalRun(t *testing.T) {
 // --answers - with one name twice in the JSON object: the second silently
 // wins. README: a flag that takes one value refuses a second; a name given
 // both ways is refused.
-func TestHostileAnswersJSONDuplicateNameRefused(t *testing.T) {
+func TestAnswersJSONWithANameTwiceIsRefused(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	var out, errOut bytes.Buffer
 	code := h.srv.command(context.Background(), h.identity("alice"),
@@ -220,7 +220,7 @@ rule "review-two" {
 // longer matches becomes stale at once. After the restart the held plan is
 // still shown approvable ("stale": false, waiting for you) and is only
 // caught at the apply.
-func TestHostileInterruptedApplyMakesHeldPlanStale(t *testing.T) {
+func TestAnInterruptedApplyMakesAHeldPlanStale(t *testing.T) {
 	h := newHarness(t, twoStepTemplates)
 	dir := filepath.Join(h.project, "infra/twostep")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -263,7 +263,7 @@ func TestHostileInterruptedApplyMakesHeldPlanStale(t *testing.T) {
 // --json says the hold "waits_for" alice and the console lists alice as its
 // approver, yet alice is refused and nobody else may release it — the
 // deadlock the lifecycle rules remove, reported as if someone could act.
-func TestHostileHoldOnlyTheRequesterCouldReleaseSaysSo(t *testing.T) {
+func TestAHoldOnlyTheRequesterCouldReleaseSaysSo(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 rule "alice-only" {
   templates        = ["data"]
@@ -287,7 +287,7 @@ rule "alice-only" {
 // help, help CMD, CMD --help and CMD -h for every command exit 0 and agree;
 // an unknown topic exits 2; every single-value flag refuses a second
 // value; trailing arguments are refused.
-func TestHostileHelpFlagsAndArguments(t *testing.T) {
+func TestHelpAndFlagsAgreeForEveryCommand(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	if out := h.mustSSH("bob", "help"); !strings.Contains(out, "awaiting_approval") || !strings.Contains(out, "rerun RUN") {
 		t.Errorf("help lacks statuses or rerun:\n%s", out)
@@ -348,7 +348,7 @@ func planLine(text string) string {
 // Counts in tofu's words and arithmetic: for replacements, destroys and a
 // mix, the counts show and the console give start with what tofu itself
 // printed for the same plan.
-func TestHostileCountsMatchTofu(t *testing.T) {
+func TestCountsMatchTofu(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -380,7 +380,7 @@ func TestHostileCountsMatchTofu(t *testing.T) {
 // sensitive and now wants a number is refused with the sealed secret
 // quoted back on stderr ("a refusal never repeats an answer"; secret
 // answers are "never shown").
-func TestHostileRerunRefusalNeverQuotesASealedSecret(t *testing.T) {
+func TestARerunRefusalNeverQuotesASealedSecret(t *testing.T) {
 	const canary = "Rerun-Secret-9913"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
 	h.mustSSH("alice", "launch", "data-free", "--wait")
@@ -406,7 +406,7 @@ func TestHostileRerunRefusalNeverQuotesASealedSecret(t *testing.T) {
 // Rerun of a rerun of a stale run: same answers, secret included, rerun_of
 // the immediate run; rerun of a held, queued or running run refused;
 // rerun output never holds the secret.
-func TestHostileRerunOfARerun(t *testing.T) {
+func TestARerunOfARerunKeepsItsAnswers(t *testing.T) {
 	const canary = "Rerun-Secret-5520"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
 	h.mustSSH("alice", "launch", "data-free", "--wait")
@@ -465,7 +465,7 @@ template "many" {
 
 // The SSH launch and the console's CheckLaunch agree on every answer set,
 // field by field, and neither quotes a sensitive answer.
-func TestHostileLaunchValidationParity(t *testing.T) {
+func TestSSHAndTheConsoleValidateLaunchesAlike(t *testing.T) {
 	h := newHarness(t, manyFields)
 	good := map[string]string{"name": "n", "size": "small", "on": "true", "pin": "1234", "tags": `{"a":"b"}`}
 	with := func(k, v string) map[string]string {
@@ -506,7 +506,7 @@ func TestHostileLaunchValidationParity(t *testing.T) {
 // Two held proposals for one directory: the older says a newer exists in
 // show and the console; approving the older applies it and the newer goes
 // stale at once, before anyone approves it, and says so.
-func TestHostileNewerProposalThenStale(t *testing.T) {
+func TestApprovingTheOlderProposalMakesTheNewerStale(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--var", "instances=1", "--wait")
 	h.mustSSH("carol", "launch", "data", "--var", "instances=2", "--wait")
@@ -532,7 +532,7 @@ func TestHostileNewerProposalThenStale(t *testing.T) {
 // An agent's apply under two rules: a request-stage hold, then three
 // plan-stage holds; the request digest does not release the plan; alice
 // releases agent and alice-reviews at once, bob his; the apply runs once.
-func TestHostileAgentRequestThenTwoRules(t *testing.T) {
+func TestAnAgentsApplyUnderTwoRulesRunsOnce(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("deploy-bot", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
@@ -582,7 +582,7 @@ func TestHostileAgentRequestThenTwoRules(t *testing.T) {
 // holds the run (show lists hers as released; approve and the "waiting for
 // you" mark treat it as no longer holding), yet alice's reject is accepted
 // and ends the run bob was about to release.
-func TestHostileRejectOnlyByPendingRulesApprovers(t *testing.T) {
+func TestOnlyAPendingRulesApproverMayReject(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")

@@ -1,6 +1,6 @@
 package server
 
-// Hostile tests of DESIGN invariant 3: each TestHostileSecret… puts a canary
+// Hostile tests of DESIGN invariant 3: each puts a canary
 // secret where the README says it is masked and looks for it in the stored
 // log, show --json, runs --json, the console and every file of the data
 // directory. A failing test is a leak.
@@ -65,7 +65,7 @@ func reportLeaks(t *testing.T, found []string, sinks map[string][]byte, show str
 // rule rejects: OpenTofu's diagnostic prints the value in Go's %g with 10
 // significant digits ("var.pin is 4.111111111e+16"), a rendering the masker
 // never registered. Expected: the digits masked (or the form registered).
-func TestHostileSecretNumberInDiagnostic(t *testing.T) {
+func TestASensitiveNumberIsMaskedInADiagnostic(t *testing.T) {
 	h := newHarness(t, `
 template "atk-num" {
   project = "infra"
@@ -93,7 +93,7 @@ template "atk-num" {
 // so the path [input, cred, type] resolves to "public-part" and the canary
 // under "type" is never registered. The dry run's plan prints
 // terraform_data.output's prior value (`- type = "nested-canary-…"`).
-func TestHostileSecretNestedStateValueTypeObject(t *testing.T) {
+func TestAStateSensitiveValueNestedUnderTypeIsMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-nest" {
   project = "infra"
@@ -119,7 +119,7 @@ template "atk-nest" {
 // terraform.tfstate.d/blue/terraform.tfstate, which does not exist, so the
 // values the real state (envs/blue/terraform.tfstate) marks sensitive are
 // never registered. The dry run's plan prints `~ output = "ws-canary-…"`.
-func TestHostileSecretWorkspaceDirState(t *testing.T) {
+func TestStateSensitiveValuesOfAWorkspaceDirAreMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-ws" {
   project = "infra"
@@ -168,7 +168,7 @@ template "atk-prov" {
 // trims trailing white space from every provisioner output line, so the
 // provisioner's output holds the secret without its last byte, a form the
 // masker never registered (it trims lines only of multi-line values).
-func TestHostileSecretTrailingSpaceTrimmedByTofu(t *testing.T) {
+func TestASecretEndingInASpaceIsMaskedWhenTofuTrimsIt(t *testing.T) {
 	h := newHarness(t, atkProvTemplate)
 	const secret = "trail-canary-6d6d2e2e "
 	h.mustSSH("alice", "launch", "atk-prov", "--var", "trail="+secret, "--wait")
@@ -179,7 +179,7 @@ func TestHostileSecretTrailingSpaceTrimmedByTofu(t *testing.T) {
 // A secret answer holding a carriage return: OpenTofu's UI splits
 // provisioner output at "\r" as at "\n" (hook_ui.go scanLines), but the
 // masker makes line forms only for "\n".
-func TestHostileSecretCarriageReturnSplitByTofu(t *testing.T) {
+func TestASecretHoldingACarriageReturnIsMaskedWhenTofuSplitsIt(t *testing.T) {
 	h := newHarness(t, atkProvTemplate)
 	const secret = "cr-canary-left-3f3f\rcr-canary-right-4a4a"
 	_, errOut, code := h.sshStdin("alice", `{"cr":"cr-canary-left-3f3f\rcr-canary-right-4a4a"}`, "launch", "atk-prov", "--answers", "-", "--wait")
@@ -197,7 +197,7 @@ func TestHostileSecretCarriageReturnSplitByTofu(t *testing.T) {
 // every secret answer masked and lists no such limit (mask.go's comment
 // says keys stay visible). The same run checks, and finds held, a JSON
 // document answer's string and its number (account_pin = ***).
-func TestHostileSecretSensitiveMapKey(t *testing.T) {
+func TestASensitiveMapsKeysAreMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-json" {
   project = "infra"
@@ -230,7 +230,7 @@ template "atk-json" {
 // side of the next plan in the second: the remembered answers are keyed by
 // working directory, and the state does not mark the plain variable
 // sensitive.
-func TestHostileSecretSharedStateAcrossDirectories(t *testing.T) {
+func TestASecretIsMaskedInAnotherDirectoryThatSharesItsState(t *testing.T) {
 	h := newHarness(t, `
 template "atk-share-a" {
   project = "infra"
@@ -263,7 +263,7 @@ template "atk-share-b" {
 // error (evaluated strictly) that quotes its argument, and a hold set
 // holding a non-string, which messages() quotes with %v. Each carries a
 // secret answer the masker knows (a survey-sensitive field).
-func TestHostileSecretPolicyMessages(t *testing.T) {
+func TestPolicyMessagesAreMasked(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

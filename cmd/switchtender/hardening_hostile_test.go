@@ -83,7 +83,7 @@ func runCheck(t *testing.T, cfg string) (string, int) {
 // parser one level per character with no bracket at all. A 4 MiB file of
 // `!!!…!true` (1,000,000 levels, under MaxFileSize) must be refused with
 // file:line and exit 1; it kills `check` with "fatal error: stack overflow".
-func TestHostileHardCheckUnaryNesting(t *testing.T) {
+func TestCheckRefusesUnaryNesting(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "unary.hcl")
 	src := "server {\n  allow_self_approval = " + strings.Repeat("!", 1_000_000) + "true\n}\n"
@@ -99,7 +99,7 @@ func TestHostileHardCheckUnaryNesting(t *testing.T) {
 // The nesting bound clamps at zero on a closing bracket and counts brackets
 // inside comments and strings, so a `# )` comment after each `(` hides any
 // depth from it: 200,000 real levels of parentheses, seen as depth 1.
-func TestHostileHardCheckNestingHiddenByComments(t *testing.T) {
+func TestCheckCountsNestingHiddenByComments(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "hidden.hcl")
 	const levels = 200_000
@@ -114,7 +114,7 @@ func TestHostileHardCheckNestingHiddenByComments(t *testing.T) {
 }
 
 // Same with strings: `("a)" + ("a)" + …` keeps the counted depth at 1.
-func TestHostileHardCheckNestingHiddenByStrings(t *testing.T) {
+func TestCheckCountsNestingHiddenByStrings(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "strings.hcl")
 	const levels = 200_000
@@ -144,7 +144,7 @@ func (n *node) alive() bool {
 // holes. A launcher who can commit to the checkout writes main-bomb.tf with
 // 1,000,000 `!`; `launch` must be answered (fail closed or refused) and the
 // server keep serving. Instead the whole server dies with a stack overflow.
-func TestHostileHardLaunchCheckoutUnaryNestingDoesNotKillTheServer(t *testing.T) {
+func TestUnaryNestingInTheCheckoutDoesNotKillTheServer(t *testing.T) {
 	n := newNode(t)
 	bomb := "variable \"x\" {\n  sensitive = " + strings.Repeat("!", 1_000_000) + "true\n}\n"
 	if err := os.WriteFile(filepath.Join(n.project, "infra", "data", "bomb.tf"), []byte(bomb), 0o644); err != nil {
@@ -165,7 +165,7 @@ func TestHostileHardLaunchCheckoutUnaryNestingDoesNotKillTheServer(t *testing.T)
 
 // The JSON form: `[ "]", [ "]", …` keeps CheckNesting's depth at 1 while the
 // JSON parser recurses 300,000 levels.
-func TestHostileHardLaunchCheckoutJSONNestingDoesNotKillTheServer(t *testing.T) {
+func TestJSONNestingInTheCheckoutDoesNotKillTheServer(t *testing.T) {
 	n := newNode(t)
 	const levels = 300_000
 	bomb := `{"locals": {"a": ` + strings.Repeat(`["]", `, levels) + "1" + strings.Repeat("]", levels) + "}}\n"
@@ -187,7 +187,7 @@ func TestHostileHardLaunchCheckoutJSONNestingDoesNotKillTheServer(t *testing.T) 
 
 // `audit verify` while the server runs: the store is locked; it must end
 // promptly with a sentence saying to stop the server.
-func TestHostileHardAuditVerifyWhileServing(t *testing.T) {
+func TestAuditVerifyWhileServingEndsPromptly(t *testing.T) {
 	n := newNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -206,7 +206,7 @@ func TestHostileHardAuditVerifyWhileServing(t *testing.T) {
 // says the trail verifies. README documents only that removing entries from
 // the end goes unnoticed; the spec asks that "a changed byte anywhere in any
 // entry is detected".
-func TestHostileAuditChainRewrittenIsCaughtByItsAnchor(t *testing.T) {
+func TestARewrittenAuditChainIsCaughtByItsAnchor(t *testing.T) {
 	n := newNode(t)
 	n.mustSSH("alice", "launch", "data", "--var", "instances=1", "--wait")
 	held := n.show("1")
