@@ -48,8 +48,8 @@ func holdRules(v runView) []string {
 
 // A rule that names who must release an agent's applies: deploy-bot's
 // reconcile of a check alice launched is an apply deploy-bot asked for, so
-// the rule should hold it for dave; the check's decision was made for
-// alice, and the reconcile copies it.
+// the rule holds it for dave. Once, the reconcile copied the check's
+// decision, made for alice.
 func TestAReconcileIsHeldForTheApproversOfItsOwnRequester(t *testing.T) {
 	h := driftedData(t, `
 rule "bot-applies" {
@@ -72,9 +72,9 @@ rule "bot-applies" {
 	}
 }
 
-// The rules changed after the check (a max_destroy = 0 rule naming dave):
-// the reconcile is an apply proposed now, so the rules as they are now
-// should hold it; it copies the holds the check's plan had.
+// The rules changed after the check (a max_destroy = 0 rule naming dave): the
+// reconcile is an apply proposed now, so the rules as they are now hold it.
+// Once, it copied the holds the check's plan had.
 func TestAReconcileIsHeldByTheRulesAsTheyAreNow(t *testing.T) {
 	h := driftedData(t, "")
 	h.check("2")
@@ -343,10 +343,10 @@ func TestACheckShowsNoSecret(t *testing.T) {
 	}
 }
 
-// A scheduled check and a manual check racing for one working directory:
-// the manual check lands after the schedule read the runs and before it
-// launched, and two checks of the directory are then pending although the
-// schedule promises at most one.
+// A scheduled check and a manual check racing for one working directory: the
+// manual check lands after the schedule read the runs and before it launched,
+// and one check of the directory stays pending, as the schedule promises.
+// Once, two were.
 func TestAScheduledAndAManualCheckLeaveOneCheckPending(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	cfg := *h.srv.config()

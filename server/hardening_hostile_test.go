@@ -107,12 +107,10 @@ func TestEveryStepRunsInTheDirectoryCheckedAtItsStart(t *testing.T) {
 	}
 }
 
-// An authenticated session can send any number of "env" requests before
-// its command; charm.land/ssh keeps every one (session.env is appended to
-// without bound) until the session ends, though Switchtender never reads
-// them. 400 requests of 200 KB (80 MB) on one session grow the server's
-// heap by about that much; with more, any configured key exhausts the
-// server's memory. What the server keeps for a session must be bounded.
+// An authenticated session can send any number of "env" requests before its
+// command; what the server keeps of them is bounded. Once, charm.land/ssh
+// kept every one until the session ended, so 400 requests of 200 KB grew the
+// server's heap by about 80 MB, and more exhausted its memory.
 func TestEnvRequestsBeforeACommandAreBounded(t *testing.T) {
 	h := newHarness(t, "")
 	client, err := dialAs(h, "carol")
@@ -153,9 +151,9 @@ func TestEnvRequestsBeforeACommandAreBounded(t *testing.T) {
 // connection as soon as one is closed, so the handshake slots are always full
 // and every new connection is closed at accept. The spec: "a flood costs
 // users at most the handshake deadline". A configured user retrying every 100
-// ms must get in within the deadline (plus a second); the hard cap, with no
-// random early drop as OpenSSH's MaxStartups start:rate:full has, locks users
-// out for as long as the flood lasts.
+// ms must get in within the deadline (plus a second). Once, the hard cap,
+// with no random early drop as OpenSSH's MaxStartups start:rate:full has,
+// locked users out for as long as the flood lasted.
 func TestAFloodFromTwoAddressesCostsUsersAtMostTheHandshakeDeadline(t *testing.T) {
 	const deadline = 2 * time.Second
 	h, _ := newLimitHarness(t, Options{SSHHandshakeTimeout: deadline}, "")

@@ -44,9 +44,9 @@ func TestAnApplyStaleAtApplyTimeShowsStale(t *testing.T) {
 	}
 }
 
-// A dry run an approval rule holds before planning is released with "The
-// apply its plan proposes is held again" — a dry run applies nothing and
-// nothing is held again (words that mislead in an approval tool).
+// A dry run an approval rule holds before planning is released with words
+// that say nothing is applied. Once, its release said "The apply its plan
+// proposes is held again", words that mislead in an approval tool.
 func TestADryRunsReleaseSaysNothingIsApplied(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
@@ -59,10 +59,10 @@ func TestADryRunsReleaseSaysNothingIsApplied(t *testing.T) {
 	}
 }
 
-// A template's survey field that was sensitive when a run was launched and
-// is no longer: rerun moves the sealed secret answer into the new run's
-// plain answers and vars, where show prints it (README: secret answers are
-// reused from the sealed store, never shown).
+// A template's survey field that was sensitive when a run was launched and is
+// no longer: rerun keeps its secret answer sealed (README: secret answers are
+// reused from the sealed store, never shown). Once, it moved it into the new
+// run's plain answers and vars, where show printed it.
 func TestARerunKeepsSealedAnswersSealed(t *testing.T) {
 	const canary = "Rerun-Secret-4471"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
@@ -87,8 +87,9 @@ func TestARerunKeepsSealedAnswersSealed(t *testing.T) {
 }
 
 // README: "a missing required answer (a field with no default; an empty
-// string is no answer) ... is refused before the run is queued". A
-// required list given as the empty string is taken as an empty list.
+// string is no answer) ... is refused before the run is queued". A required
+// list given as the empty string is refused as no answer. Once, it was taken
+// as an empty list.
 func TestAnEmptyRequiredListIsNoAnswer(t *testing.T) {
 	h := newHarness(t, `
 template "zones" {
@@ -168,9 +169,9 @@ func TestNothingChangesAFinalRun(t *testing.T) {
 	}
 }
 
-// --answers - with one name twice in the JSON object: the second silently
-// wins. README: a flag that takes one value refuses a second; a name given
-// both ways is refused.
+// --answers - with one name twice in the JSON object: it is refused (README:
+// a flag that takes one value refuses a second; a name given both ways is
+// refused). Once, the second silently won.
 func TestAnswersJSONWithANameTwiceIsRefused(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	var out, errOut bytes.Buffer
@@ -213,13 +214,12 @@ rule "review-two" {
 }
 `
 
-// A held proposal in a working directory where another apply was
-// interrupted (the server stopped) after it changed the state: README
-// "Stale before anyone approves": whenever a run ends in a working
-// directory where another proposal is held, the held plan whose basis no
-// longer matches becomes stale at once. After the restart the held plan is
-// still shown approvable ("stale": false, waiting for you) and is only
-// caught at the apply.
+// A held proposal in a working directory where another apply was interrupted
+// (the server stopped) after it changed the state: README "Stale before
+// anyone approves": whenever a run ends in a working directory where another
+// proposal is held, the held plan whose basis no longer matches becomes stale
+// at once. Once, after the restart the held plan was still shown approvable
+// ("stale": false, waiting for you) and was caught only at the apply.
 func TestAnInterruptedApplyMakesAHeldPlanStale(t *testing.T) {
 	h := newHarness(t, twoStepTemplates)
 	dir := filepath.Join(h.project, "infra/twostep")
@@ -260,9 +260,10 @@ func TestAnInterruptedApplyMakesAHeldPlanStale(t *testing.T) {
 }
 
 // A rule whose only approver is the requester (allow_self_approval off): show
-// --json says the hold "waits_for" alice and the console lists alice as its
-// approver, yet alice is refused and nobody else may release it — the
-// deadlock the lifecycle rules remove, reported as if someone could act.
+// --json and the console say that nobody may release the hold, since alice is
+// refused and nobody else may. Once, the hold "waits_for" alice and the
+// console listed her as its approver, a deadlock reported as if someone could
+// act.
 func TestAHoldOnlyTheRequesterCouldReleaseSaysSo(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 rule "alice-only" {
@@ -377,9 +378,9 @@ func TestCountsMatchTofu(t *testing.T) {
 }
 
 // The rerun refusal itself: a secret answer whose field is no longer
-// sensitive and now wants a number is refused with the sealed secret
-// quoted back on stderr ("a refusal never repeats an answer"; secret
-// answers are "never shown").
+// sensitive and now wants a number is refused without the sealed secret
+// quoted back ("a refusal never repeats an answer"; secret answers are "never
+// shown"). Once, stderr quoted it back.
 func TestARerunRefusalNeverQuotesASealedSecret(t *testing.T) {
 	const canary = "Rerun-Secret-9913"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
@@ -580,8 +581,8 @@ func TestAnAgentsApplyUnderTwoRulesRunsOnce(t *testing.T) {
 // The spec: "A reject by one of any holding rule's approvers ends the run;
 // others are refused". Once alice released her rule, only bob's rule still
 // holds the run (show lists hers as released; approve and the "waiting for
-// you" mark treat it as no longer holding), yet alice's reject is accepted
-// and ends the run bob was about to release.
+// you" mark treat it as no longer holding), and alice's reject is refused.
+// Once, it was accepted and ended the run bob was about to release.
 func TestOnlyAPendingRulesApproverMayReject(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--wait")

@@ -61,10 +61,10 @@ func reportLeaks(t *testing.T, found []string, sinks map[string][]byte, show str
 	}
 }
 
-// A sensitive number answer (a card number, 17 digits) that a validation
-// rule rejects: OpenTofu's diagnostic prints the value in Go's %g with 10
+// A sensitive number answer (a card number, 17 digits) that a validation rule
+// rejects: OpenTofu's diagnostic prints the value in Go's %g with 10
 // significant digits ("var.pin is 4.111111111e+16"), a rendering the masker
-// never registered. Expected: the digits masked (or the form registered).
+// registers too. Once, it did not, and the digits showed.
 func TestASensitiveNumberIsMaskedInADiagnostic(t *testing.T) {
 	h := newHarness(t, `
 template "atk-num" {
@@ -88,11 +88,9 @@ template "atk-num" {
 }
 
 // A value only the prior state marks sensitive, nested in an object whose
-// keys are "value" and "type": gate.StateSensitiveValues' unwrapDynamic
-// takes any such object for a dynamic-type wrapper and walks into "value",
-// so the path [input, cred, type] resolves to "public-part" and the canary
-// under "type" is never registered. The dry run's plan prints
-// terraform_data.output's prior value (`- type = "nested-canary-…"`).
+// keys are "value" and "type": it is masked. Once, gate.StateSensitiveValues
+// took any such object for a dynamic-type wrapper, so the canary under "type"
+// was never registered and the dry run's plan printed it.
 func TestAStateSensitiveValueNestedUnderTypeIsMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-nest" {
@@ -115,10 +113,9 @@ template "atk-nest" {
 }
 
 // A local backend with workspace_dir, in a workspace the team selected by
-// hand: localStatePath ignores workspace_dir and reads
-// terraform.tfstate.d/blue/terraform.tfstate, which does not exist, so the
-// values the real state (envs/blue/terraform.tfstate) marks sensitive are
-// never registered. The dry run's plan prints `~ output = "ws-canary-…"`.
+// hand: the values its state marks sensitive are masked. Once, localStatePath
+// ignored workspace_dir and read a state that did not exist, so those values
+// were never registered and the dry run's plan printed them.
 func TestStateSensitiveValuesOfAWorkspaceDirAreMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-ws" {
@@ -167,7 +164,8 @@ template "atk-prov" {
 // A secret answer ending in a space (legal in a password): OpenTofu's UI
 // trims trailing white space from every provisioner output line, so the
 // provisioner's output holds the secret without its last byte, a form the
-// masker never registered (it trims lines only of multi-line values).
+// masker registers too. Once, it did not (it trimmed lines only of multi-line
+// values), and that form showed.
 func TestASecretEndingInASpaceIsMaskedWhenTofuTrimsIt(t *testing.T) {
 	h := newHarness(t, atkProvTemplate)
 	const secret = "trail-canary-6d6d2e2e "
@@ -176,9 +174,9 @@ func TestASecretEndingInASpaceIsMaskedWhenTofuTrimsIt(t *testing.T) {
 	reportLeaks(t, findRaw(sinks, strings.TrimSpace(secret)), sinks, "log 1")
 }
 
-// A secret answer holding a carriage return: OpenTofu's UI splits
-// provisioner output at "\r" as at "\n" (hook_ui.go scanLines), but the
-// masker makes line forms only for "\n".
+// A secret answer holding a carriage return: OpenTofu's UI splits provisioner
+// output at "\r" as at "\n" (hook_ui.go scanLines), and the masker makes line
+// forms for both. Once, it made them only for "\n".
 func TestASecretHoldingACarriageReturnIsMaskedWhenTofuSplitsIt(t *testing.T) {
 	h := newHarness(t, atkProvTemplate)
 	const secret = "cr-canary-left-3f3f\rcr-canary-right-4a4a"
@@ -192,11 +190,10 @@ func TestASecretHoldingACarriageReturnIsMaskedWhenTofuSplitsIt(t *testing.T) {
 }
 
 // A sensitive map answer whose keys are the secret part (user names or
-// hostnames mapped to roles): the plan prints the map key by key and only
-// the values are masked (`+ mapkey-canary-… = "***"`). The README promises
-// every secret answer masked and lists no such limit (mask.go's comment
-// says keys stay visible). The same run checks, and finds held, a JSON
-// document answer's string and its number (account_pin = ***).
+// hostnames mapped to roles): the plan prints the map key by key and its keys
+// are masked as well as its values. Once, only the values were (`+
+// mapkey-canary-… = "***"`), a limit the README never stated. The same run
+// checks that a JSON document answer's string and number are masked too.
 func TestASensitiveMapsKeysAreMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-json" {
@@ -226,10 +223,10 @@ template "atk-json" {
 
 // Two working directories share one state (backend "local" with a path
 // outside each, as two directories using one remote backend key would). A
-// sensitive answer given to a run of the first directory is the "before"
-// side of the next plan in the second: the remembered answers are keyed by
-// working directory, and the state does not mark the plain variable
-// sensitive.
+// sensitive answer given to a run of the first directory is the "before" side
+// of the next plan in the second: it is masked there too. Once, it showed,
+// because the remembered answers were keyed by working directory and the
+// state does not mark the plain variable sensitive.
 func TestASecretIsMaskedInAnotherDirectoryThatSharesItsState(t *testing.T) {
 	h := newHarness(t, `
 template "atk-share-a" {
@@ -258,11 +255,11 @@ template "atk-share-b" {
 
 // plan_gate policies see the plan's values in clear (tofu show -json holds
 // sensitive ones unredacted), and what a policy says goes to the proposal's
-// hold reasons, the run's message, show, the console and the store without
+// hold reasons, the run's message, show, the console and the store only after
 // passing the masker: a hold message that quotes an attribute, a built-in
-// error (evaluated strictly) that quotes its argument, and a hold set
-// holding a non-string, which messages() quotes with %v. Each carries a
-// secret answer the masker knows (a survey-sensitive field).
+// error (evaluated strictly) that quotes its argument, and a hold set holding
+// a non-string, which messages() quotes with %v, each carrying a secret
+// answer the masker knows. Once, they went there without passing it.
 func TestPolicyMessagesAreMasked(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
