@@ -84,7 +84,7 @@ func benchPrintLines(n, goFile string, pace time.Duration, out io.Writer) int {
 }
 
 // benchLines is how many lines the followed run prints; benchSessions how
-// many SSH sessions follow it (issue 5, "How we will check it").
+// many SSH sessions follow it.
 const (
 	benchLines    = 10000
 	benchSessions = 50
@@ -433,14 +433,14 @@ func percentileMs(sorted []int64, p float64) float64 {
 	return float64(sorted[i]) / 1e6
 }
 
-// BenchmarkConsoleFollowers is issue 5's check of many sessions: 50 SSH
-// sessions (OpenSSH client processes, `log RUN --follow`, loopback) follow
-// one real tofu apply whose local-exec provisioner prints 10,000 lines, each
-// with the unix-nanosecond time taken just before its write. Two printers:
-// "paced" writes 5,000 lines a second (2 s, below what tofu relays, so a
-// line's delay is its trip rather than a queue inside tofu); "burst" writes
-// as fast as the pipe takes them (tofu's own relay is then the bottleneck
-// and a line waits behind the ones before it). Reported:
+// BenchmarkConsoleFollowers is the check of many sessions: 50 SSH sessions
+// (OpenSSH client processes, `log RUN --follow`, loopback) follow one real
+// tofu apply whose local-exec provisioner prints 10,000 lines, each with the
+// unix-nanosecond time taken just before its write. Two printers: "paced"
+// writes 5,000 lines a second (2 s, below what tofu relays, so a line's delay
+// is its trip rather than a queue inside tofu); "burst" writes as fast as the
+// pipe takes them (tofu's own relay is then the bottleneck and a line waits
+// behind the ones before it). Reported:
 //
 //   - p50-ms, p99-ms, max-ms: delay from a line's timestamp to its arrival
 //     at a session, over every line of every session (target p99 < 100 ms);

@@ -26,7 +26,7 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// The load scenario (issue 10, item 7).
+// The load scenario.
 const (
 	loadRuns      = 200 // runs launched
 	loadDirs      = 20  // working directories, one template each
@@ -51,9 +51,9 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 	return k % loadDirs, (k/loadDirs)%2 == 0, strconv.Itoa(k + 1)
 }
 
-// BenchmarkLoad is issue 10's load check: 200 runs over 20 working
-// directories, launched over SSH as fast as the server takes them, while 50
-// SSH sessions follow runs' logs. Run it once:
+// BenchmarkLoad is the load check: 200 runs over 20 working directories,
+// launched over SSH as fast as the server takes them, while 50 SSH sessions
+// follow runs' logs. Run it once:
 //
 //	go test -run '^$' -bench Load -benchtime 1x ./server/
 //

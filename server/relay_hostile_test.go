@@ -1,13 +1,16 @@
 package server
 
 import (
-	"os"
-
 	"encoding/json"
-	"golang.org/x/crypto/ssh/knownhosts"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/store"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	gossh "golang.org/x/crypto/ssh"
 )
@@ -274,5 +277,225 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x")
 	if Status(v.Status) != StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
 		t.Errorf("a symlink out of the worker's checkout: %s steps=%v: %s", v.Status, stepNames(v), v.Message)
+	}
+}
+
+// Hostile input on the relay. Two workers racing for one run: one offer; the
+// other's take is rejected. A log line, a result, a heartbeat for a run
+// another worker holds (with its token), or for a run never leased, or from
+// another pool's worker, are rejected and change nothing; an unknown type is
+// rejected; garbage ends only the sender's session.
+func TestHostileRelayInputChangesNothing(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	a, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
+	b, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	bare, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare"})
+	a.send(relayMsg{Type: msgPoll})
+	time.Sleep(100 * time.Millisecond)
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=race", "--json"))
+	offer := a.recv()
+	if offer.Run != id {
+		t.Fatalf("offer %+v", offer)
+	}
+	b.send(relayMsg{Type: msgPoll})
+	b.send(relayMsg{Type: msgTake, Run: id})
+	if m := b.recv(); m.Type != msgReject {
+		t.Errorf("a take of a run offered to another worker: %+v", m)
+	}
+	a.send(relayMsg{Type: msgTake, Run: id})
+	job := a.recv()
+	if job.Type != msgJob {
+		t.Fatalf("job %+v", job)
+	}
+	for _, w := range []*rawWorker{b, bare} {
+		w.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "INJECTED\n"})
+		w.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded"})
+		w.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+		w.send(relayMsg{Type: msgResult, Run: "nosuchrun", Token: 1, Status: "succeeded"})
+		w.send(relayMsg{Type: "bogus", Run: id})
+		for range 5 {
+			if m := w.recv(); m.Type != msgReject {
+				t.Errorf("hostile message answered with %+v", m)
+			}
+		}
+	}
+	a.send(relayMsg{Type: msgLog, Run: id, Token: job.Token + 1, Data: "WRONGTOKEN\n"})
+	if m := a.recv(); m.Type != msgReject {
+		t.Errorf("a wrong token: %+v", m)
+	}
+	// garbage ends only b's session
+	if _, err := b.c.w.Write([]byte("{not json\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.c.recv(); err == nil {
+		t.Errorf("the session survived garbage")
+	}
+	a.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
+	h.waitStatus(id, StatusSucceeded, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusSucceeded {
+		t.Errorf("the holder's result: %s %s", r.Status, r.Message)
+	}
+	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "INJECTED") || strings.Contains(log, "WRONGTOKEN") {
+		t.Errorf("a hostile log line reached the log:\n%s", log)
+	}
+}
+
+// A user's key asking for the relay gets no relay; a worker whose known_hosts
+// holds another host key for the control node is refused.
+func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
+	h, keys, identity := relayHarness(t, "")
+	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(h.keys["alice"])},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, _ := client.NewSession()
+	in, _ := sess.StdinPipe()
+	out, _ := sess.StdoutPipe()
+	if err := sess.Start(relayCommand); err != nil {
+		t.Fatal(err)
+	}
+	c := newRelayConn(out, in)
+	_ = c.send(relayMsg{Type: msgHello, Name: "alice", Pool: "eu"})
+	if m, err := c.recv(); err == nil && m.Type == msgWelcome {
+		t.Errorf("a user's key was welcomed as a worker")
+	}
+	cfg := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	other := newRelayKey(t)
+	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.signer.PublicKey()) + "\n"
+	if err := os.WriteFile(cfg.KnownHosts, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = RunWorker(t.Context(), cfg, WorkerOptions{Environ: testEnviron})
+	if err == nil || !strings.Contains(err.Error(), "host key") {
+		t.Errorf("a control node with another host key: %v", err)
+	}
+}
+
+// Promise: the relay's input is hostile; huge messages are bounded. Once,
+// each plan_start line of about 100 bytes made the control node reserve the
+// sizes the worker merely declared, about 275 MiB a line.
+func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
+	h, keys, _ := relayHarness(t, holdRnetForBob)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw.send(relayMsg{Type: msgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=mem", "--json"))
+	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
+		t.Fatalf("offer %+v", offer)
+	}
+	raw.send(relayMsg{Type: msgTake, Run: id})
+	job, ok := recvWithin(raw, 10*time.Second)
+	if !ok || !job.Gated {
+		t.Fatalf("job %+v", job)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 4 {
+		raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: relayPlanLimit, JSONSize: relayJSONLimit})
+	}
+	raw.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+	time.Sleep(500 * time.Millisecond)
+	runtime.ReadMemStats(&after)
+	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+		t.Errorf("four plan_start lines (no plan bytes) made the control node allocate %d MiB", d>>20)
+	}
+}
+
+// Promise (brief: a worker cannot flood the control node's decisions; what
+// crosses the relay is bounded). Once, a worker's scan evidence was taken
+// whole, so 120,000 findings made a 22 MB run message, a 44 MB audit trail
+// and a 45 MB show.
+func TestAWorkersFindingsAreBounded(t *testing.T) {
+	h, keys, _ := relayHarness(t, relayScanConfig)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	id, job := takeRun(t, h, raw, "rs-modvar", "--dry-run")
+	const n = 120000
+	fs := make([]store.Finding, n)
+	for i := range fs {
+		fs[i] = store.Finding{Address: "data.external.x" + strconv.Itoa(i), File: "infra/scan/modvar/main.tf", Line: i + 1,
+			Reason: "runs the program it names " + strings.Repeat("x", 100)}
+	}
+	started := time.Now()
+	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence(fs...)})
+	m := raw.recv()
+	took := time.Since(started)
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
+	r, _ := h.srv.db.GetRun(id)
+	t0 := time.Now()
+	list := h.mustSSH("alice", "runs")
+	audit := h.mustSSH("bob", "audit", "--run", id)
+	show := h.mustSSH("bob", "show", id)
+	t.Logf("answered %s in %s; run %s, message %d bytes, findings %d; runs %d bytes, audit %d bytes, show %d bytes in %s",
+		m.Type, took, r.Status, len(r.Message), len(r.Scan.Findings), len(list), len(audit), len(show), time.Since(t0))
+	if len(r.Message) > 1<<20 || len(audit) > 1<<20 || len(show) > 1<<20 {
+		t.Errorf("one worker message put %d findings (%d bytes of message, %d of audit, %d of show) into the run's record", len(r.Scan.Findings), len(r.Message), len(audit), len(show))
+	}
+}
+
+// Promise (relay: the control node keeps the decisions; "refused" is the
+// status of a run a gate or scan refused, lifecycle.go). Once, a worker's
+// "refused" with a message of its choosing was recorded as the run's refusal
+// for a job that had no step a worker may refuse, as if the gate had decided
+// it.
+func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
+	if job.ScanWhy != "" || job.Ref != "" {
+		t.Fatalf("the job is scanned: %+v", job)
+	}
+	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusRefused), Exit: -1,
+		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
+	h.waitStatus(id, StatusRefused, StatusFailed)
+	if r, _ := h.srv.db.GetRun(id); Status(r.Status) == StatusRefused {
+		t.Fatalf("a worker's refusal of a job that has no refusal on a worker was recorded as the run's: %s: %s", r.Status, r.Message)
+	}
+}
+
+// A worker's "interrupted" (the report of a worker stopped outright) ends the
+// run and changes nothing else. For a gated apply's plan phase it proposes
+// nothing; for a scanned job before its scan it keeps no scan; the run is
+// never re-run and its lease is gone, so the worker's later plan or success
+// is rejected.
+func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
+	h, keys, _ := relayHarness(t, relayScanConfig)
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
+		id, job := takeRun(t, h, raw, args...)
+		if job.ScanWhy == "" {
+			t.Fatalf("%v: the job is not scanned", args)
+		}
+		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusInterrupted), Exit: -1, Message: "stopped"})
+		h.waitStatus(id, StatusInterrupted, StatusFailed)
+		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Exit: 0})
+		if m := raw.recv(); m.Type != msgReject {
+			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
+		}
+		r, _ := h.srv.db.GetRun(id)
+		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || Status(r.Status) != StatusInterrupted {
+			t.Fatalf("%v: interrupted left %s, scan %+v, proposal %+v", args, r.Status, r.Scan, r.Proposal)
+		}
+	}
+}
+
+// Promise (the fix, relay_end.go result: "anything else counts as failed" for
+// a result a job cannot have). Once, a worker could end a dry run "stale" and
+// another, which nobody cancelled, "cancelled" with a sentence of its own,
+// and both were recorded as reported.
+func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	for _, st := range []Status{StatusStale, StatusCancelled} {
+		id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region="+string(st))
+		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(st), Exit: 1,
+			Message: "Cancelled by bob during plan on worker w2."})
+		h.waitStatus(id, StatusStale, StatusCancelled, StatusFailed)
+		r, _ := h.srv.db.GetRun(id)
+		if Status(r.Status) == st {
+			t.Errorf("a worker's %q for a dry run nobody cancelled and that holds no saved plan was recorded as the run's: %s: %s (cancel requested by %q)",
+				st, r.Status, r.Message, r.CancelRequested)
+		}
 	}
 }
