@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -56,10 +57,10 @@ func attack13HeldPlans(t *testing.T, h *harness, keys map[string]relayKey, ident
 
 // recvWithin reads one message, or reports none within d (the reader is
 // then left behind: read no more from w).
-func recvWithin(w *rawWorker, d time.Duration) (relayMsg, bool) {
-	ch := make(chan relayMsg, 1)
+func recvWithin(w *rawWorker, d time.Duration) (relay.Msg, bool) {
+	ch := make(chan relay.Msg, 1)
 	go func() {
-		m, err := w.c.recv()
+		m, err := w.c.Recv()
 		if err == nil {
 			ch <- m
 		}
@@ -68,17 +69,17 @@ func recvWithin(w *rawWorker, d time.Duration) (relayMsg, bool) {
 	case m := <-ch:
 		return m, true
 	case <-time.After(d):
-		return relayMsg{}, false
+		return relay.Msg{}, false
 	}
 }
 
 // attack13HandOver sends plan as a gated plan's hand-over on a lease.
 func attack13HandOver(raw *rawWorker, run string, token uint64, plan []byte) {
-	raw.send(relayMsg{Type: msgPlanning, Run: run, Token: token})
-	raw.send(relayMsg{Type: msgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(attack13JSON))})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "json", Blob: attack13JSON})
-	raw.send(relayMsg{Type: msgPlanEnd, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(attack13JSON))})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: attack13JSON})
+	raw.send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
 }
 
 // Promise: the apply's worker applies exactly the approved digest; a worker
@@ -93,22 +94,22 @@ func TestAttack13ApplyWorkerSwapsThePlan(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13Hold)
 	ids, digests, plans := attack13HeldPlans(t, h, keys, identity, "a1", "b1")
 	a, digestA, planB := ids[0], digests[0], plans[1]
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	h.mustSSH("bob", "approve", a, "--digest", digestA)
-	if offer := raw.recv(); offer.Type != msgOffer || offer.Run != a {
+	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != a {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: a})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: a})
 	job := raw.recv()
-	if job.Type != msgJob || job.Phase != string(phaseApply) {
+	if job.Type != relay.MsgJob || job.Phase != string(phaseApply) {
 		t.Fatalf("job %+v is not the apply phase", job)
 	}
 	attack13HandOver(raw, a, job.Token, planB)
-	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != msgReject {
+	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != relay.MsgReject {
 		t.Errorf("the apply's worker handing over another plan was answered with %+v (answered: %v), not a reject", m, ok)
 	}
 	time.Sleep(time.Second)
@@ -143,22 +144,22 @@ func TestAttack13ApplyWorkerSwapsThePlan(t *testing.T) {
 func TestAttack13DryRunWorkerTurnsItIntoAnApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13Hold)
 	_, _, plans := attack13HeldPlans(t, h, keys, identity, "d1")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d1", "--json"))
-	if offer := raw.recv(); offer.Type != msgOffer || offer.Run != id {
+	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if job.Type != msgJob || job.Gated || job.Kind != string(KindPlan) {
+	if job.Type != relay.MsgJob || job.Gated || job.Kind != string(KindPlan) {
 		t.Fatalf("job %+v is not a dry run", job)
 	}
 	attack13HandOver(raw, id, job.Token, plans[0])
-	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != msgReject {
+	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != relay.MsgReject {
 		t.Errorf("a dry run's worker handing over a plan was answered with %+v (answered: %v), not a reject", m, ok)
 	}
 	// A real worker of the pool joins: what does it do with the dry run?
@@ -195,28 +196,28 @@ func TestAttack13DryRunWorkerTurnsItIntoAnApply(t *testing.T) {
 // because the impostor got w1's relayWorker.
 func TestAttack13OtherKeyTakesOverAWorkersLease(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw1, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu", Version: "raw"})
-	raw1.send(relayMsg{Type: msgPoll})
+	raw1, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu", Version: "raw"})
+	raw1.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=imp", "--json"))
 	if offer := raw1.recv(); offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw1.send(relayMsg{Type: msgTake, Run: id})
+	raw1.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw1.recv()
-	if job.Type != msgJob {
+	if job.Type != relay.MsgJob {
 		t.Fatalf("job %+v", job)
 	}
 	raw1.client.Close()
 	time.Sleep(300 * time.Millisecond)
-	imp, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w1", Pool: "eu", Version: "impostor"})
-	if welcome.Type == msgWelcome {
+	imp, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w1", Pool: "eu", Version: "impostor"})
+	if welcome.Type == relay.MsgWelcome {
 		t.Errorf("the key of w2 was welcomed as worker w1")
 	}
-	if welcome.Type != msgWelcome {
+	if welcome.Type != relay.MsgWelcome {
 		return
 	}
-	imp.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "forged by w2's key\n"})
-	imp.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Message: "forged"})
+	imp.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "forged by w2's key\n"})
+	imp.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "forged"})
 	time.Sleep(500 * time.Millisecond)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) == StatusSucceeded {
@@ -234,50 +235,50 @@ func TestAttack13OtherKeyTakesOverAWorkersLease(t *testing.T) {
 // an unknown type is rejected; garbage ends only the sender's session.
 func TestAttack13HostileRelayInputHeld(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	a, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
-	b, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	bare, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare"})
-	a.send(relayMsg{Type: msgPoll})
+	a, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu"})
+	b, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	bare, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare"})
+	a.send(relay.Msg{Type: relay.MsgPoll})
 	time.Sleep(100 * time.Millisecond)
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=race", "--json"))
 	offer := a.recv()
 	if offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	b.send(relayMsg{Type: msgPoll})
-	b.send(relayMsg{Type: msgTake, Run: id})
-	if m := b.recv(); m.Type != msgReject {
+	b.send(relay.Msg{Type: relay.MsgPoll})
+	b.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	if m := b.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a take of a run offered to another worker: %+v", m)
 	}
-	a.send(relayMsg{Type: msgTake, Run: id})
+	a.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := a.recv()
-	if job.Type != msgJob {
+	if job.Type != relay.MsgJob {
 		t.Fatalf("job %+v", job)
 	}
 	for _, w := range []*rawWorker{b, bare} {
-		w.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "INJECTED\n"})
-		w.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded"})
-		w.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
-		w.send(relayMsg{Type: msgResult, Run: "nosuchrun", Token: 1, Status: "succeeded"})
-		w.send(relayMsg{Type: "bogus", Run: id})
+		w.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "INJECTED\n"})
+		w.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded"})
+		w.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
+		w.send(relay.Msg{Type: relay.MsgResult, Run: "nosuchrun", Token: 1, Status: "succeeded"})
+		w.send(relay.Msg{Type: "bogus", Run: id})
 		for range 5 {
-			if m := w.recv(); m.Type != msgReject {
+			if m := w.recv(); m.Type != relay.MsgReject {
 				t.Errorf("hostile message answered with %+v", m)
 			}
 		}
 	}
-	a.send(relayMsg{Type: msgLog, Run: id, Token: job.Token + 1, Data: "WRONGTOKEN\n"})
-	if m := a.recv(); m.Type != msgReject {
+	a.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token + 1, Data: "WRONGTOKEN\n"})
+	if m := a.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a wrong token: %+v", m)
 	}
 	// garbage ends only b's session
-	if _, err := b.c.w.Write([]byte("{not json\n")); err != nil {
+	if _, err := b.in.Write([]byte("{not json\n")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.c.recv(); err == nil {
+	if _, err := b.c.Recv(); err == nil {
 		t.Errorf("the session survived garbage")
 	}
-	a.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
+	a.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
 	h.waitStatus(id, StatusSucceeded, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) != StatusSucceeded {
@@ -296,18 +297,18 @@ func TestAttack13HostileRelayInputHeld(t *testing.T) {
 // succeeded with no proposal and no approval.
 func TestAttack13GatedPlanEndsSucceededWithoutApproval(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13Hold)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=skip", "--json"))
 	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job, ok := recvWithin(raw, 10*time.Second)
 	if !ok || !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Message: "Applied."})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "Applied."})
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) == StatusSucceeded {
@@ -328,12 +329,12 @@ func TestAttack13UserKeyAndKnownHostsHeld(t *testing.T) {
 	sess, _ := client.NewSession()
 	in, _ := sess.StdinPipe()
 	out, _ := sess.StdoutPipe()
-	if err := sess.Start(relayCommand); err != nil {
+	if err := sess.Start(relay.Command); err != nil {
 		t.Fatal(err)
 	}
-	c := newRelayConn(out, in)
-	_ = c.send(relayMsg{Type: msgHello, Name: "alice", Pool: "eu"})
-	if m, err := c.recv(); err == nil && m.Type == msgWelcome {
+	c := relay.NewConn(out, in)
+	_ = c.Send(relay.Msg{Type: relay.MsgHello, Name: "alice", Pool: "eu"})
+	if m, err := c.Recv(); err == nil && m.Type == relay.MsgWelcome {
 		t.Errorf("a user's key was welcomed as a worker")
 	}
 	cfg := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
@@ -349,20 +350,20 @@ func TestAttack13UserKeyAndKnownHostsHeld(t *testing.T) {
 }
 
 // Promise: the relay's input is hostile; huge messages are bounded.
-// Break: planMessage (relay_plan.go, msgPlanStart) allocates buffers of
+// Break: planMessage (relay_plan.go, relay.MsgPlanStart) allocates buffers of
 // the sizes the worker merely declares — make([]byte, 0, m.JSONSize) with
-// JSONSize up to relayJSONLimit (256 MiB) — before a byte arrives; each
+// JSONSize up to relay.JSONLimit (256 MiB) — before a byte arrives; each
 // plan_start line of ~100 bytes makes the control node reserve ~275 MiB,
 // and a worker may repeat it on every gated lease.
 func TestAttack13DeclaredPlanSizeAllocatesUpFront(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13Hold)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=mem", "--json"))
 	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job, ok := recvWithin(raw, 10*time.Second)
 	if !ok || !job.Gated {
 		t.Fatalf("job %+v", job)
@@ -370,9 +371,9 @@ func TestAttack13DeclaredPlanSizeAllocatesUpFront(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range 4 {
-		raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: relayPlanLimit, JSONSize: relayJSONLimit})
+		raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: relay.PlanLimit, JSONSize: relay.JSONLimit})
 	}
-	raw.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+	raw.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
 	time.Sleep(500 * time.Millisecond)
 	runtime.ReadMemStats(&after)
 	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {

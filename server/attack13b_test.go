@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -79,12 +80,12 @@ func attack13bPlan(t *testing.T, h *harness, vars ...string) (plan, js []byte) {
 
 // attack13bReader reads every message of a raw worker into a channel, so
 // a test can wait for one with a timeout and never hang.
-func attack13bReader(w *rawWorker) chan relayMsg {
-	ch := make(chan relayMsg, 64)
+func attack13bReader(w *rawWorker) chan relay.Msg {
+	ch := make(chan relay.Msg, 64)
 	go func() {
 		defer close(ch)
 		for {
-			m, err := w.c.recv()
+			m, err := w.c.Recv()
 			if err != nil {
 				return
 			}
@@ -96,44 +97,44 @@ func attack13bReader(w *rawWorker) chan relayMsg {
 
 // attack13bNext waits up to d for a message of type typ (others are
 // skipped), or reports none.
-func attack13bNext(ch chan relayMsg, typ string, d time.Duration) (relayMsg, bool) {
+func attack13bNext(ch chan relay.Msg, typ string, d time.Duration) (relay.Msg, bool) {
 	deadline := time.After(d)
 	for {
 		select {
 		case m, ok := <-ch:
 			if !ok {
-				return relayMsg{}, false
+				return relay.Msg{}, false
 			}
 			if m.Type == typ {
 				return m, true
 			}
 		case <-deadline:
-			return relayMsg{}, false
+			return relay.Msg{}, false
 		}
 	}
 }
 
 // attack13bHandOver hands plan over with js as its `show -json`.
 func attack13bHandOver(raw *rawWorker, run string, token uint64, plan, js []byte) {
-	raw.send(relayMsg{Type: msgPlanning, Run: run, Token: token})
-	raw.send(relayMsg{Type: msgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(js))})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "json", Blob: js})
-	raw.send(relayMsg{Type: msgPlanEnd, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(js))})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: js})
+	raw.send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
 }
 
 // attack13bLease has raw (worker w2 of pool eu) take the launched run and
 // returns its job.
-func attack13bLease(t *testing.T, h *harness, raw *rawWorker, ch chan relayMsg, args ...string) (string, relayMsg) {
+func attack13bLease(t *testing.T, h *harness, raw *rawWorker, ch chan relay.Msg, args ...string) (string, relay.Msg) {
 	t.Helper()
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append([]string{"launch"}, append(args, "--json")...)...))
-	offer, ok := attack13bNext(ch, msgOffer, 15*time.Second)
+	offer, ok := attack13bNext(ch, relay.MsgOffer, 15*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("offer %+v (got one: %v) for run %s", offer, ok, id)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
-	job, ok := attack13bNext(ch, msgJob, 15*time.Second)
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job, ok := attack13bNext(ch, relay.MsgJob, 15*time.Second)
 	if !ok {
 		t.Fatalf("no job for %s", id)
 	}
@@ -173,8 +174,8 @@ func TestAttack13bHarmlessJSONForADestroyPlan(t *testing.T) {
 	if !bytes.Contains(realJSON, []byte(`"delete"`)) {
 		t.Fatalf("the hand-made plan destroys nothing:\n%s", realJSON)
 	}
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := attack13bReader(raw)
@@ -220,8 +221,8 @@ func TestAttack13bCancelledGatedPlanStillGoesToApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	plan, js := attack13bPlan(t, h)
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := attack13bReader(raw)
@@ -230,7 +231,7 @@ func TestAttack13bCancelledGatedPlanStillGoesToApply(t *testing.T) {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
 	h.mustSSH("alice", "cancel", id)
-	if _, ok := attack13bNext(ch, msgCancel, 10*time.Second); !ok {
+	if _, ok := attack13bNext(ch, relay.MsgCancel, 10*time.Second); !ok {
 		t.Fatalf("the worker was not told to cancel")
 	}
 	// The worker ignores it and hands its plan over.
@@ -277,19 +278,19 @@ func TestAttack13bCancelledGatedPlanStillGoesToApply(t *testing.T) {
 // here) and the lease timeout (2s).
 func TestAttack13bCancelIgnoredWhileHeartbeating(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := attack13bReader(raw)
 	id, job := attack13bLease(t, h, raw, ch, "rnet", "--dry-run", "--var", "region=hb")
 	h.mustSSH("alice", "cancel", id)
-	if _, ok := attack13bNext(ch, msgCancel, 10*time.Second); !ok {
+	if _, ok := attack13bNext(ch, relay.MsgCancel, 10*time.Second); !ok {
 		t.Fatalf("the worker was not told to cancel")
 	}
 	stop := time.Now().Add(12 * time.Second) // cancel_grace 5s + lease timeout 2s + margin
 	for time.Now().Before(stop) {
-		if err := raw.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token}); err != nil {
+		if err := raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token}); err != nil {
 			break
 		}
 		r, _ := h.srv.db.GetRun(id)
@@ -310,17 +311,17 @@ func TestAttack13bCancelIgnoredWhileHeartbeating(t *testing.T) {
 // neither into the stored log or the run's message.
 func TestAttack13bWorkerLogLeakMaskedAgainHeld(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := attack13bReader(raw)
 	id, job := attack13bLease(t, h, raw, ch, "rsecret", "--dry-run", "--var", "db_password="+relayPassword)
-	if job.Status == "clear" || bytes.Contains(job.Payload, []byte(relayCloudKey)) || bytes.Contains(job.Payload, []byte(relayPassword)) {
+	if job.Clear || bytes.Contains(job.Payload, []byte(relayCloudKey)) || bytes.Contains(job.Payload, []byte(relayPassword)) {
 		t.Errorf("the payload carries a secret in clear")
 	}
-	raw.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "key=" + relayCloudKey + " pw=" + relayPassword + "\n"})
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusFailed), Message: "failed with " + relayCloudKey})
+	raw.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "key=" + relayCloudKey + " pw=" + relayPassword + "\n"})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusFailed, Message: "failed with " + relayCloudKey})
 	h.waitStatus(id, StatusFailed, StatusSucceeded)
 	log := h.mustSSH("alice", "log", id)
 	r, _ := h.srv.db.GetRun(id)
@@ -335,8 +336,8 @@ func TestAttack13bWorkerLogLeakMaskedAgainHeld(t *testing.T) {
 // and runs only: no key, fingerprint or path of a worker.
 func TestAttack13bWorkersCommandLeaksNoKeyHeld(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	_ = raw
@@ -364,8 +365,8 @@ func TestAttack13bCancelWhileApplyPhaseQueuedStrandsTheRun(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	plan, js := attack13bPlan(t, h)
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := attack13bReader(raw)
@@ -406,8 +407,8 @@ func TestAttack13bHeldPlanShowsAnApplier(t *testing.T) {
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, js := attack13bPlan(t, h, "instances=0")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := attack13bReader(raw)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/switchtender/switchtender/server/relay"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,16 +24,16 @@ func attack13cEvidence(findings ...store.Finding) *store.Scan {
 
 // attack13cTake launches args on pool eu and has raw take the run; it
 // returns the run and its job.
-func attack13cTake(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, relayMsg) {
+func attack13cTake(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, relay.Msg) {
 	t.Helper()
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
-	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
+	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v, want run %s", m, id)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if job.Type != msgJob || job.Run != id {
+	if job.Type != relay.MsgJob || job.Run != id {
 		t.Fatalf("job %+v", job)
 	}
 	return id, job
@@ -50,7 +51,7 @@ func attack13cTake(t *testing.T, h *harness, raw *rawWorker, args ...string) (st
 // (relay_plan.go's planned() has the same execution for gated plans.)
 func TestAttack13cScanHoldWipesPlanFileInControlNodeCwd(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	mine := filepath.Join(cwd, planFileName)
@@ -60,9 +61,9 @@ func TestAttack13cScanHoldWipesPlanFileInControlNodeCwd(t *testing.T) {
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("job scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(store.Finding{
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(store.Finding{
 		Address: "data.external.x", File: "infra/scan/modvar/main.tf", Line: 1, Reason: "runs a program"})})
-	if m := raw.recv(); m.Type != msgScanStop {
+	if m := raw.recv(); m.Type != relay.MsgScanStop {
 		t.Fatalf("a finding was answered %+v", m)
 	}
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
@@ -127,14 +128,14 @@ func TestAttack13cPullRequestEndedBeforeExportRecordsWorkerHead(t *testing.T) {
 // scan, and a pull request's plan, "succeed" unscanned.
 func TestAttack13cScannedJobResultWithoutScanAccepted(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
 		id, job := attack13cTake(t, h, raw, args...)
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
-		raw.send(relayMsg{Type: msgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Exit: 0,
+		raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0,
 			Commit: &store.Commit{Ref: "main", SHA: strings.Repeat("a", 40)}})
 		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusRefused)
 		r, _ := h.srv.db.GetRun(id)
@@ -151,17 +152,17 @@ func TestAttack13cScannedJobResultWithoutScanAccepted(t *testing.T) {
 // nothing.
 func TestAttack13cWorkerSilentAfterScanHeld(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rs-clean", "--dry-run")
-	raw.send(relayMsg{Type: msgScanPass, Run: id, Token: job.Token, Released: "bob"})
-	if m := raw.recv(); m.Type != msgReject {
+	raw.send(relay.Msg{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"})
+	if m := raw.recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a worker's own scan_pass was answered %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(id); r.Scan != nil || len(r.Approvals) != 0 || Status(r.Status) != StatusRunning {
 		t.Fatalf("a worker's own scan_pass changed the run: %s, scan %+v, approvals %+v", r.Status, r.Scan, r.Approvals)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()})
-	if m := raw.recv(); m.Type != msgScanPass {
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()})
+	if m := raw.recv(); m.Type != relay.MsgScanPass {
 		t.Fatalf("clean evidence was answered %+v", m)
 	}
 	started := time.Now()
@@ -170,16 +171,16 @@ func TestAttack13cWorkerSilentAfterScanHeld(t *testing.T) {
 	if Status(r.Status) != StatusFailed || time.Since(started) > 8*time.Second || !strings.Contains(r.Message, "stopped heartbeating") {
 		t.Fatalf("a worker silent after its scan: %s after %s: %s", r.Status, time.Since(started), r.Message)
 	}
-	if m := raw.recv(); m.Type != msgReject {
+	if m := raw.recv(); m.Type != relay.MsgReject {
 		t.Fatalf("the lost lease was answered %+v", m)
 	}
-	for _, m := range []relayMsg{
-		{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()},
-		{Type: msgScanPass, Run: id, Token: job.Token, Released: "bob"},
-		{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded)},
+	for _, m := range []relay.Msg{
+		{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()},
+		{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"},
+		{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded},
 	} {
 		raw.send(m)
-		if got := raw.recv(); got.Type != msgReject {
+		if got := raw.recv(); got.Type != relay.MsgReject {
 			t.Errorf("%s after the lease was lost: answered %+v", m.Type, got)
 		}
 	}
@@ -485,7 +486,7 @@ func TestAttack13cWorkerScanSecretsAndSettingsHeld(t *testing.T) {
 // Promise (brief: a worker cannot flood the control node's decisions;
 // issue 13 bounds what crosses the relay). Break: a worker's scan
 // evidence is taken whole. One scanned message may be as long as
-// relayMaxLine (~29 MiB, sized for a sealed plan), and relayHub.evidence
+// relay.MaxLine (~29 MiB, sized for a sealed plan), and relayHub.evidence
 // copies every finding into the run (scan and proposal), the log, the
 // audit trail and the run's message (decideScan: scanSummary and
 // findingsPhrase), with no bound on their number or length: 120,000
@@ -494,7 +495,7 @@ func TestAttack13cWorkerScanSecretsAndSettingsHeld(t *testing.T) {
 // through an honest worker.)
 func TestAttack13cHugeFindingsListBounded(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rs-modvar", "--dry-run")
 	const n = 120000
 	fs := make([]store.Finding, n)
@@ -503,7 +504,7 @@ func TestAttack13cHugeFindingsListBounded(t *testing.T) {
 			Reason: "runs the program it names " + strings.Repeat("x", 100)}
 	}
 	started := time.Now()
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(fs...)})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(fs...)})
 	m := raw.recv()
 	took := time.Since(started)
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)

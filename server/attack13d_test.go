@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"strings"
@@ -342,8 +343,8 @@ func TestAttack13dStoppedAfterDrainAuditedAsDrained(t *testing.T) {
 // heartbeats are rejected.
 func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	other, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	other, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=hb")
 	started := time.Now()
 	done := make(chan struct{})
@@ -353,9 +354,9 @@ func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
 			if r, _ := h.srv.db.GetRun(id); Status(r.Status).Final() {
 				return
 			}
-			_ = raw.c.send(relayMsg{Type: msgHeartbeat})
-			_ = raw.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token + 1})
-			_ = other.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+			_ = raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat})
+			_ = raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token + 1})
+			_ = other.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
@@ -365,8 +366,8 @@ func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
 	if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "stopped heartbeating") || time.Since(started) > 7*time.Second {
 		t.Fatalf("a lease kept by idle or wrong-token heartbeats for %s: %s: %s", time.Since(started), r.Status, r.Message)
 	}
-	m, err := raw.c.recv()
-	if err != nil || m.Type != msgReject {
+	m, err := raw.c.Recv()
+	if err != nil || m.Type != relay.MsgReject {
 		t.Fatalf("a wrong-token heartbeat was answered %+v (%v)", m, err)
 	}
 	var ws []workerView
@@ -392,12 +393,12 @@ func TestAttack13dIdleHeartbeatsKeepNoLease(t *testing.T) {
 // as failed").
 func TestAttack13dWorkerRefusesUnscannedJob(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
 	if job.ScanWhy != "" || job.Ref != "" {
 		t.Fatalf("the job is scanned: %+v", job)
 	}
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusRefused), Exit: -1,
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusRefused, Exit: -1,
 		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
 	h.waitStatus(id, StatusRefused, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); Status(r.Status) == StatusRefused {
@@ -412,16 +413,16 @@ func TestAttack13dWorkerRefusesUnscannedJob(t *testing.T) {
 // worker's later plan or success is rejected.
 func TestAttack13dInterruptedDodgesNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
 		id, job := attack13cTake(t, h, raw, args...)
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusInterrupted), Exit: -1, Message: "stopped"})
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusInterrupted, Exit: -1, Message: "stopped"})
 		h.waitStatus(id, StatusInterrupted, StatusFailed)
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Exit: 0})
-		if m := raw.recv(); m.Type != msgReject {
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0})
+		if m := raw.recv(); m.Type != relay.MsgReject {
 			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
 		}
 		r, _ := h.srv.db.GetRun(id)
@@ -467,17 +468,17 @@ func TestAttack13dFileFunctionBehindComment(t *testing.T) {
 // audit says it "took no new run".
 func TestAttack13dDrainingWorkerTakesOffer(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=dr", "--json"))
-	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
+	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v", m)
 	}
-	raw.send(relayMsg{Type: msgDrain})
+	raw.send(relay.Msg{Type: relay.MsgDrain})
 	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
-	raw.send(relayMsg{Type: msgTake, Run: id})
-	if m := raw.recv(); m.Type == msgJob {
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: m.Token, Status: string(StatusFailed), Exit: 1, Message: "ran"})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	if m := raw.recv(); m.Type == relay.MsgJob {
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: m.Token, Status: StatusFailed, Exit: 1, Message: "ran"})
 		h.waitStatus(id, StatusFailed)
 		raw.client.Close()
 		waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {

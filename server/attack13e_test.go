@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +109,7 @@ func TestAttack13eCancelDuringApplyOfferStrandsTheRun(t *testing.T) {
 	h, keys, _ := relayHarness(t, attack13bData)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	plan, js := attack13bPlan(t, h)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := attack13bReader(raw)
 	id, job := attack13bLease(t, h, raw, ch, "rdata")
 	if !job.Gated {
@@ -119,17 +120,17 @@ func TestAttack13eCancelDuringApplyOfferStrandsTheRun(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relayMsg{Type: msgPoll})
-	offer, ok := attack13bNext(ch, msgOffer, 10*time.Second)
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	offer, ok := attack13bNext(ch, relay.MsgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	h.mustSSH("alice", "cancel", id) // the offer is not answered yet
 	time.Sleep(4 * time.Second)      // the offer times out (2s) and goes back to the queue
-	raw.send(relayMsg{Type: msgPoll})
-	if again, ok := attack13bNext(ch, msgOffer, 10*time.Second); ok {
-		raw.send(relayMsg{Type: msgTake, Run: again.Run})
-		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); ok {
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	if again, ok := attack13bNext(ch, relay.MsgOffer, 10*time.Second); ok {
+		raw.send(relay.Msg{Type: relay.MsgTake, Run: again.Run})
+		if m, ok := attack13bNext(ch, relay.MsgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
 	}
@@ -286,10 +287,10 @@ func TestAttack13eRemoteStateSendsStateCredentialsOnWorker(t *testing.T) {
 // ("Cancelled by bob ..."), though nobody cancelled it.
 func TestAttack13eWorkerResultsAJobCannotHave(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, st := range []Status{StatusStale, StatusCancelled} {
 		id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region="+string(st))
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(st), Exit: 1,
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: st, Exit: 1,
 			Message: "Cancelled by bob during plan on worker w2."})
 		h.waitStatus(id, StatusStale, StatusCancelled, StatusFailed)
 		r, _ := h.srv.db.GetRun(id)
@@ -367,7 +368,7 @@ func TestAttack13eEarlierSecretAnswersGoToEveryWorker(t *testing.T) {
 	if v := h.launchWait("alice", "lsecret13e", "--dry-run", "--var", "db_password="+prod); v.PlannedBy != "" {
 		t.Fatalf("the local template ran on a worker: %+v", v.PlannedBy)
 	}
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := attack13cTake(t, h, raw, "rnet", "--dry-run", "--var", "region=nosecret")
 	key, err := seal.LoadKey(identity)
 	if err != nil {
@@ -377,7 +378,7 @@ func TestAttack13eEarlierSecretAnswersGoToEveryWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p relayPayload
+	var p relay.Payload
 	if err := json.Unmarshal(plain, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -386,14 +387,14 @@ func TestAttack13eEarlierSecretAnswersGoToEveryWorker(t *testing.T) {
 			p.Vars, p.Env, p.Secrets)
 	}
 
-	bare, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare"})
-	bare.send(relayMsg{Type: msgPoll})
+	bare, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare"})
+	bare.send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=nosecret", "--json"))
-	if m := bare.recv(); m.Type != msgOffer || m.Run != bid {
+	if m := bare.recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	bare.send(relayMsg{Type: msgTake, Run: bid})
-	if m := bare.recv(); m.Type != msgJob {
+	bare.send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := bare.recv(); m.Type != relay.MsgJob {
 		r, _ := h.srv.db.GetRun(bid)
 		t.Errorf("a dry run of bnet with no credential and no secret answer was refused on pool bare because of an earlier run's answer: %s: %s", r.Status, r.Message)
 	}
@@ -459,7 +460,7 @@ rule "primary13e" {
 	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, honest := attack13ePlanTarget(t, h, "terraform_data.server[0]")
 	_, js := attack13ePlanTarget(t, h, "terraform_data.server[2]")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := attack13bReader(raw)
 	// With its own rendering the plan is stopped by the policy.
 	id, job := attack13bLease(t, h, raw, ch, "rdata13e")
@@ -490,20 +491,20 @@ rule "primary13e" {
 // its old lease is rejected and records nothing.
 func TestAttack13eScanVerdictRacesHeld(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	ch := attack13bReader(raw)
 	id, job := attack13bLease(t, h, raw, ch, "rs-deep", "--check")
 	if job.ScanWhy == "" || Kind(job.Kind) != KindCheck {
 		t.Fatalf("job %+v", job)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(store.Finding{
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence(store.Finding{
 		Address: "module.a.module.b.data.external.x", File: "infra/scan/deep/a/b/main.tf", Line: 1, Reason: "runs a program"})})
 	attack13bHandOver(raw, id, job.Token, []byte("not a plan"), []byte("{}"))
-	if m, ok := attack13bNext(ch, msgScanStop, 10*time.Second); !ok {
+	if m, ok := attack13bNext(ch, relay.MsgScanStop, 10*time.Second); !ok {
 		t.Fatalf("no scan_stop: %+v", m)
 	}
 	for range 5 { // planning, plan_start, two chunks, plan_end
-		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); !ok {
+		if m, ok := attack13bNext(ch, relay.MsgReject, 10*time.Second); !ok {
 			t.Fatalf("a pipelined plan message was not rejected: %+v", m)
 		}
 	}
@@ -516,9 +517,9 @@ func TestAttack13eScanVerdictRacesHeld(t *testing.T) {
 	id, job = attack13bLease(t, h, raw, ch, "rs-clean", "--dry-run")
 	h.waitStatus(id, StatusRunning)
 	h.restart()
-	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	late.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()})
-	if m := late.recv(); m.Type != msgReject {
+	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	late.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: attack13cEvidence()})
+	if m := late.recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a scan from before the restart was answered %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusInterrupted || r.Scan != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,7 +120,7 @@ rule "types-%[1]s" {
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, honest := attack13bPlan(t, h, "instances=2") // destroys terraform_data.server[2]
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := attack13bReader(raw)
 
 	id, job := attack13bLease(t, h, raw, ch, template)
@@ -184,7 +185,7 @@ rule "slow13f" {
 `)
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	plan, js := attack13bPlan(t, h)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := attack13bReader(raw)
 	id, job := attack13bLease(t, h, raw, ch, "rdata13f")
 	if !job.Gated {
@@ -203,10 +204,10 @@ rule "slow13f" {
 	}
 	// The worker's job ended with the hand-over; it polls again as a real
 	// worker does and takes what it is offered.
-	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := attack13bNext(ch, msgOffer, 10*time.Second); ok {
-		raw.send(relayMsg{Type: msgTake, Run: offer.Run})
-		if m, ok := attack13bNext(ch, msgReject, 10*time.Second); ok {
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	if offer, ok := attack13bNext(ch, relay.MsgOffer, 10*time.Second); ok {
+		raw.send(relay.Msg{Type: relay.MsgTake, Run: offer.Run})
+		if m, ok := attack13bNext(ch, relay.MsgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
 	}
@@ -341,17 +342,17 @@ func attack13fBlob(t *testing.T, checkout string, size int) {
 // it has passed on an offer of run (or any offer when run is ""), then
 // reads nothing more: the worker's machine is paused (a stopped process, a
 // frozen VM) with its connection still open.
-func attack13fPausedReader(w *rawWorker, pauseAfterOffer func() string) chan relayMsg {
-	ch := make(chan relayMsg, 64)
+func attack13fPausedReader(w *rawWorker, pauseAfterOffer func() string) chan relay.Msg {
+	ch := make(chan relay.Msg, 64)
 	go func() {
 		for {
-			m, err := w.c.recv()
+			m, err := w.c.Recv()
 			if err != nil {
 				close(ch)
 				return
 			}
 			ch <- m
-			if m.Type == msgOffer && (pauseAfterOffer() == "*" || pauseAfterOffer() == m.Run) {
+			if m.Type == relay.MsgOffer && (pauseAfterOffer() == "*" || pauseAfterOffer() == m.Run) {
 				return // nothing reads the connection any more
 			}
 		}
@@ -403,7 +404,7 @@ rule "gate13f" {
 	}
 	t.Logf("the saved plan is %d bytes, its rendering %d", len(plan), len(js))
 
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	pauseOn := ""
 	ch := attack13fPausedReader(raw, func() string { return pauseOn })
 	id, job := attack13bLease(t, h, raw, ch, "rblob13f")
@@ -416,21 +417,21 @@ rule "gate13f" {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := attack13bNext(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	if offer, ok := attack13bNext(ch, relay.MsgOffer, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id}) // and w2's machine pauses
-	time.Sleep(4 * time.Second)                // w2's lease (2s) is lost by now
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id}) // and w2's machine pauses
+	time.Sleep(4 * time.Second)                       // w2's lease (2s) is lost by now
 
-	b1, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare", Version: "raw"})
-	b1.send(relayMsg{Type: msgPoll})
+	b1, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare", Version: "raw"})
+	b1.send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=paused", "--json"))
-	if m := b1.recv(); m.Type != msgOffer || m.Run != bid {
+	if m := b1.recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	b1.send(relayMsg{Type: msgTake, Run: bid})
-	if m := b1.recv(); m.Type != msgJob {
+	b1.send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := b1.recv(); m.Type != relay.MsgJob {
 		t.Fatalf("b1's take: %+v", m)
 	}
 	// b1 dies without a heartbeat: its run fails within 2s, if anything
@@ -497,7 +498,7 @@ rule "hold13f" {
 	attack13bTofu(t, h, "infra/data", "init", "-input=false")
 	attack13bTofu(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, js := attack13bPlan(t, h, "instances=2")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := attack13bReader(raw)
 	id, job := attack13bLease(t, h, raw, ch, "rslowdata13f")
 	attack13bHandOver(raw, id, job.Token, plan, js)
@@ -507,13 +508,13 @@ rule "hold13f" {
 		t.Fatalf("the destroying plan was not held: %s: %s", r.Status, r.Message)
 	}
 	digest := r.Proposal.Digest
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	h.mustSSH("bob", "approve", id, "--digest", digest)
-	offer, ok := attack13bNext(ch, msgOffer, 10*time.Second)
+	offer, ok := attack13bNext(ch, relay.MsgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	waitFor(t, "the apply phase to be claimed", 10*time.Second, func() bool {
 		r, _ := h.srv.db.GetRun(id)
 		return Status(r.Status) == StatusRunning
@@ -523,10 +524,10 @@ rule "hold13f" {
 	for done := false; !done; {
 		select {
 		case m := <-ch:
-			if m.Type == msgJob {
+			if m.Type == relay.MsgJob {
 				t.Fatalf("the cancelled apply phase's job reached the worker")
 			}
-			done = m.Type == msgReject && m.Run == id
+			done = m.Type == relay.MsgReject && m.Run == id
 		case <-deadline:
 			t.Fatal("no answer to the take")
 		}
@@ -542,12 +543,12 @@ rule "hold13f" {
 }
 
 // Promise (README, relay: a saved plan of up to 19 MiB crosses the relay,
-// relayPlanLimit; relay_proto.go relayMaxLine "bounds one protocol line:
-// a job carrying a sealed plan of relayPlanLimit in base64, with room for
+// relay.PlanLimit; server/relay relay.MaxLine "bounds one protocol line:
+// a job carrying a sealed plan of relay.PlanLimit in base64, with room for
 // the rest"). Break: the apply phase's job carries the plan base64-encoded
-// twice, once inside the payload's JSON (relayPayload.Plan []byte) and
+// twice, once inside the payload's JSON (relay.Payload.Plan []byte) and
 // again as the job's sealed Payload []byte, so its line is about 16/9 of
-// the plan, while relayMaxLine allows 4/3 of it plus 4 MiB: any plan over
+// the plan, while relay.MaxLine allows 4/3 of it plus 4 MiB: any plan over
 // about 16.5 MiB passes the plan phase and the rules, and then no worker
 // can read its apply's job. Here an honest worker plans a 17.5 MiB plan
 // (accepted: under 19 MiB), the rules pass it, and the same worker,

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"github.com/switchtender/switchtender/server/relay"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -53,11 +54,11 @@ func TestAttack13hRunIDEscapesTheDataDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			var wire bytes.Buffer
-			c := newRelayConn(strings.NewReader(""), &wire)
-			job := relayMsg{Type: msgJob, Run: tc.run, Token: 1, Project: "infra", Command: "infra/data",
-				Kind: string(KindPlan), Tool: "no-such-tool", Status: "clear", Payload: []byte(`{}`)}
+			c := relay.NewConn(strings.NewReader(""), &wire)
+			job := relay.Msg{Type: relay.MsgJob, Run: tc.run, Token: 1, Project: "infra", Command: "infra/data",
+				Kind: string(KindPlan), Tool: "no-such-tool", Clear: true, Payload: []byte(`{}`)}
 			res := w.runJob(context.Background(), c, job, nil)
-			t.Logf("result: %s %s", res.Status, res.Message)
+			t.Logf("result: %s %s", res.result.Status, res.result.Message)
 			if _, err := os.Stat(keep); err != nil {
 				t.Fatalf("a job with run ID %q removed %s, outside data_dir/runs: %v", tc.run, victim, err)
 			}

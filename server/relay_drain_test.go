@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -68,11 +69,11 @@ template "rslow" {
 // result is rejected.
 func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	leased := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=r0", "--json"))
 	raw.recv()
-	raw.send(relayMsg{Type: msgTake, Run: leased})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: leased})
 	job := raw.recv()
 	h.waitStatus(leased, StatusRunning)
 	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
@@ -85,9 +86,9 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
 		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
-	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	late.send(relayMsg{Type: msgResult, Run: leased, Token: job.Token, Status: "succeeded"})
-	if m := late.recv(); m.Type != msgReject {
+	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	late.send(relay.Msg{Type: relay.MsgResult, Run: leased, Token: job.Token, Status: "succeeded"})
+	if m := late.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a result from before the restart: %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,16 +96,16 @@ rule "hold-rnet" {
   approvers        = ["bob"]
 }
 `)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=big", "--json"))
 	raw.recv() // the offer
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if !job.Gated || job.Type != msgJob {
+	if !job.Gated || job.Type != relay.MsgJob {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"20.0 MiB (20971520 bytes)", "over the 19 MiB", "without proposing an apply", "queue the control node executes", "split the configuration"} {
@@ -115,8 +116,8 @@ rule "hold-rnet" {
 	if r.Proposal != nil {
 		t.Errorf("a refused plan proposed: %+v", r.Proposal)
 	}
-	raw.send(relayMsg{Type: msgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
-	if m := raw.recv(); m.Type != msgReject {
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
+	if m := raw.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a chunk after the refusal: %+v", m)
 	}
 	b, _ := json.Marshal(r)
@@ -169,13 +170,13 @@ template "rdata" {
 // reconcile cannot be proposed from it; `reconcile` refuses it.
 func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=big", "--json"))
 	raw.recv()
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"(19922945 bytes), over the 19 MiB", "this drift check keeps no plan, so a reconcile cannot be proposed from it"} {

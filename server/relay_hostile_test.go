@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/switchtender/switchtender/server/relay"
+	"io"
 	"os"
 
 	"encoding/json"
@@ -17,10 +19,11 @@ import (
 type rawWorker struct {
 	t      *testing.T
 	client *gossh.Client
-	c      *relayConn
+	c      *relay.Conn
+	in     io.Writer // the session's stdin under c, for lines that are not messages
 }
 
-func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker, relayMsg) {
+func dialRaw(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*rawWorker, relay.Msg) {
 	t.Helper()
 	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: hello.Name, Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
@@ -34,11 +37,11 @@ func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker
 	}
 	in, _ := sess.StdinPipe()
 	out, _ := sess.StdoutPipe()
-	if err := sess.Start(relayCommand); err != nil {
+	if err := sess.Start(relay.Command); err != nil {
 		t.Fatal(err)
 	}
-	w := &rawWorker{t: t, client: client, c: newRelayConn(out, in)}
-	hello.Type = msgHello
+	w := &rawWorker{t: t, client: client, c: relay.NewConn(out, in), in: in}
+	hello.Type = relay.MsgHello
 	if hello.Projects == nil {
 		hello.Projects = []string{"infra"} // the test project, as a real worker's file names it
 	}
@@ -46,16 +49,16 @@ func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker
 	return w, w.recv()
 }
 
-func (w *rawWorker) send(m relayMsg) {
+func (w *rawWorker) send(m relay.Msg) {
 	w.t.Helper()
-	if err := w.c.send(m); err != nil {
+	if err := w.c.Send(m); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
-func (w *rawWorker) recv() relayMsg {
+func (w *rawWorker) recv() relay.Msg {
 	w.t.Helper()
-	m, err := w.c.recv()
+	m, err := w.c.Recv()
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -69,27 +72,27 @@ func (w *rawWorker) recv() relayMsg {
 // on: a real worker then takes the next run.
 func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello answered with %+v", welcome)
 	}
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	out := h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x1", "--json")
 	id := runIDOf(t, out)
 	offer := raw.recv()
-	if offer.Type != msgOffer || offer.Run != id {
+	if offer.Type != relay.MsgOffer || offer.Run != id {
 		t.Fatalf("offer %+v, want run %s", offer, id)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if job.Type != msgJob || job.Token == 0 || len(job.Payload) == 0 || job.Status == "clear" {
+	if job.Type != relay.MsgJob || job.Token == 0 || len(job.Payload) == 0 || job.Clear {
 		t.Fatalf("job %+v", job)
 	}
 	if strings.Contains(string(job.Payload), "x1\"") {
 		t.Errorf("the payload is not sealed")
 	}
 	started := time.Now()
-	raw.send(relayMsg{Type: msgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+	raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	if took := time.Since(started); took > 6*time.Second {
@@ -101,14 +104,14 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 		}
 	}
 	rej := raw.recv()
-	if rej.Type != msgReject || rej.Run != id {
+	if rej.Type != relay.MsgReject || rej.Run != id {
 		t.Errorf("the worker was not told its lease ended: %+v", rej)
 	}
-	raw.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "late line\n"})
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded", Exit: 0, Message: "done"})
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token + 1, Status: "succeeded", Exit: 0, Message: "forged"})
+	raw.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "late line\n"})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Exit: 0, Message: "done"})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token + 1, Status: "succeeded", Exit: 0, Message: "forged"})
 	for range 3 {
-		if m := raw.recv(); m.Type != msgReject || !strings.Contains(m.Message, "rejected and changed nothing") {
+		if m := raw.recv(); m.Type != relay.MsgReject || !strings.Contains(m.Message, "rejected and changed nothing") {
 			t.Errorf("a late message was answered with %+v", m)
 		}
 	}
@@ -215,32 +218,32 @@ func runIDOf(t *testing.T, out string) string {
 // is the one queued meanwhile.
 func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	old, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	old.send(relayMsg{Type: msgPoll})
+	old, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	old.send(relay.Msg{Type: relay.MsgPoll})
 	first := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=a1", "--json"))
 	old.recv()
-	old.send(relayMsg{Type: msgTake, Run: first})
+	old.send(relay.Msg{Type: relay.MsgTake, Run: first})
 	old.recv() // the job; it never heartbeats
 	// While the old connection was heard from within the lease timeout, a
 	// second connection of the name is told to try again; once it has been
 	// silent that long, the new one takes the name over.
-	_, busy := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	if busy.Type != msgRefused || busy.Status != statusBusy {
+	_, busy := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	if busy.Type != relay.MsgRefused || !busy.Busy {
 		t.Fatalf("a second connection while the first is alive: %+v", busy)
 	}
 	time.Sleep(h.srv.relay.leaseTimeout("eu") + 500*time.Millisecond)
-	again, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	if welcome.Type != msgWelcome {
+	again, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("the reconnect after the old connection fell silent: %+v", welcome)
 	}
-	again.send(relayMsg{Type: msgPoll})
+	again.send(relay.Msg{Type: relay.MsgPoll})
 	second := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=a2345678", "--json"))
 	var offered []string
 	for len(offered) == 0 {
 		switch m := again.recv(); m.Type {
-		case msgOffer:
+		case relay.MsgOffer:
 			offered = append(offered, m.Run)
-		case msgReject:
+		case relay.MsgReject:
 			if m.Run != first {
 				t.Errorf("reject of %+v", m)
 			}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,12 +230,12 @@ func TestRelayPullRequestCommitMissingOnTheWorker(t *testing.T) {
 // scan, fails the run rather than have it decided on.
 func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	take := func(args ...string) (string, relayMsg) {
-		raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	take := func(args ...string) (string, relay.Msg) {
+		raw.send(relay.Msg{Type: relay.MsgPoll})
 		id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
 		raw.recv() // the offer
-		raw.send(relayMsg{Type: msgTake, Run: id})
+		raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 		return id, raw.recv()
 	}
 	evidence := &store.Scan{Digest: "sha256:" + strings.Repeat("0", 64), Modules: 1}
@@ -242,7 +243,7 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	if job.ScanWhy != "" {
 		t.Fatalf("an unscanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "not scanned") || r.Scan != nil {
 		t.Fatalf("a scan for an unscanned job: %s: %s, scan %+v", r.Status, r.Message, r.Scan)
@@ -252,11 +253,11 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("a scanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
-	if m := raw.recv(); m.Type != msgScanPass {
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
+	if m := raw.recv(); m.Type != relay.MsgScanPass {
 		t.Fatalf("a clean scan was answered %+v", m)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "second scan") {
 		t.Fatalf("a second scan: %s: %s", r.Status, r.Message)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"log/slog"
 	"net"
 	"os"
@@ -125,7 +126,7 @@ func newWorker(cfg *config.Worker, opts WorkerOptions) (*worker, error) {
 }
 
 // dial opens the SSH connection and the relay session, and says hello.
-func (w *worker) dial(ctx context.Context) (*gossh.Client, *relayConn, error) {
+func (w *worker) dial(ctx context.Context) (*gossh.Client, *relay.Conn, error) {
 	d := net.Dialer{Timeout: 15 * time.Second}
 	nc, err := d.DialContext(ctx, "tcp", w.cfg.Control)
 	if err != nil {
@@ -166,7 +167,7 @@ func (w *worker) dialErr(err error) error {
 
 // openRelay starts the relay session and exchanges hello and welcome; it
 // returns how often the worker heartbeats while idle.
-func (w *worker) openRelay(client *gossh.Client) (*relayConn, time.Duration, error) {
+func (w *worker) openRelay(client *gossh.Client) (*relay.Conn, time.Duration, error) {
 	sess, err := client.NewSession()
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening the relay session: %w", err)
@@ -179,26 +180,26 @@ func (w *worker) openRelay(client *gossh.Client) (*relayConn, time.Duration, err
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening the relay session: %w", err)
 	}
-	if err := sess.Start(relayCommand); err != nil {
+	if err := sess.Start(relay.Command); err != nil {
 		return nil, 0, fmt.Errorf("starting the relay session: %w", err)
 	}
-	c := newRelayConn(out, in)
+	c := relay.NewConn(out, in)
 	var projects []string
 	for name := range w.cfg.Projects {
 		projects = append(projects, name)
 	}
-	if err := c.send(relayMsg{Type: msgHello, Name: w.cfg.Name, Pool: w.cfg.Pool, Version: w.opts.Version, Projects: projects}); err != nil {
+	if err := c.Send(relay.Msg{Type: relay.MsgHello, Name: w.cfg.Name, Pool: w.cfg.Pool, Version: w.opts.Version, Projects: projects}); err != nil {
 		return nil, 0, err
 	}
-	m, err := c.recv()
+	m, err := c.Recv()
 	switch {
 	case err != nil:
 		return nil, 0, fmt.Errorf("reading the control node's welcome: %w", err)
-	case m.Type == msgRefused && m.Status == statusBusy:
+	case m.Type == relay.MsgRefused && m.Busy:
 		return nil, 0, errors.New(m.Message) // tried again, with backoff
-	case m.Type == msgRefused:
+	case m.Type == relay.MsgRefused:
 		return nil, 0, fmt.Errorf("%w: %s", errWorkerRefused, m.Message)
-	case m.Type != msgWelcome:
+	case m.Type != relay.MsgWelcome:
 		return nil, 0, fmt.Errorf("the control node answered hello with %q", m.Type)
 	}
 	return c, m.Heartbeat, nil

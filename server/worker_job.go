@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,8 +22,8 @@ import (
 // plan or an ungated apply), masked on the worker before a line leaves it.
 type workerRun struct {
 	w          *worker
-	c          *relayConn
-	job        relayMsg
+	c          *relay.Conn
+	job        relay.Msg
 	checkout   string
 	dir        string
 	private    string
@@ -34,22 +35,22 @@ type workerRun struct {
 	step       string
 	plan       []byte            // an apply phase's released plan, from the sealed payload
 	digest     string            // its digest
-	startFiles map[string]string // the files under its plan's working directory (relayPayload.StartFiles)
+	startFiles map[string]string // the files under its plan's working directory (relay.Payload.StartFiles)
 	planned    *scan.Identity    // the configuration the released plan was made from (weighPlanned)
 	dirID      string            // the working directory's device and inode when the run started
 
-	verdict  <-chan relayMsg // the control node's decision on a scanned job's evidence
-	scanned  *store.Scan     // a scanned job's evidence, once the control node let it plan
-	released string          // who released the run's scan hold ("" for the rules' pass)
-	pr       *store.Commit   // a pull request's commit, once exported
+	verdict  <-chan relay.Msg // the control node's decision on a scanned job's evidence
+	scanned  *store.Scan      // a scanned job's evidence, once the control node let it plan
+	released string           // who released the run's scan hold ("" for the rules' pass)
+	pr       *store.Commit    // a pull request's commit, once exported
 }
 
-// runJob carries out job and returns its result message.
-func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict <-chan relayMsg) relayMsg {
+// runJob carries out job and returns how it ended.
+func (w *worker) runJob(ctx context.Context, c *relay.Conn, job relay.Msg, verdict <-chan relay.Msg) jobEnd {
 	x := &workerRun{w: w, c: c, job: job, masker: mask.New(), step: "preparation", verdict: verdict}
 	maskKeyFiles(x.masker, w.cfg.Key, w.cfg.DeliveryIdentity)
 	x.out = x.masker.NewWriter(&relayLogWriter{c: c, run: job.Run, token: job.Token})
-	res := relayMsg{Type: msgResult, Run: job.Run, Token: job.Token, Exit: -1}
+	res := relay.Msg{Type: relay.MsgResult, Run: job.Run, Token: job.Token, Exit: -1}
 	defer func() { _ = os.RemoveAll(x.private) }() // x.private is set by prepare: read it when the run ends
 	err := x.prepare(ctx)
 	if err == nil {
@@ -64,24 +65,25 @@ func (w *worker) runJob(ctx context.Context, c *relayConn, job relayMsg, verdict
 	var o *outcome
 	switch {
 	case err == nil:
-		res.Status = string(StatusSucceeded)
+		res.Status = StatusSucceeded
 	case errors.Is(err, errHandedOff), errors.Is(err, errScanDecided):
-		res.Status = statusHandedOff
+		x.out.Flush()
+		return jobEnd{handedOff: true}
 	case errors.Is(err, errStalePlan):
-		res.Status, res.Message = string(StatusStale), "Saved plan is stale."
+		res.Status, res.Message = StatusStale, "Saved plan is stale."
 	case errors.Is(context.Cause(ctx), errJobCancelled):
-		res.Status, res.Message = string(StatusCancelled), "Cancelled during "+x.step+"."
+		res.Status, res.Message = StatusCancelled, "Cancelled during "+x.step+"."
 	case errors.Is(context.Cause(ctx), errLeaseLost):
-		res.Status, res.Message = string(StatusFailed), "The worker lost its lease during "+x.step+"; the tool was interrupted."
+		res.Status, res.Message = StatusFailed, "The worker lost its lease during "+x.step+"; the tool was interrupted."
 	case ctx.Err() != nil:
-		res.Status, res.Message = string(StatusInterrupted), fmt.Sprintf("Worker %s was stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then `rerun %s` if it should go on.", x.w.cfg.Name, x.step, x.job.Run)
+		res.Status, res.Message = StatusInterrupted, fmt.Sprintf("Worker %s was stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then `rerun %s` if it should go on.", x.w.cfg.Name, x.step, x.job.Run)
 	case errors.As(err, &o) && o.status == StatusRefused:
-		res.Status, res.Message = string(StatusRefused), x.masker.String(o.msg)
+		res.Status, res.Message = StatusRefused, x.masker.String(o.msg)
 	default:
-		res.Status, res.Message = string(StatusFailed), x.masker.String(err.Error())
+		res.Status, res.Message = StatusFailed, x.masker.String(err.Error())
 	}
 	x.out.Flush()
-	return res
+	return jobEnd{result: res}
 }
 
 // prepare resolves the working directory inside the worker's checkout
@@ -136,10 +138,10 @@ var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // open reads the job's payload: sealed to the pool's delivery key, or in
 // clear when it holds no secret.
-func (x *workerRun) open() (relayPayload, error) {
-	var p relayPayload
+func (x *workerRun) open() (relay.Payload, error) {
+	var p relay.Payload
 	plain := x.job.Payload
-	if x.job.Status != "clear" {
+	if !x.job.Clear {
 		if x.w.delivery == nil {
 			return p, fmt.Errorf("the run's credentials are sealed to the pool's delivery key, and worker %s has no delivery_identity; nothing ran", x.w.cfg.Name)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 
@@ -28,7 +29,7 @@ func (x *workerRun) gatedPlan(ctx context.Context) (int, string, error) {
 	path := filepath.Join(x.private, planFileName)
 	defer wipeQuiet(path)
 	x.out.Flush()
-	_ = x.c.send(relayMsg{Type: msgPlanning, Run: x.job.Run, Token: x.job.Token})
+	_ = x.c.Send(relay.Msg{Type: relay.MsgPlanning, Run: x.job.Run, Token: x.job.Token})
 	args := exec.PlanArgs(path)
 	if Kind(x.job.Kind) == KindCheck {
 		args = exec.CheckArgs(path)
@@ -52,7 +53,7 @@ func (x *workerRun) gatedPlan(ctx context.Context) (int, string, error) {
 	if err != nil {
 		return -1, "", fmt.Errorf("reading the saved plan: %w", err)
 	}
-	if fi.Size() > relayPlanLimit {
+	if fi.Size() > relay.PlanLimit {
 		return -1, "", errors.New(planTooLarge(Kind(x.job.Kind), fi.Size()))
 	}
 	js, err := x.capture(ctx, "show -json", exec.ShowJSONArgs(path))
@@ -70,25 +71,25 @@ func (x *workerRun) gatedPlan(ctx context.Context) (int, string, error) {
 
 // handOver sends the plan and its JSON in chunks, then the end.
 func (x *workerRun) handOver(plan, js []byte) error {
-	msg := func(m relayMsg) error { m.Run, m.Token = x.job.Run, x.job.Token; return x.c.send(m) }
+	msg := func(m relay.Msg) error { m.Run, m.Token = x.job.Run, x.job.Token; return x.c.Send(m) }
 	id, err := scan.DirIdentity(x.dir)
 	if err != nil {
 		return fmt.Errorf("reading the files under the directory the plan was made in: %w", err)
 	}
-	if err := msg(relayMsg{Type: msgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js)), StartFiles: id.StartFileSums()}); err != nil {
+	if err := msg(relay.Msg{Type: relay.MsgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js)), StartFiles: id.StartFileSums()}); err != nil {
 		return err
 	}
 	for _, part := range []struct {
 		name string
 		b    []byte
 	}{{"plan", plan}, {"json", js}} {
-		for off := 0; off < len(part.b); off += relayChunk {
-			if err := msg(relayMsg{Type: msgPlanChunk, Part: part.name, Blob: part.b[off:min(off+relayChunk, len(part.b))]}); err != nil {
+		for off := 0; off < len(part.b); off += relay.Chunk {
+			if err := msg(relay.Msg{Type: relay.MsgPlanChunk, Part: part.name, Blob: part.b[off:min(off+relay.Chunk, len(part.b))]}); err != nil {
 				return err
 			}
 		}
 	}
-	if err := msg(relayMsg{Type: msgPlanEnd}); err != nil {
+	if err := msg(relay.Msg{Type: relay.MsgPlanEnd}); err != nil {
 		return err
 	}
 	return errHandedOff

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"path/filepath"
 
 	"github.com/switchtender/switchtender/exec"
@@ -93,10 +94,10 @@ func (x *workerRun) awaitScanVerdict(ctx context.Context, sc *store.Scan) (strin
 	if err := ctx.Err(); err != nil {
 		return "", err // cancelled while it scanned: the control node decides nothing
 	}
-	if err := x.c.send(relayMsg{Type: msgScanned, Run: x.job.Run, Token: x.job.Token, Scan: sc, Commit: x.pr}); err != nil {
+	if err := x.c.Send(relay.Msg{Type: relay.MsgScanned, Run: x.job.Run, Token: x.job.Token, Scan: sc, Commit: x.pr}); err != nil {
 		return "", err
 	}
-	var m relayMsg
+	var m relay.Msg
 	select {
 	case m = <-x.verdict:
 	case <-ctx.Done():
@@ -106,10 +107,10 @@ func (x *workerRun) awaitScanVerdict(ctx context.Context, sc *store.Scan) (strin
 			return "", ctx.Err()
 		}
 	}
-	if m.Type == msgScanPass && ctx.Err() == nil {
+	if m.Type == relay.MsgScanPass && ctx.Err() == nil {
 		return m.Released, nil
 	}
-	if m.Type == msgScanPass {
+	if m.Type == relay.MsgScanPass {
 		return "", ctx.Err()
 	}
 	return "", errScanDecided

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"strings"
 	"time"
@@ -64,11 +65,11 @@ func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string)
 func (x *workerRun) begin(name, dir string, quiet bool) (time.Time, error) {
 	x.step = name
 	started := time.Now()
-	m := relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Started: started, Quiet: quiet}
+	m := relay.Msg{Type: relay.MsgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Started: started, Quiet: quiet}
 	if name == "init" {
 		m.NoLock = initTakesNoLock(dir)
 	}
-	if err := x.c.send(m); err != nil {
+	if err := x.c.Send(m); err != nil {
 		return started, fmt.Errorf("before %s: the control node could not be told it starts (%w); nothing more ran", name, err)
 	}
 	return started, nil
@@ -76,7 +77,7 @@ func (x *workerRun) begin(name, dir string, quiet bool) (time.Time, error) {
 
 // finish tells the control node the step begin reported ended.
 func (x *workerRun) finish(name string, quiet bool, exit int, started time.Time) {
-	_ = x.c.send(relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Quiet: quiet, Exit: exit, Started: started, Finished: time.Now()})
+	_ = x.c.Send(relay.Msg{Type: relay.MsgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Quiet: quiet, Exit: exit, Started: started, Finished: time.Now()})
 }
 
 // stateSecrets adds the values the working directory's state marks
@@ -117,15 +118,15 @@ func (x *workerRun) stateSecrets(ctx context.Context) error {
 // relayLogWriter sends a run's masked output to the control node as log
 // messages of the lease.
 type relayLogWriter struct {
-	c     *relayConn
+	c     *relay.Conn
 	run   string
 	token uint64
 }
 
 func (l *relayLogWriter) Write(p []byte) (int, error) {
-	for off := 0; off < len(p); off += relayLogChunk {
-		end := min(off+relayLogChunk, len(p))
-		if err := l.c.send(relayMsg{Type: msgLog, Run: l.run, Token: l.token, Data: string(p[off:end])}); err != nil {
+	for off := 0; off < len(p); off += relay.LogChunk {
+		end := min(off+relay.LogChunk, len(p))
+		if err := l.c.Send(relay.Msg{Type: relay.MsgLog, Run: l.run, Token: l.token, Data: string(p[off:end])}); err != nil {
 			return off, err
 		}
 	}
