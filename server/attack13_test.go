@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -343,7 +344,7 @@ func TestAttack13UserKeyAndKnownHostsHeld(t *testing.T) {
 	if err := os.WriteFile(cfg.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = RunWorker(t.Context(), cfg, WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), cfg, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), "host key") {
 		t.Errorf("a control node with another host key: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,7 +308,9 @@ func TestAttack13dStoppedAfterDrainAuditedAsDrained(t *testing.T) {
 	defer stop()
 	drain := make(chan struct{})
 	errs := make(chan error, 1)
-	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain}) }()
+	go func() {
+		errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain})
+	}()
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
 	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")

@@ -374,7 +374,7 @@ func TestAttack13eEarlierSecretAnswersGoToEveryWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, _, err := sealOpen(key, id, job.Payload)
+	plain, _, err := seal.Open(key, id, job.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -166,7 +167,7 @@ template "rslow" {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	errs := make(chan error, 1)
-	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test"}) }()
+	go func() { errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test"}) }()
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
 	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
@@ -217,7 +218,7 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		return done
 	}
-	ours, theirs := sleeper(workerMarker(w1.DataDir, "42")), sleeper(workerMarker(t.TempDir(), "42"))
+	ours, theirs := sleeper(worker.Marker(w1.DataDir, "42")), sleeper(worker.Marker(t.TempDir(), "42"))
 	startWorker(t, w1)
 	select {
 	case <-ours:

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"github.com/switchtender/switchtender/server/worker"
 	"net"
 	"os"
 	osexec "os/exec"
@@ -104,7 +105,7 @@ func startWorker(t *testing.T, cfg *config.Worker) (errs chan error, drain func(
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		errs <- RunWorker(ctx, cfg, WorkerOptions{Environ: testEnviron, Version: "test", Drain: dr})
+		errs <- worker.RunWorker(ctx, cfg, worker.WorkerOptions{Environ: testEnviron, Version: "test", Drain: dr})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"io"
 	"os"
 
@@ -142,12 +143,12 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	stranger := relayWorkerCfg(t, h, "x9", "eu", newRelayKey(t), identity)
-	err := RunWorker(t.Context(), stranger, WorkerOptions{Environ: testEnviron})
+	err := worker.RunWorker(t.Context(), stranger, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), "did not accept this worker's key") {
 		t.Errorf("unknown key: %v", err)
 	}
 	wrongPool := relayWorkerCfg(t, h, "b1", "eu", keys["b1"], identity)
-	err = RunWorker(t.Context(), wrongPool, WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), wrongPool, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), `listed by pool bare, not pool "eu"`) {
 		t.Errorf("a worker of pool bare claiming pool eu: %v", err)
 	}
@@ -157,11 +158,11 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	if err := os.WriteFile(spoofed.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), spoofed, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), "offered a host key that") {
 		t.Errorf("a control node whose host key known_hosts does not hold: %v", err)
 	}
-	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: []string{"PATH=" + t.TempDir()}})
+	err = worker.RunWorker(t.Context(), spoofed, worker.WorkerOptions{Environ: []string{"PATH=" + t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), "a worker without tofu on its PATH takes no runs") {
 		t.Errorf("a worker without tofu: %v", err)
 	}

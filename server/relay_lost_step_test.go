@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,7 +35,7 @@ func TestRelayWorkerProcess(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	t.Fatalf("the worker process ended: %v", RunWorker(context.Background(), &cfg, WorkerOptions{Environ: testEnviron, Version: "test-process"}))
+	t.Fatalf("the worker process ended: %v", worker.RunWorker(context.Background(), &cfg, worker.WorkerOptions{Environ: testEnviron, Version: "test-process"}))
 }
 
 // workerProcess runs cfg's worker as a process of its own (the test
@@ -75,7 +76,7 @@ func workerProcess(t *testing.T, cfg *config.Worker) (kill func()) {
 		if entries, _ := os.ReadDir(filepath.Join(cfg.DataDir, "runs")); len(entries) > 0 {
 			var markers []string
 			for _, e := range entries {
-				markers = append(markers, workerMarker(cfg.DataDir, e.Name()))
+				markers = append(markers, worker.Marker(cfg.DataDir, e.Name()))
 			}
 			stopMarked(markers, 2*time.Second)
 		}

@@ -45,17 +45,6 @@ func (h *relayHub) planMessage(l *relayLease, m relay.Msg) {
 	}
 }
 
-// planTooLarge is the refusal of a plan file over the relay's limit: a
-// plan fails without proposing an apply; a drift check keeps no plan.
-func planTooLarge(kind Kind, size int64) string {
-	what := "the plan fails without proposing an apply, and nothing was applied"
-	if kind == KindCheck {
-		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
-	}
-	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
-		float64(size)/(1<<20), size, relay.PlanLimit>>20, what)
-}
-
 // planChunk appends a part, refusing more than the worker declared.
 func (h *relayHub) planChunk(l *relayLease, m relay.Msg) {
 	switch {
@@ -267,15 +256,4 @@ func (h *relayHub) noDrift(l *relayLease) string {
 	}
 	h.s.recordCheck(l.job.runID, &store.Check{CheckedAt: time.Now()})
 	return "No drift: the state matches the configuration, so this check kept no plan and there is nothing to reconcile."
-}
-
-// sentenceError is an error that is a whole sentence for people (a run's
-// message), capitalised and punctuated as the run shows it.
-type sentenceError string
-
-func (e sentenceError) Error() string { return string(e) }
-
-// refusedf is a refusal sentence for a run's message.
-func refusedf(format string, args ...any) error {
-	return sentenceError(fmt.Sprintf(format, args...))
 }

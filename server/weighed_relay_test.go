@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/switchtender/switchtender/server/worker"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,7 @@ func startWorkerWithPath(t *testing.T, cfg *config.Worker, path string) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		RunWorker(ctx, cfg, WorkerOptions{Environ: env, Version: "test"})
+		worker.RunWorker(ctx, cfg, worker.WorkerOptions{Environ: env, Version: "test"})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -1,10 +1,11 @@
-package server
+package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/store"
 	"time"
 )
 
@@ -227,7 +228,7 @@ func (st *sessionState) job(ctx context.Context, m relay.Msg) {
 	}
 	st.taken = ""
 	if st.cancelled == m.Run {
-		_ = st.c.Send(relay.Msg{Type: relay.MsgResult, Run: m.Run, Token: m.Token, Exit: -1, Status: StatusCancelled, Message: "Cancelled before it started on the worker; nothing ran."})
+		_ = st.c.Send(relay.Msg{Type: relay.MsgResult, Run: m.Run, Token: m.Token, Exit: -1, Status: store.StatusCancelled, Message: "Cancelled before it started on the worker; nothing ran."})
 		_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
 		return
 	}

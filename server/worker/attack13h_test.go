@@ -1,9 +1,10 @@
-package server
+package worker
 
 import (
 	"bytes"
 	"context"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/store"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ func bareWorker(t *testing.T) (*worker, string) {
 	t.Helper()
 	dir := t.TempDir()
 	checkout := filepath.Join(dir, "checkout")
-	if err := os.CopyFS(checkout, os.DirFS("testdata/project")); err != nil {
+	if err := os.CopyFS(checkout, os.DirFS("../testdata/project")); err != nil {
 		t.Fatal(err)
 	}
 	cfg := &config.Worker{Name: "w1", Pool: "eu", DataDir: filepath.Join(dir, "data"),
@@ -28,7 +29,7 @@ func bareWorker(t *testing.T) (*worker, string) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	return &worker{cfg: cfg, opts: WorkerOptions{Environ: testEnviron}, log: slog.New(slog.DiscardHandler)}, dir
+	return &worker{cfg: cfg, opts: WorkerOptions{Environ: os.Environ()}, log: slog.New(slog.DiscardHandler)}, dir
 }
 
 // A job's run ID is data from the wire, joined to data_dir/runs to make the
@@ -56,7 +57,7 @@ func TestAttack13hRunIDEscapesTheDataDir(t *testing.T) {
 			var wire bytes.Buffer
 			c := relay.NewConn(strings.NewReader(""), &wire)
 			job := relay.Msg{Type: relay.MsgJob, Run: tc.run, Token: 1, Project: "infra", Command: "infra/data",
-				Kind: string(KindPlan), Tool: "no-such-tool", Clear: true, Payload: []byte(`{}`)}
+				Kind: string(store.KindPlan), Tool: "no-such-tool", Clear: true, Payload: []byte(`{}`)}
 			res := w.runJob(context.Background(), c, job, nil)
 			t.Logf("result: %s %s", res.result.Status, res.result.Message)
 			if _, err := os.Stat(keep); err != nil {

@@ -1,10 +1,11 @@
-package server
+package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
 	"log/slog"
 	"net"
 	"os"
@@ -100,8 +101,8 @@ func newWorker(cfg *config.Worker, opts WorkerOptions) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := eng.Find(envValue(opts.Environ, "PATH")); err != nil {
-		return nil, fmt.Errorf("tofu is not on this worker's PATH (%s), and a worker without tofu on its PATH takes no runs, so it did not connect. Install tofu (`switchtender tofu` builds the pinned version) or add its directory to the PATH, then start the worker again", envValue(opts.Environ, "PATH"))
+	if _, err := eng.Find(runstep.EnvValue(opts.Environ, "PATH")); err != nil {
+		return nil, fmt.Errorf("tofu is not on this worker's PATH (%s), and a worker without tofu on its PATH takes no runs, so it did not connect. Install tofu (`switchtender tofu` builds the pinned version) or add its directory to the PATH, then start the worker again", runstep.EnvValue(opts.Environ, "PATH"))
 	}
 	w := &worker{cfg: cfg, opts: opts, log: opts.Logger}
 	pem, err := os.ReadFile(cfg.Key)
