@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/server/runstep"
 
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
 )
 

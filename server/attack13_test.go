@@ -1,8 +1,6 @@
 package server
 
 import (
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/worker"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )

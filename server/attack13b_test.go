@@ -3,13 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 // attack13bData is a pool template over infra/data (terraform_data

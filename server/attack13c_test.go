@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"github.com/switchtender/switchtender/server/relay"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 

@@ -3,13 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/worker"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 )
 
 // attack13dConfig is a pull-request template on the control node's own

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 

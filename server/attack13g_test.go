@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"github.com/switchtender/switchtender/server/relay"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	gossh "golang.org/x/crypto/ssh"
-
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // attack13gConn is a worker's TCP connection whose reading can be paused:

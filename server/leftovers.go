@@ -1,8 +1,9 @@
 package server
 
 import (
-	"github.com/switchtender/switchtender/server/runstep"
 	"time"
+
+	"github.com/switchtender/switchtender/server/runstep"
 )
 
 // runMarker is the run marker of run id on the control node.

@@ -3,14 +3,15 @@ package server
 import (
 	"context"
 	"fmt"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/worker"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 )
 
 // Draining a worker (SIGTERM): it takes no new run and finishes the one it

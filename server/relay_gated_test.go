@@ -2,13 +2,14 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/switchtender/switchtender/server/relay"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 // planZip matches a plan file's zip entry in clear: a local file header

@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
-	"github.com/switchtender/switchtender/server/worker"
 	"net"
 	"os"
 	osexec "os/exec"
@@ -14,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	gossh "golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
-
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/worker"
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // relayKey is a worker's SSH key: its signer, its authorized_keys line and

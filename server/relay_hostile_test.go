@@ -1,18 +1,17 @@
 package server
 
 import (
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/worker"
+	"encoding/json"
 	"io"
 	"os"
-
-	"encoding/json"
-	"golang.org/x/crypto/ssh/knownhosts"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // rawWorker speaks the relay protocol by hand over a real SSH connection,

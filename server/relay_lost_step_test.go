@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/worker"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"github.com/switchtender/switchtender/store"
 )
 

@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
-	"github.com/switchtender/switchtender/gate"
-	"github.com/switchtender/switchtender/server/relay"
 	"path/filepath"
 	"time"
 
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 

@@ -2,9 +2,9 @@ package server
 
 import (
 	"fmt"
-	"github.com/switchtender/switchtender/server/relay"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 

@@ -3,14 +3,14 @@ package server
 import (
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/screentext"
-	"github.com/switchtender/switchtender/server/relay"
 	"io"
 	"regexp"
 	"slices"
 	"time"
 
 	"charm.land/ssh"
+	"github.com/switchtender/switchtender/screentext"
+	"github.com/switchtender/switchtender/server/relay"
 	gossh "golang.org/x/crypto/ssh"
 )
 

@@ -1,10 +1,11 @@
 package server
 
 import (
-	"github.com/switchtender/switchtender/server/relay"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 // A relay worker's step reports are bounded: a step this version does not

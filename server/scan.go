@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/switchtender/switchtender/screentext"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/scan"
+	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/store"
 )
 

@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
-	"github.com/switchtender/switchtender/server/runstep"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
 )
 

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/exec"
-	"github.com/switchtender/switchtender/scan"
-	"github.com/switchtender/switchtender/store"
-	"github.com/switchtender/switchtender/vcs"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/scan"
+	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/vcs"
 )
 
 // ExportCommit is the export step wherever the plan runs (the control

@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/exec"
-	"github.com/switchtender/switchtender/exec/mask"
-	"github.com/switchtender/switchtender/scan"
-	"github.com/switchtender/switchtender/store"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/scan"
+	"github.com/switchtender/switchtender/store"
 )
 
 // Why a run is scanned.

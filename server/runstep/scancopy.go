@@ -6,14 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/scan"
-	"github.com/switchtender/switchtender/store"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/switchtender/switchtender/scan"
+	"github.com/switchtender/switchtender/store"
 )
 
 // configSuffixes are the file names the scan's copy keeps: the files

@@ -3,8 +3,6 @@ package worker
 import (
 	"bytes"
 	"context"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/store"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/store"
 )
 
 // bareWorker is a worker that was never dialled: its runJob is driven

@@ -1,12 +1,12 @@
 package worker
 
 import (
-	"github.com/switchtender/switchtender/server/runstep"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/runstep"
 )
 
 // A worker marks every process a run starts, as the control node does

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/runstep"
 	"path/filepath"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/vcs"
 )

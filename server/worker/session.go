@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
-	"time"
 )
 
 // errDrained ends a worker that drained: it took no new run and finished

@@ -3,14 +3,14 @@ package worker
 import (
 	"context"
 	"fmt"
-	"github.com/switchtender/switchtender/exec/mask"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/runstep"
 	"strings"
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
 )
 
 // Step notes the step executing, for messages ([runstep.Env]).

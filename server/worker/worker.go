@@ -4,20 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/runstep"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
 	"time"
 
-	gossh "golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
-
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // WorkerOptions are what RunWorker needs besides the worker's file.

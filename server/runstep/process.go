@@ -2,18 +2,15 @@ package runstep
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"github.com/switchtender/switchtender/exec/mask"
-	"github.com/switchtender/switchtender/scan"
-	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/store"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/switchtender/switchtender/exec/mask"
 )
 
 // Names of files in a run's private directory (DataDir/runs/ID, mode 0700).
@@ -22,6 +19,8 @@ const (
 	PlanJSONName = "plan.json"   // never written; listed so a stray copy is wiped at start
 )
 
+// EnvValue is the value env (KEY=VALUE entries, the last one winning)
+// gives key, or "".
 func EnvValue(env []string, key string) string {
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
@@ -106,65 +105,6 @@ func MaskKeyFiles(m *mask.Masker, paths ...string) {
 		m.Add(string(b), strings.ToLower(string(b)), strings.ToUpper(string(b)))
 		clear(b)
 	}
-}
-
-// PlanTooLarge is the refusal of a plan file over the relay's limit: a
-// plan fails without proposing an apply; a drift check keeps no plan.
-func PlanTooLarge(kind store.Kind, size int64) string {
-	what := "the plan fails without proposing an apply, and nothing was applied"
-	if kind == store.KindCheck {
-		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
-	}
-	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
-		float64(size)/(1<<20), size, relay.PlanLimit>>20, what)
-}
-
-// LocalStatePath returns where the local backend keeps the working
-// directory's state in the default workspace (terraform.tfstate, or the
-// backend's "path" setting), or false when init configured another backend
-// or a workspace is selected: then only `state pull` is sure.
-func LocalStatePath(dir string) (string, bool) {
-	var backend struct {
-		Backend *struct {
-			Type   string         `json:"type"`
-			Config map[string]any `json:"config"`
-		} `json:"backend"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, ".terraform", "terraform.tfstate")); err == nil {
-		if json.Unmarshal(b, &backend) != nil {
-			return "", false
-		}
-	}
-	ws := "default"
-	if b, err := os.ReadFile(filepath.Join(dir, ".terraform", "environment")); err == nil {
-		ws = strings.TrimSpace(string(b))
-	}
-	be := backend.Backend
-	if (be != nil && be.Type != "local") || (ws != "default" && ws != "") {
-		// Another backend, or a workspace (whose directory workspace_dir may
-		// move): only the tool knows for sure, so state pull reads it.
-		return "", false
-	}
-	if be != nil {
-		if p, ok := be.Config["path"].(string); ok && p != "" {
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			return p, true
-		}
-	}
-	return filepath.Join(dir, "terraform.tfstate"), true
-}
-
-// ChangedSince is the *Outcome refusing the process step when the
-// configuration got in working directory command differs from want, the
-// one the plan was made from; nil when they are the same.
-func ChangedSince(want *scan.Identity, got scan.Identity, step, command string) error {
-	diff := want.Diff(got)
-	if len(diff) == 0 {
-		return nil
-	}
-	return End(store.StatusFailed, -1, "Refused before %s: the configuration in %s is not the one the plan was made from: %s. Nothing more ran and nothing was applied; submit the run again to plan what the checkout holds now.", step, command, strings.Join(diff, "; "))
 }
 
 // DirIdentity is a directory's device and inode, "DEVICE:INODE", or "" where
