@@ -120,7 +120,7 @@ func stepMayLock(m relay.Msg) bool {
 }
 
 // relaySteps are the tool steps a worker of this version runs and reports
-// (worker_tool.go's begin); a report of another ends the lease failed.
+// (the worker's begin, server/worker/tool.go); a report of another ends the lease failed.
 var relaySteps = []string{"init", "get", "plan", "apply", "show -json", "state pull"}
 
 // relayMaxSteps bounds the steps a run records from its workers: a run has

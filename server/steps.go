@@ -1,6 +1,9 @@
 package server
 
-import "github.com/switchtender/switchtender/server/runstep"
+import (
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
+)
 
 // Package server's short names for what both executors share (package
 // runstep).
@@ -76,7 +79,7 @@ var (
 	maskKeyFiles        = runstep.MaskKeyFiles
 	localStatePath      = runstep.LocalStatePath
 	changedSince        = runstep.ChangedSince
-	planTooLarge        = runstep.PlanTooLarge
+	planTooLarge        = relay.PlanTooLarge
 	boundList           = runstep.BoundList
 )
 

@@ -319,3 +319,14 @@ func (c *Conn) Queued() int {
 	defer c.mu.Unlock()
 	return len(c.out)
 }
+
+// PlanTooLarge is the refusal of a plan file over the relay's limit: a
+// plan fails without proposing an apply; a drift check keeps no plan.
+func PlanTooLarge(kind store.Kind, size int64) string {
+	what := "the plan fails without proposing an apply, and nothing was applied"
+	if kind == store.KindCheck {
+		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
+	}
+	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
+		float64(size)/(1<<20), size, PlanLimit>>20, what)
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
-	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -145,17 +144,6 @@ func ReadState(ctx context.Context, env Env) ([]byte, error) {
 		return b, nil
 	}
 	return env.Capture(ctx, "state pull", exec.StatePullArgs())
-}
-
-// PlanTooLarge is the refusal of a plan file over the relay's limit: a
-// plan fails without proposing an apply; a drift check keeps no plan.
-func PlanTooLarge(kind store.Kind, size int64) string {
-	what := "the plan fails without proposing an apply, and nothing was applied"
-	if kind == store.KindCheck {
-		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
-	}
-	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
-		float64(size)/(1<<20), size, relay.PlanLimit>>20, what)
 }
 
 // LocalStatePath returns where the local backend keeps the working

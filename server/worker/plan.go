@@ -53,7 +53,7 @@ func gatedPlanStep(ctx context.Context, x *workerRun) error {
 		return fmt.Errorf("reading the saved plan: %w", err)
 	}
 	if fi.Size() > relay.PlanLimit {
-		return errors.New(runstep.PlanTooLarge(store.Kind(x.job.Kind), fi.Size()))
+		return errors.New(relay.PlanTooLarge(store.Kind(x.job.Kind), fi.Size()))
 	}
 	js, err := x.Capture(ctx, "show -json", exec.ShowJSONArgs(path))
 	defer clear(js)
