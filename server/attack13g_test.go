@@ -165,7 +165,7 @@ func attack13gBlobPlan(t *testing.T, h *harness, size int) (plan, js []byte) {
 // Promise (server/relay relay.Conn: "a write stuck longer than the lease
 // timeout closes the worker's connection (relayHub.expire)"; README: a
 // worker that stops heartbeating loses its lease, the run fails once).
-// Break: relay.Conn.shut closes c.done and then runs the closer, which
+// Break: relay.Conn.Shut closes c.done and then runs the closer, which
 // calls sess.Close() BEFORE the connection's Close. When the worker's
 // machine pauses with its TCP socket unread (a stopped process, a frozen
 // VM, on any network whose segments are not loopback's 64 KiB), the
@@ -205,14 +205,14 @@ func TestAttack13gPausedWorkerNeverClosed(t *testing.T) {
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("the apply phase: %s: %s", r.Status, r.Message)
 	time.Sleep(6 * time.Second) // three lease timeouts after the write stuck
-	shuts := attack13gStacks("(*relay.Conn).shut")
+	shuts := attack13gStacks("relay.(*Conn).Shut")
 	stuck := c.StuckFor(time.Now())
 	still := attack13gConnOf(h, "eu", "w2") == c
 	workers := h.mustSSH("alice", "workers")
-	t.Logf("write stuck for %s; %d goroutines in relay.Conn.shut; still connected: %v\n%s", stuck.Round(time.Second), shuts, still, workers)
+	t.Logf("write stuck for %s; %d goroutines in relay.Conn.Shut; still connected: %v\n%s", stuck.Round(time.Second), shuts, still, workers)
 	if still || shuts > 1 {
-		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", attack13gStacks("(*relay.Conn).shut", "(*channel).Close"))
-		t.Fatalf("worker w2 stopped reading %s ago (lease timeout 2s), yet the control node never closed its connection (it is still w2's: %v) and %d goroutines wait in relay.Conn.shut, one more every 250ms",
+		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", attack13gStacks("relay.(*Conn).Shut", "(*channel).Close"))
+		t.Fatalf("worker w2 stopped reading %s ago (lease timeout 2s), yet the control node never closed its connection (it is still w2's: %v) and %d goroutines wait in relay.Conn.Shut, one more every 250ms",
 			stuck.Round(time.Second), still, shuts)
 	}
 }
@@ -285,7 +285,7 @@ func TestAttack13gFullOutboxFreezesTheLeaseWatcher(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the writer to stick in TCP", 5*time.Second, func() bool {
-		return attack13gStacks("(*relay.Conn).writeLoop", "internal/poll.(*FD).Write") > 0
+		return attack13gStacks("relay.(*Conn).writeLoop", "internal/poll.(*FD).Write") > 0
 	})
 	time.Sleep(200 * time.Millisecond)
 	for n := 0; attack13gQueued(c) < relay.Outbox; n++ {
@@ -322,7 +322,7 @@ func TestAttack13gFullOutboxFreezesTheLeaseWatcher(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, attack13gStacks("(*relayHub).lose", "(*relay.Conn).shut"))
+	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, attack13gStacks("(*relayHub).lose", "relay.(*Conn).Shut"))
 	if Status(br.Status) == StatusRunning {
 		t.Fatalf("10s after worker b1 of pool bare went silent (lease timeout 2s) its run %s is still running: the lease watcher is blocked in lose -> send -> shut -> sess.Close behind worker w2 of pool eu, which stopped reading", bid)
 	}
@@ -519,7 +519,7 @@ func TestAttack13gSecondWorkerOnADataDirKillsTheFirstsApply(t *testing.T) {
 // relay.Conn writer is left.
 func TestAttack13gWritersEndWithTheirSessions(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	before := attack13gStacks("(*relay.Conn).writeLoop")
+	before := attack13gStacks("relay.(*Conn).writeLoop")
 	for i := range 10 {
 		raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 		if welcome.Type != relay.MsgWelcome {
@@ -533,6 +533,6 @@ func TestAttack13gWritersEndWithTheirSessions(t *testing.T) {
 		raw.client.Close() // a second connection of the name is refused while this one is alive
 	}
 	waitFor(t, "the writers of closed sessions to end", 10*time.Second, func() bool {
-		return attack13gStacks("(*relay.Conn).writeLoop") <= before+5
+		return attack13gStacks("relay.(*Conn).writeLoop") <= before+5
 	})
 }
