@@ -20,9 +20,6 @@ type sentenceError = runstep.SentenceError
 // end is an *outcome ending the run with status, exit code and sentence.
 var end = runstep.End
 
-// refusedf is a refusal sentence for a run's message.
-var refusedf = runstep.Refusedf
-
 // ctx0 reports whether err is a context's end.
 var ctx0 = runstep.IsContextEnd
 
@@ -49,13 +46,8 @@ const (
 // runMarkerVar is set in the environment of every process a run starts.
 const runMarkerVar = runstep.RunMarkerVar
 
-// lockFileName is OpenTofu's dependency lock file.
-const lockFileName = runstep.LockFileName
-
 var (
-	copyConfiguration   = runstep.CopyConfiguration
 	sameConfiguration   = runstep.SameConfiguration
-	copyFile            = runstep.CopyFile
 	enterCopy           = runstep.EnterCopy
 	scanRecord          = runstep.ScanRecord
 	boundFindings       = runstep.BoundFindings
@@ -66,21 +58,23 @@ var (
 	relInside           = runstep.RelInside
 	verifyModules       = runstep.VerifyModules
 	planConfigIsScanned = runstep.PlanConfigIsScanned
-	isModuleAddress     = runstep.IsModuleAddress
-	manifestIn          = runstep.ManifestIn
 	exportCommit        = runstep.ExportCommit
-	copyLocalState      = runstep.CopyLocalState
-	placeInTree         = runstep.PlaceInTree
-	dropUntrusted       = runstep.DropUntrusted
-	sameBackend         = runstep.SameBackend
 	stopMarked          = runstep.StopMarked
 	dirIdentity         = runstep.DirIdentity
 	envValue            = runstep.EnvValue
 	maskKeyFiles        = runstep.MaskKeyFiles
 	localStatePath      = runstep.LocalStatePath
-	changedSince        = runstep.ChangedSince
 	planTooLarge        = relay.PlanTooLarge
-	boundList           = runstep.BoundList
+)
+
+// Names the tests of package server use for what moved to runstep.
+var (
+	copyConfiguration = runstep.CopyConfiguration
+	manifestIn        = runstep.ManifestIn
+	copyLocalState    = runstep.CopyLocalState
+	placeInTree       = runstep.PlaceInTree
+	dropUntrusted     = runstep.DropUntrusted
+	sameBackend       = runstep.SameBackend
 )
 
 // copyEntry is what enterCopy needs ([runstep.CopyEntry]).

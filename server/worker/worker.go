@@ -1,3 +1,8 @@
+// Package worker is the relay worker: the second process, which dials the
+// control node over SSH (package relay's wire), takes runs from its pool
+// and carries each out with the steps the control node runs (package
+// runstep), in its own checkouts and private directories, masking every
+// line before it leaves. It never imports package server.
 package worker
 
 import (
