@@ -15,7 +15,7 @@ import (
 )
 
 // A scanned job on a relay worker (spec "What a plan runs, and what the
-// gate reads"; issue 13: "a plan's scan runs where the plan runs") runs
+// gate reads": a plan's scan runs where the plan runs) runs
 // the control node's scan steps in the worker's own checkout and private
 // directory: a pull request's commit is exported there, the configuration
 // is copied, its modules downloaded with tofu get and the copy scanned.
@@ -135,7 +135,7 @@ func (x *workerRun) awaitScanVerdict(ctx context.Context, sc *store.Scan) (strin
 	return "", errScanDecided
 }
 
-// export writes the pull request's commit into the run's private
+// exportStep writes the pull request's commit into the run's private
 // directory from the worker's own checkout, as the control node's export
 // step does, and moves the run's working directory there. The commit is
 // the one the control node resolved the ref to, when it has a checkout;
@@ -171,7 +171,7 @@ func exportStep(ctx context.Context, x *workerRun) error {
 	return nil
 }
 
-// enterCopy moves the job into the scan's private copy (the control
+// enterCopyStep moves the job into the scan's private copy (the control
 // node's enterCopyStep): the checkout must still hold what the copy holds,
 // the worker's local state is copied in, and every later process starts
 // in the copy.
