@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -29,8 +30,8 @@ func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	plan, js := planDataByHand(t, h)
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := readWorker(raw)
@@ -39,7 +40,7 @@ func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
 	h.mustSSH("alice", "cancel", id)
-	if _, ok := nextMsg(ch, msgCancel, 10*time.Second); !ok {
+	if _, ok := nextMsg(ch, relay.MsgCancel, 10*time.Second); !ok {
 		t.Fatalf("the worker was not told to cancel")
 	}
 	// The worker ignores it and hands its plan over.
@@ -83,19 +84,19 @@ func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 // relay run's only bound.
 func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := readWorker(raw)
 	id, job := leaseRun(t, h, raw, ch, "rnet", "--dry-run", "--var", "region=hb")
 	h.mustSSH("alice", "cancel", id)
-	if _, ok := nextMsg(ch, msgCancel, 10*time.Second); !ok {
+	if _, ok := nextMsg(ch, relay.MsgCancel, 10*time.Second); !ok {
 		t.Fatalf("the worker was not told to cancel")
 	}
 	stop := time.Now().Add(12 * time.Second) // cancel_grace 5s + lease timeout 2s + margin
 	for time.Now().Before(stop) {
-		if err := raw.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token}); err != nil {
+		if err := raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token}); err != nil {
 			break
 		}
 		r, _ := h.srv.db.GetRun(id)
@@ -118,8 +119,8 @@ func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
 	h, keys, _ := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	plan, js := planDataByHand(t, h)
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := readWorker(raw)
@@ -196,7 +197,7 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	h, keys, _ := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	plan, js := planDataByHand(t, h)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := readWorker(raw)
 	id, job := leaseRun(t, h, raw, ch, "rdata")
 	if !job.Gated {
@@ -207,17 +208,17 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relayMsg{Type: msgPoll})
-	offer, ok := nextMsg(ch, msgOffer, 10*time.Second)
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	h.mustSSH("alice", "cancel", id) // the offer is not answered yet
 	time.Sleep(4 * time.Second)      // the offer times out (2s) and goes back to the queue
-	raw.send(relayMsg{Type: msgPoll})
-	if again, ok := nextMsg(ch, msgOffer, 10*time.Second); ok {
-		raw.send(relayMsg{Type: msgTake, Run: again.Run})
-		if m, ok := nextMsg(ch, msgReject, 10*time.Second); ok {
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	if again, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); ok {
+		raw.send(relay.Msg{Type: relay.MsgTake, Run: again.Run})
+		if m, ok := nextMsg(ch, relay.MsgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
 	}
@@ -292,7 +293,7 @@ rule "slow13f" {
 `)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	plan, js := planDataByHand(t, h)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := readWorker(raw)
 	id, job := leaseRun(t, h, raw, ch, "rdata13f")
 	if !job.Gated {
@@ -311,10 +312,10 @@ rule "slow13f" {
 	}
 	// The worker's job ended with the hand-over; it polls again as a real
 	// worker does and takes what it is offered.
-	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := nextMsg(ch, msgOffer, 10*time.Second); ok {
-		raw.send(relayMsg{Type: msgTake, Run: offer.Run})
-		if m, ok := nextMsg(ch, msgReject, 10*time.Second); ok {
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	if offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); ok {
+		raw.send(relay.Msg{Type: relay.MsgTake, Run: offer.Run})
+		if m, ok := nextMsg(ch, relay.MsgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
 	}
@@ -356,7 +357,7 @@ rule "hold13f" {
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, js := planDataByHand(t, h, "instances=2")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := readWorker(raw)
 	id, job := leaseRun(t, h, raw, ch, "rslowdata13f")
 	handOverPlan(raw, id, job.Token, plan, js)
@@ -366,13 +367,13 @@ rule "hold13f" {
 		t.Fatalf("the destroying plan was not held: %s: %s", r.Status, r.Message)
 	}
 	digest := r.Proposal.Digest
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	h.mustSSH("bob", "approve", id, "--digest", digest)
-	offer, ok := nextMsg(ch, msgOffer, 10*time.Second)
+	offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	waitFor(t, "the apply phase to be claimed", 10*time.Second, func() bool {
 		r, _ := h.srv.db.GetRun(id)
 		return Status(r.Status) == StatusRunning
@@ -382,10 +383,10 @@ rule "hold13f" {
 	for done := false; !done; {
 		select {
 		case m := <-ch:
-			if m.Type == msgJob {
+			if m.Type == relay.MsgJob {
 				t.Fatalf("the cancelled apply phase's job reached the worker")
 			}
-			done = m.Type == msgReject && m.Run == id
+			done = m.Type == relay.MsgReject && m.Run == id
 		case <-deadline:
 			t.Fatal("no answer to the take")
 		}
@@ -447,7 +448,7 @@ func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 		h.srv.relay.mu.Unlock()
 	}
 	c := relayConnOf(h, "eu", "w1")
-	busy := outboxLen(c) > 0 || c.stuckFor(time.Now()) > 0
+	busy := outboxLen(c) > 0 || c.StuckFor(time.Now()) > 0
 	_, signalled := h.srv.relay.cancel(id)
 	h.srv.audit(id, "alice", "cancel", "interrupt sent")
 	t.Logf("cancel signalled: %v; anything queued or being written to w1 before it: %v", signalled, busy)

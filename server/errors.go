@@ -36,20 +36,29 @@ func fieldErrorf(field, format string, args ...any) error {
 	return &Error{Code: ErrInvalid, Msg: fmt.Sprintf(format, args...), Field: field}
 }
 
-// ErrorCode returns err's code, or "internal" when it is not an *Error.
+// ErrorCode returns err's code: an *Error's own, ErrConflict for a
+// *store.TransitionError, or "internal" for anything else.
 func ErrorCode(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
+	if errors.As(err, new(*store.TransitionError)) {
+		return ErrConflict
+	}
 	return "internal"
 }
 
-// UserMessage is what a person is told about err.
+// UserMessage is what a person is told about err: an *Error's or a
+// *store.TransitionError's sentence, or that the operator log has the detail.
 func UserMessage(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Msg
+	}
+	var te *store.TransitionError
+	if errors.As(err, &te) {
+		return te.Error()
 	}
 	return "internal error (the operator log has the detail)"
 }

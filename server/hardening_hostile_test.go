@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	gossh "golang.org/x/crypto/ssh"
 	"io"
 	"net"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
 
 	"golang.org/x/sys/unix"
 )

@@ -16,11 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 	gossh "golang.org/x/crypto/ssh"
 )
 
-// Promise (relay_proto.go relayConn: "a write stuck longer than the lease
+// Promise (relay_proto.go relay.Conn: "a write stuck longer than the lease
 // timeout closes the worker's connection (relayHub.expire)"; README: a worker
 // that stops heartbeating loses its lease, the run fails once). Once, a
 // paused worker's connection was never closed: closing the SSH session first
@@ -29,7 +30,7 @@ import (
 func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 	h, keys, _ := relayHarness(t, blobGateTemplate)
 	plan, js := planBlobByHand(t, h, 2<<20) // a job of about 4 MiB
-	raw, pc, _ := dialPausable(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, pc, _ := dialPausable(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := readWorker(raw)
 	id, job := leaseRun(t, h, raw, ch, "rblob13g")
 	if !job.Gated {
@@ -40,27 +41,27 @@ func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := nextMsg(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	if offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	pc.pause() // the worker's machine pauses as it takes the apply phase
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	c := relayConnOf(h, "eu", "w2")
-	waitFor(t, "the job's write to block", 15*time.Second, func() bool { return c.stuckFor(time.Now()) > 0 })
+	waitFor(t, "the job's write to block", 15*time.Second, func() bool { return c.StuckFor(time.Now()) > 0 })
 
 	h.waitStatus(id, StatusFailed, StatusSucceeded, StatusCancelled)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("the apply phase: %s: %s", r.Status, r.Message)
 	time.Sleep(6 * time.Second) // three lease timeouts after the write stuck
-	shuts := countStacks("(*relayConn).shut")
-	stuck := c.stuckFor(time.Now())
+	shuts := countStacks("(*relay.Conn).shut")
+	stuck := c.StuckFor(time.Now())
 	still := relayConnOf(h, "eu", "w2") == c
 	workers := h.mustSSH("alice", "workers")
-	t.Logf("write stuck for %s; %d goroutines in relayConn.shut; still connected: %v\n%s", stuck.Round(time.Second), shuts, still, workers)
+	t.Logf("write stuck for %s; %d goroutines in relay.Conn.shut; still connected: %v\n%s", stuck.Round(time.Second), shuts, still, workers)
 	if still || shuts > 1 {
-		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", countStacks("(*relayConn).shut", "(*channel).Close"))
-		t.Fatalf("worker w2 stopped reading %s ago (lease timeout 2s), yet the control node never closed its connection (it is still w2's: %v) and %d goroutines wait in relayConn.shut, one more every 250ms",
+		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", countStacks("(*relay.Conn).shut", "(*channel).Close"))
+		t.Fatalf("worker w2 stopped reading %s ago (lease timeout 2s), yet the control node never closed its connection (it is still w2's: %v) and %d goroutines wait in relay.Conn.shut, one more every 250ms",
 			stuck.Round(time.Second), still, shuts)
 	}
 }
@@ -75,28 +76,28 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	h.srv.relay.timeout["bare"] = 2 * time.Second
 	h.srv.relay.timeout["eu"] = 8 * time.Second
 	h.srv.relay.mu.Unlock()
-	raw, pc, _ := dialPausable(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, pc, _ := dialPausable(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=g13", "--json"))
-	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
+	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v", m)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if job.Type != msgJob {
+	if job.Type != relay.MsgJob {
 		t.Fatalf("take: %+v", job)
 	}
-	beat := func() { raw.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token}) }
+	beat := func() { raw.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token}) }
 	c := relayConnOf(h, "eu", "w2")
 	big := strings.Repeat("x", 60<<10)
 	start := time.Now()
-	for n := 0; outboxLen(c) < relayOutbox; n++ {
-		if n > 2*relayOutbox {
+	for n := 0; outboxLen(c) < relay.Outbox; n++ {
+		if n > 2*relay.Outbox {
 			t.Fatalf("the outbox holds %d after %d messages", outboxLen(c), n)
 		}
 		beat()
 		before := outboxLen(c)
-		raw.send(relayMsg{Type: big})
+		raw.send(relay.Msg{Type: big})
 		wait := 2 * time.Second // for its reject to be queued behind the full window
 		if before == 0 {
 			wait = 100 * time.Millisecond // for it to be answered while the writer still writes
@@ -111,37 +112,37 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	time.Sleep(600 * time.Millisecond)
 	go func() { // the worker takes what its SSH window held: the writer goes on into the unread socket
 		for {
-			if _, err := raw.c.recv(); err != nil {
+			if _, err := raw.c.Recv(); err != nil {
 				return
 			}
 		}
 	}()
 	waitFor(t, "the writer to stick in TCP", 5*time.Second, func() bool {
-		return countStacks("(*relayConn).writeLoop", "internal/poll.(*FD).Write") > 0
+		return countStacks("(*relay.Conn).writeLoop", "internal/poll.(*FD).Write") > 0
 	})
 	time.Sleep(200 * time.Millisecond)
-	for n := 0; outboxLen(c) < relayOutbox; n++ {
-		if n > relayOutbox {
+	for n := 0; outboxLen(c) < relay.Outbox; n++ {
+		if n > relay.Outbox {
 			t.Fatalf("the outbox holds %d after %d more messages", outboxLen(c), n)
 		}
 		before := outboxLen(c)
-		raw.send(relayMsg{Type: "x"})
+		raw.send(relay.Msg{Type: "x"})
 		for deadline := time.Now().Add(2 * time.Second); outboxLen(c) == before && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	t.Logf("outbox full again, %s after start; the write is stuck for %s", time.Since(start).Round(time.Millisecond), c.stuckFor(time.Now()).Round(time.Millisecond))
+	t.Logf("outbox full again, %s after start; the write is stuck for %s", time.Since(start).Round(time.Millisecond), c.StuckFor(time.Now()).Round(time.Millisecond))
 	h.waitStatus(id, StatusFailed)
 	time.Sleep(time.Second)
 
-	b1, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare", Version: "raw"})
-	b1.send(relayMsg{Type: msgPoll})
+	b1, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare", Version: "raw"})
+	b1.send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=g13b", "--json"))
-	if m := b1.recv(); m.Type != msgOffer || m.Run != bid {
+	if m := b1.recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	b1.send(relayMsg{Type: msgTake, Run: bid})
-	if m := b1.recv(); m.Type != msgJob {
+	b1.send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := b1.recv(); m.Type != relay.MsgJob {
 		t.Fatalf("b1's take: %+v", m)
 	}
 	// b1 dies without a heartbeat: its run fails within 2s, if anything
@@ -154,7 +155,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, countStacks("(*relayHub).lose", "(*relayConn).shut"))
+	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, countStacks("(*relayHub).lose", "(*relay.Conn).shut"))
 	if Status(br.Status) == StatusRunning {
 		t.Fatalf("10s after worker b1 of pool bare went silent (lease timeout 2s) its run %s is still running: the lease watcher is blocked in lose -> send -> shut -> sess.Close behind worker w2 of pool eu, which stopped reading", bid)
 	}
@@ -162,25 +163,25 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 
 // The control node's writer of a worker's queued lines ends with its session:
 // after ten workers (real SSH, raw protocol) connect, poll, and hang up, or
-// are replaced by a new connection of the same name, no relayConn writer is
+// are replaced by a new connection of the same name, no relay.Conn writer is
 // left.
 func TestRelayWritersEndWithTheirSessions(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	before := countStacks("(*relayConn).writeLoop")
+	before := countStacks("(*relay.Conn).writeLoop")
 	for i := range 10 {
-		raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-		if welcome.Type != msgWelcome {
+		raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+		if welcome.Type != relay.MsgWelcome {
 			t.Fatalf("hello %d: %+v", i, welcome)
 		}
-		raw.send(relayMsg{Type: msgPoll})
-		raw.send(relayMsg{Type: "nonsense"})
-		if m := raw.recv(); m.Type != msgReject {
+		raw.send(relay.Msg{Type: relay.MsgPoll})
+		raw.send(relay.Msg{Type: "nonsense"})
+		if m := raw.recv(); m.Type != relay.MsgReject {
 			t.Fatalf("an unknown message was answered with %+v", m)
 		}
 		raw.client.Close() // a second connection of the name is refused while this one is alive
 	}
 	waitFor(t, "the writers of closed sessions to end", 10*time.Second, func() bool {
-		return countStacks("(*relayConn).writeLoop") <= before+5
+		return countStacks("(*relay.Conn).writeLoop") <= before+5
 	})
 }
 
@@ -224,7 +225,7 @@ func (c *pausableConn) unpause() {
 
 // dialPausable is dialRaw over an pausableConn with a small receive
 // buffer (a worker's kernel under memory pressure, or any small one).
-func dialPausable(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker, *pausableConn, relayMsg) {
+func dialPausable(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*rawWorker, *pausableConn, relay.Msg) {
 	t.Helper()
 	// An Ethernet-sized segment (loopback's 64 KiB ones make the control
 	// node's send buffer start far larger than on any real network).
@@ -252,11 +253,11 @@ func dialPausable(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawW
 	}
 	in, _ := sess.StdinPipe()
 	out, _ := sess.StdoutPipe()
-	if err := sess.Start(relayCommand); err != nil {
+	if err := sess.Start(relay.Command); err != nil {
 		t.Fatal(err)
 	}
-	w := &rawWorker{t: t, client: client, c: newRelayConn(out, in)}
-	hello.Type = msgHello
+	w := &rawWorker{t: t, client: client, c: relay.NewConn(out, in)}
+	hello.Type = relay.MsgHello
 	if hello.Projects == nil {
 		hello.Projects = []string{"infra"}
 	}
@@ -284,7 +285,7 @@ func countStacks(all ...string) int {
 
 // relayConnOf is the control node's connection to worker pool/name
 // (nil when it has none).
-func relayConnOf(h *harness, pool, name string) *relayConn {
+func relayConnOf(h *harness, pool, name string) *relay.Conn {
 	h.srv.relay.mu.Lock()
 	defer h.srv.relay.mu.Unlock()
 	if w := h.srv.relay.workers[pool+"/"+name]; w != nil {
@@ -330,8 +331,6 @@ func planBlobByHand(t *testing.T, h *harness, size int) (plan, js []byte) {
 }
 
 // outboxLen is how many lines wait in c's outbox.
-func outboxLen(c *relayConn) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.out)
+func outboxLen(c *relay.Conn) int {
+	return c.Queued()
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 )
 
 // Draining a worker (SIGTERM): it takes no new run and finishes the one it
@@ -68,11 +71,11 @@ template "rslow" {
 // result is rejected.
 func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	leased := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=r0", "--json"))
 	raw.recv()
-	raw.send(relayMsg{Type: msgTake, Run: leased})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: leased})
 	job := raw.recv()
 	h.waitStatus(leased, StatusRunning)
 	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
@@ -85,9 +88,9 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
 		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
-	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	late.send(relayMsg{Type: msgResult, Run: leased, Token: job.Token, Status: "succeeded"})
-	if m := late.recv(); m.Type != msgReject {
+	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	late.send(relay.Msg{Type: relay.MsgResult, Run: leased, Token: job.Token, Status: "succeeded"})
+	if m := late.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a result from before the restart: %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {
@@ -137,7 +140,7 @@ template "rslow" {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	errs := make(chan error, 1)
-	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test"}) }()
+	go func() { errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test"}) }()
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
 	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
@@ -188,7 +191,7 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		return done
 	}
-	ours, theirs := sleeper(workerMarker(w1.DataDir, "42")), sleeper(workerMarker(t.TempDir(), "42"))
+	ours, theirs := sleeper(worker.Marker(w1.DataDir, "42")), sleeper(worker.Marker(t.TempDir(), "42"))
 	startWorker(t, w1)
 	select {
 	case <-ours:
@@ -222,7 +225,9 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 	defer stop()
 	drain := make(chan struct{})
 	errs := make(chan error, 1)
-	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain}) }()
+	go func() {
+		errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain})
+	}()
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
 	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
@@ -256,17 +261,17 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 // offer, and its audit then said it took no new run.
 func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=dr", "--json"))
-	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
+	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v", m)
 	}
-	raw.send(relayMsg{Type: msgDrain})
+	raw.send(relay.Msg{Type: relay.MsgDrain})
 	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
-	raw.send(relayMsg{Type: msgTake, Run: id})
-	if m := raw.recv(); m.Type == msgJob {
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: m.Token, Status: string(StatusFailed), Exit: 1, Message: "ran"})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	if m := raw.recv(); m.Type == relay.MsgJob {
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: m.Token, Status: StatusFailed, Exit: 1, Message: "ran"})
 		h.waitStatus(id, StatusFailed)
 		raw.client.Close()
 		waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {

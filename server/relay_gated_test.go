@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 // planZip matches a plan file's zip entry in clear: a local file header
@@ -95,16 +97,16 @@ rule "hold-rnet" {
   approvers        = ["bob"]
 }
 `)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=big", "--json"))
 	raw.recv() // the offer
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if !job.Gated || job.Type != msgJob {
+	if !job.Gated || job.Type != relay.MsgJob {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"20.0 MiB (20971520 bytes)", "over the 19 MiB", "without proposing an apply", "queue the control node executes", "split the configuration"} {
@@ -115,8 +117,8 @@ rule "hold-rnet" {
 	if r.Proposal != nil {
 		t.Errorf("a refused plan proposed: %+v", r.Proposal)
 	}
-	raw.send(relayMsg{Type: msgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
-	if m := raw.recv(); m.Type != msgReject {
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
+	if m := raw.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a chunk after the refusal: %+v", m)
 	}
 	b, _ := json.Marshal(r)
@@ -169,13 +171,13 @@ template "rdata" {
 // reconcile cannot be proposed from it; `reconcile` refuses it.
 func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=big", "--json"))
 	raw.recv()
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"(19922945 bytes), over the 19 MiB", "this drift check keeps no plan, so a reconcile cannot be proposed from it"} {
@@ -288,22 +290,22 @@ func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 	h, keys, identity := relayHarness(t, holdRnetForBob)
 	ids, digests, plans := heldPlans(t, h, keys, identity, "a1", "b1")
 	a, digestA, planB := ids[0], digests[0], plans[1]
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	h.mustSSH("bob", "approve", a, "--digest", digestA)
-	if offer := raw.recv(); offer.Type != msgOffer || offer.Run != a {
+	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != a {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: a})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: a})
 	job := raw.recv()
-	if job.Type != msgJob || job.Phase != string(phaseApply) {
+	if job.Type != relay.MsgJob || job.Phase != string(phaseApply) {
 		t.Fatalf("job %+v is not the apply phase", job)
 	}
 	handOverWithEmptyRendering(raw, a, job.Token, planB)
-	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != msgReject {
+	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != relay.MsgReject {
 		t.Errorf("the apply's worker handing over another plan was answered with %+v (answered: %v), not a reject", m, ok)
 	}
 	time.Sleep(time.Second)
@@ -334,22 +336,22 @@ func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 	h, keys, identity := relayHarness(t, holdRnetForBob)
 	_, _, plans := heldPlans(t, h, keys, identity, "d1")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d1", "--json"))
-	if offer := raw.recv(); offer.Type != msgOffer || offer.Run != id {
+	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if job.Type != msgJob || job.Gated || job.Kind != string(KindPlan) {
+	if job.Type != relay.MsgJob || job.Gated || job.Kind != string(KindPlan) {
 		t.Fatalf("job %+v is not a dry run", job)
 	}
 	handOverWithEmptyRendering(raw, id, job.Token, plans[0])
-	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != msgReject {
+	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != relay.MsgReject {
 		t.Errorf("a dry run's worker handing over a plan was answered with %+v (answered: %v), not a reject", m, ok)
 	}
 	// A real worker of the pool joins: what does it do with the dry run?
@@ -382,18 +384,18 @@ func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 // approval.
 func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
 	h, keys, _ := relayHarness(t, holdRnetForBob)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=skip", "--json"))
 	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job, ok := recvWithin(raw, 10*time.Second)
 	if !ok || !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Message: "Applied."})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "Applied."})
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) == StatusSucceeded {
@@ -410,8 +412,8 @@ func TestAHeldPlanShowsNoApplier(t *testing.T) {
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, js := planDataByHand(t, h, "instances=0")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := readWorker(raw)
@@ -431,8 +433,8 @@ func TestAHeldPlanShowsNoApplier(t *testing.T) {
 }
 
 // Promise (README, relay: a saved plan of up to 19 MiB crosses the relay,
-// relayPlanLimit; relay_proto.go relayMaxLine "bounds one protocol line: a
-// job carrying a sealed plan of relayPlanLimit in base64, with room for the
+// relay.PlanLimit; relay_proto.go relay.MaxLine "bounds one protocol line: a
+// job carrying a sealed plan of relay.PlanLimit in base64, with room for the
 // rest"). Once, a plan over about 16.5 MiB passed its plan phase and the
 // rules but its apply job, carrying the plan base64-encoded twice, was longer
 // than any worker could read, so the run failed and the released plan was
@@ -502,9 +504,9 @@ func heldPlans(t *testing.T, h *harness, keys map[string]relayKey, identity stri
 
 // handOverWithEmptyRendering sends plan as a gated plan's hand-over on a lease.
 func handOverWithEmptyRendering(raw *rawWorker, run string, token uint64, plan []byte) {
-	raw.send(relayMsg{Type: msgPlanning, Run: run, Token: token})
-	raw.send(relayMsg{Type: msgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(emptyRendering))})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "json", Blob: emptyRendering})
-	raw.send(relayMsg{Type: msgPlanEnd, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(emptyRendering))})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: emptyRendering})
+	raw.send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
 }

@@ -20,7 +20,8 @@ import (
 
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
-
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -109,7 +110,7 @@ func startWorker(t *testing.T, cfg *config.Worker) (errs chan error, drain func(
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		errs <- RunWorker(ctx, cfg, WorkerOptions{Environ: testEnviron, Version: "test", Drain: dr})
+		errs <- worker.RunWorker(ctx, cfg, worker.WorkerOptions{Environ: testEnviron, Version: "test", Drain: dr})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -167,10 +168,10 @@ rule "hold-rnet" {
 
 // recvWithin reads one message, or reports none within d (the reader is
 // then left behind: read no more from w).
-func recvWithin(w *rawWorker, d time.Duration) (relayMsg, bool) {
-	ch := make(chan relayMsg, 1)
+func recvWithin(w *rawWorker, d time.Duration) (relay.Msg, bool) {
+	ch := make(chan relay.Msg, 1)
 	go func() {
-		m, err := w.c.recv()
+		m, err := w.c.Recv()
 		if err == nil {
 			ch <- m
 		}
@@ -179,7 +180,7 @@ func recvWithin(w *rawWorker, d time.Duration) (relayMsg, bool) {
 	case m := <-ch:
 		return m, true
 	case <-time.After(d):
-		return relayMsg{}, false
+		return relay.Msg{}, false
 	}
 }
 
@@ -251,12 +252,12 @@ func planDataByHand(t *testing.T, h *harness, vars ...string) (plan, js []byte) 
 
 // readWorker reads every message of a raw worker into a channel, so
 // a test can wait for one with a timeout and never hang.
-func readWorker(w *rawWorker) chan relayMsg {
-	ch := make(chan relayMsg, 64)
+func readWorker(w *rawWorker) chan relay.Msg {
+	ch := make(chan relay.Msg, 64)
 	go func() {
 		defer close(ch)
 		for {
-			m, err := w.c.recv()
+			m, err := w.c.Recv()
 			if err != nil {
 				return
 			}
@@ -268,44 +269,44 @@ func readWorker(w *rawWorker) chan relayMsg {
 
 // nextMsg waits up to d for a message of type typ (others are
 // skipped), or reports none.
-func nextMsg(ch chan relayMsg, typ string, d time.Duration) (relayMsg, bool) {
+func nextMsg(ch chan relay.Msg, typ string, d time.Duration) (relay.Msg, bool) {
 	deadline := time.After(d)
 	for {
 		select {
 		case m, ok := <-ch:
 			if !ok {
-				return relayMsg{}, false
+				return relay.Msg{}, false
 			}
 			if m.Type == typ {
 				return m, true
 			}
 		case <-deadline:
-			return relayMsg{}, false
+			return relay.Msg{}, false
 		}
 	}
 }
 
 // handOverPlan hands plan over with js as its `show -json`.
 func handOverPlan(raw *rawWorker, run string, token uint64, plan, js []byte) {
-	raw.send(relayMsg{Type: msgPlanning, Run: run, Token: token})
-	raw.send(relayMsg{Type: msgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(js))})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
-	raw.send(relayMsg{Type: msgPlanChunk, Run: run, Token: token, Part: "json", Blob: js})
-	raw.send(relayMsg{Type: msgPlanEnd, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(js))})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: js})
+	raw.send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
 }
 
 // leaseRun has raw (worker w2 of pool eu) take the launched run and
 // returns its job.
-func leaseRun(t *testing.T, h *harness, raw *rawWorker, ch chan relayMsg, args ...string) (string, relayMsg) {
+func leaseRun(t *testing.T, h *harness, raw *rawWorker, ch chan relay.Msg, args ...string) (string, relay.Msg) {
 	t.Helper()
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append([]string{"launch"}, append(args, "--json")...)...))
-	offer, ok := nextMsg(ch, msgOffer, 15*time.Second)
+	offer, ok := nextMsg(ch, relay.MsgOffer, 15*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("offer %+v (got one: %v) for run %s", offer, ok, id)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
-	job, ok := nextMsg(ch, msgJob, 15*time.Second)
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job, ok := nextMsg(ch, relay.MsgJob, 15*time.Second)
 	if !ok {
 		t.Fatalf("no job for %s", id)
 	}
@@ -331,16 +332,16 @@ func rawEvidence(findings ...store.Finding) *store.Scan {
 
 // takeRun launches args on pool eu and has raw take the run; it
 // returns the run and its job.
-func takeRun(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, relayMsg) {
+func takeRun(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, relay.Msg) {
 	t.Helper()
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
-	if m := raw.recv(); m.Type != msgOffer || m.Run != id {
+	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v, want run %s", m, id)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if job.Type != msgJob || job.Run != id {
+	if job.Type != relay.MsgJob || job.Run != id {
 		t.Fatalf("job %+v", job)
 	}
 	return id, job

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -9,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"github.com/switchtender/switchtender/store"
-	"golang.org/x/crypto/ssh/knownhosts"
-
 	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // rawWorker speaks the relay protocol by hand over a real SSH connection,
@@ -20,10 +22,11 @@ import (
 type rawWorker struct {
 	t      *testing.T
 	client *gossh.Client
-	c      *relayConn
+	c      *relay.Conn
+	in     io.Writer // the session's stdin under c, for lines that are not messages
 }
 
-func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker, relayMsg) {
+func dialRaw(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*rawWorker, relay.Msg) {
 	t.Helper()
 	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: hello.Name, Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
@@ -37,11 +40,11 @@ func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker
 	}
 	in, _ := sess.StdinPipe()
 	out, _ := sess.StdoutPipe()
-	if err := sess.Start(relayCommand); err != nil {
+	if err := sess.Start(relay.Command); err != nil {
 		t.Fatal(err)
 	}
-	w := &rawWorker{t: t, client: client, c: newRelayConn(out, in)}
-	hello.Type = msgHello
+	w := &rawWorker{t: t, client: client, c: relay.NewConn(out, in), in: in}
+	hello.Type = relay.MsgHello
 	if hello.Projects == nil {
 		hello.Projects = []string{"infra"} // the test project, as a real worker's file names it
 	}
@@ -49,16 +52,16 @@ func dialRaw(t *testing.T, h *harness, key relayKey, hello relayMsg) (*rawWorker
 	return w, w.recv()
 }
 
-func (w *rawWorker) send(m relayMsg) {
+func (w *rawWorker) send(m relay.Msg) {
 	w.t.Helper()
-	if err := w.c.send(m); err != nil {
+	if err := w.c.Send(m); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
-func (w *rawWorker) recv() relayMsg {
+func (w *rawWorker) recv() relay.Msg {
 	w.t.Helper()
-	m, err := w.c.recv()
+	m, err := w.c.Recv()
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -72,27 +75,27 @@ func (w *rawWorker) recv() relayMsg {
 // on: a real worker then takes the next run.
 func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello answered with %+v", welcome)
 	}
-	raw.send(relayMsg{Type: msgPoll})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	out := h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x1", "--json")
 	id := runIDOf(t, out)
 	offer := raw.recv()
-	if offer.Type != msgOffer || offer.Run != id {
+	if offer.Type != relay.MsgOffer || offer.Run != id {
 		t.Fatalf("offer %+v, want run %s", offer, id)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if job.Type != msgJob || job.Token == 0 || len(job.Payload) == 0 || job.Status == "clear" {
+	if job.Type != relay.MsgJob || job.Token == 0 || len(job.Payload) == 0 || job.Clear {
 		t.Fatalf("job %+v", job)
 	}
 	if strings.Contains(string(job.Payload), "x1\"") {
 		t.Errorf("the payload is not sealed")
 	}
 	started := time.Now()
-	raw.send(relayMsg{Type: msgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+	raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	if took := time.Since(started); took > 6*time.Second {
@@ -104,14 +107,14 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 		}
 	}
 	rej := raw.recv()
-	if rej.Type != msgReject || rej.Run != id {
+	if rej.Type != relay.MsgReject || rej.Run != id {
 		t.Errorf("the worker was not told its lease ended: %+v", rej)
 	}
-	raw.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "late line\n"})
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded", Exit: 0, Message: "done"})
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token + 1, Status: "succeeded", Exit: 0, Message: "forged"})
+	raw.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "late line\n"})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Exit: 0, Message: "done"})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token + 1, Status: "succeeded", Exit: 0, Message: "forged"})
 	for range 3 {
-		if m := raw.recv(); m.Type != msgReject || !strings.Contains(m.Message, "rejected and changed nothing") {
+		if m := raw.recv(); m.Type != relay.MsgReject || !strings.Contains(m.Message, "rejected and changed nothing") {
 			t.Errorf("a late message was answered with %+v", m)
 		}
 	}
@@ -142,12 +145,12 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	stranger := relayWorkerCfg(t, h, "x9", "eu", newRelayKey(t), identity)
-	err := RunWorker(t.Context(), stranger, WorkerOptions{Environ: testEnviron})
+	err := worker.RunWorker(t.Context(), stranger, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), "did not accept this worker's key") {
 		t.Errorf("unknown key: %v", err)
 	}
 	wrongPool := relayWorkerCfg(t, h, "b1", "eu", keys["b1"], identity)
-	err = RunWorker(t.Context(), wrongPool, WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), wrongPool, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), `listed by pool bare, not pool "eu"`) {
 		t.Errorf("a worker of pool bare claiming pool eu: %v", err)
 	}
@@ -157,11 +160,11 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	if err := os.WriteFile(spoofed.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), spoofed, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), "offered a host key that") {
 		t.Errorf("a control node whose host key known_hosts does not hold: %v", err)
 	}
-	err = RunWorker(t.Context(), spoofed, WorkerOptions{Environ: []string{"PATH=" + t.TempDir()}})
+	err = worker.RunWorker(t.Context(), spoofed, worker.WorkerOptions{Environ: []string{"PATH=" + t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), "a worker without tofu on its PATH takes no runs") {
 		t.Errorf("a worker without tofu: %v", err)
 	}
@@ -218,32 +221,32 @@ func runIDOf(t *testing.T, out string) string {
 // is the one queued meanwhile.
 func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	old, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	old.send(relayMsg{Type: msgPoll})
+	old, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	old.send(relay.Msg{Type: relay.MsgPoll})
 	first := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=a1", "--json"))
 	old.recv()
-	old.send(relayMsg{Type: msgTake, Run: first})
+	old.send(relay.Msg{Type: relay.MsgTake, Run: first})
 	old.recv() // the job; it never heartbeats
 	// While the old connection was heard from within the lease timeout, a
 	// second connection of the name is told to try again; once it has been
 	// silent that long, the new one takes the name over.
-	_, busy := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	if busy.Type != msgRefused || busy.Status != statusBusy {
+	_, busy := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	if busy.Type != relay.MsgRefused || !busy.Busy {
 		t.Fatalf("a second connection while the first is alive: %+v", busy)
 	}
 	time.Sleep(h.srv.relay.leaseTimeout("eu") + 500*time.Millisecond)
-	again, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	if welcome.Type != msgWelcome {
+	again, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("the reconnect after the old connection fell silent: %+v", welcome)
 	}
-	again.send(relayMsg{Type: msgPoll})
+	again.send(relay.Msg{Type: relay.MsgPoll})
 	second := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=a2345678", "--json"))
 	var offered []string
 	for len(offered) == 0 {
 		switch m := again.recv(); m.Type {
-		case msgOffer:
+		case relay.MsgOffer:
 			offered = append(offered, m.Run)
-		case msgReject:
+		case relay.MsgReject:
 			if m.Run != first {
 				t.Errorf("reject of %+v", m)
 			}
@@ -287,50 +290,50 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 // rejected; garbage ends only the sender's session.
 func TestHostileRelayInputChangesNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	a, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
-	b, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	bare, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare"})
-	a.send(relayMsg{Type: msgPoll})
+	a, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu"})
+	b, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	bare, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare"})
+	a.send(relay.Msg{Type: relay.MsgPoll})
 	time.Sleep(100 * time.Millisecond)
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=race", "--json"))
 	offer := a.recv()
 	if offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	b.send(relayMsg{Type: msgPoll})
-	b.send(relayMsg{Type: msgTake, Run: id})
-	if m := b.recv(); m.Type != msgReject {
+	b.send(relay.Msg{Type: relay.MsgPoll})
+	b.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	if m := b.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a take of a run offered to another worker: %+v", m)
 	}
-	a.send(relayMsg{Type: msgTake, Run: id})
+	a.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := a.recv()
-	if job.Type != msgJob {
+	if job.Type != relay.MsgJob {
 		t.Fatalf("job %+v", job)
 	}
 	for _, w := range []*rawWorker{b, bare} {
-		w.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "INJECTED\n"})
-		w.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded"})
-		w.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
-		w.send(relayMsg{Type: msgResult, Run: "nosuchrun", Token: 1, Status: "succeeded"})
-		w.send(relayMsg{Type: "bogus", Run: id})
+		w.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "INJECTED\n"})
+		w.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded"})
+		w.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
+		w.send(relay.Msg{Type: relay.MsgResult, Run: "nosuchrun", Token: 1, Status: "succeeded"})
+		w.send(relay.Msg{Type: "bogus", Run: id})
 		for range 5 {
-			if m := w.recv(); m.Type != msgReject {
+			if m := w.recv(); m.Type != relay.MsgReject {
 				t.Errorf("hostile message answered with %+v", m)
 			}
 		}
 	}
-	a.send(relayMsg{Type: msgLog, Run: id, Token: job.Token + 1, Data: "WRONGTOKEN\n"})
-	if m := a.recv(); m.Type != msgReject {
+	a.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token + 1, Data: "WRONGTOKEN\n"})
+	if m := a.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a wrong token: %+v", m)
 	}
 	// garbage ends only b's session
-	if _, err := b.c.w.Write([]byte("{not json\n")); err != nil {
+	if _, err := b.in.Write([]byte("{not json\n")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.c.recv(); err == nil {
+	if _, err := b.c.Recv(); err == nil {
 		t.Errorf("the session survived garbage")
 	}
-	a.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
+	a.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
 	h.waitStatus(id, StatusSucceeded, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) != StatusSucceeded {
@@ -354,12 +357,12 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 	sess, _ := client.NewSession()
 	in, _ := sess.StdinPipe()
 	out, _ := sess.StdoutPipe()
-	if err := sess.Start(relayCommand); err != nil {
+	if err := sess.Start(relay.Command); err != nil {
 		t.Fatal(err)
 	}
-	c := newRelayConn(out, in)
-	_ = c.send(relayMsg{Type: msgHello, Name: "alice", Pool: "eu"})
-	if m, err := c.recv(); err == nil && m.Type == msgWelcome {
+	c := relay.NewConn(out, in)
+	_ = c.Send(relay.Msg{Type: relay.MsgHello, Name: "alice", Pool: "eu"})
+	if m, err := c.Recv(); err == nil && m.Type == relay.MsgWelcome {
 		t.Errorf("a user's key was welcomed as a worker")
 	}
 	cfg := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
@@ -368,7 +371,7 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 	if err := os.WriteFile(cfg.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = RunWorker(t.Context(), cfg, WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), cfg, worker.WorkerOptions{Environ: testEnviron})
 	if err == nil || !strings.Contains(err.Error(), "host key") {
 		t.Errorf("a control node with another host key: %v", err)
 	}
@@ -379,13 +382,13 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 // sizes the worker merely declared, about 275 MiB a line.
 func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	h, keys, _ := relayHarness(t, holdRnetForBob)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=mem", "--json"))
 	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job, ok := recvWithin(raw, 10*time.Second)
 	if !ok || !job.Gated {
 		t.Fatalf("job %+v", job)
@@ -393,9 +396,9 @@ func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range 4 {
-		raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: relayPlanLimit, JSONSize: relayJSONLimit})
+		raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: relay.PlanLimit, JSONSize: relay.JSONLimit})
 	}
-	raw.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+	raw.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
 	time.Sleep(500 * time.Millisecond)
 	runtime.ReadMemStats(&after)
 	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
@@ -409,7 +412,7 @@ func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 // and a 45 MB show.
 func TestAWorkersFindingsAreBounded(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := takeRun(t, h, raw, "rs-modvar", "--dry-run")
 	const n = 120000
 	fs := make([]store.Finding, n)
@@ -418,7 +421,7 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 			Reason: "runs the program it names " + strings.Repeat("x", 100)}
 	}
 	started := time.Now()
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence(fs...)})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(fs...)})
 	m := raw.recv()
 	took := time.Since(started)
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
@@ -441,12 +444,12 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 // it.
 func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
 	if job.ScanWhy != "" || job.Ref != "" {
 		t.Fatalf("the job is scanned: %+v", job)
 	}
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusRefused), Exit: -1,
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusRefused, Exit: -1,
 		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
 	h.waitStatus(id, StatusRefused, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); Status(r.Status) == StatusRefused {
@@ -461,16 +464,16 @@ func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 // is rejected.
 func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
 		id, job := takeRun(t, h, raw, args...)
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusInterrupted), Exit: -1, Message: "stopped"})
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusInterrupted, Exit: -1, Message: "stopped"})
 		h.waitStatus(id, StatusInterrupted, StatusFailed)
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Exit: 0})
-		if m := raw.recv(); m.Type != msgReject {
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0})
+		if m := raw.recv(); m.Type != relay.MsgReject {
 			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
 		}
 		r, _ := h.srv.db.GetRun(id)
@@ -486,10 +489,10 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 // and both were recorded as reported.
 func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, st := range []Status{StatusStale, StatusCancelled} {
 		id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region="+string(st))
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(st), Exit: 1,
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: st, Exit: 1,
 			Message: "Cancelled by bob during plan on worker w2."})
 		h.waitStatus(id, StatusStale, StatusCancelled, StatusFailed)
 		r, _ := h.srv.db.GetRun(id)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -23,28 +24,28 @@ import (
 // first used it.
 func TestAnotherKeyCannotTakeOverAWorkersLease(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw1, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu", Version: "raw"})
-	raw1.send(relayMsg{Type: msgPoll})
+	raw1, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu", Version: "raw"})
+	raw1.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=imp", "--json"))
 	if offer := raw1.recv(); offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw1.send(relayMsg{Type: msgTake, Run: id})
+	raw1.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw1.recv()
-	if job.Type != msgJob {
+	if job.Type != relay.MsgJob {
 		t.Fatalf("job %+v", job)
 	}
 	raw1.client.Close()
 	time.Sleep(300 * time.Millisecond)
-	imp, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w1", Pool: "eu", Version: "impostor"})
-	if welcome.Type == msgWelcome {
+	imp, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w1", Pool: "eu", Version: "impostor"})
+	if welcome.Type == relay.MsgWelcome {
 		t.Errorf("the key of w2 was welcomed as worker w1")
 	}
-	if welcome.Type != msgWelcome {
+	if welcome.Type != relay.MsgWelcome {
 		return
 	}
-	imp.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "forged by w2's key\n"})
-	imp.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Message: "forged"})
+	imp.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "forged by w2's key\n"})
+	imp.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "forged"})
 	time.Sleep(500 * time.Millisecond)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) == StatusSucceeded {
@@ -62,8 +63,8 @@ func TestAnotherKeyCannotTakeOverAWorkersLease(t *testing.T) {
 // stopped heartbeating, and the wrong-token heartbeats are rejected.
 func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	other, _ := dialRaw(t, h, keys["w1"], relayMsg{Name: "w1", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	other, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu"})
 	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=hb")
 	started := time.Now()
 	done := make(chan struct{})
@@ -73,9 +74,9 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 			if r, _ := h.srv.db.GetRun(id); Status(r.Status).Final() {
 				return
 			}
-			_ = raw.c.send(relayMsg{Type: msgHeartbeat})
-			_ = raw.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token + 1})
-			_ = other.c.send(relayMsg{Type: msgHeartbeat, Run: id, Token: job.Token})
+			_ = raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat})
+			_ = raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token + 1})
+			_ = other.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
@@ -85,8 +86,8 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 	if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "stopped heartbeating") || time.Since(started) > 7*time.Second {
 		t.Fatalf("a lease kept by idle or wrong-token heartbeats for %s: %s: %s", time.Since(started), r.Status, r.Message)
 	}
-	m, err := raw.c.recv()
-	if err != nil || m.Type != msgReject {
+	m, err := raw.c.Recv()
+	if err != nil || m.Type != relay.MsgReject {
 		t.Fatalf("a wrong-token heartbeat was answered %+v (%v)", m, err)
 	}
 	var ws []workerView
@@ -150,7 +151,7 @@ rule "gate13f" {
 	}
 	t.Logf("the saved plan is %d bytes, its rendering %d", len(plan), len(js))
 
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	pauseOn := ""
 	ch := pausedReader(raw, func() string { return pauseOn })
 	id, job := leaseRun(t, h, raw, ch, "rblob13f")
@@ -163,21 +164,21 @@ rule "gate13f" {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relayMsg{Type: msgPoll})
-	if offer, ok := nextMsg(ch, msgOffer, 10*time.Second); !ok || offer.Run != id {
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	if offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
-	raw.send(relayMsg{Type: msgTake, Run: id}) // and w2's machine pauses
-	time.Sleep(4 * time.Second)                // w2's lease (2s) is lost by now
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id}) // and w2's machine pauses
+	time.Sleep(4 * time.Second)                       // w2's lease (2s) is lost by now
 
-	b1, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare", Version: "raw"})
-	b1.send(relayMsg{Type: msgPoll})
+	b1, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare", Version: "raw"})
+	b1.send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=paused", "--json"))
-	if m := b1.recv(); m.Type != msgOffer || m.Run != bid {
+	if m := b1.recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	b1.send(relayMsg{Type: msgTake, Run: bid})
-	if m := b1.recv(); m.Type != msgJob {
+	b1.send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := b1.recv(); m.Type != relay.MsgJob {
 		t.Fatalf("b1's take: %+v", m)
 	}
 	// b1 dies without a heartbeat: its run fails within 2s, if anything
@@ -202,17 +203,17 @@ rule "gate13f" {
 // it has passed on an offer of run (or any offer when run is ""), then
 // reads nothing more: the worker's machine is paused (a stopped process, a
 // frozen VM) with its connection still open.
-func pausedReader(w *rawWorker, pauseAfterOffer func() string) chan relayMsg {
-	ch := make(chan relayMsg, 64)
+func pausedReader(w *rawWorker, pauseAfterOffer func() string) chan relay.Msg {
+	ch := make(chan relay.Msg, 64)
 	go func() {
 		for {
-			m, err := w.c.recv()
+			m, err := w.c.Recv()
 			if err != nil {
 				close(ch)
 				return
 			}
 			ch <- m
-			if m.Type == msgOffer && (pauseAfterOffer() == "*" || pauseAfterOffer() == m.Run) {
+			if m.Type == relay.MsgOffer && (pauseAfterOffer() == "*" || pauseAfterOffer() == m.Run) {
 				return // nothing reads the connection any more
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -30,8 +31,8 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 	if !bytes.Contains(realJSON, []byte(`"delete"`)) {
 		t.Fatalf("the hand-made plan destroys nothing:\n%s", realJSON)
 	}
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := readWorker(raw)
@@ -90,7 +91,7 @@ rule "primary13e" {
 	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, honest := planTargetByHand(t, h, "terraform_data.server[0]")
 	_, js := planTargetByHand(t, h, "terraform_data.server[2]")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := readWorker(raw)
 	// With its own rendering the plan is stopped by the policy.
 	id, job := leaseRun(t, h, raw, ch, "rdata13e")
@@ -243,7 +244,7 @@ rule "types-%[1]s" {
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
 	plan, honest := planDataByHand(t, h, "instances=2") // destroys terraform_data.server[2]
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	ch := readWorker(raw)
 
 	id, job := leaseRun(t, h, raw, ch, template)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -230,12 +231,12 @@ func TestRelayPullRequestCommitMissingOnTheWorker(t *testing.T) {
 // scan, fails the run rather than have it decided on.
 func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	take := func(args ...string) (string, relayMsg) {
-		raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	take := func(args ...string) (string, relay.Msg) {
+		raw.send(relay.Msg{Type: relay.MsgPoll})
 		id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
 		raw.recv() // the offer
-		raw.send(relayMsg{Type: msgTake, Run: id})
+		raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 		return id, raw.recv()
 	}
 	evidence := &store.Scan{Digest: "sha256:" + strings.Repeat("0", 64), Modules: 1}
@@ -243,7 +244,7 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	if job.ScanWhy != "" {
 		t.Fatalf("an unscanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "not scanned") || r.Scan != nil {
 		t.Fatalf("a scan for an unscanned job: %s: %s, scan %+v", r.Status, r.Message, r.Scan)
@@ -253,11 +254,11 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("a scanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
-	if m := raw.recv(); m.Type != msgScanPass {
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
+	if m := raw.recv(); m.Type != relay.MsgScanPass {
 		t.Fatalf("a clean scan was answered %+v", m)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "second scan") {
 		t.Fatalf("a second scan: %s: %s", r.Status, r.Message)
@@ -323,7 +324,7 @@ func TestScanEvidenceBoundedAfterMasking(t *testing.T) {
 // name the operator had there.
 func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	mine := filepath.Join(cwd, planFileName)
@@ -333,9 +334,9 @@ func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("job scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
 		Address: "data.external.x", File: "infra/scan/modvar/main.tf", Line: 1, Reason: "runs a program"})})
-	if m := raw.recv(); m.Type != msgScanStop {
+	if m := raw.recv(); m.Type != relay.MsgScanStop {
 		t.Fatalf("a finding was answered %+v", m)
 	}
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
@@ -351,14 +352,14 @@ func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 // recorded succeeded, unscanned.
 func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
 		id, job := takeRun(t, h, raw, args...)
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
-		raw.send(relayMsg{Type: msgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
-		raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded), Exit: 0,
+		raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0,
 			Commit: &store.Commit{Ref: "main", SHA: strings.Repeat("a", 40)}})
 		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusRefused)
 		r, _ := h.srv.db.GetRun(id)
@@ -374,17 +375,17 @@ func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 // it afterwards is rejected and changes nothing.
 func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := takeRun(t, h, raw, "rs-clean", "--dry-run")
-	raw.send(relayMsg{Type: msgScanPass, Run: id, Token: job.Token, Released: "bob"})
-	if m := raw.recv(); m.Type != msgReject {
+	raw.send(relay.Msg{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"})
+	if m := raw.recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a worker's own scan_pass was answered %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(id); r.Scan != nil || len(r.Approvals) != 0 || Status(r.Status) != StatusRunning {
 		t.Fatalf("a worker's own scan_pass changed the run: %s, scan %+v, approvals %+v", r.Status, r.Scan, r.Approvals)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
-	if m := raw.recv(); m.Type != msgScanPass {
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
+	if m := raw.recv(); m.Type != relay.MsgScanPass {
 		t.Fatalf("clean evidence was answered %+v", m)
 	}
 	started := time.Now()
@@ -393,16 +394,16 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	if Status(r.Status) != StatusFailed || time.Since(started) > 8*time.Second || !strings.Contains(r.Message, "stopped heartbeating") {
 		t.Fatalf("a worker silent after its scan: %s after %s: %s", r.Status, time.Since(started), r.Message)
 	}
-	if m := raw.recv(); m.Type != msgReject {
+	if m := raw.recv(); m.Type != relay.MsgReject {
 		t.Fatalf("the lost lease was answered %+v", m)
 	}
-	for _, m := range []relayMsg{
-		{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence()},
-		{Type: msgScanPass, Run: id, Token: job.Token, Released: "bob"},
-		{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusSucceeded)},
+	for _, m := range []relay.Msg{
+		{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()},
+		{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"},
+		{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded},
 	} {
 		raw.send(m)
-		if got := raw.recv(); got.Type != msgReject {
+		if got := raw.recv(); got.Type != relay.MsgReject {
 			t.Errorf("%s after the lease was lost: answered %+v", m.Type, got)
 		}
 	}
@@ -514,20 +515,20 @@ func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 // records nothing.
 func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	ch := readWorker(raw)
 	id, job := leaseRun(t, h, raw, ch, "rs-deep", "--check")
 	if job.ScanWhy == "" || Kind(job.Kind) != KindCheck {
 		t.Fatalf("job %+v", job)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
 		Address: "module.a.module.b.data.external.x", File: "infra/scan/deep/a/b/main.tf", Line: 1, Reason: "runs a program"})})
 	handOverPlan(raw, id, job.Token, []byte("not a plan"), []byte("{}"))
-	if m, ok := nextMsg(ch, msgScanStop, 10*time.Second); !ok {
+	if m, ok := nextMsg(ch, relay.MsgScanStop, 10*time.Second); !ok {
 		t.Fatalf("no scan_stop: %+v", m)
 	}
 	for range 5 { // planning, plan_start, two chunks, plan_end
-		if m, ok := nextMsg(ch, msgReject, 10*time.Second); !ok {
+		if m, ok := nextMsg(ch, relay.MsgReject, 10*time.Second); !ok {
 			t.Fatalf("a pipelined plan message was not rejected: %+v", m)
 		}
 	}
@@ -540,9 +541,9 @@ func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	id, job = leaseRun(t, h, raw, ch, "rs-clean", "--dry-run")
 	h.waitStatus(id, StatusRunning)
 	h.restart()
-	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	late.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
-	if m := late.recv(); m.Type != msgReject {
+	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	late.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
+	if m := late.recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a scan from before the restart was answered %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusInterrupted || r.Scan != nil {

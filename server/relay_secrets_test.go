@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 // The control node masks a worker's log lines again with every value it
@@ -19,17 +20,17 @@ import (
 // into the stored log or the run's message.
 func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	ch := readWorker(raw)
 	id, job := leaseRun(t, h, raw, ch, "rsecret", "--dry-run", "--var", "db_password="+relayPassword)
-	if job.Status == "clear" || bytes.Contains(job.Payload, []byte(relayCloudKey)) || bytes.Contains(job.Payload, []byte(relayPassword)) {
+	if job.Clear || bytes.Contains(job.Payload, []byte(relayCloudKey)) || bytes.Contains(job.Payload, []byte(relayPassword)) {
 		t.Errorf("the payload carries a secret in clear")
 	}
-	raw.send(relayMsg{Type: msgLog, Run: id, Token: job.Token, Data: "key=" + relayCloudKey + " pw=" + relayPassword + "\n"})
-	raw.send(relayMsg{Type: msgResult, Run: id, Token: job.Token, Status: string(StatusFailed), Message: "failed with " + relayCloudKey})
+	raw.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "key=" + relayCloudKey + " pw=" + relayPassword + "\n"})
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusFailed, Message: "failed with " + relayCloudKey})
 	h.waitStatus(id, StatusFailed, StatusSucceeded)
 	log := h.mustSSH("alice", "log", id)
 	r, _ := h.srv.db.GetRun(id)
@@ -44,8 +45,8 @@ func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 // only: no key, fingerprint or path of a worker.
 func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-	if welcome.Type != msgWelcome {
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
 	_ = raw
@@ -72,17 +73,17 @@ func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	if v := h.launchWait("alice", "lsecret13e", "--dry-run", "--var", "db_password="+prod); v.PlannedBy != "" {
 		t.Fatalf("the local template ran on a worker: %+v", v.PlannedBy)
 	}
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=nosecret")
 	key, err := seal.LoadKey(identity)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, _, err := sealOpen(key, id, job.Payload)
+	plain, _, err := seal.Open(key, id, job.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p relayPayload
+	var p relay.Payload
 	if err := json.Unmarshal(plain, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +92,14 @@ func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 			p.Vars, p.Env, p.Secrets)
 	}
 
-	bare, _ := dialRaw(t, h, keys["b1"], relayMsg{Name: "b1", Pool: "bare"})
-	bare.send(relayMsg{Type: msgPoll})
+	bare, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare"})
+	bare.send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=nosecret", "--json"))
-	if m := bare.recv(); m.Type != msgOffer || m.Run != bid {
+	if m := bare.recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	bare.send(relayMsg{Type: msgTake, Run: bid})
-	if m := bare.recv(); m.Type != msgJob {
+	bare.send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := bare.recv(); m.Type != relay.MsgJob {
 		r, _ := h.srv.db.GetRun(bid)
 		t.Errorf("a dry run of bnet with no credential and no secret answer was refused on pool bare because of an earlier run's answer: %s: %s", r.Status, r.Message)
 	}

@@ -1,10 +1,13 @@
-package server
+package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/store"
 )
 
 // errDrained ends a worker that drained: it took no new run and finished
@@ -18,13 +21,29 @@ var (
 	errLeaseLost    = errors.New("the lease was lost")
 )
 
+// jobEnd is how a job ended on the worker: its result message, or a
+// hand-off (its saved plan, or its scan's evidence, went to the control
+// node, which ends the lease itself: no result is sent).
+type jobEnd struct {
+	result    relay.Msg
+	handedOff bool
+}
+
+// reported is what the job reported, for the worker's own error.
+func (e jobEnd) reported() string {
+	if e.handedOff {
+		return "its hand-off to the control node"
+	}
+	return string(e.result.Status)
+}
+
 // runningJob is the run a worker is executing.
 type runningJob struct {
 	run     string
 	token   uint64
 	cancel  context.CancelCauseFunc
-	done    chan relayMsg // the result, once
-	verdict chan relayMsg // the control node's decision on the job's scan, once
+	done    chan jobEnd    // how it ended, once
+	verdict chan relay.Msg // the control node's decision on the job's scan, once
 }
 
 // session serves one connection to the control node: poll, take offered
@@ -38,12 +57,12 @@ func (w *worker) session(ctx context.Context) error {
 	}
 	defer client.Close()
 	w.log.Info("connected to the control node", "control", w.cfg.Control, "pool", w.cfg.Pool, "worker", w.cfg.Name)
-	msgs, readErr := make(chan relayMsg, 64), make(chan error, 1)
+	msgs, readErr := make(chan relay.Msg, 64), make(chan error, 1)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
 		for {
-			m, err := c.recv()
+			m, err := c.Recv()
 			if err != nil {
 				readErr <- err
 				return
@@ -56,7 +75,7 @@ func (w *worker) session(ctx context.Context) error {
 		}
 	}()
 	st := &sessionState{w: w, c: c, drain: w.opts.Drain}
-	if err := c.send(relayMsg{Type: msgPoll}); err != nil {
+	if err := c.Send(relay.Msg{Type: relay.MsgPoll}); err != nil {
 		return err
 	}
 	return st.loop(ctx, msgs, readErr)
@@ -65,7 +84,7 @@ func (w *worker) session(ctx context.Context) error {
 // sessionState is what one connection's loop keeps.
 type sessionState struct {
 	w         *worker
-	c         *relayConn
+	c         *relay.Conn
 	cur       *runningJob
 	taken     string // a run it took whose job has not come yet: a drain waits for it
 	cancelled string // a taken run cancelled before its job came
@@ -73,7 +92,7 @@ type sessionState struct {
 	drain     <-chan struct{}
 }
 
-func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr <-chan error) error {
+func (st *sessionState) loop(ctx context.Context, msgs <-chan relay.Msg, readErr <-chan error) error {
 	every := st.w.idleBeat
 	if every <= 0 {
 		every = 10 * time.Second
@@ -81,20 +100,20 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr 
 	beat := time.NewTicker(every)
 	defer beat.Stop()
 	for {
-		var done chan relayMsg
+		var done chan jobEnd
 		if st.cur != nil {
 			done = st.cur.done
 		}
 		select {
 		case <-beat.C:
 			if st.cur == nil { // a job heartbeats its lease itself
-				_ = st.c.send(relayMsg{Type: msgHeartbeat})
+				_ = st.c.Send(relay.Msg{Type: relay.MsgHeartbeat})
 			}
 		case <-ctx.Done():
 			return st.stopped(ctx)
 		case <-st.drain:
 			st.drain, st.draining = nil, true
-			_ = st.c.send(relayMsg{Type: msgDrain})
+			_ = st.c.Send(relay.Msg{Type: relay.MsgDrain})
 			if st.cur == nil && st.taken == "" {
 				return errDrained
 			}
@@ -106,16 +125,16 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relayMsg, readErr 
 			if st.draining && st.cur == nil && st.taken == "" {
 				return errDrained // a run it had taken was not given to it after all
 			}
-		case res := <-done:
+		case end := <-done:
 			st.cur = nil
-			if res.Status != statusHandedOff {
-				_ = st.c.send(res)
+			if !end.handedOff {
+				_ = st.c.Send(end.result)
 			}
 			if st.draining {
 				time.Sleep(200 * time.Millisecond) // let the result reach the control node first
 				return errDrained
 			}
-			_ = st.c.send(relayMsg{Type: msgPoll})
+			_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
 		}
 	}
 }
@@ -134,13 +153,13 @@ func (st *sessionState) stopped(ctx context.Context) error {
 	}
 	run := st.cur.run
 	st.cur.cancel(context.Cause(ctx))
-	res := <-st.cur.done
+	end := <-st.cur.done
 	st.cur = nil
-	if res.Status != statusHandedOff {
-		_ = st.c.send(res)
+	if !end.handedOff {
+		_ = st.c.Send(end.result)
 		time.Sleep(200 * time.Millisecond) // let the result reach the control node first
 	}
-	return &stoppedDuringRun{run: run, status: res.Status}
+	return &stoppedDuringRun{run: run, status: end.reported()}
 }
 
 // stoppedDuringRun is errWorkerStopped with the run it interrupted.
@@ -162,56 +181,56 @@ func (st *sessionState) stopJob(cause error) {
 }
 
 // handle carries out one message from the control node.
-func (st *sessionState) handle(ctx context.Context, m relayMsg) {
+func (st *sessionState) handle(ctx context.Context, m relay.Msg) {
 	switch m.Type {
-	case msgOffer:
+	case relay.MsgOffer:
 		st.offered(m)
-	case msgJob:
+	case relay.MsgJob:
 		st.job(ctx, m)
-	case msgCancel:
+	case relay.MsgCancel:
 		if st.holds(m) {
 			st.cur.cancel(errJobCancelled)
 		} else if st.cur == nil && m.Run == st.taken {
 			st.cancelled = m.Run // its job is on its way: it is not started
 		}
-	case msgScanPass, msgScanStop:
+	case relay.MsgScanPass, relay.MsgScanStop:
 		if st.holds(m) {
 			select {
 			case st.cur.verdict <- m:
 			default: // a second answer changes nothing
 			}
 		}
-	case msgReject:
+	case relay.MsgReject:
 		st.rejected(m)
 	}
 }
 
 // holds reports whether m is about the run the worker executes, under its
 // lease.
-func (st *sessionState) holds(m relayMsg) bool {
+func (st *sessionState) holds(m relay.Msg) bool {
 	return st.cur != nil && st.cur.run == m.Run && st.cur.token == m.Token
 }
 
 // offered takes an offered run, or declines it while draining or busy.
-func (st *sessionState) offered(m relayMsg) {
+func (st *sessionState) offered(m relay.Msg) {
 	if st.draining || st.cur != nil {
-		_ = st.c.send(relayMsg{Type: msgDecline, Run: m.Run})
+		_ = st.c.Send(relay.Msg{Type: relay.MsgDecline, Run: m.Run})
 		return
 	}
 	st.taken = m.Run
-	_ = st.c.send(relayMsg{Type: msgTake, Run: m.Run})
+	_ = st.c.Send(relay.Msg{Type: relay.MsgTake, Run: m.Run})
 }
 
 // job starts the job of a run it took, unless that run was cancelled
 // before the job came.
-func (st *sessionState) job(ctx context.Context, m relayMsg) {
+func (st *sessionState) job(ctx context.Context, m relay.Msg) {
 	if st.cur != nil || m.Run != st.taken {
 		return // never two at once, and only the run it took
 	}
 	st.taken = ""
 	if st.cancelled == m.Run {
-		_ = st.c.send(relayMsg{Type: msgResult, Run: m.Run, Token: m.Token, Exit: -1, Status: string(StatusCancelled), Message: "Cancelled before it started on the worker; nothing ran."})
-		_ = st.c.send(relayMsg{Type: msgPoll})
+		_ = st.c.Send(relay.Msg{Type: relay.MsgResult, Run: m.Run, Token: m.Token, Exit: -1, Status: store.StatusCancelled, Message: "Cancelled before it started on the worker; nothing ran."})
+		_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
 		return
 	}
 	st.cur = st.w.start(ctx, st.c, m)
@@ -219,7 +238,7 @@ func (st *sessionState) job(ctx context.Context, m relayMsg) {
 
 // rejected carries out a reject: the run it took is not given to it, or
 // the lease it works under was lost.
-func (st *sessionState) rejected(m relayMsg) {
+func (st *sessionState) rejected(m relay.Msg) {
 	st.w.log.Warn("the control node rejected a message", "run", m.Run, "reason", m.Message)
 	if m.Run == st.taken {
 		st.taken = ""
@@ -227,14 +246,14 @@ func (st *sessionState) rejected(m relayMsg) {
 	if st.holds(m) {
 		st.cur.cancel(errLeaseLost)
 	} else if st.cur == nil && !st.draining {
-		_ = st.c.send(relayMsg{Type: msgPoll})
+		_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
 	}
 }
 
 // start runs job in its own goroutine, heartbeating until it ends.
-func (w *worker) start(ctx context.Context, c *relayConn, job relayMsg) *runningJob {
+func (w *worker) start(ctx context.Context, c *relay.Conn, job relay.Msg) *runningJob {
 	jctx, cancel := context.WithCancelCause(ctx)
-	rj := &runningJob{run: job.Run, token: job.Token, cancel: cancel, done: make(chan relayMsg, 1), verdict: make(chan relayMsg, 1)}
+	rj := &runningJob{run: job.Run, token: job.Token, cancel: cancel, done: make(chan jobEnd, 1), verdict: make(chan relay.Msg, 1)}
 	every := job.Heartbeat
 	if every <= 0 {
 		every = 5 * time.Second
@@ -247,14 +266,14 @@ func (w *worker) start(ctx context.Context, c *relayConn, job relayMsg) *running
 			case <-jctx.Done():
 				return
 			case <-t.C:
-				_ = c.send(relayMsg{Type: msgHeartbeat, Run: job.Run, Token: job.Token})
+				_ = c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: job.Run, Token: job.Token})
 			}
 		}
 	}()
 	go func() {
-		res := w.runJob(jctx, c, job, rj.verdict)
+		end := w.runJob(jctx, c, job, rj.verdict)
 		cancel(nil)
-		rj.done <- res
+		rj.done <- end
 	}()
 	return rj
 }

@@ -1,17 +1,39 @@
-package server
+package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
-	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
 )
+
+// Step notes the step executing, for messages ([runstep.Env]).
+func (x *workerRun) Step(name string) { x.step = name }
+
+// Check is nil: tool0 checks the working directory before each process
+// ([runstep.Env]).
+func (x *workerRun) Check(context.Context) error { return nil }
+
+// Tool runs one listed tool process in the working directory, as tool0
+// ([runstep.Env]).
+func (x *workerRun) Tool(ctx context.Context, name string, args []string) (exec.Result, error) {
+	return x.tool0(ctx, name, args)
+}
+
+// Dir is the working directory the job's processes start in ([runstep.Env]).
+func (x *workerRun) Dir() string { return x.dir }
+
+// Private is the job's private directory ([runstep.Env]).
+func (x *workerRun) Private() string { return x.private }
+
+// Masker is the job's masker ([runstep.Env]).
+func (x *workerRun) Masker() *mask.Masker { return x.masker }
 
 // sealOpen opens a payload sealed to the pool's delivery key for run id.
 var sealOpen = seal.Open
@@ -23,7 +45,7 @@ var sealOpen = seal.Open
 func (x *workerRun) tool0(ctx context.Context, name string, args []string) (exec.Result, error) {
 	x.step = name
 	again, err := exec.ResolveWorkingDir(x.checkout, x.job.Command)
-	if id, _ := dirIdentity(again); err != nil || again != x.dir || id != x.dirID {
+	if id, _ := runstep.DirIdentity(again); err != nil || again != x.dir || id != x.dirID {
 		return exec.Result{ExitCode: -1}, fmt.Errorf("before %s: the working directory no longer resolves to %s inside the checkout, or it was replaced; nothing more ran. Check the checkout, then submit the run again", name, x.dir)
 	}
 	if err := x.checkPlanned(name); err != nil {
@@ -46,12 +68,12 @@ func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string)
 	x.out.Flush()
 	x.finish(name, false, res.ExitCode, started)
 	switch {
-	case err != nil && ctx0(err):
+	case err != nil && runstep.IsContextEnd(err):
 		return res, err
 	case err != nil:
 		return res, fmt.Errorf("%s could not run: %w", name, err)
 	case res.ExitCode != 0:
-		return res, &stepFailed{step: name, exit: res.ExitCode}
+		return res, &runstep.StepFailed{Step: name, Exit: res.ExitCode}
 	}
 	return res, nil
 }
@@ -64,68 +86,37 @@ func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string)
 func (x *workerRun) begin(name, dir string, quiet bool) (time.Time, error) {
 	x.step = name
 	started := time.Now()
-	m := relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Started: started, Quiet: quiet}
+	m := relay.Msg{Type: relay.MsgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Started: started, Quiet: quiet}
 	if name == "init" {
 		m.NoLock = initTakesNoLock(dir)
 	}
-	if err := x.c.send(m); err != nil {
+	if err := x.c.Send(m); err != nil {
 		return started, fmt.Errorf("before %s: the control node could not be told it starts (%w); nothing more ran", name, err)
 	}
 	return started, nil
 }
 
-// finish tells the control node the step begin reported ended.
+// finish tells the control node the step begin reported ended; a listed
+// one's exit code is the job's from now.
 func (x *workerRun) finish(name string, quiet bool, exit int, started time.Time) {
-	_ = x.c.send(relayMsg{Type: msgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Quiet: quiet, Exit: exit, Started: started, Finished: time.Now()})
-}
-
-// stateSecrets adds the values the working directory's state marks
-// sensitive to the masker before plan or apply prints, as the control node
-// does: a local state from its file, any other backend by `state pull`.
-func (x *workerRun) stateSecrets(ctx context.Context) error {
-	var state []byte
-	if path, ok := localStatePath(x.dir); ok {
-		b, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("reading the local state %s: %w", path, err)
-		}
-		state = b
-	} else {
-		if err := x.checkPlanned("state pull"); err != nil {
-			return err
-		}
-		started, err := x.begin("state pull", x.dir, true)
-		if err != nil {
-			return err
-		}
-		out, res, err := exec.Capture(ctx, exec.Invocation{Binary: x.binary, Dir: x.dir, Env: x.env, Args: exec.StatePullArgs(), Output: x.out, Grace: x.job.Grace})
-		x.finish("state pull", true, res.ExitCode, started)
-		if err != nil || res.ExitCode != 0 {
-			return fmt.Errorf("state pull failed (exit %d, %v); nothing ran past init, since the values the state marks sensitive could not be masked", res.ExitCode, err)
-		}
-		state = out
+	if !quiet {
+		x.exit = exit
 	}
-	defer clear(state)
-	values, err := gate.StateSensitiveValues(state)
-	if err != nil {
-		return fmt.Errorf("%v; nothing ran past init, since the values the state marks sensitive could not be masked", err)
-	}
-	x.masker.Add(values...)
-	return nil
+	_ = x.c.Send(relay.Msg{Type: relay.MsgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Quiet: quiet, Exit: exit, Started: started, Finished: time.Now()})
 }
 
 // relayLogWriter sends a run's masked output to the control node as log
 // messages of the lease.
 type relayLogWriter struct {
-	c     *relayConn
+	c     *relay.Conn
 	run   string
 	token uint64
 }
 
 func (l *relayLogWriter) Write(p []byte) (int, error) {
-	for off := 0; off < len(p); off += relayLogChunk {
-		end := min(off+relayLogChunk, len(p))
-		if err := l.c.send(relayMsg{Type: msgLog, Run: l.run, Token: l.token, Data: string(p[off:end])}); err != nil {
+	for off := 0; off < len(p); off += relay.LogChunk {
+		end := min(off+relay.LogChunk, len(p))
+		if err := l.c.Send(relay.Msg{Type: relay.MsgLog, Run: l.run, Token: l.token, Data: string(p[off:end])}); err != nil {
 			return off, err
 		}
 	}

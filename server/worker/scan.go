@@ -1,4 +1,4 @@
-package server
+package worker
 
 import (
 	"cmp"
@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/vcs"
 )
 
 // A scanned job on a relay worker (spec "What a plan runs, and what the
-// gate reads"; issue 13: "a plan's scan runs where the plan runs") runs
+// gate reads": a plan's scan runs where the plan runs) runs
 // the control node's scan steps in the worker's own checkout and private
 // directory: a pull request's commit is exported there, the configuration
 // is copied, its modules downloaded with tofu get and the copy scanned.
@@ -30,57 +32,75 @@ import (
 // the scan's evidence (held or refused); the worker sends no result.
 var errScanDecided = errors.New("the control node ended the run on the scan's evidence")
 
-// scanSteps are a scanned job's steps before its state secrets and plan.
-func (x *workerRun) scanSteps(ctx context.Context) error {
-	if err := checkScanEnv(x.env); err != nil {
+// scanSteps are a scanned job's steps before its state secrets and plan,
+// as the control node's: a pull request's export, the scan, the move into
+// its private copy, init there and the check that the modules in place are
+// the ones scanned.
+func (x *workerRun) scanSteps() []runstep.Step {
+	var steps []runstep.Step
+	if x.job.ScanWhy == runstep.ScanForPullRequest {
+		steps = append(steps, wstep("export", exportStep))
+	}
+	return append(steps, wstep("scan", scanStep), wstep("private copy", enterCopyStep), wstep("init", scannedInitStep),
+		wstep("verify modules", verifyModulesStep))
+}
+
+// scanStep copies the configuration into the private directory, downloads
+// its modules there, scans the copy and waits for the control node's
+// decision on the evidence.
+func scanStep(ctx context.Context, x *workerRun) error {
+	if err := runstep.CheckScanEnv(x.env); err != nil {
 		return err
 	}
-	if x.job.ScanWhy == scanForPullRequest {
-		if err := x.export(ctx); err != nil {
-			return err
-		}
-	}
-	x.step = "scan"
 	root, err := filepath.EvalSymlinks(x.checkout)
 	if err != nil {
 		return fmt.Errorf("resolving the checkout %s: %w", x.checkout, err)
 	}
-	rel, err := relInside(root, x.dir)
+	rel, err := runstep.RelInside(root, x.dir)
 	if err != nil {
 		return err
 	}
-	copyDir := filepath.Join(x.private, scanCopyName)
+	x.copyRoot, x.copyRel = root, rel
 	get := func(ctx context.Context, dir string) error {
 		_, err := x.toolIn(ctx, "get", dir, exec.GetArgs())
 		x.step = "scan"
 		return err
 	}
-	res, err := scanCopyOf(ctx, scanInput{root: root, rel: rel, dest: copyDir, dataDir: x.w.cfg.DataDir,
-		pullRequest: x.pr != nil, env: x.env, get: get, say: x.say})
+	res, err := runstep.ScanCopy(ctx, runstep.ScanInput{Root: root, Rel: rel, Dest: x.copyDir(), DataDir: x.w.cfg.DataDir,
+		PullRequest: x.pr != nil, Env: x.env, Get: get, Say: x.Say})
 	if err != nil {
 		return err
 	}
-	sc := scanRecord(res, x.job.ScanWhy, x.masker)
+	sc := runstep.ScanRecord(res, x.job.ScanWhy, x.masker)
 	if x.released, err = x.awaitScanVerdict(ctx, sc); err != nil {
 		return err
 	}
 	x.scanned = sc
-	if err := x.enterCopy(root, copyDir, rel); err != nil {
-		return err
-	}
+	return nil
+}
+
+// copyDir is the scan's private copy of the configuration.
+func (x *workerRun) copyDir() string { return filepath.Join(x.private, runstep.ScanCopyName) }
+
+// scannedInitStep runs init -get=false in the scan's private copy: a pull
+// request installs only the providers the checkout pins.
+func scannedInitStep(ctx context.Context, x *workerRun) error {
 	args := exec.InitArgs(false)
 	if x.pr != nil {
-		args = append(args, "-lockfile=readonly") // a pull request installs only the providers the checkout pins
+		args = append(args, "-lockfile=readonly")
 	}
-	if _, err := x.tool0(ctx, "init", args); err != nil {
-		return err
-	}
-	x.step = "verify modules"
-	digest, err := verifyModules(x.checkout, x.dir, x.env, sc, x.pr != nil)
+	_, err := x.tool0(ctx, "init", args)
+	return err
+}
+
+// verifyModulesStep reads the configuration and modules the plan will
+// read and refuses the job unless their digest is the scanned one.
+func verifyModulesStep(ctx context.Context, x *workerRun) error {
+	digest, err := runstep.VerifyModules(x.checkout, x.dir, x.env, x.scanned, x.pr != nil)
 	if err != nil {
 		return err
 	}
-	x.say("scan: the modules in place are the ones scanned (%s)", digest)
+	x.Say("scan: the modules in place are the ones scanned (%s)", digest)
 	return nil
 }
 
@@ -93,10 +113,10 @@ func (x *workerRun) awaitScanVerdict(ctx context.Context, sc *store.Scan) (strin
 	if err := ctx.Err(); err != nil {
 		return "", err // cancelled while it scanned: the control node decides nothing
 	}
-	if err := x.c.send(relayMsg{Type: msgScanned, Run: x.job.Run, Token: x.job.Token, Scan: sc, Commit: x.pr}); err != nil {
+	if err := x.c.Send(relay.Msg{Type: relay.MsgScanned, Run: x.job.Run, Token: x.job.Token, Scan: sc, Commit: x.pr}); err != nil {
 		return "", err
 	}
-	var m relayMsg
+	var m relay.Msg
 	select {
 	case m = <-x.verdict:
 	case <-ctx.Done():
@@ -106,22 +126,24 @@ func (x *workerRun) awaitScanVerdict(ctx context.Context, sc *store.Scan) (strin
 			return "", ctx.Err()
 		}
 	}
-	if m.Type == msgScanPass && ctx.Err() == nil {
+	if m.Type == relay.MsgScanPass && ctx.Err() == nil {
 		return m.Released, nil
 	}
-	if m.Type == msgScanPass {
+	if m.Type == relay.MsgScanPass {
 		return "", ctx.Err()
 	}
 	return "", errScanDecided
 }
 
-// export writes the pull request's commit into the run's private
+// exportStep writes the pull request's commit into the run's private
 // directory from the worker's own checkout, as the control node's export
 // step does, and moves the run's working directory there. The commit is
 // the one the control node resolved the ref to, when it has a checkout;
 // otherwise the worker resolves the ref in its own and reports the commit.
-func (x *workerRun) export(ctx context.Context) error {
-	x.step = "export"
+func exportStep(ctx context.Context, x *workerRun) error {
+	if err := runstep.CheckScanEnv(x.env); err != nil {
+		return err
+	}
 	c := store.Commit{Ref: x.job.Ref, SHA: x.job.SHA}
 	what := "ref " + c.Ref
 	if c.SHA != "" {
@@ -131,17 +153,17 @@ func (x *workerRun) export(ctx context.Context) error {
 	sha, err := vcs.Resolve(ctx, x.checkout, cmp.Or(c.SHA, c.Ref))
 	switch {
 	case errors.Is(err, vcs.ErrNotRepository):
-		return end(StatusFailed, -1, "Worker %s's checkout %s is not a git repository, so it holds no %s; nothing planned. Make the pool's checkouts clones of the repository.", x.w.cfg.Name, x.checkout, what)
+		return runstep.End(store.StatusFailed, -1, "Worker %s's checkout %s is not a git repository, so it holds no %s; nothing planned. Make the pool's checkouts clones of the repository.", x.w.cfg.Name, x.checkout, what)
 	case err != nil:
-		return end(StatusFailed, -1, "Worker %s's checkout %s does not hold %s; nothing planned. Fetch it into the checkout of every worker of the pool (a remote's branch is origin/NAME until a local branch tracks it), then launch again.", x.w.cfg.Name, x.checkout, what)
+		return runstep.End(store.StatusFailed, -1, "Worker %s's checkout %s does not hold %s; nothing planned. Fetch it into the checkout of every worker of the pool (a remote's branch is origin/NAME until a local branch tracks it), then launch again.", x.w.cfg.Name, x.checkout, what)
 	}
 	c.SHA = sha
-	project, wd, err := exportCommit(ctx, x.checkout, x.dir, x.job.Command, c, filepath.Join(x.private, treeName))
+	project, wd, err := runstep.ExportCommit(ctx, x.checkout, x.dir, x.job.Command, c, filepath.Join(x.private, runstep.TreeName))
 	if err != nil {
 		return err
 	}
-	x.say("planning commit %s (%s) in a private tree on worker %s; the checkout is not touched", c.SHA, c.Ref, x.w.cfg.Name)
-	id, err := dirIdentity(wd)
+	x.Say("planning commit %s (%s) in a private tree on worker %s; the checkout is not touched", c.SHA, c.Ref, x.w.cfg.Name)
+	id, err := runstep.DirIdentity(wd)
 	if err != nil {
 		return fmt.Errorf("reading the private tree's working directory: %w", err)
 	}
@@ -149,19 +171,19 @@ func (x *workerRun) export(ctx context.Context) error {
 	return nil
 }
 
-// enterCopy moves the job into the scan's private copy (the control
+// enterCopyStep moves the job into the scan's private copy (the control
 // node's enterCopyStep): the checkout must still hold what the copy holds,
 // the worker's local state is copied in, and every later process starts
 // in the copy.
-func (x *workerRun) enterCopy(root, copyDir, rel string) error {
-	x.step = "private copy"
+func enterCopyStep(ctx context.Context, x *workerRun) error {
+	root, copyDir, rel := x.copyRoot, x.copyDir(), x.copyRel
 	p := x.w.cfg.Projects[x.job.Project]
 	live, err := exec.ResolveWorkingDir(p.Path, x.job.Command)
 	if err != nil {
 		return fmt.Errorf("refusing working directory: %w; nothing planned", err)
 	}
-	wd, err := enterCopy(copyEntry{root: root, copyRoot: copyDir, rel: rel, liveDir: live, checkout: p.Path,
-		dataDir: x.w.cfg.DataDir, env: x.env})
+	wd, err := runstep.EnterCopy(runstep.CopyEntry{Root: root, CopyRoot: copyDir, Rel: rel, LiveDir: live, Checkout: p.Path,
+		DataDir: x.w.cfg.DataDir, Env: x.env})
 	if err != nil {
 		return err
 	}
@@ -172,11 +194,11 @@ func (x *workerRun) enterCopy(root, copyDir, rel string) error {
 	if wd, err = filepath.EvalSymlinks(wd); err != nil {
 		return fmt.Errorf("resolving the scan's private copy: %w", err)
 	}
-	id, err := dirIdentity(wd)
+	id, err := runstep.DirIdentity(wd)
 	if err != nil {
 		return fmt.Errorf("reading the scan's private copy: %w", err)
 	}
-	x.say("scan: the checkout holds what the scan read; every process of this run runs in the scan's private copy on worker %s", x.w.cfg.Name)
+	x.Say("scan: the checkout holds what the scan read; every process of this run runs in the scan's private copy on worker %s", x.w.cfg.Name)
 	x.checkout, x.dir, x.dirID = copyRoot, wd, id
 	return nil
 }
@@ -187,10 +209,11 @@ func (x *workerRun) checkPlanConfig(path string) error {
 	if x.scanned == nil {
 		return nil
 	}
-	return planConfigIsScanned(path, x.scanned, x.released, x.say)
+	return runstep.PlanConfigIsScanned(path, x.scanned, x.released, x.Say)
 }
 
-// say writes a line of Switchtender's own into the run's log, masked.
-func (x *workerRun) say(format string, args ...any) {
+// Say writes a line of Switchtender's own into the run's log, masked
+// ([runstep.Env]).
+func (x *workerRun) Say(format string, args ...any) {
 	fmt.Fprintf(x.out, "switchtender: "+format+"\n", args...)
 }

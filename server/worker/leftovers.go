@@ -1,4 +1,4 @@
-package server
+package worker
 
 import (
 	"os"
@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/runstep"
 )
 
 // A worker marks every process a run starts, as the control node does
-// (runMarkerVar, its value DATA_DIR#RUN), and keeps each run's private
+// (runstep.RunMarkerVar, its value DATA_DIR#RUN), and keeps each run's private
 // directory only while the run lasts. A worker that died (SIGKILL, a
 // crash, a lost machine) leaves both behind: what a provisioner started
 // may outlive the parent-death signal that stopped the tool, and a saved
@@ -20,8 +21,9 @@ import (
 // SIGKILL.
 const workerRunGrace = 10 * time.Second
 
-// workerMarker is the run marker of run id on a worker with dataDir.
-func workerMarker(dataDir, id string) string { return dataDir + "#" + id }
+// Marker is the run marker (runstep.RunMarkerVar's value) every process
+// of run id has on a worker whose data directory is dataDir.
+func Marker(dataDir, id string) string { return runstep.Marker(dataDir, id) }
 
 // cleanLeftovers stops what runs of an earlier life of this worker left
 // running and removes their private directories, a plan file in them
@@ -36,13 +38,13 @@ func (w *worker) cleanLeftovers() []string {
 	for _, e := range entries {
 		if e.IsDir() {
 			ids = append(ids, e.Name())
-			markers = append(markers, workerMarker(w.cfg.DataDir, e.Name()))
+			markers = append(markers, Marker(w.cfg.DataDir, e.Name()))
 		}
 	}
-	stopped := stopMarked(markers, workerRunGrace)
+	stopped := runstep.StopMarked(markers, workerRunGrace)
 	for _, id := range ids {
 		dir := filepath.Join(runs, id)
-		_ = seal.Wipe(filepath.Join(dir, planFileName))
+		_ = seal.Wipe(filepath.Join(dir, runstep.PlanFileName))
 		if err := os.RemoveAll(dir); err != nil {
 			w.log.Warn("removing a leftover run directory", "dir", dir, "err", err)
 		}

@@ -1,4 +1,9 @@
-package server
+// Package worker is the relay worker: the second process, which dials the
+// control node over SSH (package relay's wire), takes runs from its pool
+// and carries each out with the steps the control node runs (package
+// runstep), in its own checkouts and private directories, masking every
+// line before it leaves. It never imports package server.
+package worker
 
 import (
 	"context"
@@ -10,12 +15,13 @@ import (
 	"strings"
 	"time"
 
-	gossh "golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
-
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // WorkerOptions are what RunWorker needs besides the worker's file.
@@ -99,8 +105,8 @@ func newWorker(cfg *config.Worker, opts WorkerOptions) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := eng.Find(envValue(opts.Environ, "PATH")); err != nil {
-		return nil, fmt.Errorf("tofu is not on this worker's PATH (%s), and a worker without tofu on its PATH takes no runs, so it did not connect. Install tofu (`switchtender tofu` builds the pinned version) or add its directory to the PATH, then start the worker again", envValue(opts.Environ, "PATH"))
+	if _, err := eng.Find(runstep.EnvValue(opts.Environ, "PATH")); err != nil {
+		return nil, fmt.Errorf("tofu is not on this worker's PATH (%s), and a worker without tofu on its PATH takes no runs, so it did not connect. Install tofu (`switchtender tofu` builds the pinned version) or add its directory to the PATH, then start the worker again", runstep.EnvValue(opts.Environ, "PATH"))
 	}
 	w := &worker{cfg: cfg, opts: opts, log: opts.Logger}
 	pem, err := os.ReadFile(cfg.Key)
@@ -125,7 +131,7 @@ func newWorker(cfg *config.Worker, opts WorkerOptions) (*worker, error) {
 }
 
 // dial opens the SSH connection and the relay session, and says hello.
-func (w *worker) dial(ctx context.Context) (*gossh.Client, *relayConn, error) {
+func (w *worker) dial(ctx context.Context) (*gossh.Client, *relay.Conn, error) {
 	d := net.Dialer{Timeout: 15 * time.Second}
 	nc, err := d.DialContext(ctx, "tcp", w.cfg.Control)
 	if err != nil {
@@ -166,7 +172,7 @@ func (w *worker) dialErr(err error) error {
 
 // openRelay starts the relay session and exchanges hello and welcome; it
 // returns how often the worker heartbeats while idle.
-func (w *worker) openRelay(client *gossh.Client) (*relayConn, time.Duration, error) {
+func (w *worker) openRelay(client *gossh.Client) (*relay.Conn, time.Duration, error) {
 	sess, err := client.NewSession()
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening the relay session: %w", err)
@@ -179,26 +185,26 @@ func (w *worker) openRelay(client *gossh.Client) (*relayConn, time.Duration, err
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening the relay session: %w", err)
 	}
-	if err := sess.Start(relayCommand); err != nil {
+	if err := sess.Start(relay.Command); err != nil {
 		return nil, 0, fmt.Errorf("starting the relay session: %w", err)
 	}
-	c := newRelayConn(out, in)
+	c := relay.NewConn(out, in)
 	var projects []string
 	for name := range w.cfg.Projects {
 		projects = append(projects, name)
 	}
-	if err := c.send(relayMsg{Type: msgHello, Name: w.cfg.Name, Pool: w.cfg.Pool, Version: w.opts.Version, Projects: projects}); err != nil {
+	if err := c.Send(relay.Msg{Type: relay.MsgHello, Name: w.cfg.Name, Pool: w.cfg.Pool, Version: w.opts.Version, Projects: projects}); err != nil {
 		return nil, 0, err
 	}
-	m, err := c.recv()
+	m, err := c.Recv()
 	switch {
 	case err != nil:
 		return nil, 0, fmt.Errorf("reading the control node's welcome: %w", err)
-	case m.Type == msgRefused && m.Status == statusBusy:
+	case m.Type == relay.MsgRefused && m.Busy:
 		return nil, 0, errors.New(m.Message) // tried again, with backoff
-	case m.Type == msgRefused:
+	case m.Type == relay.MsgRefused:
 		return nil, 0, fmt.Errorf("%w: %s", errWorkerRefused, m.Message)
-	case m.Type != msgWelcome:
+	case m.Type != relay.MsgWelcome:
 		return nil, 0, fmt.Errorf("the control node answered hello with %q", m.Type)
 	}
 	return c, m.Heartbeat, nil

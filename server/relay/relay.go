@@ -1,4 +1,15 @@
-package server
+// Package relay is the wire between the control node and its relay
+// workers: the messages (Msg), the sealed payload a job carries (Payload),
+// the limits on both, and the connection that reads and writes them as JSON
+// lines (Conn).
+//
+// Both ends must come from the same build of switchtender: a message's
+// fields and their meaning change between versions (in this one a
+// refusal's busy mark, a payload in clear and a job's status are separate
+// fields), so a worker of another version and this control node do not
+// understand each other; a worker reports its version in its hello and
+// `workers` shows it.
+package relay
 
 import (
 	"bufio"
@@ -25,61 +36,53 @@ import (
 // it no longer holds with reject, and the worker stops. drain says the
 // worker takes no new run.
 
-// relayCommand is the SSH command a worker's session runs.
-const relayCommand = "relay"
+// Command is the SSH command a worker's session runs.
+const Command = "relay"
 
-// relayMaxLine bounds one protocol line: an apply job carries a plan of up
-// to relayPlanLimit base64-encoded twice (in the payload's JSON, then the
+// MaxLine bounds one protocol line: an apply job carries a plan of up
+// to PlanLimit base64-encoded twice (in the payload's JSON, then the
 // sealed payload in the job's), 16/9 of its size, with room for the rest.
-const relayMaxLine = relayPlanLimit*2 + 8<<20
+const MaxLine = PlanLimit*2 + 8<<20
 
-// relayLogChunk is the most log text one log message carries.
-const relayLogChunk = 16 << 10
+// LogChunk is the most log text one log message carries.
+const LogChunk = 16 << 10
 
 // Message types of the relay protocol.
 const (
-	msgHello     = "hello"
-	msgPoll      = "poll"
-	msgOffer     = "offer"
-	msgTake      = "take"
-	msgDecline   = "decline"
-	msgJob       = "job"
-	msgHeartbeat = "heartbeat"
-	msgLog       = "log"
-	msgStep      = "step"
-	msgResult    = "result"
-	msgReject    = "reject"
-	msgCancel    = "cancel"
-	msgDrain     = "drain"
-	msgWelcome   = "welcome"
-	msgRefused   = "refused"
-	msgPlanning  = "planning"   // the gated plan's tool starts: its log from here is the plan text
-	msgPlanStart = "plan_start" // a saved plan follows: its size and its JSON's
-	msgPlanChunk = "plan_chunk" // part of the plan file (Part "plan") or its JSON ("json")
-	msgPlanEnd   = "plan_end"   // the plan and its JSON are complete
-	msgScanned   = "scanned"    // a scanned job's evidence: what the worker's scan read and found
-	msgScanPass  = "scan_pass"  // the control node's answer: the scan lets the run plan
-	msgScanStop  = "scan_stop"  // the control node's answer: it ended the run on the scan (held or refused)
+	MsgHello     = "hello"
+	MsgPoll      = "poll"
+	MsgOffer     = "offer"
+	MsgTake      = "take"
+	MsgDecline   = "decline"
+	MsgJob       = "job"
+	MsgHeartbeat = "heartbeat"
+	MsgLog       = "log"
+	MsgStep      = "step"
+	MsgResult    = "result"
+	MsgReject    = "reject"
+	MsgCancel    = "cancel"
+	MsgDrain     = "drain"
+	MsgWelcome   = "welcome"
+	MsgRefused   = "refused"
+	MsgPlanning  = "planning"   // the gated plan's tool starts: its log from here is the plan text
+	MsgPlanStart = "plan_start" // a saved plan follows: its size and its JSON's
+	MsgPlanChunk = "plan_chunk" // part of the plan file (Part "plan") or its JSON ("json")
+	MsgPlanEnd   = "plan_end"   // the plan and its JSON are complete
+	MsgScanned   = "scanned"    // a scanned job's evidence: what the worker's scan read and found
+	MsgScanPass  = "scan_pass"  // the control node's answer: the scan lets the run plan
+	MsgScanStop  = "scan_stop"  // the control node's answer: it ended the run on the scan (held or refused)
 )
 
-// relayPlanLimit is the largest plan file that crosses the relay (spec: 19
-// MiB); relayJSONLimit bounds its `show -json` rendering.
+// PlanLimit is the largest plan file that crosses the relay (spec: 19
+// MiB); JSONLimit bounds its `show -json` rendering.
 const (
-	relayPlanLimit = 19 << 20
-	relayJSONLimit = 256 << 20
-	relayChunk     = 512 << 10
+	PlanLimit = 19 << 20
+	JSONLimit = 256 << 20
+	Chunk     = 512 << 10
 )
 
-// statusBusy marks a refusal a worker should try again later: its name is
-// still connected (and heard from) on another connection.
-const statusBusy = "busy"
-
-// statusHandedOff is a worker's own note that its job ended by handing
-// its saved plan to the control node; it sends no result for it.
-const statusHandedOff = "handed_off"
-
-// relayMsg is one line of the relay protocol; each type uses some fields.
-type relayMsg struct {
+// Msg is one line of the relay protocol; each type uses some fields.
+type Msg struct {
 	Type string `json:"type"`
 
 	// hello
@@ -99,13 +102,14 @@ type relayMsg struct {
 	Command   string        `json:"command,omitempty"`
 	Tool      string        `json:"tool,omitempty"`
 	Heartbeat time.Duration `json:"heartbeat,omitempty"` // how often to send one
-	Payload   []byte        `json:"payload,omitempty"`   // relayPayload, sealed to the pool's delivery key
+	Payload   []byte        `json:"payload,omitempty"`   // Payload, sealed to the pool's delivery key
 	Grace     time.Duration `json:"grace,omitempty"`     // interrupt-to-kill grace for the tool
 	Phase     string        `json:"phase,omitempty"`     // plan, or apply (a saved plan)
 	Gated     bool          `json:"gated,omitempty"`     // plan phase of a gated apply: hand the saved plan over
 	ScanWhy   string        `json:"scan_why,omitempty"`  // the job is scanned before it plans, and why (scanFor)
 	Ref       string        `json:"ref,omitempty"`       // a pull request's plan: the ref named at launch
 	SHA       string        `json:"sha,omitempty"`       // and the commit the control node resolved it to ("" when it has no checkout)
+	Clear     bool          `json:"clear,omitempty"`     // the payload is not sealed: it holds no secret
 
 	// plan_start, plan_chunk
 	Size       int64             `json:"size,omitempty"`
@@ -120,10 +124,11 @@ type relayMsg struct {
 	Exit     int           `json:"exit,omitempty"`
 	Started  time.Time     `json:"started,omitzero"`
 	Finished time.Time     `json:"finished,omitzero"`
-	Status   string        `json:"status,omitempty"`
+	Status   store.Status  `json:"status,omitempty"`  // result: the status the run ends with
 	Quiet    bool          `json:"quiet,omitempty"`   // step: a process the run's steps do not list (state pull, show -json)
 	NoLock   bool          `json:"no_lock,omitempty"` // step: init's start, where the worker found it can take no state lock (initTakesNoLock)
 	Message  string        `json:"message,omitempty"` // result, reject, refused: a sentence
+	Busy     bool          `json:"busy,omitempty"`    // refused: the name is still connected (and heard from) on another connection; try again later
 	Commit   *store.Commit `json:"commit,omitempty"`
 
 	// scanned; scan_pass
@@ -131,10 +136,10 @@ type relayMsg struct {
 	Released string      `json:"released,omitempty"` // who released the scan's hold, when a person did
 }
 
-// relayPayload is what a job carries sealed to the pool's delivery key:
+// Payload is what a job carries sealed to the pool's delivery key:
 // the run's variables, its credentials' environment entries and the values
 // the worker must mask before a log line leaves it.
-type relayPayload struct {
+type Payload struct {
 	Vars    map[string]string `json:"vars"`
 	Env     map[string]string `json:"env"`
 	Secrets []string          `json:"secrets"`
@@ -146,13 +151,13 @@ type relayPayload struct {
 	StartFiles map[string]string `json:"start_files,omitempty"`
 }
 
-// relayConn reads and writes protocol lines; writes are safe from several
+// Conn reads and writes protocol lines; writes are safe from several
 // goroutines. A worker writes synchronously. The control node, once a
 // worker said hello, queues its lines for a writer goroutine (queue): no
 // caller, the lease watcher above all, ever blocks on a worker that stopped
 // reading, and a write stuck longer than the lease timeout closes the
-// worker's connection (relayHub.expire).
-type relayConn struct {
+// worker's connection (the control node's hub expires it).
+type Conn struct {
 	r  *bufio.Reader
 	mu sync.Mutex
 	w  io.Writer
@@ -167,42 +172,42 @@ type relayConn struct {
 
 // heardFor is how long ago the last line was read from c (its start when
 // none was).
-func (c *relayConn) heardFor(now time.Time) time.Duration {
+func (c *Conn) HeardFor(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, c.heard.Load()))
 }
 
-// relayOutbox is how many lines may wait for a worker that reads slowly;
+// Outbox is how many lines may wait for a worker that reads slowly;
 // one more closes its connection.
-const relayOutbox = 256
+const Outbox = 256
 
-// errRelayClosed is a send on a connection that was closed.
-var errRelayClosed = errors.New("the relay connection is closed")
+// ErrClosed is a send on a connection that was closed.
+var ErrClosed = errors.New("the relay connection is closed")
 
-func newRelayConn(r io.Reader, w io.Writer) *relayConn {
-	c := &relayConn{r: bufio.NewReaderSize(r, 64<<10), w: w, done: make(chan struct{})}
+func NewConn(r io.Reader, w io.Writer) *Conn {
+	c := &Conn{r: bufio.NewReaderSize(r, 64<<10), w: w, done: make(chan struct{})}
 	c.heard.Store(time.Now().UnixNano())
 	return c
 }
 
 // queue makes c's sends queued from now on; closer ends the connection.
-func (c *relayConn) queue(closer func()) {
+func (c *Conn) Queue(closer func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.out, c.closer = make(chan []byte, relayOutbox), closer
+	c.out, c.closer = make(chan []byte, Outbox), closer
 	go c.writeLoop(c.out)
 }
 
 // send writes one message as a line, or queues it.
-func (c *relayConn) send(m relayMsg) error {
-	line, err := encodeRelay(m)
+func (c *Conn) Send(m Msg) error {
+	line, err := Encode(m)
 	if err != nil {
 		return err
 	}
-	return c.sendLine(m.Type, line)
+	return c.SendLine(m.Type, line)
 }
 
-// encodeRelay is m as a protocol line.
-func encodeRelay(m relayMsg) ([]byte, error) {
+// Encode is m as a protocol line.
+func Encode(m Msg) ([]byte, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encoding a relay %s message: %w", m.Type, err)
@@ -212,7 +217,7 @@ func encodeRelay(m relayMsg) ([]byte, error) {
 
 // sendLine writes or queues an encoded message of type typ; queued, it
 // never blocks.
-func (c *relayConn) sendLine(typ string, line []byte) error {
+func (c *Conn) SendLine(typ string, line []byte) error {
 	c.mu.Lock()
 	out := c.out
 	if out == nil {
@@ -225,17 +230,17 @@ func (c *relayConn) sendLine(typ string, line []byte) error {
 	c.mu.Unlock()
 	select {
 	case <-c.done:
-		return errRelayClosed
+		return ErrClosed
 	case out <- line:
 		return nil
 	default:
-		go c.shut() // never in the caller: it may hold a lease
-		return fmt.Errorf("sending a relay %s message: the worker reads too slowly (%d messages wait), so its connection was closed", typ, relayOutbox)
+		go c.Shut() // never in the caller: it may hold a lease
+		return fmt.Errorf("sending a relay %s message: the worker reads too slowly (%d messages wait), so its connection was closed", typ, Outbox)
 	}
 }
 
 // closed reports whether c was shut.
-func (c *relayConn) closed() bool {
+func (c *Conn) Closed() bool {
 	select {
 	case <-c.done:
 		return true
@@ -245,7 +250,7 @@ func (c *relayConn) closed() bool {
 }
 
 // writeLoop writes queued lines until the connection is closed.
-func (c *relayConn) writeLoop(out chan []byte) {
+func (c *Conn) writeLoop(out chan []byte) {
 	for {
 		select {
 		case <-c.done:
@@ -255,7 +260,7 @@ func (c *relayConn) writeLoop(out chan []byte) {
 			_, err := c.w.Write(line)
 			c.writing.Store(0)
 			if err != nil {
-				c.shut()
+				c.Shut()
 				return
 			}
 		}
@@ -263,7 +268,7 @@ func (c *relayConn) writeLoop(out chan []byte) {
 }
 
 // shut closes the connection once: queued lines are dropped.
-func (c *relayConn) shut() {
+func (c *Conn) Shut() {
 	c.closeOnce.Do(func() {
 		close(c.done)
 		if c.closer != nil {
@@ -273,36 +278,55 @@ func (c *relayConn) shut() {
 }
 
 // stuckFor is how long the write under way has waited, 0 when none is.
-func (c *relayConn) stuckFor(now time.Time) time.Duration {
+func (c *Conn) StuckFor(now time.Time) time.Duration {
 	if t := c.writing.Load(); t != 0 {
 		return now.Sub(time.Unix(0, t))
 	}
 	return 0
 }
 
-// errRelayLine is a line longer than relayMaxLine.
-var errRelayLine = errors.New("a relay message is longer than the limit")
+// ErrLineTooLong is a line longer than MaxLine.
+var ErrLineTooLong = errors.New("a relay message is longer than the limit")
 
-// recv reads one message; a line over relayMaxLine is an error.
-func (c *relayConn) recv() (relayMsg, error) {
+// recv reads one message; a line over MaxLine is an error.
+func (c *Conn) Recv() (Msg, error) {
 	var line []byte
 	for {
 		part, isPrefix, err := c.r.ReadLine()
 		if err != nil {
-			return relayMsg{}, err
+			return Msg{}, err
 		}
 		line = append(line, part...)
-		if len(line) > relayMaxLine {
-			return relayMsg{}, errRelayLine
+		if len(line) > MaxLine {
+			return Msg{}, ErrLineTooLong
 		}
 		if !isPrefix {
 			break
 		}
 	}
 	c.heard.Store(time.Now().UnixNano())
-	var m relayMsg
+	var m Msg
 	if err := json.Unmarshal(line, &m); err != nil {
-		return relayMsg{}, fmt.Errorf("reading a relay message: %w", err)
+		return Msg{}, fmt.Errorf("reading a relay message: %w", err)
 	}
 	return m, nil
+}
+
+// Queued is how many lines wait in c's outbox (0 for a connection that
+// writes itself).
+func (c *Conn) Queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.out)
+}
+
+// PlanTooLarge is the refusal of a plan file over the relay's limit: a
+// plan fails without proposing an apply; a drift check keeps no plan.
+func PlanTooLarge(kind store.Kind, size int64) string {
+	what := "the plan fails without proposing an apply, and nothing was applied"
+	if kind == store.KindCheck {
+		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
+	}
+	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
+		float64(size)/(1<<20), size, PlanLimit>>20, what)
 }
