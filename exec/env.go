@@ -83,23 +83,7 @@ var inherited = map[string]bool{
 // Entries Validate would reject are left out; call Validate first to report
 // them.
 func BuildEnv(s EnvSpec) []string {
-	env := map[string]string{}
-	for _, kv := range s.Base {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			continue
-		}
-		switch {
-		case inherited[k], strings.HasPrefix(k, "LC_"):
-			env[k] = v
-		case k == "TF_CLI_CONFIG_FILE":
-			if fi, err := os.Stat(v); err == nil && fi.Mode().IsRegular() {
-				env[k] = v
-			} else {
-				delete(env, k)
-			}
-		}
-	}
+	env := inheritedEnv(s.Base)
 	for k, v := range s.Env {
 		if envKeyRE.MatchString(k) && strings.IndexByte(v, 0) < 0 {
 			env[k] = v
@@ -116,6 +100,34 @@ func BuildEnv(s EnvSpec) []string {
 	} else {
 		env["CHECKPOINT_DISABLE"] = "1"
 	}
+	return sortedEnv(env)
+}
+
+// inheritedEnv returns what a run inherits from base (see BuildEnv), by name;
+// the last entry of a name counts.
+func inheritedEnv(base []string) map[string]string {
+	env := map[string]string{}
+	for _, kv := range base {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		switch {
+		case inherited[k], strings.HasPrefix(k, "LC_"):
+			env[k] = v
+		case k == "TF_CLI_CONFIG_FILE":
+			if fi, err := os.Stat(v); err == nil && fi.Mode().IsRegular() {
+				env[k] = v
+			} else {
+				delete(env, k)
+			}
+		}
+	}
+	return env
+}
+
+// sortedEnv returns env as "KEY=value" entries sorted by name.
+func sortedEnv(env map[string]string) []string {
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)
@@ -126,15 +138,4 @@ func BuildEnv(s EnvSpec) []string {
 		return strings.Compare(ka, kb)
 	})
 	return out
-}
-
-// LookupEnv returns the value of name in env ("KEY=value" entries, as
-// BuildEnv returns them; the last entry counts) and whether it is set.
-func LookupEnv(env []string, name string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
 }

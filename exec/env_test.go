@@ -88,3 +88,14 @@ func TestBuildEnvVarsOverrideEnvAndInvalidEntriesLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// LookupEnv returns the value of name in env ("KEY=value" entries, as
+// BuildEnv returns them; the last entry counts) and whether it is set.
+func LookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}

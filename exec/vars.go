@@ -151,52 +151,11 @@ func encodeHCL(b *strings.Builder, rv reflect.Value, depth int) error {
 	}
 	switch rv.Kind() {
 	case reflect.String:
-		if rv.Type() == jsonNumber {
-			s, err := decimalString(rv.String())
-			if err != nil {
-				return err
-			}
-			b.WriteString(s)
-			return nil
-		}
-		return writeHCLString(b, rv.String())
+		return encodeHCLString(b, rv)
 	case reflect.Slice, reflect.Array:
-		if rv.Kind() == reflect.Slice && rv.IsNil() {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteByte('[')
-		for i := range rv.Len() {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := encodeHCL(b, rv.Index(i), depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-		return nil
+		return encodeHCLList(b, rv, depth)
 	case reflect.Map:
-		if rv.Type().Key().Kind() != reflect.String {
-			return fmt.Errorf("a map with %s keys cannot be passed to the configuration; use string keys", rv.Type().Key())
-		}
-		keys := rv.MapKeys()
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeHCLString(b, k.String()); err != nil {
-				return fmt.Errorf("map key: %w", err)
-			}
-			b.WriteByte(':')
-			if err := encodeHCL(b, rv.MapIndex(k), depth+1); err != nil {
-				return fmt.Errorf("map key %q: %w", k.String(), err)
-			}
-		}
-		b.WriteByte('}')
-		return nil
+		return encodeHCLMap(b, rv, depth)
 	case reflect.Invalid:
 		b.WriteString("null")
 		return nil
@@ -206,6 +165,62 @@ func encodeHCL(b *strings.Builder, rv reflect.Value, depth int) error {
 		return err
 	}
 	b.WriteString(s)
+	return nil
+}
+
+// encodeHCLString writes a string, or a json.Number as its decimal text.
+func encodeHCLString(b *strings.Builder, rv reflect.Value) error {
+	if rv.Type() == jsonNumber {
+		s, err := decimalString(rv.String())
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+		return nil
+	}
+	return writeHCLString(b, rv.String())
+}
+
+// encodeHCLList writes a slice or array as a list; a nil slice is [].
+func encodeHCLList(b *strings.Builder, rv reflect.Value, depth int) error {
+	if rv.Kind() == reflect.Slice && rv.IsNil() {
+		b.WriteString("[]")
+		return nil
+	}
+	b.WriteByte('[')
+	for i := range rv.Len() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := encodeHCL(b, rv.Index(i), depth+1); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
+}
+
+// encodeHCLMap writes a map with string keys as an object, keys sorted.
+func encodeHCLMap(b *strings.Builder, rv reflect.Value, depth int) error {
+	if rv.Type().Key().Kind() != reflect.String {
+		return fmt.Errorf("a map with %s keys cannot be passed to the configuration; use string keys", rv.Type().Key())
+	}
+	keys := rv.MapKeys()
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := writeHCLString(b, k.String()); err != nil {
+			return fmt.Errorf("map key: %w", err)
+		}
+		b.WriteByte(':')
+		if err := encodeHCL(b, rv.MapIndex(k), depth+1); err != nil {
+			return fmt.Errorf("map key %q: %w", k.String(), err)
+		}
+	}
+	b.WriteByte('}')
 	return nil
 }
 

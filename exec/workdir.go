@@ -136,18 +136,10 @@ func walk(given, root, command string, elems []string) (string, error) {
 			return "", fmt.Errorf("resolving working directory %q: %w", command, err)
 		}
 		if filepath.IsAbs(target) {
-			t := filepath.Clean(target)
-			var rel string
-			switch {
-			case Inside(root, t):
-				rel, _ = filepath.Rel(root, t)
-			case Inside(given, t):
-				rel, _ = filepath.Rel(given, t)
-			default:
-				return "", fmt.Errorf("resolving working directory: %q is a symlink to %s, outside the project checkout %s; a run's directory must stay inside its checkout", walked, target, root)
+			if target, err = insideTarget(given, root, walked, target); err != nil {
+				return "", err
 			}
 			cur = root
-			target = rel
 		}
 		var prefix []elem
 		for _, n := range strings.Split(filepath.ToSlash(target), "/") {
@@ -167,4 +159,21 @@ func Inside(root, path string) bool {
 		return false
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+// insideTarget returns the absolute symlink target (reached as walked) as a
+// path relative to the checkout root, which given also names; a target
+// outside the checkout is refused.
+func insideTarget(given, root, walked, target string) (string, error) {
+	t := filepath.Clean(target)
+	var rel string
+	switch {
+	case Inside(root, t):
+		rel, _ = filepath.Rel(root, t)
+	case Inside(given, t):
+		rel, _ = filepath.Rel(given, t)
+	default:
+		return "", fmt.Errorf("resolving working directory: %q is a symlink to %s, outside the project checkout %s; a run's directory must stay inside its checkout", walked, target, root)
+	}
+	return rel, nil
 }

@@ -221,35 +221,58 @@ func (p *valueParser) scanResourceChange() (*resourceChange, error) {
 		case "deposed":
 			rc.DeposedKey, err = p.stringOrNull()
 		case "change":
-			if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
-				return p.skip(3)
-			}
-			rc.Change = &changeDoc{}
-			err = p.members(func(key []byte) error {
-				switch string(key) {
-				case "actions":
-					if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
-						return p.skip(4)
-					}
-					rc.Change.Actions = rc.Change.Actions[:0]
-					return p.elements(func() error {
-						a, err := p.stringOrNull()
-						rc.Change.Actions = append(rc.Change.Actions, tfjson.Action(a))
-						return err
-					})
-				case "importing":
-					if p.pos < len(p.buf) && p.buf[p.pos] != 'n' {
-						rc.Change.Importing = &tfjson.Importing{}
-					}
-				}
-				return p.skip(4)
-			})
+			err = p.scanChange(rc)
 		default:
 			err = p.skip(3)
 		}
 		return err
 	})
 	return rc, err
+}
+
+// scanChange reads the change of a resource_changes element into rc; null
+// leaves it nil.
+func (p *valueParser) scanChange(rc *resourceChange) error {
+	if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+		return p.skip(3)
+	}
+	rc.Change = &changeDoc{}
+	return p.members(func(key []byte) error {
+		switch string(key) {
+		case "actions":
+			if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+				return p.skip(4)
+			}
+			rc.Change.Actions = rc.Change.Actions[:0]
+			return p.elements(func() error {
+				a, err := p.stringOrNull()
+				rc.Change.Actions = append(rc.Change.Actions, tfjson.Action(a))
+				return err
+			})
+		case "importing":
+			if p.pos < len(p.buf) && p.buf[p.pos] != 'n' {
+				rc.Change.Importing = &tfjson.Importing{}
+			}
+		}
+		return p.skip(4)
+	})
+}
+
+// count adds one change of action to the summary's totals.
+func (s *Summary) count(action string) {
+	switch action {
+	case ActionCreate:
+		s.Add++
+	case ActionUpdate:
+		s.Change++
+	case ActionDelete:
+		s.Destroy++
+	case ActionReplace:
+		s.Destroy++
+		s.Replace++
+	case ActionForget, ActionForgetCreate:
+		s.Forget++
+	}
 }
 
 func summarize(plan *planDoc) (*Summary, error) {
@@ -275,19 +298,7 @@ func summarize(plan *planDoc) (*Summary, error) {
 		if action == "" {
 			continue
 		}
-		switch action {
-		case ActionCreate:
-			s.Add++
-		case ActionUpdate:
-			s.Change++
-		case ActionDelete:
-			s.Destroy++
-		case ActionReplace:
-			s.Destroy++
-			s.Replace++
-		case ActionForget, ActionForgetCreate:
-			s.Forget++
-		}
+		s.count(action)
 		s.Changes = append(s.Changes, Change{
 			Address:   rc.Address,
 			Type:      rc.Type,

@@ -34,28 +34,10 @@ const (
 	protoForget, protoForgetThenCreate                        = 8, 10
 )
 
-// PlanFileActions counts the resource changes of the saved plan file plan
-// by the Action* constants, from the plan itself (its protobuf), not from
-// a rendering of it: creates, updates, deletes, replaces, forgets,
-// forget+creates and no-op imports; reads and no-ops are left out. A
-// caller that measured a rendering (AnalyzePlan of `tofu show -json`) made
-// elsewhere checks with it that the rendering is the plan's (SameActions).
-func PlanFileActions(plan []byte) (map[string]int, error) {
-	changes, err := PlanFileChanges(plan)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int{}
-	for a, addrs := range changes {
-		out[a] = len(addrs)
-	}
-	return out, nil
-}
-
 // PlanFileChanges lists the resource instance addresses the saved plan file
 // plan changes, by the Action* constants, from its protobuf (each
 // ResourceInstanceChange's addr, field 13), in the plan's order; reads and
-// no-ops are left out as in PlanFileActions.
+// no-ops are left out.
 func PlanFileChanges(plan []byte) (map[string][]string, error) {
 	z, err := zip.NewReader(bytes.NewReader(plan), int64(len(plan)))
 	if err != nil {
@@ -174,21 +156,6 @@ func fields(b []byte, fn func(protowire.Number, []byte) error) error {
 		b = b[m:]
 	}
 	return nil
-}
-
-// SameActions reports whether the summary of a rendering counts what the
-// plan file counts (PlanFileActions), and if not, how they differ.
-func SameActions(sum *Summary, file map[string]int) (bool, string) {
-	got := map[string]int{}
-	for a, addrs := range sum.ByAction {
-		got[a] = len(addrs)
-	}
-	for _, a := range []string{ActionCreate, ActionUpdate, ActionDelete, ActionReplace, ActionForget, ActionForgetCreate, ActionImport} {
-		if got[a] != file[a] {
-			return false, fmt.Sprintf("the rendering counts %d %s, the plan file %d", got[a], a, file[a])
-		}
-	}
-	return true, ""
 }
 
 // SameChanges reports whether the summary of a rendering names, for each

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,4 +97,37 @@ func zipOf(t *testing.T, name string, body []byte) []byte {
 	f.Write(body)
 	w.Close()
 	return buf.Bytes()
+}
+
+// PlanFileActions counts the resource changes of the saved plan file plan
+// by the Action* constants, from the plan itself (its protobuf), not from
+// a rendering of it: creates, updates, deletes, replaces, forgets,
+// forget+creates and no-op imports; reads and no-ops are left out. A
+// caller that measured a rendering (AnalyzePlan of `tofu show -json`) made
+// elsewhere checks with it that the rendering is the plan's (SameActions).
+func PlanFileActions(plan []byte) (map[string]int, error) {
+	changes, err := PlanFileChanges(plan)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for a, addrs := range changes {
+		out[a] = len(addrs)
+	}
+	return out, nil
+}
+
+// SameActions reports whether the summary of a rendering counts what the
+// plan file counts (PlanFileActions), and if not, how they differ.
+func SameActions(sum *Summary, file map[string]int) (bool, string) {
+	got := map[string]int{}
+	for a, addrs := range sum.ByAction {
+		got[a] = len(addrs)
+	}
+	for _, a := range []string{ActionCreate, ActionUpdate, ActionDelete, ActionReplace, ActionForget, ActionForgetCreate, ActionImport} {
+		if got[a] != file[a] {
+			return false, fmt.Sprintf("the rendering counts %d %s, the plan file %d", got[a], a, file[a])
+		}
+	}
+	return true, ""
 }

@@ -225,7 +225,7 @@ func (p *Policy) Evaluate(ctx context.Context, input map[string]any, timeout tim
 
 // EvaluateValue is Evaluate with an input already converted to a Rego value,
 // so a caller evaluating several policies on one plan converts it once (see
-// NewPolicyInput).
+// newPolicyInput).
 func (p *Policy) EvaluateValue(ctx context.Context, input ast.Value, timeout time.Duration) (PolicyResult, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -287,16 +287,12 @@ type RunInfo struct {
 	RequesterKind string
 }
 
-// NewPolicyInput builds a plan_gate input value from the plan JSON (the
+// newPolicyInput builds a plan_gate input value from the plan JSON (the
 // output of `tofu show -json PLANFILE`), its summary and the run, without an
-// intermediate map for the plan document. It returns an error wrapping
-// ErrUnreadablePlan when planJSON is not a well-formed JSON object.
-func NewPolicyInput(planJSON []byte, sum *Summary, run RunInfo) (ast.Value, error) {
-	return newPolicyInput(planJSON, sum, run, planReads{all: true})
-}
-
-// newPolicyInput is NewPolicyInput converting only the top-level plan keys
-// reads names; the rest of the document is still checked to be JSON.
+// intermediate map for the plan document, converting only the top-level
+// plan keys reads names; the rest of the document is still checked to be
+// JSON. It returns an error wrapping ErrUnreadablePlan when planJSON is not
+// a well-formed JSON object.
 func newPolicyInput(planJSON []byte, sum *Summary, run RunInfo, reads planReads) (ast.Value, error) {
 	plan, err := jsonObjectToValue(planJSON, reads.reads)
 	if err != nil {

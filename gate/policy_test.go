@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 func compileFile(t *testing.T, name string) *Policy {
@@ -230,4 +232,12 @@ func TestDocExamplePolicy(t *testing.T) {
 	if !slices.Equal(res.Hold, []string{"plan destroys terraform_data.protected[0]"}) || len(res.Deny) != 0 {
 		t.Errorf("example policy on a plan deleting protected[0]: %+v", res)
 	}
+}
+
+// NewPolicyInput builds a plan_gate input value from the plan JSON (the
+// output of `tofu show -json PLANFILE`), its summary and the run, without an
+// intermediate map for the plan document. It returns an error wrapping
+// ErrUnreadablePlan when planJSON is not a well-formed JSON object.
+func NewPolicyInput(planJSON []byte, sum *Summary, run RunInfo) (ast.Value, error) {
+	return newPolicyInput(planJSON, sum, run, planReads{all: true})
 }

@@ -39,9 +39,9 @@ resource "terraform_data" "inner" {
 }
 `
 
-// Held: a worker's honest rendering of a real plan names the very
-// addresses the plan file holds (SameChanges), whatever its instance keys
-// hold, in a module instance too, for a create, a replace and a move.
+// A worker's honest rendering of a real plan names the very addresses the
+// plan file holds (SameChanges), whatever its instance keys hold, in a module
+// instance too, for a create, a replace and a move.
 func TestRenderingNamesTheSameChangesForTrickyKeys(t *testing.T) {
 	bin := tofuBinary(t)
 	dir := t.TempDir()

@@ -232,109 +232,154 @@ type Decision struct {
 // not weigh it. Any refusal makes the outcome Refuse, else any hold makes
 // it Hold, else Pass.
 func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rules []*Rule, timeout time.Duration) Decision {
-	var d Decision
-	hold := func(rule, reason string, approvers []string) {
-		d.Holds = append(d.Holds, Reason{Rule: rule, Reason: reason, Approvers: approvers})
-	}
-	// cannotRun is a check that could not weigh the plan: it holds an
-	// apply and refuses a reconcile (fails closed).
-	cannotRun := func(rule, reason string, approvers []string) {
-		if req.Kind == KindReconcile {
-			reason = strings.Replace(reason, "so the rule holds the apply", "so the rule refuses the reconcile", 1)
-			reason = strings.Replace(reason, "so it holds the apply", "so it refuses the reconcile", 1)
-			d.Refusals = append(d.Refusals, Reason{Rule: rule, Reason: reason + " (a reconcile is refused, never held, when a rule cannot weigh its plan)"})
-			return
+	x := &decider{req: req}
+	x.requestHolds()
+	if sum == nil {
+		var err error
+		if sum, err = AnalyzePlan(planJSON); err != nil {
+			x.cannotRun("gate", fmt.Sprintf("the gate cannot read the plan, so it holds the apply: %v", err), nil)
 		}
-		hold(rule, reason, approvers)
 	}
+	in := &lazyInput{planJSON: planJSON, sum: sum, reads: coveringReads(rules, req), run: RunInfo{
+		Template: req.Template, Project: req.Project, Kind: req.Kind,
+		Requester: req.Requester, RequesterKind: req.requesterKind(),
+	}}
+	for _, r := range rules {
+		if r.Covers(req) {
+			x.weigh(ctx, r, sum, in, timeout)
+		}
+	}
+	switch {
+	case len(x.d.Refusals) > 0:
+		x.d.Outcome = Refuse
+	case len(x.d.Holds) > 0:
+		x.d.Outcome = Hold
+	default:
+		x.d.Outcome = Pass
+	}
+	return x.d
+}
 
+// decider gathers the reasons Decide finds for one request.
+type decider struct {
+	req Request
+	d   Decision
+}
+
+func (x *decider) hold(rule, reason string, approvers []string) {
+	x.d.Holds = append(x.d.Holds, Reason{Rule: rule, Reason: reason, Approvers: approvers})
+}
+
+// cannotRun is a check that could not weigh the plan: it holds an apply and
+// refuses a reconcile (fails closed).
+func (x *decider) cannotRun(rule, reason string, approvers []string) {
+	if x.req.Kind == KindReconcile {
+		reason = strings.Replace(reason, "so the rule holds the apply", "so the rule refuses the reconcile", 1)
+		reason = strings.Replace(reason, "so it holds the apply", "so it refuses the reconcile", 1)
+		x.d.Refusals = append(x.d.Refusals, Reason{Rule: rule, Reason: reason + " (a reconcile is refused, never held, when a rule cannot weigh its plan)"})
+		return
+	}
+	x.hold(rule, reason, approvers)
+}
+
+// requestHolds holds for what the request itself says, whatever the rules
+// say: a submission asking for approval, an AI's proposal, an agent's
+// request no exemption covers.
+func (x *decider) requestHolds() {
+	req := x.req
 	if req.RequireApproval {
-		hold("require_approval", "the submission asks for approval (require_approval): the apply waits for a person whatever the rules say", nil)
+		x.hold("require_approval", "the submission asks for approval (require_approval): the apply waits for a person whatever the rules say", nil)
 	}
 	if req.AIProposal {
-		hold("ai_proposal", "an AI proposed this apply: it waits for a person whatever the rules say", nil)
+		x.hold("ai_proposal", "an AI proposed this apply: it waits for a person whatever the rules say", nil)
 	}
 	if req.Agent && !req.Exempted {
 		what := req.Kind
 		if what == "" {
 			what = "run"
 		}
-		hold("agent", fmt.Sprintf("agent %s asked for this %s: an agent's proposal waits for a person unless an exemption covers it", req.Requester, what), nil)
+		x.hold("agent", fmt.Sprintf("agent %s asked for this %s: an agent's proposal waits for a person unless an exemption covers it", req.Requester, what), nil)
 	}
+}
 
-	if sum == nil {
-		var err error
-		if sum, err = AnalyzePlan(planJSON); err != nil {
-			cannotRun("gate", fmt.Sprintf("the gate cannot read the plan, so it holds the apply: %v", err), nil)
-		}
+// weigh applies one rule covering the request: max_destroy, then its
+// plan_gate, then its approval requirement. sum is nil when the plan cannot
+// be read.
+func (x *decider) weigh(ctx context.Context, r *Rule, sum *Summary, in *lazyInput, timeout time.Duration) {
+	if r.MaxDestroy != nil && sum != nil && sum.Destroy > *r.MaxDestroy {
+		x.hold(r.Name, fmt.Sprintf("plan destroys %d %s; max_destroy is %d (%s)",
+			sum.Destroy, plural(sum.Destroy, "resource", "resources"), *r.MaxDestroy, listAddresses(sum.DestroyedAddresses(), 10)), r.Approvers)
 	}
+	if r.MaxDestroy != nil && sum == nil {
+		x.cannotRun(r.Name, "max_destroy cannot be checked: the plan cannot be read", r.Approvers)
+	}
+	switch {
+	case r.PolicyErr != nil:
+		x.cannotRun(r.Name, fmt.Sprintf("plan_gate does not compile, so the rule holds the apply: %v", r.PolicyErr), r.Approvers)
+	case r.Policy != nil && sum == nil:
+		x.cannotRun(r.Name, fmt.Sprintf("plan_gate %s cannot run: the plan cannot be read", r.Policy.Name()), r.Approvers)
+	case r.Policy != nil:
+		x.evaluate(ctx, r, in, timeout)
+	}
+	if r.WouldHold(x.req) {
+		x.hold(r.Name, "the rule requires approval", r.Approvers)
+	}
+}
 
-	var input ast.Value
-	var inputErr error
-	inputBuilt := false
-	// The parts of the plan the covering policies read, converted once.
+// evaluate runs the rule's plan_gate on the policy input: each deny refuses
+// and each hold holds; an input or evaluation error cannot run.
+func (x *decider) evaluate(ctx context.Context, r *Rule, in *lazyInput, timeout time.Duration) {
+	input, err := in.value()
+	if err != nil {
+		x.cannotRun(r.Name, fmt.Sprintf("plan_gate %s cannot run: %v", r.Policy.Name(), err), r.Approvers)
+		return
+	}
+	res, err := r.Policy.EvaluateValue(ctx, input, timeout)
+	if err != nil {
+		x.cannotRun(r.Name, fmt.Sprintf("plan_gate failed, so the rule holds the apply: %v", err), r.Approvers)
+		return
+	}
+	// A message may quote plan values; it is escaped as one value so the
+	// Sentence every screen shows it through reads as it is.
+	for _, m := range res.Deny {
+		x.d.Refusals = append(x.d.Refusals, Reason{Rule: r.Name, Reason: screentext.Field(m)})
+	}
+	for _, m := range res.Hold {
+		x.hold(r.Name, screentext.Field(m), r.Approvers)
+	}
+}
+
+// coveringReads merges the parts of the plan that the policies of the rules
+// covering req read, so the input converts them once.
+func coveringReads(rules []*Rule, req Request) planReads {
 	var reads planReads
 	for _, r := range rules {
 		if r.Policy != nil && r.Covers(req) {
 			reads.merge(r.Policy.reads)
 		}
 	}
-	for _, r := range rules {
-		if !r.Covers(req) {
-			continue
-		}
-		if r.MaxDestroy != nil && sum != nil && sum.Destroy > *r.MaxDestroy {
-			hold(r.Name, fmt.Sprintf("plan destroys %d %s; max_destroy is %d (%s)",
-				sum.Destroy, plural(sum.Destroy, "resource", "resources"), *r.MaxDestroy, listAddresses(sum.DestroyedAddresses(), 10)), r.Approvers)
-		}
-		if r.MaxDestroy != nil && sum == nil {
-			cannotRun(r.Name, "max_destroy cannot be checked: the plan cannot be read", r.Approvers)
-		}
-		switch {
-		case r.PolicyErr != nil:
-			cannotRun(r.Name, fmt.Sprintf("plan_gate does not compile, so the rule holds the apply: %v", r.PolicyErr), r.Approvers)
-		case r.Policy != nil && sum == nil:
-			cannotRun(r.Name, fmt.Sprintf("plan_gate %s cannot run: the plan cannot be read", r.Policy.Name()), r.Approvers)
-		case r.Policy != nil:
-			if !inputBuilt {
-				inputBuilt = true
-				input, inputErr = newPolicyInput(planJSON, sum, RunInfo{
-					Template: req.Template, Project: req.Project, Kind: req.Kind,
-					Requester: req.Requester, RequesterKind: req.requesterKind(),
-				}, reads)
-			}
-			if inputErr != nil {
-				cannotRun(r.Name, fmt.Sprintf("plan_gate %s cannot run: %v", r.Policy.Name(), inputErr), r.Approvers)
-				break
-			}
-			res, err := r.Policy.EvaluateValue(ctx, input, timeout)
-			if err != nil {
-				cannotRun(r.Name, fmt.Sprintf("plan_gate failed, so the rule holds the apply: %v", err), r.Approvers)
-				break
-			}
-			// A message may quote plan values; it is escaped as one value so
-			// the Sentence every screen shows it through reads as it is.
-			for _, m := range res.Deny {
-				d.Refusals = append(d.Refusals, Reason{Rule: r.Name, Reason: screentext.Field(m)})
-			}
-			for _, m := range res.Hold {
-				hold(r.Name, screentext.Field(m), r.Approvers)
-			}
-		}
-		if r.WouldHold(req) {
-			hold(r.Name, "the rule requires approval", r.Approvers)
-		}
-	}
+	return reads
+}
 
-	switch {
-	case len(d.Refusals) > 0:
-		d.Outcome = Refuse
-	case len(d.Holds) > 0:
-		d.Outcome = Hold
-	default:
-		d.Outcome = Pass
+// lazyInput is the policy input for a plan, built on first use and then
+// shared by every plan_gate.
+type lazyInput struct {
+	planJSON []byte
+	sum      *Summary
+	run      RunInfo
+	reads    planReads
+	built    bool
+	input    ast.Value
+	err      error
+}
+
+// value returns the input, building it the first time.
+func (in *lazyInput) value() (ast.Value, error) {
+	if !in.built {
+		in.built = true
+		in.input, in.err = newPolicyInput(in.planJSON, in.sum, in.run, in.reads)
 	}
-	return d
+	return in.input, in.err
 }
 
 func plural(n int, one, many string) string {

@@ -81,33 +81,40 @@ func (c *collector) scan(doc []byte) error {
 	if p.pos != len(p.buf) {
 		return p.errorf("data after the JSON value")
 	}
-
 	// Root module variables declared sensitive.
-	if len(configuration) > 0 && len(variables) > 0 {
-		var conf struct {
-			RootModule struct {
-				Variables map[string]struct {
-					Sensitive bool `json:"sensitive"`
-				} `json:"variables"`
-			} `json:"root_module"`
-		}
-		if err := json.Unmarshal(configuration, &conf); err != nil {
-			return fmt.Errorf("configuration: %w", err)
-		}
-		var vals map[string]struct {
-			Value json.RawMessage `json:"value"`
-		}
-		if err := json.Unmarshal(variables, &vals); err != nil {
-			return fmt.Errorf("variables: %w", err)
-		}
-		for name, decl := range conf.RootModule.Variables {
-			if v, ok := vals[name]; ok && decl.Sensitive {
-				val, err := decodeNumbers(v.Value)
-				if err != nil {
-					return fmt.Errorf("variable %s: %w", name, err)
-				}
-				c.addAll(val)
+	return c.sensitiveVariables(configuration, variables)
+}
+
+// sensitiveVariables adds the values of the root module variables that
+// configuration (the plan's configuration) declares sensitive, from
+// variables (the plan's variables); either empty adds nothing.
+func (c *collector) sensitiveVariables(configuration, variables []byte) error {
+	if len(configuration) == 0 || len(variables) == 0 {
+		return nil
+	}
+	var conf struct {
+		RootModule struct {
+			Variables map[string]struct {
+				Sensitive bool `json:"sensitive"`
+			} `json:"variables"`
+		} `json:"root_module"`
+	}
+	if err := json.Unmarshal(configuration, &conf); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	var vals map[string]struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(variables, &vals); err != nil {
+		return fmt.Errorf("variables: %w", err)
+	}
+	for name, decl := range conf.RootModule.Variables {
+		if v, ok := vals[name]; ok && decl.Sensitive {
+			val, err := decodeNumbers(v.Value)
+			if err != nil {
+				return fmt.Errorf("variable %s: %w", name, err)
 			}
+			c.addAll(val)
 		}
 	}
 	return nil

@@ -72,42 +72,7 @@ func SensitiveVariables(dir string) ([]string, error) {
 		if total += len(src); total > MaxConfigFileSize*4 {
 			return nil, fmt.Errorf("the configuration files of %s hold more than %d bytes; not read", dir, MaxConfigFileSize*4)
 		}
-		// A parser per file: hclparse.Parser would keep every file parsed.
-		var f *hcl.File
-		var diags hcl.Diagnostics
-		if json {
-			f, diags = hcljson.Parse(src, n)
-		} else {
-			f, diags = hclsyntax.ParseConfig(src, n, hcl.InitialPos)
-		}
-		if diags.HasErrors() {
-			errs = append(errs, fmt.Errorf("reading %s: %s", n, diags.Error()))
-			continue
-		}
-		content, _, diags := f.Body.PartialContent(fileSchema)
-		if diags.HasErrors() {
-			errs = append(errs, fmt.Errorf("reading %s: %s", n, diags.Error()))
-			continue
-		}
-		for _, b := range content.Blocks {
-			vc, _, diags := b.Body.PartialContent(varSchema)
-			if diags.HasErrors() {
-				errs = append(errs, fmt.Errorf("reading variable %q in %s: %s", b.Labels[0], n, diags.Error()))
-				continue
-			}
-			a, ok := vc.Attributes["sensitive"]
-			if !ok {
-				continue
-			}
-			v, diags := a.Expr.Value(nil)
-			if diags.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type().FriendlyName() != "bool" {
-				errs = append(errs, fmt.Errorf("variable %q in %s: sensitive is not a literal true or false", b.Labels[0], n))
-				continue
-			}
-			if v.True() {
-				names[b.Labels[0]] = true
-			}
-		}
+		errs = append(errs, sensitiveDeclared(src, n, json, names)...)
 	}
 	out := make([]string, 0, len(names))
 	for n := range names {
@@ -115,4 +80,55 @@ func SensitiveVariables(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, errors.Join(errs...)
+}
+
+// sensitiveDeclared adds to names the variables that the configuration file
+// src (named n, JSON when json) declares sensitive, returning what it could
+// not read.
+func sensitiveDeclared(src []byte, n string, json bool, names map[string]bool) []error {
+	// A parser per file: hclparse.Parser would keep every file parsed.
+	var f *hcl.File
+	var diags hcl.Diagnostics
+	if json {
+		f, diags = hcljson.Parse(src, n)
+	} else {
+		f, diags = hclsyntax.ParseConfig(src, n, hcl.InitialPos)
+	}
+	if diags.HasErrors() {
+		return []error{fmt.Errorf("reading %s: %s", n, diags.Error())}
+	}
+	content, _, diags := f.Body.PartialContent(fileSchema)
+	if diags.HasErrors() {
+		return []error{fmt.Errorf("reading %s: %s", n, diags.Error())}
+	}
+	var errs []error
+	for _, b := range content.Blocks {
+		sensitive, err := sensitiveArgument(b, n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if sensitive {
+			names[b.Labels[0]] = true
+		}
+	}
+	return errs
+}
+
+// sensitiveArgument reads the sensitive argument of variable block b in
+// file n: false when absent, an error unless it is a literal bool.
+func sensitiveArgument(b *hcl.Block, n string) (bool, error) {
+	vc, _, diags := b.Body.PartialContent(varSchema)
+	if diags.HasErrors() {
+		return false, fmt.Errorf("reading variable %q in %s: %s", b.Labels[0], n, diags.Error())
+	}
+	a, ok := vc.Attributes["sensitive"]
+	if !ok {
+		return false, nil
+	}
+	v, diags := a.Expr.Value(nil)
+	if diags.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type().FriendlyName() != "bool" {
+		return false, fmt.Errorf("variable %q in %s: sensitive is not a literal true or false", b.Labels[0], n)
+	}
+	return v.True(), nil
 }

@@ -26,12 +26,12 @@ func backendOfBaseAndMore(t *testing.T, base, more map[string]string) (want, got
 	return want, got
 }
 
-// Break: OpenTofu merges override files after the primary files, and a
-// local an override file defines replaces the primary's. Backend reads
-// files in name order and keeps the last definition of each local, so an
-// override file that sorts before the primary (a_override.tf <
-// locals.tf) is forgotten: Backend is unchanged while OpenTofu's backend
-// address is the override's. (server TestAttack13dOverrideLocalRedirectsState
+// Once, OpenTofu merges override files after the primary files, and a local
+// an override file defines replaces the primary's. Backend reads files in
+// name order and keeps the last definition of each local, so an override file
+// that sorts before the primary (a_override.tf < locals.tf) is forgotten:
+// Backend is unchanged while OpenTofu's backend address is the override's.
+// (server TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal
 // shows the credentials leave.)
 func TestBackendKeepsALocalAnOverrideFileRedefines(t *testing.T) {
 	want, got := backendOfBaseAndMore(t, map[string]string{
@@ -45,8 +45,8 @@ func TestBackendKeepsALocalAnOverrideFileRedefines(t *testing.T) {
 	}
 }
 
-// Break: a JSON backend block is taken to reference variables only when
-// its file holds "${"; a template directive ("%{ if var.env ... }") reads a
+// Once, a JSON backend block is taken to reference variables only when its
+// file holds "${"; a template directive ("%{ if var.env ... }") reads a
 // variable without it, so its .tfvars value is not pinned.
 func TestBackendPinsAJSONTemplateDirective(t *testing.T) {
 	want, got := backendOfBaseAndMore(t, map[string]string{
@@ -60,8 +60,8 @@ func TestBackendPinsAJSONTemplateDirective(t *testing.T) {
 	}
 }
 
-// Break: the file function refusal is a regular expression, and HCL allows
-// a comment between a function's name and its arguments.
+// Once, the file function refusal is a regular expression, and HCL allows a
+// comment between a function's name and its arguments.
 func TestBackendFindsAFileFunctionBehindAComment(t *testing.T) {
 	for _, call := range []string{`file/**/("addr.txt")`, `templatefile /* x */ ("a.tpl", {})`} {
 		_, err := backendOf(t, map[string]string{

@@ -51,15 +51,6 @@ type Identity struct {
 	StartFiles map[string][32]byte
 }
 
-// IsAutoVarFile reports whether OpenTofu loads a file of this name in the
-// working directory as variable values without being told to
-// (internal/command/meta_vars.go addVarsFromDir): terraform.tfvars,
-// terraform.tfvars.json, *.auto.tfvars and *.auto.tfvars.json.
-func IsAutoVarFile(name string) bool {
-	return name == "terraform.tfvars" || name == "terraform.tfvars.json" ||
-		strings.HasSuffix(name, ".auto.tfvars") || strings.HasSuffix(name, ".auto.tfvars.json")
-}
-
 // StartFileSums is StartFiles as recorded with a proposal: name to the
 // sha256's hex; never nil, so an Identity built from it compares.
 func (id Identity) StartFileSums() map[string]string {
@@ -301,7 +292,7 @@ func diffStartFiles(want, got map[string][32]byte) []string {
 // InputFiles are the files under dir, other than its own configuration
 // files and lock file (compared as Files and Lock), that an OpenTofu
 // process started there may read before it plans or applies anything: the
-// variable files it loads by itself (IsAutoVarFile) and whatever the
+// variable files it loads by itself (terraform.tfvars, *.auto.tfvars and their .json forms) and whatever the
 // encryption or backend block reads with file() or templatefile(), which
 // may be any path below dir, and the workspace selected in
 // .terraform/environment (terraform.workspace). So every regular file under
@@ -310,57 +301,85 @@ func diffStartFiles(want, got map[string][32]byte) []string {
 // dir's own only environment is kept), local state, its backup and lock,
 // and terraform.tfstate.d, which init and the apply write.
 func InputFiles(dir string) (map[string][32]byte, error) {
-	out := map[string][32]byte{}
+	w := inputWalk{dir: dir, out: map[string][32]byte{}}
 	// The trailing separator walks a directory named through a link
 	// (/proc/self/fd/N) as the directory it names.
-	err := filepath.WalkDir(dir+string(filepath.Separator), func(p string, d os.DirEntry, err error) error {
+	if err := filepath.WalkDir(dir+string(filepath.Separator), w.visit); err != nil {
+		return nil, fmt.Errorf("reading the files under the working directory: %w", err)
+	}
+	return w.out, nil
+}
+
+// inputWalk gathers InputFiles of dir into out.
+type inputWalk struct {
+	dir string
+	out map[string][32]byte
+}
+
+// visit is the filepath.WalkDir function of InputFiles.
+func (w inputWalk) visit(p string, d os.DirEntry, err error) error {
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(w.dir, p)
+	if err != nil || rel == "." {
+		return err
+	}
+	name := d.Name()
+	switch {
+	case rel == ".terraform" && d.IsDir():
+		return w.addEnvironment(p, rel)
+	case leftOutEntry(rel, name, d):
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	case d.IsDir():
+		return nil
+	case d.Type()&os.ModeSymlink != 0:
+		link, err := os.Readlink(p)
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || rel == "." {
+		w.out[rel] = sha256.Sum256([]byte("symbolic link to " + link))
+	case keptFile(rel, name, d):
+		sum, err := fileSum(p)
+		if err != nil {
 			return err
 		}
-		name := d.Name()
-		switch {
-		case rel == ".terraform" && d.IsDir():
-			// Its environment file selects the workspace, which the
-			// encryption and backend blocks may read (terraform.workspace).
-			switch sum, err := fileSum(filepath.Join(p, "environment")); {
-			case err == nil:
-				out[filepath.Join(rel, "environment")] = sum
-			case !errors.Is(err, os.ErrNotExist):
-				return err
-			}
-			return filepath.SkipDir
-		case name == ".git" || name == ".terraform" || (rel == "terraform.tfstate.d" && d.IsDir()):
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		case d.IsDir():
-			return nil
-		case d.Type()&os.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = sha256.Sum256([]byte("symbolic link to " + link))
-		case !d.Type().IsRegular() || isLocalState(name):
-		case !strings.Contains(rel, string(filepath.Separator)) && (name == LockFileName || configExt(name) != ""):
-		default:
-			sum, err := fileSum(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = sum
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the files under the working directory: %w", err)
+		w.out[rel] = sum
 	}
-	return out, nil
+	return nil
+}
+
+// addEnvironment keeps dir's own .terraform/environment, if there is one:
+// it selects the workspace, which the encryption and backend blocks may
+// read (terraform.workspace). The rest of .terraform is skipped.
+func (w inputWalk) addEnvironment(p, rel string) error {
+	switch sum, err := fileSum(filepath.Join(p, "environment")); {
+	case err == nil:
+		w.out[filepath.Join(rel, "environment")] = sum
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	return filepath.SkipDir
+}
+
+// leftOutEntry reports whether the entry at rel is .git or .terraform (at
+// any depth), or the terraform.tfstate.d directory, which InputFiles skip.
+func leftOutEntry(rel, name string, d os.DirEntry) bool {
+	return name == ".git" || name == ".terraform" || (rel == "terraform.tfstate.d" && d.IsDir())
+}
+
+// keptFile reports whether the non-directory, non-link entry at rel is an
+// input file: a regular file other than local state, and other than dir's
+// own configuration files and lock file.
+func keptFile(rel, name string, d os.DirEntry) bool {
+	if !d.Type().IsRegular() || isLocalState(name) {
+		return false
+	}
+	own := !strings.Contains(rel, string(filepath.Separator))
+	return !own || (name != LockFileName && configExt(name) == "")
 }
 
 // isLocalState reports whether a file of this name is OpenTofu's local

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// Held: a data "terraform_remote_state" is a pull request's finding in
-// every form OpenTofu reads one: JSON syntax (object and array forms), a
-// check block, a .tofu file shadowing a .tf, an override file, and a
-// module called with count = 0 (in JSON too).
+// A data "terraform_remote_state" is a pull request's finding in every form
+// OpenTofu reads one: JSON syntax (object and array forms), a check block, a
+// .tofu file shadowing a .tf, an override file, and a module called with
+// count = 0 (in JSON too).
 func TestScanFindsEveryFormOfARemoteState(t *testing.T) {
 	const rs = "data \"terraform_remote_state\" \"%s\" {\n  backend = \"http\"\n  config = { address = \"https://evil.example\" }\n}\n"
 	cases := map[string]map[string]string{

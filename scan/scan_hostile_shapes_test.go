@@ -31,8 +31,8 @@ func scanRoot(t *testing.T, root string) *Result {
 	}
 }
 
-// The second input: ways OpenTofu accepts of writing a data source that
-// acts at plan time. Each must be a finding (held).
+// The second input: ways OpenTofu accepts of writing a data source that acts
+// at plan time. Each must be a finding.
 func TestScanFindsEverySpellingOfAPlanTimeDataSource(t *testing.T) {
 	cases := map[string]map[string]string{
 		"lower get":         {"main.tf": "data \"http\" \"x\" {\n  url = \"u\"\n  method = \"get\"\n}\n"},
@@ -73,8 +73,8 @@ func TestScanFindsEverySpellingOfAPlanTimeDataSource(t *testing.T) {
 }
 
 // OpenTofu's file choice: x.tofu.json shadows x.tf.json, hidden files are
-// ignored. What OpenTofu does not load need not be a finding (held: the
-// scan chooses as OpenTofu does).
+// ignored. What OpenTofu does not load need not be a finding (the scan
+// chooses as OpenTofu does).
 func TestScanReadsOnlyTheFilesOpenTofuLoads(t *testing.T) {
 	res := scanRoot(t, writeTree(t, map[string]string{
 		"x.tf.json":   `{"data": {"external": {"x": {"program": ["sh"]}}}}`,
@@ -89,7 +89,7 @@ func TestScanReadsOnlyTheFilesOpenTofuLoads(t *testing.T) {
 // Crash and hang inputs: a symbolic-link loop for a file, a module cycle
 // through ../, a module that is its own directory, a link loop for a module
 // directory, a tree deeper than MaxDepth, a file over the size limit, deep
-// nesting. Each ends with a finding (held).
+// nesting. Each ends with a finding.
 func TestScanEndsEveryHostileShapeWithAFinding(t *testing.T) {
 	t.Run("file link loop", func(t *testing.T) {
 		root := writeTree(t, map[string]string{"ok.tf": ""})

@@ -132,26 +132,12 @@ func WriteFile(dir, name string, data []byte) (string, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) {
 		return "", fmt.Errorf("writing private file: name %q must be a plain file name without a path separator", name)
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return "", fmt.Errorf("writing private file: directory %s: %w; create it with mode 0700 first", dir, err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("writing private file: %s is not a directory", dir)
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return "", fmt.Errorf("writing private file: directory %s has mode %04o, so group or others can access it; it must be private: run `chmod 700 %s`", dir, perm, dir)
+	if err := checkPrivateDir(dir); err != nil {
+		return "", err
 	}
 	path := filepath.Join(dir, name)
-	// An existing file is wiped rather than truncated, so its old bytes do
-	// not linger; a symbolic link is refused rather than followed.
-	if lst, err := os.Lstat(path); err == nil {
-		if lst.Mode()&fs.ModeSymlink != 0 {
-			return "", fmt.Errorf("writing private file %s: it is a symbolic link; refusing to follow it", path)
-		}
-		if err := Wipe(path); err != nil {
-			return "", fmt.Errorf("writing private file: replacing existing: %w", err)
-		}
+	if err := clearPrivatePath(path); err != nil {
+		return "", err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -177,4 +163,37 @@ func WriteFile(dir, name string, data []byte) (string, error) {
 		return "", fmt.Errorf("writing private file %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// checkPrivateDir refuses dir unless it is an existing directory only its
+// owner can access.
+func checkPrivateDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("writing private file: directory %s: %w; create it with mode 0700 first", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("writing private file: %s is not a directory", dir)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("writing private file: directory %s has mode %04o, so group or others can access it; it must be private: run `chmod 700 %s`", dir, perm, dir)
+	}
+	return nil
+}
+
+// clearPrivatePath wipes an existing file at path rather than truncating
+// it, so its old bytes do not linger; a symbolic link is refused rather
+// than followed.
+func clearPrivatePath(path string) error {
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return nil // nothing to clear; creating the file reports what else is wrong
+	}
+	if lst.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("writing private file %s: it is a symbolic link; refusing to follow it", path)
+	}
+	if err := Wipe(path); err != nil {
+		return fmt.Errorf("writing private file: replacing existing: %w", err)
+	}
+	return nil
 }

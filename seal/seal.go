@@ -163,22 +163,6 @@ func seal(r age.Recipient, runID string, plaintext []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// SealFile reads the plan file at path, seals it like [Seal] and returns the
-// blob and the file's digest. It does not remove the file; [Wipe] it when the
-// tool is done with it.
-func SealFile(k *Key, runID, path string) (blob []byte, digest string, err error) {
-	plain, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", fmt.Errorf("sealing plan of run %s: %w", runID, err)
-	}
-	defer clear(plain)
-	blob, err = Seal(k, runID, plain)
-	if err != nil {
-		return nil, "", err
-	}
-	return blob, Digest(plain), nil
-}
-
 // Open decrypts a blob made by [Seal] or [SealTo] with k, checks that the
 // run bound inside it is runID and that the plaintext's digest equals the
 // bound digest, and returns the plaintext and its digest ("sha256:<hex>").
@@ -222,23 +206,6 @@ func Open(k *Key, runID string, blob []byte) (plaintext []byte, digest string, e
 		return nil, "", fmt.Errorf("opening sealed plan of run %s: %w: its plan file has digest %s but %s was sealed", runID, ErrCorrupt, got, boundDigest)
 	}
 	return body, got, nil
-}
-
-// OpenToFile opens blob like [Open] and writes the plaintext into dir/name
-// with [WriteFile] (dir must exist with mode 0700). It returns the file's path
-// and digest; the in-memory plaintext is cleared. [Wipe] the file when the
-// tool is done with it.
-func OpenToFile(k *Key, runID string, blob []byte, dir, name string) (path, digest string, err error) {
-	plain, digest, err := Open(k, runID, blob)
-	if err != nil {
-		return "", "", err
-	}
-	defer clear(plain)
-	path, err = WriteFile(dir, name, plain)
-	if err != nil {
-		return "", "", fmt.Errorf("unsealing plan of run %s: %w", runID, err)
-	}
-	return path, digest, nil
 }
 
 func parseHeader(p []byte) (runID, digest string, body []byte, err error) {

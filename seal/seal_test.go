@@ -471,37 +471,6 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-func TestSealFileOpenToFile(t *testing.T) {
-	k := mustKey(t)
-	priv := filepath.Join(t.TempDir(), "run")
-	os.Mkdir(priv, 0o700)
-	plain := planBytes(t, 5000)
-	src, err := WriteFile(priv, "plan", plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob, digest, err := SealFile(k, "3", src)
-	if err != nil || digest != Digest(plain) {
-		t.Fatalf("SealFile: %s %v", digest, err)
-	}
-	if err := Wipe(src); err != nil {
-		t.Fatal(err)
-	}
-	p, d2, err := OpenToFile(k, "3", blob, priv, "plan")
-	if err != nil || d2 != digest {
-		t.Fatalf("OpenToFile: %s %v", d2, err)
-	}
-	if fd, _ := FileDigest(p); fd != digest {
-		t.Fatalf("unsealed file digest %s, want %s", fd, digest)
-	}
-	if _, _, err := OpenToFile(k, "4", blob, priv, "other"); !errors.Is(err, ErrWrongRun) {
-		t.Fatalf("OpenToFile for another run: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(priv, "other")); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal("refused unseal left a file")
-	}
-}
-
 // sealRaw encrypts payload to k with age, without the seal header.
 func sealRaw(k *Key, payload []byte) ([]byte, error) {
 	var out bytes.Buffer

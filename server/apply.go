@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"github.com/switchtender/switchtender/exec"
-	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -65,11 +65,8 @@ func verifyStep(ctx context.Context, x *execution) error {
 		x.say("the state changed after the plan was made (lineage %q serial %d, now lineage %q serial %d); refusing the saved plan", p.Lineage, p.Serial, basis.Lineage, basis.Serial)
 		return end(StatusStale, -1, "%s", staleMessage(x.run))
 	}
-	x.planPath, err = seal.WriteFile(x.private, planFileName, plain)
-	if err != nil {
-		return fmt.Errorf("writing the saved plan into the run's private directory: %w", err)
-	}
-	return nil
+	x.planPath, err = runstep.WritePlan(x, plain)
+	return err
 }
 
 // openSealedPlan unseals run id's plan and checks it is the released one.
@@ -92,24 +89,14 @@ func (s *Server) openSealedPlan(id, approved string) ([]byte, error) {
 // maskStep adds the values the plan marks sensitive to the masker before
 // the tool prints anything.
 func maskStep(ctx context.Context, x *execution) error {
-	planJSON, err := x.capture(ctx, "show -json", exec.ShowJSONArgs(x.planPath))
-	if err != nil {
-		return err
-	}
-	sens, err := gate.SensitiveValues(planJSON)
-	clear(planJSON)
-	if err != nil {
-		return end(StatusFailed, -1, "Refused to apply: the saved plan's sensitive values could not be read (%v), so they could not be masked; nothing was applied.", err)
-	}
-	x.masker.Add(sens...)
-	return nil
+	return runstep.MaskPlan(ctx, x, x.planPath)
 }
 
 // applyPlanStep checks the file once more just before the tool starts, then
 // runs apply PLANFILE. OpenTofu's own stale refusal ends the run stale.
 func applyPlanStep(ctx context.Context, x *execution) error {
-	if d, err := seal.FileDigest(x.planPath); err != nil || d != x.approved {
-		return end(StatusFailed, -1, "Refused to apply: the plan file in the private directory is not the released %s; nothing was applied.", x.approved)
+	if err := runstep.VerifyPlan(x.planPath, x.approved); err != nil {
+		return err
 	}
 	what := "the saved plan " + x.approved + ", which no rule held"
 	if approvedByPerson(x.run) {
@@ -118,8 +105,8 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Message = "Applying " + what + "."; return nil }); err == nil {
 		x.s.broker.runChanged()
 	}
-	res, err := x.tool(ctx, "apply", exec.ApplyPlanArgs(x.planPath))
-	if err != nil && res.Stale && ctx.Err() == nil {
+	res, err := runstep.ApplyPlan(ctx, x, x.planPath, x.approved)
+	if errors.Is(err, runstep.ErrStale) {
 		return end(StatusStale, res.ExitCode, "%s", staleMessage(x.run))
 	}
 	if err != nil {

@@ -50,7 +50,7 @@ func (x *execution) dropRendering() {
 
 // checkSteps are a check's steps after init: plan, show, measure, keep.
 func checkSteps() []step {
-	return []step{{"plan", checkPlanStep}, {"show", showStep}, {"measure", checkMeasureStep}, {"keep", keepStep}}
+	return []step{xstep("plan", checkPlanStep), xstep("show", showStep), xstep("measure", checkMeasureStep), xstep("keep", keepStep)}
 }
 
 // checkPlanStep plans with -detailed-exitcode into the private directory.
@@ -60,7 +60,7 @@ func checkPlanStep(ctx context.Context, x *execution) error {
 	x.planPath = filepath.Join(x.private, planFileName)
 	err := x.loggedPlan(ctx, exec.CheckArgs(x.planPath))
 	var sf *stepFailed
-	if errors.As(err, &sf) && sf.exit == 2 {
+	if errors.As(err, &sf) && sf.Exit == 2 {
 		return x.checkPlanConfig(x.planPath)
 	}
 	if err != nil {

@@ -1,9 +1,7 @@
 package server
 
-// Hostile tests of drift checks and reconciles (issue 11). Each
-// TestHostileDrift… is an attack; one that fails is a break kept on purpose
-// (the product code is not fixed here), one that passes is an attack the
-// code held.
+// Hostile tests of drift checks and reconciles: each puts an attack to a
+// check or a reconcile and asserts the promise the attack would break.
 
 import (
 	"context"
@@ -50,9 +48,9 @@ func holdRules(v runView) []string {
 
 // A rule that names who must release an agent's applies: deploy-bot's
 // reconcile of a check alice launched is an apply deploy-bot asked for, so
-// the rule should hold it for dave; the check's decision was made for
-// alice, and the reconcile copies it.
-func TestHostileDriftReconcileByRequesterTheRulesName(t *testing.T) {
+// the rule holds it for dave. Once, the reconcile copied the check's
+// decision, made for alice.
+func TestAReconcileIsHeldForTheApproversOfItsOwnRequester(t *testing.T) {
 	h := driftedData(t, `
 rule "bot-applies" {
   templates        = ["data"]
@@ -74,10 +72,10 @@ rule "bot-applies" {
 	}
 }
 
-// The rules changed after the check (a max_destroy = 0 rule naming dave):
-// the reconcile is an apply proposed now, so the rules as they are now
-// should hold it; it copies the holds the check's plan had.
-func TestHostileDriftReconcileAfterRulesChanged(t *testing.T) {
+// The rules changed after the check (a max_destroy = 0 rule naming dave): the
+// reconcile is an apply proposed now, so the rules as they are now hold it.
+// Once, it copied the holds the check's plan had.
+func TestAReconcileIsHeldByTheRulesAsTheyAreNow(t *testing.T) {
 	h := driftedData(t, "")
 	h.check("2")
 	h.rewriteConfig(`
@@ -104,7 +102,7 @@ rule "no-destroys" {
 // longer names; a reconcile under that template's name should be refused
 // (as rerun refuses an incompatible template) rather than apply in a
 // directory the template no longer manages.
-func TestHostileDriftReconcileAfterTemplateMoved(t *testing.T) {
+func TestAReconcileUnderATemplateThatMovedIsRefused(t *testing.T) {
 	h := driftedData(t, "")
 	h.check("2")
 	b, err := os.ReadFile(h.cfgPath)
@@ -129,7 +127,7 @@ func TestHostileDriftReconcileAfterTemplateMoved(t *testing.T) {
 
 // A reconcile beside a held apply of the same working directory: whichever
 // is approved first, the other goes stale and applies nothing.
-func TestHostileDriftReconcileBesideHeldApply(t *testing.T) {
+func TestAReconcileBesideAHeldApplyLeavesTheOtherStale(t *testing.T) {
 	h := driftedData(t, `
 rule "free" {
   templates        = ["data-free"]
@@ -175,7 +173,7 @@ rule "free" {
 // proposed: the reconcile either carries the earlier plan (the check is
 // marked reconciled, not superseded) or is refused naming the newer check;
 // never both, never a reconcile without its sealed plan.
-func TestHostileDriftSupersededDuringReconcile(t *testing.T) {
+func TestACheckCompletingDuringAReconcileNeverSplitsIt(t *testing.T) {
 	h := driftedData(t, "")
 	first := h.check("2")
 	var wg sync.WaitGroup
@@ -213,7 +211,7 @@ func TestHostileDriftSupersededDuringReconcile(t *testing.T) {
 
 // A check made before any state existed keeps a plan from the empty state;
 // once a state appears, the reconcile from it can never apply and must not.
-func TestHostileDriftReconcileFromEmptyState(t *testing.T) {
+func TestAReconcileFromTheEmptyStateNeverAppliesOnceAStateExists(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	out := h.mustSSH("alice", "launch", "data", "--check", "--wait")
 	if !strings.Contains(out, "run 1: succeeded") {
@@ -272,7 +270,7 @@ template "secret" {
 // state holds (changed by hand) appear nowhere: not in show, show --json,
 // the log, the check record, the audit or the raw store; the drift list
 // names attributes, never values.
-func TestHostileDriftSecretsInACheck(t *testing.T) {
+func TestACheckShowsNoSecret(t *testing.T) {
 	const handDB = "hand-db-canary-71c0e3aa"
 	const handNote = "hand-note-canary-2b9f41d0"
 	h := newHarness(t, attackSecretTemplate)
@@ -345,11 +343,11 @@ func TestHostileDriftSecretsInACheck(t *testing.T) {
 	}
 }
 
-// A scheduled check and a manual check racing for one working directory:
-// the manual check lands after the schedule read the runs and before it
-// launched, and two checks of the directory are then pending although the
-// schedule promises at most one.
-func TestHostileDriftScheduledAndManualRace(t *testing.T) {
+// A scheduled check and a manual check racing for one working directory: the
+// manual check lands after the schedule read the runs and before it launched,
+// and one check of the directory stays pending, as the schedule promises.
+// Once, two were.
+func TestAScheduledAndAManualCheckLeaveOneCheckPending(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	cfg := *h.srv.config()
 	tpl := *cfg.Templates["data-free"]
@@ -390,7 +388,7 @@ func TestHostileDriftScheduledAndManualRace(t *testing.T) {
 // --check with the flags that do not go with it is refused and queues
 // nothing; a rerun of a check is a check; a rerun of a rejected reconcile
 // is refused (a kept plan is proposed once), not turned into an apply.
-func TestHostileDriftCheckFlags(t *testing.T) {
+func TestCheckRefusesTheFlagsThatDoNotGoWithIt(t *testing.T) {
 	h := driftedData(t, "")
 	for _, args := range [][]string{
 		{"--check", "--require-approval"},
@@ -434,7 +432,7 @@ func TestHostileDriftCheckFlags(t *testing.T) {
 // show --json of a superseded check: kept false, superseded_by the newer
 // check, reconcile saying why not, the digest it showed still there, and
 // no holds or waiting.
-func TestHostileDriftShowJSONOfSupersededCheck(t *testing.T) {
+func TestShowJSONOfASupersededCheckSaysWhyItCannotReconcile(t *testing.T) {
 	h := driftedData(t, "")
 	digest := h.check("2").Check.Plan.Digest
 	h.check("3")

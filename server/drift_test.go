@@ -264,3 +264,14 @@ func TestKeptPlanSurvivesRestart(t *testing.T) {
 		t.Errorf("after restart: applied %q, %d servers", releasedDigest(r), h.stateCount())
 	}
 }
+
+// A drift check under exclude_dry_run with a finding is held at the scan
+// stage before any plan.
+func TestADriftCheckWithAFindingIsHeldAtTheScan(t *testing.T) {
+	h := scanHarness(t, "")
+	v := h.launchWait("alice", "scan-deep", "--check")
+	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan ||
+		strings.Contains(h.mustSSH("bob", "log", v.ID), "$ tofu plan") {
+		t.Fatalf("a drift check with an external data source: %s (%s)", v.Status, v.Message)
+	}
+}

@@ -49,9 +49,9 @@ template "bench" {
 `, "infra/bench", nil, "Plan: 50 to add"},
 }
 
-// BenchmarkDryRun measures a dry run through the server against the same
-// two tofu processes run directly, and reports the ratio from the same run
-// (issue 2: target at most 1.10):
+// BenchmarkDryRun measures a dry run through the server against the same two
+// tofu processes run directly, and reports the ratio from the same run
+// (target at most 1.10):
 //
 //	go test -run '^$' -bench DryRun ./server/
 //

@@ -14,13 +14,8 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
-)
-
-// Names of files in a run's private directory (DataDir/runs/ID, mode 0700).
-const (
-	planFileName = "plan.tfplan" // the saved plan, plaintext only while a tool reads it
-	planJSONName = "plan.json"   // never written; listed so a stray copy is wiped at start
 )
 
 // toolRunner starts tool processes. The server uses package exec; tests of
@@ -44,34 +39,13 @@ func (execRunner) Capture(ctx context.Context, inv exec.Invocation) ([]byte, exe
 
 var _ toolRunner = execRunner{}
 
-// step is one thing a run does. It returns nil to go on, an *outcome to end
-// the run with that status, or any other error to fail it.
-type step struct {
-	name string
-	do   func(ctx context.Context, x *execution) error
-}
+// step is one thing a run does ([runstep.Step]).
+type step = runstep.Step
 
-// outcome ends a run's steps with a status and a sentence for people.
-type outcome struct {
-	status Status
-	msg    string
-	exit   int // the tool's exit code, or -1
-}
-
-func (o *outcome) Error() string { return o.msg }
-
-func end(status Status, exit int, format string, args ...any) error {
-	return &outcome{status: status, msg: fmt.Sprintf(format, args...), exit: exit}
-}
-
-// stepFailed is a tool process that exited non-zero.
-type stepFailed struct {
-	step string
-	exit int
-}
-
-func (e *stepFailed) Error() string {
-	return fmt.Sprintf("%s failed with exit code %d; see the log.", e.step, e.exit)
+// xstep is a step of the control node's own: do works on the execution
+// runstep.Run runs it over.
+func xstep(name string, do func(ctx context.Context, x *execution) error) step {
+	return step{Name: name, Do: func(ctx context.Context, env runstep.Env) error { return do(ctx, env.(*execution)) }}
 }
 
 // execution is one phase of one run being carried out: what its steps
@@ -132,16 +106,9 @@ func (s *Server) execute(ctx context.Context, j job) {
 		x.end(ctx, err)
 		return
 	}
-	for _, st := range s.stepsFor(run) {
-		x.current = st.name
-		if err := x.checkBefore(ctx); err != nil {
-			x.end(ctx, err)
-			return
-		}
-		if err := st.do(ctx, x); err != nil {
-			x.end(ctx, err)
-			return
-		}
+	if err := runstep.Run(ctx, x, s.stepsFor(run)); err != nil {
+		x.end(ctx, err)
+		return
 	}
 	x.end(ctx, errors.New("the run's steps ended without an outcome"))
 }
@@ -151,34 +118,34 @@ func (s *Server) execute(ctx context.Context, j job) {
 func (s *Server) stepsFor(r store.Run) []step {
 	// The apply phase checks the configuration first (configStep), before
 	// any of its processes, the state's own state pull included.
-	apply := []step{{"configuration", configStep}, {"verify", verifyStep}, {"mask", maskStep}, {"apply", applyPlanStep}}
-	init := []step{{"init", initStep}, {"state secrets", stateSecretsStep}}
+	apply := []step{xstep("configuration", configStep), xstep("verify", verifyStep), xstep("mask", maskStep), xstep("apply", applyPlanStep)}
+	init := []step{xstep("init", initStep), runstep.StateSecretsStep}
 	if why, _ := s.scanFor(r); why != "" && Phase(r.Phase) == phasePlan {
-		init = append(scanSteps(), step{"state secrets", stateSecretsStep})
+		init = append(scanSteps(), runstep.StateSecretsStep)
 		if why == scanForPullRequest {
-			init = append([]step{{"export", exportStep}}, init...)
+			init = append([]step{xstep("export", exportStep)}, init...)
 		}
 	}
 	switch {
 	case Phase(r.Phase) == phaseApply:
 		pre := []step{apply[0]}
 		if s.plannedInCopy(r) {
-			pre = append(pre, step{"init", applyInitStep})
+			pre = append(pre, xstep("init", applyInitStep))
 		}
-		return append(append(pre, step{"state secrets", stateSecretsStep}), apply[1:]...)
+		return append(append(pre, runstep.StateSecretsStep), apply[1:]...)
 	case Kind(r.Kind) == KindPlan:
-		return append(init, step{"plan", dryRunStep})
+		return append(init, xstep("plan", dryRunStep))
 	case Kind(r.Kind) == KindCheck:
 		return append(init, checkSteps()...)
 	case Kind(r.Kind) == KindReconcile:
-		return []step{{"plan", func(context.Context, *execution) error {
+		return []step{xstep("plan", func(context.Context, *execution) error {
 			return errors.New("a reconcile only applies the plan its check kept, once released; it never plans")
-		}}}
+		})}
 	case !gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(r)):
-		return append(init, step{"apply", applyAutoStep})
+		return append(init, xstep("apply", applyAutoStep))
 	}
-	gated := append(init, []step{{"plan", planStep}, {"show", showStep}, {"measure", measureStep},
-		{"seal", sealStep}, {"decide", decideStep}}...)
+	gated := append(init, []step{xstep("plan", planStep), xstep("show", showStep), xstep("measure", measureStep),
+		xstep("seal", sealStep), xstep("decide", decideStep)}...)
 	return append(gated, apply...)
 }
 
@@ -198,8 +165,8 @@ func (x *execution) checkBefore(ctx context.Context) error {
 // that stops at the status change has the whole log.
 func (x *execution) end(ctx context.Context, err error) {
 	o := x.outcomeOf(ctx, err)
-	if o.status != StatusSucceeded {
-		x.say("%s", o.msg)
+	if o.Status != StatusSucceeded {
+		x.say("%s", o.Msg)
 	}
 	x.out.Flush()
 	if err := x.sink.Flush(); err != nil {
@@ -210,37 +177,37 @@ func (x *execution) end(ctx context.Context, err error) {
 	if x.private != "" {
 		wipe(x.s, filepath.Join(x.private, planFileName))
 	}
-	if o.status != StatusAwaitingApproval {
+	if o.Status != StatusAwaitingApproval {
 		x.s.dropHeld(x.run.ID)
 	}
-	if o.status != StatusInterrupted {
+	if o.Status != StatusInterrupted {
 		// Before the run says it ended: whoever waits for it sees held
 		// proposals its state change made stale already marked.
 		x.s.recordWorkdirState(context.WithoutCancel(ctx), x)
 	} else {
 		x.s.staleAfterInterrupt(x.run)
 	}
-	ended := func(store.Run) store.AuditEvent { return auditEvent(x.run.ID, "switchtender", string(o.status), o.msg) }
-	_, terr := x.s.transitionAudited(x.run.ID, o.status, func(r *store.Run) error {
-		if o.status == StatusAwaitingApproval && r.CancelRequested != "" {
+	ended := func(store.Run) store.AuditEvent { return auditEvent(x.run.ID, "switchtender", string(o.Status), o.Msg) }
+	_, terr := x.s.transitionAudited(x.run.ID, o.Status, func(r *store.Run) error {
+		if o.Status == StatusAwaitingApproval && r.CancelRequested != "" {
 			return errCancelledWhileHeld
 		}
-		r.Message = o.msg
-		if o.exit >= 0 {
-			r.ExitCode = o.exit
+		r.Message = o.Msg
+		if o.Exit >= 0 {
+			r.ExitCode = o.Exit
 		}
-		if o.status == StatusStale && r.Proposal != nil {
-			r.Proposal.Stale, r.Proposal.StaleReason = true, o.msg
+		if o.Status == StatusStale && r.Proposal != nil {
+			r.Proposal.Stale, r.Proposal.StaleReason = true, o.Msg
 		}
 		return nil
 	}, ended)
 	if errors.Is(terr, errCancelledWhileHeld) {
 		x.s.dropHeld(x.run.ID)
-		o = &outcome{status: StatusCancelled, msg: "Cancelled before its proposal was held; nothing was applied.", exit: -1}
-		_, terr = x.s.transitionAudited(x.run.ID, StatusCancelled, func(r *store.Run) error { r.Message = o.msg; return nil }, ended)
+		o = &outcome{Status: StatusCancelled, Msg: "Cancelled before its proposal was held; nothing was applied.", Exit: -1}
+		_, terr = x.s.transitionAudited(x.run.ID, StatusCancelled, func(r *store.Run) error { r.Message = o.Msg; return nil }, ended)
 	}
 	if terr != nil {
-		x.s.log.Error("recording how a run ended", "run", x.run.ID, "status", o.status, "err", terr)
+		x.s.log.Error("recording how a run ended", "run", x.run.ID, "status", o.Status, "err", terr)
 	}
 }
 
@@ -255,16 +222,16 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 	case errors.As(err, &o):
 		return o
 	case ctx.Err() != nil && errors.As(context.Cause(ctx), &cc):
-		return &outcome{StatusCancelled, fmt.Sprintf("Cancelled by %s during %s; the tool was sent an interrupt so it could release its state lock.", cc.by, x.current), -1}
+		return &outcome{Status: StatusCancelled, Msg: fmt.Sprintf("Cancelled by %s during %s; the tool was sent an interrupt so it could release its state lock.", cc.by, x.current), Exit: -1}
 	case ctx.Err() != nil:
 		// Only Cancel ends a run's context with a cause of its own; any
 		// other end is the server stopping (Close, or the signal that
 		// stops serve, which may arrive before Close).
-		return &outcome{StatusInterrupted, fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then `rerun %s` if it should go on.", x.current, x.run.ID), -1}
+		return &outcome{Status: StatusInterrupted, Msg: fmt.Sprintf("The server stopped during %s; the tool was sent an interrupt so it could release its state lock. It was not re-run: check the state, then `rerun %s` if it should go on.", x.current, x.run.ID), Exit: -1}
 	case errors.As(err, &sf):
-		return &outcome{StatusFailed, sf.Error(), sf.exit}
+		return &outcome{Status: StatusFailed, Msg: sf.Error(), Exit: sf.Exit}
 	}
-	return &outcome{StatusFailed, err.Error(), -1}
+	return &outcome{Status: StatusFailed, Msg: err.Error(), Exit: -1}
 }
 
 // newExecution opens the run's log; prepare does the rest.
@@ -330,6 +297,38 @@ func (x *execution) prepare(ctx context.Context) error {
 	x.env = exec.BuildEnv(exec.EnvSpec{Base: s.env, Vars: vars, Env: creds})
 	return nil
 }
+
+// Step notes the step executing, for messages ([runstep.Env]).
+func (x *execution) Step(name string) { x.current = name }
+
+// Check stops a run whose context ended and checks its working directory
+// again before each step ([runstep.Env]).
+func (x *execution) Check(ctx context.Context) error { return x.checkBefore(ctx) }
+
+// Tool runs one tool process of the run and records it ([runstep.Env]).
+func (x *execution) Tool(ctx context.Context, name string, args []string) (exec.Result, error) {
+	return x.tool(ctx, name, args)
+}
+
+// Capture runs one tool process whose stdout is returned, never logged
+// ([runstep.Env]).
+func (x *execution) Capture(ctx context.Context, name string, args []string) ([]byte, error) {
+	return x.capture(ctx, name, args)
+}
+
+// Say writes a line of Switchtender's own into the run's log ([runstep.Env]).
+func (x *execution) Say(format string, args ...any) { x.say(format, args...) }
+
+// Dir is the working directory the run's processes start in ([runstep.Env]).
+func (x *execution) Dir() string { return x.dir }
+
+// Private is the run's private directory ([runstep.Env]).
+func (x *execution) Private() string { return x.private }
+
+// Masker is the run's masker ([runstep.Env]).
+func (x *execution) Masker() *mask.Masker { return x.masker }
+
+var _ runstep.Env = (*execution)(nil)
 
 // say writes a line of Switchtender's own into the run's log, masked.
 func (x *execution) say(format string, args ...any) {
@@ -400,14 +399,9 @@ func (x *execution) toolErr(name string, res exec.Result, err error) error {
 	case err != nil:
 		return fmt.Errorf("%s could not run: %w", name, err)
 	case res.ExitCode != 0:
-		return &stepFailed{step: name, exit: res.ExitCode}
+		return &stepFailed{Step: name, Exit: res.ExitCode}
 	}
 	return nil
-}
-
-// ctx0 reports whether err is a context's end.
-func ctx0(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (x *execution) recordStep(name string, code int, started time.Time) {
@@ -458,13 +452,4 @@ func wipe(s *Server, path string) {
 	if err := seal.Wipe(path); err != nil {
 		s.log.Error("wiping plaintext plan", "path", path, "err", err)
 	}
-}
-
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }

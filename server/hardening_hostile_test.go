@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	gossh "golang.org/x/crypto/ssh"
 	"io"
 	"net"
 	"os"
@@ -14,19 +13,21 @@ import (
 	"testing"
 	"time"
 
+	gossh "golang.org/x/crypto/ssh"
+
 	"golang.org/x/sys/unix"
 )
 
-// The working directory is checked (path and device:inode) before each
-// step, then the process is started with cmd.Dir set to the path string:
-// between the check and the child's chdir the path can be swapped, and the
-// step runs outside the checkout. Issue 10 asks for every step to execute
-// in the directory resolved and checked at its start ("hold the directory
-// open … or run from the handle"). A stand-in tofu records `pwd -P`; a
-// goroutine atomically exchanges the working directory with a symlink to a
-// directory outside the checkout (renameat2 RENAME_EXCHANGE) every ~300 µs.
-// No tool process may ever run outside the checkout.
-func TestHostileHardWorkdirSwapRace(t *testing.T) {
+// The working directory is checked (path and device:inode) before each step,
+// then the process is started with cmd.Dir set to the path string: between
+// the check and the child's chdir the path can be swapped, and the step runs
+// outside the checkout. The spec asks for every step to execute in the
+// directory resolved and checked at its start ("hold the directory open … or
+// run from the handle"). A stand-in tofu records `pwd -P`; a goroutine
+// atomically exchanges the working directory with a symlink to a directory
+// outside the checkout (renameat2 RENAME_EXCHANGE) every ~300 µs. No tool
+// process may ever run outside the checkout.
+func TestEveryStepRunsInTheDirectoryCheckedAtItsStart(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	outside := t.TempDir()
 	bin := t.TempDir()
@@ -107,13 +108,11 @@ func TestHostileHardWorkdirSwapRace(t *testing.T) {
 	}
 }
 
-// An authenticated session can send any number of "env" requests before
-// its command; charm.land/ssh keeps every one (session.env is appended to
-// without bound) until the session ends, though Switchtender never reads
-// them. 400 requests of 200 KB (80 MB) on one session grow the server's
-// heap by about that much; with more, any configured key exhausts the
-// server's memory. What the server keeps for a session must be bounded.
-func TestHostileHardEnvRequestFlood(t *testing.T) {
+// An authenticated session can send any number of "env" requests before its
+// command; what the server keeps of them is bounded. Once, charm.land/ssh
+// kept every one until the session ended, so 400 requests of 200 KB grew the
+// server's heap by about 80 MB, and more exhausted its memory.
+func TestEnvRequestsBeforeACommandAreBounded(t *testing.T) {
 	h := newHarness(t, "")
 	client, err := dialAs(h, "carol")
 	if err != nil {
@@ -148,15 +147,15 @@ func TestHostileHardEnvRequestFlood(t *testing.T) {
 	}
 }
 
-// A sustained silent flood from two source addresses (the per-source cap,
-// 32 by default, is half of ssh_max_startups, 64): the attacker reopens a
-// connection as soon as one is closed, so the handshake slots are always
-// full and every new connection is closed at accept. Issue 10: "a flood
-// costs users at most the handshake deadline". A configured user retrying
-// every 100 ms must get in within the deadline (plus a second); the hard
-// cap, with no random early drop as OpenSSH's MaxStartups start:rate:full
-// has, locks users out for as long as the flood lasts.
-func TestHostileHardSustainedFloodFromTwoAddresses(t *testing.T) {
+// A sustained silent flood from two source addresses (the per-source cap, 32
+// by default, is half of ssh_max_startups, 64): the attacker reopens a
+// connection as soon as one is closed, so the handshake slots are always full
+// and every new connection is closed at accept. The spec: "a flood costs
+// users at most the handshake deadline". A configured user retrying every 100
+// ms must get in within the deadline (plus a second). Once, the hard cap,
+// with no random early drop as OpenSSH's MaxStartups start:rate:full has,
+// locked users out for as long as the flood lasted.
+func TestAFloodFromTwoAddressesCostsUsersAtMostTheHandshakeDeadline(t *testing.T) {
 	const deadline = 2 * time.Second
 	h, _ := newLimitHarness(t, Options{SSHHandshakeTimeout: deadline}, "")
 	var stop atomic.Bool
@@ -246,7 +245,7 @@ func sshProbe(t *testing.T, h *harness, user, line, stdin string) (string, strin
 // Odd words for every command: each must be answered with exit 0, 1 or 2
 // (never a dropped session, a panic or a hang), nothing may be queued by a
 // refused launch, and the server keeps serving.
-func TestHostileHardOddCommands(t *testing.T) {
+func TestOddWordsForEveryCommandGetAnExitStatus(t *testing.T) {
 	h, logs := newLimitHarness(t, Options{}, dataTemplates+networkTemplate)
 	probes := []struct{ user, line, stdin string }{
 		{"alice", "show 0", ""}, {"alice", "show -1", ""}, {"alice", "show 99999999999999999999999999", ""},
@@ -300,7 +299,7 @@ func TestHostileHardOddCommands(t *testing.T) {
 // variables: each launch must be answered within seconds (a FIFO, a
 // device, a symlink loop, a directory named main.tf, a sparse huge file, a
 // file that grows while read) and the server keep serving.
-func TestHostileHardCheckoutFiles(t *testing.T) {
+func TestHostileCheckoutFilesAreAnsweredWithinSeconds(t *testing.T) {
 	h, logs := newLimitHarness(t, Options{}, dataTemplates)
 	wd := filepath.Join(h.project, "infra", "data")
 	cases := []struct {
@@ -371,7 +370,7 @@ func TestHostileHardCheckoutFiles(t *testing.T) {
 // (~450,000 blocks) in a working directory: how long does `launch` take and
 // how much heap does it cost? The configuration parser refuses more than
 // 10,000 blocks; the checkout reader should be bounded the same way.
-func TestHostileHardCheckoutManyBlocks(t *testing.T) {
+func TestACheckoutFileOfManyBlocksIsBounded(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	wd := filepath.Join(h.project, "infra", "data")
 	var b strings.Builder
@@ -419,7 +418,7 @@ func TestHostileHardCheckoutManyBlocks(t *testing.T) {
 // under a second; a 10 MB pty-req or exec request is dropped by the
 // transport without harm; a slow-loris handshake (one byte every 200 ms)
 // is closed at the handshake deadline.
-func TestHostileHardLengthsAndSlowLoris(t *testing.T) {
+func TestCommandLengthsAndSlowHandshakesAreBounded(t *testing.T) {
 	const deadline = 2 * time.Second
 	h, _ := newLimitHarness(t, Options{SSHHandshakeTimeout: deadline}, "")
 	exact := "runs" + strings.Repeat(" ", 64<<10-4)

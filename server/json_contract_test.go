@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/json")
@@ -288,4 +291,226 @@ func TestStoredUserKindReadsAsPerson(t *testing.T) {
 	if got := fmt.Sprintln(requesterKind("agent"), requesterKind("user"), requesterKind("")); got != "agent person person\n" {
 		t.Errorf("requesterKind: %s", got)
 	}
+}
+
+// Promise (docs/json.md): with --json a refusal goes to stderr as one JSON
+// object, malformed words included (code "usage", exit 2). Once, `show
+// --json=1` got its usage refusal in text, because the check made before
+// parsing knew only some of the spellings the flag package takes for true.
+func TestEverySpellingOfJSONTrueGetsAJSONRefusal(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	for _, spelling := range []string{"--json=1", "--json=t", "--json=True", "-json=TRUE"} {
+		// after parsing: JSON (the flag really is true)
+		_, errOut, code := h.ssh("alice", "show", "999", spelling)
+		if code != exitRefused {
+			t.Errorf("show 999 %s: exit %d", spelling, code)
+		}
+		jsonRefusal(t, "show 999 "+spelling, errOut)
+		// malformed words: the same flag, but the refusal is text
+		_, errOut, code = h.ssh("alice", "show", spelling)
+		if code != exitUsage {
+			t.Errorf("show %s: exit %d", spelling, code)
+		}
+		jsonRefusal(t, "show "+spelling+" (no RUN)", errOut)
+	}
+}
+
+// --json given twice, or as --json --json=false, is malformed words refused
+// as JSON with exit 2 and nothing on stdout.
+func TestJSONGivenTwiceIsRefusedAsJSON(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	for _, args := range [][]string{{"show", "1", "--json", "--json"}, {"runs", "--json", "--json=false"}, {"whoami", "-json", "--json"}} {
+		out, errOut, code := h.ssh("alice", args...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%v: exit %d stdout %q", args, code, out)
+		}
+		if e := jsonRefusal(t, strings.Join(args, " "), errOut); e.Error.Code != errCodeUsage {
+			t.Errorf("%v: code %q", args, e.Error.Code)
+		}
+	}
+}
+
+// Exit statuses of log --follow (0 succeeded, 3 held, 1 otherwise) with
+// --json, and its last line; cancel --json of a held run prints the run
+// object only (no sentence on stdout).
+func TestLogFollowExitCodesWithJSON(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	out, _, code := h.ssh("carol", "log", "1", "--follow", "--json")
+	if code != exitOK || !strings.Contains(out, `"status":"succeeded"`) {
+		t.Errorf("log --follow --json of a succeeded run: exit %d\n%s", code, out)
+	}
+	h.mustSSH("deploy-bot", "launch", "data") // held before planning
+	out, _, code = h.ssh("carol", "log", "2", "--follow", "--json")
+	if code != exitHeld || !strings.Contains(out, `"status":"awaiting_approval"`) {
+		t.Errorf("log --follow --json of a held run: exit %d\n%s", code, out)
+	}
+	out, errOut, code := h.ssh("deploy-bot", "cancel", "2", "--json")
+	var v map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v["status"] != "cancelled" {
+		t.Errorf("cancel --json: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, ok := v["exit_code"]; ok {
+		t.Errorf("a run cancelled before anything ran has an exit_code: %v", v["exit_code"])
+	}
+	out, _, code = h.ssh("carol", "log", "2", "--follow", "--json")
+	if code != exitRefused || !strings.Contains(out, `"status":"cancelled"`) {
+		t.Errorf("log --follow --json of a cancelled run: exit %d\n%s", code, out)
+	}
+}
+
+// Promise (docs/json.md, the run object): a hold's "waits_for" is present
+// "while it holds"; "waiting" only "while held"; times not yet known are left
+// out. Once, show --json of a cancelled run still named whom its holds waited
+// for.
+func TestJSONOfAnEndedRunWaitsForNobody(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("deploy-bot", "launch", "data") // held before planning
+	h.mustSSH("deploy-bot", "cancel", "1")
+	out := h.mustSSH("alice", "show", "1", "--json")
+	if strings.Contains(out, "0001-01-01") {
+		t.Errorf("show --json carries a zero time:\n%s", out)
+	}
+	var v struct {
+		Status  string           `json:"status"`
+		Waiting *string          `json:"waiting"`
+		Holds   []map[string]any `json:"holds"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Status != "cancelled" || len(v.Holds) == 0 {
+		t.Fatalf("show 1 --json: %v\n%s", err, out)
+	}
+	if v.Waiting != nil {
+		t.Errorf("a cancelled run has \"waiting\": %q", *v.Waiting)
+	}
+	for _, hold := range v.Holds {
+		if wf, ok := hold["waits_for"]; ok {
+			t.Errorf("a hold of a cancelled run still waits for %q (rule %v)", wf, hold["rule"])
+		}
+	}
+	if text := h.mustSSH("alice", "show", "1"); strings.Contains(text, "waits for") {
+		t.Logf("(the text says waits for too:\n%s)", text)
+	}
+}
+
+// Promise (docs/json.md): launch, reject and rerun with --json print the
+// object show --json prints right after, field for field; whoami --json has
+// its four fields, roles [] for an agent; runs --json is [] on an empty
+// filter result.
+func TestJSONCommandsPrintTheShowObject(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	if out := h.mustSSH("alice", "runs", "--json", "--status", "failed"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("runs --json with nothing matching: %q", out)
+	}
+	var who map[string]any
+	json.Unmarshal([]byte(h.mustSSH("deploy-bot", "whoami", "--json")), &who)
+	if roles, ok := who["roles"].([]any); !ok || len(roles) != 0 || who["kind"] != "agent" || len(who) != 4 {
+		t.Errorf("whoami --json of an agent: %v", who)
+	}
+	same := func(what, got, id string) {
+		t.Helper()
+		var a, b map[string]any
+		if err := json.Unmarshal([]byte(got), &a); err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, got)
+		}
+		json.Unmarshal([]byte(h.mustSSH("alice", "show", id, "--json")), &b)
+		delete(a, "waiting_for_you")
+		delete(b, "waiting_for_you")
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s --json differs from show --json:\n%v\n%v", what, a, b)
+		}
+	}
+	same("launch", h.mustSSH("deploy-bot", "launch", "data", "--json"), "1")
+	same("reject", h.mustSSH("alice", "reject", "1", "--reason", "no", "--json"), "1")
+	same("rerun", h.mustSSH("deploy-bot", "rerun", "1", "--json"), "2")
+}
+
+// Promise (convention the flag package and POSIX share, which parse follows
+// for `--` itself: `show -- --json` takes --json as the RUN): `--` ends the
+// flags, every word after it is an argument. Once, a flag after `--` and one
+// argument was parsed as a flag again, so `show -- 1 --json` printed JSON.
+func TestDoubleDashEndsTheFlags(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run")
+	_, _, code := h.ssh("alice", "show", "--", "--json", "1")
+	if code != exitUsage {
+		t.Errorf("show -- --json 1: exit %d, want 2 (two arguments)", code)
+	}
+	out, _, code := h.ssh("alice", "show", "--", "1", "--json")
+	if code != exitUsage || strings.HasPrefix(strings.TrimSpace(out), "{") {
+		t.Errorf("show -- 1 --json: exit %d, --json after -- was taken as a flag:\n%.200s", code, out)
+	}
+}
+
+// Promise (docs/json.md): a refusal is JSON when --json was asked for, and
+// text otherwise. Once, --json given as a flag's value, as in `reject
+// --reason --json`, turned a text command's usage refusal into JSON.
+func TestJSONAsAFlagValueKeepsTheRefusalText(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	_, errOut, code := h.ssh("alice", "runs", "--template", "--json")
+	if code != exitRefused || strings.HasPrefix(errOut, "{") {
+		t.Errorf("runs --template --json (a template named --json): exit %d %q", code, errOut)
+	}
+	_, errOut, code = h.ssh("alice", "reject", "--reason", "--json")
+	if code != exitUsage || strings.HasPrefix(errOut, "{") {
+		t.Errorf("reject --reason --json (no RUN; no JSON asked): exit %d, refusal in JSON: %q", code, errOut)
+	}
+}
+
+// Promise (docs/json.md): lists are [] and maps {}, never null, in every
+// command's JSON on a fresh server and for a template with no survey; an
+// agent's run held before planning has no null anywhere either.
+func TestJSONHasNoNulls(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+template "bare" {
+  project = "infra"
+  command = "infra/data"
+}
+`)
+	for _, args := range [][]string{{"runs", "--json"}, {"templates", "--json"}, {"audit", "--json"}, {"whoami", "--json"}} {
+		if out := h.mustSSH("bob", args...); strings.Contains(out, "null") {
+			t.Errorf("%v: null in\n%s", args, out)
+		}
+	}
+	h.mustSSH("deploy-bot", "launch", "bare")
+	for _, args := range [][]string{{"runs", "--json"}, {"show", "1", "--json"}, {"audit", "--json", "--run", "1"}} {
+		if out := h.mustSSH("bob", args...); strings.Contains(out, "null") {
+			t.Errorf("%v: null in\n%s", args, out)
+		}
+	}
+	c := h.mcpAs("deploy-bot")
+	res := c.call("show_run", map[string]any{"run": "1"})
+	if b, _ := json.Marshal(res.StructuredContent); strings.Contains(string(b), "null") {
+		t.Errorf("show_run: null in %s", b)
+	}
+}
+
+// Promise (docs/json.md): requester_kind is "person" or "agent", the
+// words the text uses; the store's "user" never shows.
+func TestJSONRequesterKindIsPersonOrAgent(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	h.mustSSH("deploy-bot", "launch", "data")
+	for _, id := range []string{"1", "2"} {
+		out := h.mustSSH("alice", "show", id, "--json")
+		if strings.Contains(out, `"user"`) {
+			t.Errorf("show %s --json says \"user\":\n%s", id, out)
+		}
+	}
+	c := h.mcpAs("helper-bot")
+	for _, uri := range []string{"run://1", "run://2"} {
+		res, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil || strings.Contains(res.Contents[0].Text, `"user"`) {
+			t.Errorf("%s: %v says \"user\"", uri, err)
+		}
+	}
+}
+
+// jsonRefusal decodes stderr as the contract's refusal object.
+func jsonRefusal(t *testing.T, what, stderr string) errorWire {
+	t.Helper()
+	var e errorWire
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &e); err != nil || e.Error.Code == "" {
+		t.Errorf("%s: stderr is not the JSON refusal object: %q (%v)", what, stderr, err)
+	}
+	return e
 }

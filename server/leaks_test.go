@@ -45,7 +45,7 @@ rule "no-destroys" {
 }
 `
 
-// Canaries of the leak classes the server closes (issue 9, classes 1-3).
+// Canaries of the leak classes the server closes (classes 1-3).
 var leakCanaries = []string{
 	"list-canary-aaaa1111", "list-canary-bbbb2222", // elements of a sensitive list answer
 	"map-canary-cccc3333",     // an element of a sensitive map answer

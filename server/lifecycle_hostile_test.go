@@ -1,15 +1,11 @@
 package server
 
-// Hostile tests of the run lifecycle (issue 8). Each TestHostile… either
-// demonstrates a break (it fails against the product) or pins an attack
-// that held.
+// Hostile tests of the run lifecycle: each puts an attack to a run and asserts
+// the promise the attack would break.
 
 import (
 	"bytes"
 	"context"
-	"github.com/switchtender/switchtender/exec"
-	"github.com/switchtender/switchtender/store"
-	"github.com/switchtender/switchtender/tui"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,13 +13,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/tui"
 )
 
 // A held apply whose state moves on in a way only the apply's own check
 // sees (another backend, read with state pull just before the apply) ends
 // `stale`; `show --json` must then say "stale": true, not false beside
 // status "stale".
-func TestHostileStaleAtApplyTimeShowsStale(t *testing.T) {
+func TestAnApplyStaleAtApplyTimeShowsStale(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -44,11 +44,10 @@ func TestHostileStaleAtApplyTimeShowsStale(t *testing.T) {
 	}
 }
 
-// A dry run an approval rule holds before planning is released with "The
-// apply its plan proposes is held again" — a dry run applies nothing and
-// nothing is held again (issue 8 §9: words that mislead in an approval
-// tool).
-func TestHostileDryRunReleaseSaysNoApply(t *testing.T) {
+// A dry run an approval rule holds before planning is released with words
+// that say nothing is applied. Once, its release said "The apply its plan
+// proposes is held again", words that mislead in an approval tool.
+func TestADryRunsReleaseSaysNothingIsApplied(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
 	h.waitStatus("1", StatusAwaitingApproval)
@@ -60,11 +59,11 @@ func TestHostileDryRunReleaseSaysNoApply(t *testing.T) {
 	}
 }
 
-// A template's survey field that was sensitive when a run was launched and
-// is no longer: rerun moves the sealed secret answer into the new run's
-// plain answers and vars, where show prints it (README: secret answers are
-// reused from the sealed store, never shown).
-func TestHostileRerunKeepsSealedAnswersSealed(t *testing.T) {
+// A template's survey field that was sensitive when a run was launched and is
+// no longer: rerun keeps its secret answer sealed (README: secret answers are
+// reused from the sealed store, never shown). Once, it moved it into the new
+// run's plain answers and vars, where show printed it.
+func TestARerunKeepsSealedAnswersSealed(t *testing.T) {
 	const canary = "Rerun-Secret-4471"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
 	h.mustSSH("alice", "launch", "data-free", "--wait")
@@ -88,9 +87,10 @@ func TestHostileRerunKeepsSealedAnswersSealed(t *testing.T) {
 }
 
 // README: "a missing required answer (a field with no default; an empty
-// string is no answer) ... is refused before the run is queued". A
-// required list given as the empty string is taken as an empty list.
-func TestHostileRequiredListEmptyIsNoAnswer(t *testing.T) {
+// string is no answer) ... is refused before the run is queued". A required
+// list given as the empty string is refused as no answer. Once, it was taken
+// as an empty list.
+func TestAnEmptyRequiredListIsNoAnswer(t *testing.T) {
 	h := newHarness(t, `
 template "zones" {
   project = "infra"
@@ -111,7 +111,7 @@ template "zones" {
 // instant, many times over: the apply runs exactly once. Also a single
 // rule naming nobody, approved at once by two people: one release, one
 // refusal.
-func TestHostileConcurrentApprovalsApplyOnce(t *testing.T) {
+func TestConcurrentApprovalsApplyOnce(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--var", "instances=2", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -146,7 +146,7 @@ func TestHostileConcurrentApprovalsApplyOnce(t *testing.T) {
 
 // Cancelling at every status: final ones refused, cancel twice refused,
 // approve/reject/cancel of an ended run never changes it.
-func TestHostileNothingChangesAFinalRun(t *testing.T) {
+func TestNothingChangesAFinalRun(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -169,10 +169,10 @@ func TestHostileNothingChangesAFinalRun(t *testing.T) {
 	}
 }
 
-// --answers - with one name twice in the JSON object: the second silently
-// wins. README: a flag that takes one value refuses a second; a name given
-// both ways is refused.
-func TestHostileAnswersJSONDuplicateNameRefused(t *testing.T) {
+// --answers - with one name twice in the JSON object: it is refused (README:
+// a flag that takes one value refuses a second; a name given both ways is
+// refused). Once, the second silently won.
+func TestAnswersJSONWithANameTwiceIsRefused(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	var out, errOut bytes.Buffer
 	code := h.srv.command(context.Background(), h.identity("alice"),
@@ -214,14 +214,13 @@ rule "review-two" {
 }
 `
 
-// A held proposal in a working directory where another apply was
-// interrupted (the server stopped) after it changed the state: README
-// "Stale before anyone approves": whenever a run ends in a working
-// directory where another proposal is held, the held plan whose basis no
-// longer matches becomes stale at once. After the restart the held plan is
-// still shown approvable ("stale": false, waiting for you) and is only
-// caught at the apply.
-func TestHostileInterruptedApplyMakesHeldPlanStale(t *testing.T) {
+// A held proposal in a working directory where another apply was interrupted
+// (the server stopped) after it changed the state: README "Stale before
+// anyone approves": whenever a run ends in a working directory where another
+// proposal is held, the held plan whose basis no longer matches becomes stale
+// at once. Once, after the restart the held plan was still shown approvable
+// ("stale": false, waiting for you) and was caught only at the apply.
+func TestAnInterruptedApplyMakesAHeldPlanStale(t *testing.T) {
 	h := newHarness(t, twoStepTemplates)
 	dir := filepath.Join(h.project, "infra/twostep")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -260,11 +259,12 @@ func TestHostileInterruptedApplyMakesHeldPlanStale(t *testing.T) {
 	t.Logf("bob approve: exit %d %s%s; run 1 then ends %s: %s", code, out, errOut, r1.Status, r1.Message)
 }
 
-// A rule whose only approver is the requester (allow_self_approval off):
-// show --json says the hold "waits_for" alice and the console lists alice
-// as its approver, yet alice is refused and nobody else may release it —
-// the deadlock issue 8 set out to remove, reported as if someone could act.
-func TestHostileHoldOnlyTheRequesterCouldReleaseSaysSo(t *testing.T) {
+// A rule whose only approver is the requester (allow_self_approval off): show
+// --json and the console say that nobody may release the hold, since alice is
+// refused and nobody else may. Once, the hold "waits_for" alice and the
+// console listed her as its approver, a deadlock reported as if someone could
+// act.
+func TestAHoldOnlyTheRequesterCouldReleaseSaysSo(t *testing.T) {
 	h := newHarness(t, dataTemplates+`
 rule "alice-only" {
   templates        = ["data"]
@@ -288,7 +288,7 @@ rule "alice-only" {
 // help, help CMD, CMD --help and CMD -h for every command exit 0 and agree;
 // an unknown topic exits 2; every single-value flag refuses a second
 // value; trailing arguments are refused.
-func TestHostileHelpFlagsAndArguments(t *testing.T) {
+func TestHelpAndFlagsAgreeForEveryCommand(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	if out := h.mustSSH("bob", "help"); !strings.Contains(out, "awaiting_approval") || !strings.Contains(out, "rerun RUN") {
 		t.Errorf("help lacks statuses or rerun:\n%s", out)
@@ -349,7 +349,7 @@ func planLine(text string) string {
 // Counts in tofu's words and arithmetic: for replacements, destroys and a
 // mix, the counts show and the console give start with what tofu itself
 // printed for the same plan.
-func TestHostileCountsMatchTofu(t *testing.T) {
+func TestCountsMatchTofu(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -377,106 +377,11 @@ func TestHostileCountsMatchTofu(t *testing.T) {
 	}
 }
 
-// Cancel racing the last approval, many times: whenever cancel was
-// accepted and said cancelled, the run never applies; whenever approve
-// was accepted first, cancel either stops it or is refused — the run ends
-// in exactly one final status and applies at most once.
-func TestHostileCancelRacesApproval(t *testing.T) {
-	h := newHarness(t, dataTemplates+twoReviewRules)
-	for i := 1; i <= 6; i++ {
-		id := strconv.Itoa(i)
-		h.mustSSH("carol", "launch", "data", "--var", "instances="+id, "--wait")
-		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) != StatusAwaitingApproval {
-			t.Fatalf("run %s is %s", id, r.Status)
-		}
-		if _, err := h.srv.Approve(context.Background(), h.identity("alice"), id, r.Proposal.Digest); err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		var cancelled store.Run
-		var aerr, cerr error
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			_, aerr = h.srv.Approve(context.Background(), h.identity("bob"), id, r.Proposal.Digest)
-		}()
-		go func() { defer wg.Done(); cancelled, cerr = h.srv.Cancel(context.Background(), h.identity("carol"), id) }()
-		wg.Wait()
-		h.waitStatus(id, StatusSucceeded, StatusCancelled, StatusFailed, StatusStale)
-		final, _ := h.srv.db.GetRun(id)
-		applied := false
-		for _, st := range final.Steps {
-			applied = applied || st.Name == "apply"
-		}
-		t.Logf("run %s: approve err=%v cancel err=%v (cancel saw %s) -> %s applied=%v", id, aerr, cerr, cancelled.Status, final.Status, applied)
-		if cerr == nil && Status(cancelled.Status) == StatusCancelled && (applied || Status(final.Status) != StatusCancelled) {
-			t.Errorf("run %s: cancel said cancelled, yet the run is %s (applied %v)", id, final.Status, applied)
-		}
-		if aerr != nil && cerr != nil {
-			t.Errorf("run %s: both approve and cancel refused: %v / %v", id, aerr, cerr)
-		}
-		if Status(final.Status) == StatusSucceeded && !applied {
-			t.Errorf("run %s succeeded without applying", id)
-		}
-	}
-}
-
-// Cancel at each status a run can be in: queued (behind another run in its
-// directory), running, held, held after a partial release, queued to apply
-// after release; then cancel twice. Reject after a partial release ends the
-// run rejected, and a rejected run's releases do not apply.
-func TestHostileCancelAtEveryStatus(t *testing.T) {
-	h := newHarness(t, dataTemplates+twoReviewRules+`
-template "slow" {
-  project = "infra"
-  command = "infra/slow"
-}
-`)
-	// running, then queued behind it in the same directory
-	h.mustSSH("alice", "launch", "slow")
-	h.waitStatus("1", StatusRunning)
-	h.mustSSH("alice", "launch", "slow")
-	r2, _ := h.srv.db.GetRun("2")
-	if Status(r2.Status) != StatusQueued {
-		t.Fatalf("run 2 is %s", r2.Status)
-	}
-	h.mustSSH("alice", "cancel", "2")
-	h.waitStatus("2", StatusCancelled)
-	h.mustSSH("alice", "cancel", "1")
-	h.waitStatus("1", StatusCancelled)
-	for _, id := range []string{"1", "2"} {
-		if _, errOut, code := h.ssh("alice", "cancel", id); code != 1 || !strings.Contains(errOut, "already ended") {
-			t.Errorf("cancel %s twice: exit %d %q", id, code, errOut)
-		}
-	}
-	// held after a partial release, cancelled by the requester
-	h.mustSSH("carol", "launch", "data", "--wait")
-	r3, _ := h.srv.db.GetRun("3")
-	h.mustSSH("alice", "approve", "3", "--digest", r3.Proposal.Digest)
-	h.mustSSH("carol", "cancel", "3")
-	h.waitStatus("3", StatusCancelled)
-	if _, errOut, code := h.ssh("bob", "approve", "3", "--digest", r3.Proposal.Digest); code != 1 {
-		t.Errorf("approve after cancel: exit %d %q", code, errOut)
-	}
-	// reject after a partial release
-	h.mustSSH("carol", "launch", "data", "--wait")
-	r4, _ := h.srv.db.GetRun("4")
-	h.mustSSH("alice", "approve", "4", "--digest", r4.Proposal.Digest)
-	h.mustSSH("bob", "reject", "4", "--reason", "no")
-	if r, _ := h.srv.db.GetRun("4"); Status(r.Status) != StatusRejected {
-		t.Errorf("reject after a partial release: %s", r.Status)
-	}
-	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
-		t.Errorf("a cancelled or rejected run applied")
-	}
-}
-
 // The rerun refusal itself: a secret answer whose field is no longer
-// sensitive and now wants a number is refused with the sealed secret
-// quoted back on stderr ("a refusal never repeats an answer"; secret
-// answers are "never shown").
-func TestHostileRerunRefusalNeverQuotesASealedSecret(t *testing.T) {
+// sensitive and now wants a number is refused without the sealed secret
+// quoted back ("a refusal never repeats an answer"; secret answers are "never
+// shown"). Once, stderr quoted it back.
+func TestARerunRefusalNeverQuotesASealedSecret(t *testing.T) {
 	const canary = "Rerun-Secret-9913"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
 	h.mustSSH("alice", "launch", "data-free", "--wait")
@@ -502,7 +407,7 @@ func TestHostileRerunRefusalNeverQuotesASealedSecret(t *testing.T) {
 // Rerun of a rerun of a stale run: same answers, secret included, rerun_of
 // the immediate run; rerun of a held, queued or running run refused;
 // rerun output never holds the secret.
-func TestHostileRerunOfARerun(t *testing.T) {
+func TestARerunOfARerunKeepsItsAnswers(t *testing.T) {
 	const canary = "Rerun-Secret-5520"
 	h := newHarness(t, dataTemplates+secretDataTemplate)
 	h.mustSSH("alice", "launch", "data-free", "--wait")
@@ -561,7 +466,7 @@ template "many" {
 
 // The SSH launch and the console's CheckLaunch agree on every answer set,
 // field by field, and neither quotes a sensitive answer.
-func TestHostileLaunchValidationParity(t *testing.T) {
+func TestSSHAndTheConsoleValidateLaunchesAlike(t *testing.T) {
 	h := newHarness(t, manyFields)
 	good := map[string]string{"name": "n", "size": "small", "on": "true", "pin": "1234", "tags": `{"a":"b"}`}
 	with := func(k, v string) map[string]string {
@@ -602,7 +507,7 @@ func TestHostileLaunchValidationParity(t *testing.T) {
 // Two held proposals for one directory: the older says a newer exists in
 // show and the console; approving the older applies it and the newer goes
 // stale at once, before anyone approves it, and says so.
-func TestHostileNewerProposalThenStale(t *testing.T) {
+func TestApprovingTheOlderProposalMakesTheNewerStale(t *testing.T) {
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--var", "instances=1", "--wait")
 	h.mustSSH("carol", "launch", "data", "--var", "instances=2", "--wait")
@@ -628,7 +533,7 @@ func TestHostileNewerProposalThenStale(t *testing.T) {
 // An agent's apply under two rules: a request-stage hold, then three
 // plan-stage holds; the request digest does not release the plan; alice
 // releases agent and alice-reviews at once, bob his; the apply runs once.
-func TestHostileAgentRequestThenTwoRules(t *testing.T) {
+func TestAnAgentsApplyUnderTwoRulesRunsOnce(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("deploy-bot", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
@@ -673,12 +578,12 @@ func TestHostileAgentRequestThenTwoRules(t *testing.T) {
 	}
 }
 
-// Issue 8 §5: "A reject by one of any holding rule's approvers ends the
-// run; others are refused". Once alice released her rule, only bob's rule
-// still holds the run (show lists hers as released; approve and the
-// "waiting for you" mark treat it as no longer holding), yet alice's
-// reject is accepted and ends the run bob was about to release.
-func TestHostileRejectOnlyByPendingRulesApprovers(t *testing.T) {
+// The spec: "A reject by one of any holding rule's approvers ends the run;
+// others are refused". Once alice released her rule, only bob's rule still
+// holds the run (show lists hers as released; approve and the "waiting for
+// you" mark treat it as no longer holding), and alice's reject is refused.
+// Once, it was accepted and ended the run bob was about to release.
+func TestOnlyAPendingRulesApproverMayReject(t *testing.T) {
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	r, _ := h.srv.db.GetRun("1")
@@ -692,19 +597,4 @@ func TestHostileRejectOnlyByPendingRulesApprovers(t *testing.T) {
 		t.Errorf("alice, whose rule no longer holds run 1, rejected it: %s (%s)", r.Status, r.Message)
 	}
 	t.Logf("alice reject: exit %d %q", code, errOut)
-}
-
-// Not a break (README: a person with the approve role may cancel any run),
-// recorded as an observation: dave, whose reject is refused because no
-// holding rule names him, ends the same held run with cancel.
-func TestHostileOutsiderCancelsWhatHeMayNotReject(t *testing.T) {
-	h := newHarness(t, dataTemplates+twoReviewRules)
-	h.mustSSH("carol", "launch", "data", "--wait")
-	_, rejErr, rejCode := h.ssh("dave", "reject", "1")
-	_, canErr, canCode := h.ssh("dave", "cancel", "1")
-	r, _ := h.srv.db.GetRun("1")
-	t.Logf("dave reject: exit %d %q; dave cancel: exit %d %q; run 1 %s", rejCode, strings.TrimSpace(rejErr), canCode, canErr, r.Status)
-	if rejCode != 1 {
-		t.Errorf("dave's reject was accepted")
-	}
 }

@@ -21,11 +21,12 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
 
-// The load scenario (issue 10, item 7).
+// The load scenario.
 const (
 	loadRuns      = 200 // runs launched
 	loadDirs      = 20  // working directories, one template each
@@ -50,17 +51,18 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 	return k % loadDirs, (k/loadDirs)%2 == 0, strconv.Itoa(k + 1)
 }
 
-// BenchmarkLoad is issue 10's load check: 200 runs over 20 working
-// directories, launched over SSH as fast as the server takes them, while 50
-// SSH sessions follow runs' logs. Run it once:
+// BenchmarkLoad is the load check: 200 runs over 20 working directories,
+// launched over SSH as fast as the server takes them, while 50 SSH sessions
+// follow runs' logs. Run it once:
 //
 //	go test -run '^$' -bench Load -benchtime 1x ./server/
 //
 // The scenario runs once per benchmark invocation whatever b.N is (the
 // framework's first b.N is 1; -benchtime 1x keeps it there), bounded by
 // loadTimeout; all traffic is on 127.0.0.1. The server runs in this process
-// with max_parallel = 2 and the SSH limits raised (128 per source, 512 in
-// total) so the followers and launchers fit. The project has 20 copies of
+// with max_parallel = 2 and the SSH limits of its server block raised as
+// behind one proxy (ssh_max_connections_per_source 128, ssh_max_startups
+// 128, ssh_max_connections 512) so the followers and launchers fit. The project has 20 copies of
 // testdata/project/infra/data (three terraform_data resources), one template
 // each, no rules: half the runs are dry runs (init, plan) and half ungated
 // applies (init, apply -auto-approve), each with a new generation so every
@@ -96,9 +98,9 @@ func loadPlanned(k int) (dir int, dry bool, gen string) {
 //     backend" in the log, audit events launch and succeeded once each,
 //     never overlapping another run of the same directory, never more than
 //     max_parallel at once; the audit chain must verify); logs-ok: followers
-//     whose output equals the stored log (as the log command prints it)
-//     byte for byte and whose command exited 0; queued-follows and
-//     running-follows: followers whose session started while their run was
+//     whose output equals the stored log (as the log command prints it,
+//     then the run's final status line) byte for byte and whose command
+//     exited 0; queued-follows and running-follows: followers whose session started while their run was
 //     queued (the even ones start as soon as the ID is known) or running
 //     (the odd ones wait until it runs, joining mid-stream); the rest
 //     started after their run had ended.
@@ -161,10 +163,15 @@ func newLoadNode(b *testing.B) *loadNode {
 		b.Fatal(err)
 	}
 	pub := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(n.signer.PublicKey())))
+	// Every client comes from one address, as a team behind one proxy or
+	// NAT does: the limits such a deployment sets.
 	cfgText := fmt.Sprintf(`server {
-  ssh_listen   = "127.0.0.1:0"
-  data_dir     = %q
-  max_parallel = %d
+  ssh_listen                     = "127.0.0.1:0"
+  data_dir                       = %q
+  max_parallel                   = %d
+  ssh_max_startups               = 128
+  ssh_max_connections            = 512
+  ssh_max_connections_per_source = 128
 }
 project "infra" {
   path = %q
@@ -182,7 +189,7 @@ user "alice" {
 	if err != nil {
 		b.Fatalf("loading the benchmark configuration: %v", err)
 	}
-	if n.srv, err = New(cfg, Options{Environ: testEnviron, SSHMaxConnsPerSource: 128, SSHMaxConns: 512}); err != nil {
+	if n.srv, err = New(cfg, Options{Environ: testEnviron}); err != nil {
 		b.Fatalf("starting server: %v", err)
 	}
 	if err := n.srv.startWithDoor(context.Background()); err != nil {
@@ -620,7 +627,7 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 		case StatusRunning:
 			running++
 		}
-		want := printable(n.storedLog(b, f.runID))
+		want := followOutput(n.storedLog(b, f.runID), byID[f.runID])
 		switch {
 		case f.err != nil:
 			problems = append(problems, fmt.Sprintf("follower %d of run %s: %v\n%s", i, f.runID, f.err, f.errOut.String()))
@@ -666,6 +673,17 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 	for _, p := range problems {
 		b.Error(p)
 	}
+}
+
+// followOutput is what `log ID --follow` prints for a run that ended: its
+// stored log as the log command prints it, then the run's final status line
+// on a line of its own.
+func followOutput(log []byte, r store.Run) []byte {
+	out := printable(log)
+	if len(log) > 0 && log[len(log)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return fmt.Appendf(out, "run %s %s: %s\n", r.ID, r.Status, screentext.Sentence(r.Message))
 }
 
 // storedLog is run id's whole log as stored.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -550,4 +551,213 @@ func TestMCPCheckAndReconcile(t *testing.T) {
 	if msg := c.refused("reconcile", map[string]any{"check": run.ID}); !strings.Contains(msg, rec.ID) {
 		t.Errorf("a second reconcile: %s", msg)
 	}
+}
+
+// Promise (README): "a silent or garbage client cannot hurt other sessions";
+// subscriptions are for runs that exist. Once, one agent could grow the
+// server by a parked goroutine for every subscriptions/listen line it sent,
+// with no bound per session.
+func TestMCPListenFloodIsBounded(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run")
+	r := h.rawMCPAs("helper-bot")
+	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.await(t, `"id":0`, 10*time.Second)
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	time.Sleep(200 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	const n = 5000
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"resourceSubscriptions":["run://1"]}}}`+"\n", i)
+	}
+	if _, err := io.WriteString(r.in, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first answer: %s", r.await(t, `acknowledged`, 10*time.Second))
+	r.send(t, `{"jsonrpc":"2.0","id":999999,"method":"ping"}`)
+	r.await(t, `"id":999999`, 30*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	grew := runtime.NumGoroutine() - before
+	t.Logf("goroutines: %d before, %d more after %d listens for run://1", before, grew, n)
+	if grew > n/10 {
+		t.Errorf("one MCP session's %d subscriptions to the same run://1 parked %d goroutines in the server; nothing bounds them", n, grew)
+	}
+	r.in.Close()
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not end after its client closed stdin")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := runtime.NumGoroutine() - before; left > 5 {
+		t.Errorf("%d goroutines left after the flooding session ended", left)
+	}
+}
+
+// Promise (README): a garbage client cannot hurt other sessions or make the
+// server hold what it cannot bound. Once, a client that wrote requests and
+// never read its output parked one more goroutine in the server for every
+// request, without bound.
+func TestMCPClientThatNeverReadsIsBounded(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	client, err := dialAs(h, "helper-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, _ := sess.StdinPipe()
+	sess.StdoutPipe() // never read
+	if err := sess.Start("mcp"); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	time.Sleep(200 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	const n = 5000
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"show_run","arguments":{"run":"1"}}}`+"\n", i)
+	}
+	done := make(chan struct{})
+	go func() { io.WriteString(stdin, b.String()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+	}
+	peak := 0
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		peak = max(peak, runtime.NumGoroutine())
+	}
+	grew := peak - before
+	t.Logf("goroutines: %d before, at most %d more after %d unread calls", before, grew, n)
+	if grew > 500 {
+		t.Errorf("a client that never reads parked %d goroutines in the server with %d requests", grew, n)
+	}
+	var tpl mcpTemplates
+	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
+}
+
+// A 100 MB line ends that MCP session after the 2 MiB bound, without the
+// server reading the rest, and other sessions go on.
+func TestMCPHundredMegabyteLineEndsOnlyItsSession(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	other := h.mcpAs("alice")
+	client, err := dialAs(h, "deploy-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, _ := sess.StdinPipe()
+	if err := sess.Start("mcp"); err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan int64, 1)
+	go func() {
+		chunk := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 1<<20))
+		var n int64
+		for n < 100<<20 {
+			m, err := stdin.Write(chunk)
+			n += int64(m)
+			if err != nil {
+				break
+			}
+			chunk = []byte(strings.Repeat("a", 1<<20))
+		}
+		wrote <- n
+	}()
+	waitClosed(t, "a session sending a 100 MB line", sess.Wait)
+	select {
+	case n := <-wrote:
+		if n >= 100<<20 {
+			t.Errorf("the server took all %d bytes of the line", n)
+		}
+	case <-time.After(5 * time.Second):
+	}
+	var runs mcpRuns
+	other.ok("list_runs", map[string]any{}, &runs)
+}
+
+// Promise (and intended, as far as the SSH rules go): `show` and `log` let
+// any identity read any run, so an agent's MCP resources and read tools
+// reading another requester's run and log match what its SSH key may do;
+// cancel_run keeps the SSH rule: agents only their own, people with the
+// approve role any, and another agent of the same kind cannot.
+func TestMCPVisibilityMatchesSSH(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
+	h.mustSSH("helper-bot", "show", "1")
+	h.mustSSH("helper-bot", "log", "1")
+	c := h.mcpAs("helper-bot")
+	for _, uri := range []string{"run://1", "run://1/log"} {
+		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
+			t.Errorf("%s: %v (show/log over SSH allow it)", uri, err)
+		}
+	}
+	var run runView
+	h.mcpAs("deploy-bot").ok("launch", map[string]any{"template": "data"}, &run)
+	c.refused("cancel_run", map[string]any{"run": run.ID})
+	h.mcpAs("carol").refused("cancel_run", map[string]any{"run": run.ID})
+	h.mcpAs("bob").ok("cancel_run", map[string]any{"run": run.ID}, &run)
+	if Status(run.Status) != StatusCancelled {
+		t.Errorf("bob's cancel: %s", run.Status)
+	}
+}
+
+// Promise (results carry structured content, with an output schema the SDK
+// checks every result against): runs of every shape — a failed one with
+// steps, a rejected one with a reason, a running one, a queued one waiting
+// behind it, one from a git checkout (commit) — pass the output schema in
+// show_run, list_runs and the run resource.
+func TestMCPOutputSchemaFitsEveryRunShape(t *testing.T) {
+	h := newHarness(t, dataTemplates+`
+template "slow" {
+  project = "infra"
+  command = "infra/slow"
+}
+template "broken" {
+  project = "infra"
+  command = "infra/broken"
+}
+`)
+	git := func(args ...string) {
+		cmd := osexec.Command("git", append([]string{"-C", h.project, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git %v: %v %s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-qm", "x")
+	h.ssh("alice", "launch", "broken", "--dry-run", "--wait")        // 1 failed
+	h.mustSSH("deploy-bot", "launch", "data")                        // 2 held
+	h.mustSSH("alice", "reject", "2", "--reason", "not \u0085today") // rejected
+	h.mustSSH("alice", "launch", "slow", "--dry-run")                // 3 running
+	h.mustSSH("alice", "launch", "slow", "--dry-run")                // 4 queued behind 3
+	h.waitStatus("3", StatusRunning)
+	c := h.mcpAs("helper-bot")
+	for _, id := range []string{"1", "2", "3", "4"} {
+		var v runView
+		c.ok("show_run", map[string]any{"run": id}, &v)
+		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "run://" + id}); err != nil {
+			t.Errorf("run://%s: %v", id, err)
+		}
+	}
+	var runs mcpRuns
+	c.ok("list_runs", map[string]any{}, &runs)
+	h.mcpAs("alice").ok("cancel_run", map[string]any{"run": "4"}, nil)
+	h.mustSSH("alice", "cancel", "3")
 }

@@ -22,15 +22,15 @@ import (
 // `npm ci` there installs the official TypeScript MCP SDK.
 const mcpTSDir = "testdata/mcp-ts"
 
-// The cross-implementation check of issue 16: the official TypeScript MCP
-// SDK's client, spawning the real OpenSSH client `ssh … mcp` over stdio as
-// an MCP client configured with {"command": "ssh", ...} does, works with
-// the server: an agent's dry run is held before planning, a person releases
-// it over SSH, the client hears of it through resources/updated, reads the
-// masked log; an agent's apply is held and no tool releases it; a person's
-// key cannot approve over MCP. The Go tests (mcp_test.go) are the
-// authoritative ones; this one skips when node, ssh or the installed SDK
-// is missing (it never fetches anything itself).
+// The cross-implementation check: the official TypeScript MCP SDK's client,
+// spawning the real OpenSSH client `ssh … mcp` over stdio as an MCP client
+// configured with {"command": "ssh", ...} does, works with the server: an
+// agent's dry run is held before planning, a person releases it over SSH, the
+// client hears of it through resources/updated, reads the masked log; an
+// agent's apply is held and no tool releases it; a person's key cannot
+// approve over MCP. The Go tests (mcp_test.go) are the authoritative ones;
+// this one skips when node, ssh or the installed SDK is missing (it never
+// fetches anything itself).
 func TestMCPTypeScriptClient(t *testing.T) {
 	node := mcpTSPrerequisites(t)
 	agentKey, agentPub := writeTestKey(t, "ts-agent")

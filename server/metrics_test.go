@@ -149,3 +149,20 @@ func TestMetricsHostileClients(t *testing.T) {
 		t.Error("the metrics port still accepts after Close")
 	}
 }
+
+// Labels come from the configuration only: a launch of a template name the
+// client made up, an SSH user name and a run id never become a label value on
+// /metrics.
+func TestMetricsTakeNoLabelFromAClient(t *testing.T) {
+	h := newHarnessWith(t, metricsListen, dataTemplates)
+	const made = "zz-client-made-template-31337"
+	h.ssh("alice", "launch", made)
+	h.ssh("carol", "launch", "data", "--kind", made)
+	h.mustSSH("alice", "launch", "data", "--var", "generation=client-gen-31337", "--wait")
+	_, body := h.scrape("/metrics")
+	for _, bad := range []string{made, "client-gen-31337", `run="`, `user="`, `identity="`} {
+		if strings.Contains(body, bad) {
+			t.Errorf("/metrics holds %q from a client", bad)
+		}
+	}
+}

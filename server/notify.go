@@ -388,7 +388,7 @@ func summaryOf(p notifyPayload) string {
 		line += fmt.Sprintf(": %d changed outside OpenTofu", *p.Drift)
 	}
 	if c := p.Counts; c != nil {
-		line += fmt.Sprintf("; plan: %d to add, %d to change, %d to destroy", c.Add+c.Replace, c.Change, c.Destroy)
+		line += "; plan: " + screentext.PlanCounts(c.Add+c.Replace, c.Change, c.Destroy, 0, 0) // the three figures alone
 	}
 	return line
 }

@@ -28,7 +28,7 @@ func BenchmarkNotifyHostile(b *testing.B) {
 	plain := newDryRunNode(b, tmpl)
 	const rounds = 15
 	var with, without []time.Duration
-	for i := range rounds + 1 { // round 0 warms both up (first apply creates)
+	for i := range rounds + 1 { // the first pass warms both up (first apply creates)
 		order := []*dryRunNode{hostile, plain}
 		if i%2 == 1 {
 			slices.Reverse(order)

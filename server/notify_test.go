@@ -336,3 +336,160 @@ func TestNotifyBlockRemovedByReload(t *testing.T) {
 		t.Errorf("%d requests reached the removed block's receiver, want 1", n)
 	}
 }
+
+// Promise (README "Notifications", brief): a delivery is "never delivered
+// twice to a receiver that answered 2xx". Once, a delivery whose receiver had
+// answered 200 when the server shut down mid-body was kept and POSTed again
+// after the restart with the same delivery ID, because the stop was checked
+// before the answer.
+func TestNotifyNeverDeliversTwiceAfterA2xx(t *testing.T) {
+	var mu sync.Mutex
+	var ids []string
+	answered := make(chan struct{}, 4)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ids = append(ids, r.Header.Get("X-Switchtender-Delivery"))
+		first := len(ids) == 1
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+		if !first {
+			return
+		}
+		w.Write([]byte("ok, "))
+		w.(http.Flusher).Flush() // the 2xx has reached the sender
+		answered <- struct{}{}
+		<-r.Context().Done() // the rest of the body never comes
+	}))
+	defer ts.Close()
+	h := writeHarness(t, "", dataTemplates+approveAllData+notifyBlock("hook", ts.URL+"/hook", "json", `["awaiting_approval"]`))
+	h.tune = func(o *Options) { o.NotifyBackoff, o.NotifyTimeout = 50*time.Millisecond, time.Minute }
+	h.start()
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	select {
+	case <-answered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no delivery reached the receiver")
+	}
+	// The sender has the 2xx once its headers arrive; a stop racing the
+	// answer itself leaves the delivery stored, and delivery is at least
+	// once (receivers dedupe by X-Switchtender-Delivery, as documented).
+	time.Sleep(200 * time.Millisecond)
+	h.restart() // the operator restarts (or a deploy does) while the body is read
+	time.Sleep(2 * time.Second)
+	mu.Lock()
+	got := append([]string(nil), ids...)
+	mu.Unlock()
+	if len(got) > 1 {
+		t.Errorf("BREAK: the receiver answered 200 to delivery %s, and got it again after the restart: deliveries %v", got[0], got)
+	}
+}
+
+// A receiver cannot make the server follow a redirect: a 302 to another
+// receiver is a failed attempt (retried), and the target never hears of it.
+func TestNotifyFollowsNoRedirect(t *testing.T) {
+	target := &receiver{}
+	tts := httptest.NewServer(target)
+	defer tts.Close()
+	var hits int
+	var mu sync.Mutex
+	rts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		http.Redirect(w, r, tts.URL+"/stolen", http.StatusTemporaryRedirect)
+	}))
+	defer rts.Close()
+	h := writeHarness(t, "", dataTemplates+approveAllData+notifyBlock("hook", rts.URL, "json", `["awaiting_approval"]`))
+	h.tune = fastNotify
+	h.start()
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := hits
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the redirecting receiver got %d attempts, want a retry", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(target.requests()); n != 0 {
+		t.Errorf("the redirect was followed: the target got %d requests", n)
+	}
+}
+
+// A notify URL with credentials and a token
+// (http://user:pass@host/path?token=...) that cannot be reached: the operator
+// log's retry records carry neither the userinfo nor the token.
+func TestNotifyURLCredentialsStayOutOfTheLog(t *testing.T) {
+	const user, pass, tok = "hookuser-c4n4ry", "hookpass-c4n4ry-91", "tok-c4n4ry-77"
+	addr := freeAddr(t)
+	u := fmt.Sprintf("http://%s:%s@%s/p/%s?token=%s", user, pass, addr, tok, tok)
+	logs := &logBuffer{}
+	h := writeHarness(t, "", dataTemplates+approveAllData+notifyBlock("hook", u, "json", `["awaiting_approval"]`))
+	h.logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.tune = fastNotify
+	h.start()
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	logs.waitFor(t, "notification not delivered; will retry")
+	h.reloadWith("\n") // the reload logs problems: still nothing
+	for _, c := range []string{user, pass, tok, notifySecret} {
+		if strings.Contains(logs.String(), c) {
+			t.Errorf("%q in the operator log:\n%s", c, logs.String())
+		}
+	}
+	ds, _ := h.srv.db.Deliveries()
+	for _, d := range ds {
+		if strings.Contains(d.LastError, pass) || strings.Contains(d.LastError, tok) {
+			t.Errorf("stored delivery error holds the URL: %q", d.LastError)
+		}
+	}
+}
+
+// Promise: a run's events reach its receivers and "deliveries survive a
+// restart". a run executing when the server stops ends interrupted (a
+// "failed" event); that event is delivered after the next start.
+func TestNotifyDeliversARunInterruptedAtShutdown(t *testing.T) {
+	rc := &receiver{}
+	ts := httptest.NewServer(rc)
+	defer ts.Close()
+	h := writeHarness(t, "", `
+template "slow" {
+  project = "infra"
+  command = "infra/slow"
+}
+`+notifyBlock("hook", ts.URL+"/hook", "json", `["failed"]`))
+	h.tune = fastNotify
+	h.start()
+	h.mustSSH("alice", "launch", "slow")
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out, _, _ := h.ssh("alice", "log", "1")
+		if strings.Contains(out, "started-slow") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow apply never started:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	h.restart()
+	r, _ := h.srv.db.GetRun("1")
+	if !statusOf(r).Final() {
+		t.Fatalf("run 1 after the restart: %s", r.Status)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for len(rc.requests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(rc.requests()) == 0 {
+		ds, _ := h.srv.db.Deliveries()
+		t.Errorf("BREAK: run 1 ended %s at the shutdown, and its failed event never reached the receiver (stored deliveries: %d)", r.Status, len(ds))
+	}
+}

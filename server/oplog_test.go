@@ -220,3 +220,45 @@ func TestRunTrackerOutOfOrder(t *testing.T) {
 		t.Errorf("after the end: %v %v", n, oldest)
 	}
 }
+
+// Promise (brief: "a secret inside a reject reason"): nothing secret in any
+// operator log record ("the masker's rules apply"). Once, a reject reason
+// quoting the run's sensitive answer reached the operator log in clear,
+// because the log's scrubber knew the configuration's secrets only, not the
+// run's answers.
+func TestARejectReasonsSecretStaysOutOfTheOperatorLog(t *testing.T) {
+	h, logs := newLoggedHarness(t, "", heldSecretTemplate)
+	h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-")
+	h.waitStatus("1", StatusAwaitingApproval)
+	reason := "no: the db password " + canaryDB + " is the old one; also " + canaryCloud
+	if _, errOut, code := h.ssh("bob", "reject", "1", "--reason", reason); code != 0 {
+		t.Fatalf("reject: %d %s", code, errOut)
+	}
+	h.waitStatus("1", StatusRejected)
+	logs.waitFor(t, `"msg":"rejection"`)
+	if strings.Contains(logs.String(), canaryCloud) {
+		t.Errorf("the credential value in a reject reason reached the operator log")
+	}
+	if found := leaks("operator log", []byte(logs.String()), []string{canaryDB}); len(found) > 0 {
+		t.Errorf("BREAK: the run's sensitive answer, quoted in a reject reason, is in the operator log: %v", found)
+	}
+}
+
+// Refusals of launches carrying a sensitive answer (given twice, with a
+// required answer missing, with a control character) put neither the answer
+// nor its quoted form in the operator log's refusal record.
+func TestRefusalsKeepSensitiveAnswersOutOfTheOperatorLog(t *testing.T) {
+	const canary = "Refusal-Canary-5512"
+	h, logs := newLoggedHarness(t, "", secretDataTemplate)
+	h.ssh("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--var", "token="+canary+"x")
+	h.ssh("alice", "launch", "data-secret", "--var", "token="+canary)
+	h.ssh("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary+"\x01")
+	h.ssh("carol", "launch", "data-secret", "--var", "instances=zz", "--var", "token="+canary)
+	logs.waitFor(t, `got \"zz\"`)
+	if n := strings.Count(logs.String(), `"msg":"refusal"`); n < 2 {
+		t.Errorf("%d refusal records, want at least 2:\n%s", n, logs.String())
+	}
+	if found := leaks("operator log", []byte(logs.String()), []string{canary}); len(found) > 0 {
+		t.Errorf("a sensitive answer in a refusal record: %v\n%s", found, logs.String())
+	}
+}

@@ -1,9 +1,6 @@
 package server
 
 import (
-	"os"
-	"strings"
-
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/store"
 )
@@ -17,24 +14,6 @@ import (
 // plan can send elsewhere, through a GET it is allowed, masking cannot
 // stop: see the README, "Pull-request plans".) A pull request's plan
 // masks every secret the configuration file holds as well.
-
-// maskKeyFiles adds the contents of the key files at paths to m; a file
-// that cannot be read (not created yet) adds nothing.
-func maskKeyFiles(m *mask.Masker, paths ...string) {
-	for _, p := range paths {
-		if p == "" {
-			continue
-		}
-		b, err := os.ReadFile(p)
-		if err != nil || len(b) > 1<<20 {
-			continue
-		}
-		// Some keys read the same in another case (an age identity's
-		// bech32): a configuration's lower() or upper() shows them too.
-		m.Add(string(b), strings.ToLower(string(b)), strings.ToUpper(string(b)))
-		clear(b)
-	}
-}
 
 // maskOwnKeys adds the control node's key files to m.
 func (s *Server) maskOwnKeys(m *mask.Masker) {

@@ -187,3 +187,59 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 		t.Fatalf("the branch's working directory was not planned:\n%s", log)
 	}
 }
+
+// An agent's pull-request plan still waits for a person before anything runs,
+// clean or not.
+func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
+	h := prHarness(t)
+	v := h.launchWait("deploy-bot", "data", "--dry-run", "--ref", "clean")
+	if statusOf(v.Run) != StatusAwaitingApproval || len(v.Steps) != 0 {
+		t.Fatalf("an agent's pull-request plan: %s (%s), steps %v", v.Status, v.Message, stepNames(v))
+	}
+}
+
+// Refs: a tag and an abbreviated SHA plan the commit they name and record its
+// full SHA; a tag on the evil commit is refused like the branch.
+func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
+	h := prHarness(t)
+	h.git("tag", "v-evil", "evil")
+	h.git("tag", "-a", "-m", "annotated", "v-clean", "clean")
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "v-evil")
+	if statusOf(v.Run) != StatusRefused || len(v.Steps) != 0 {
+		t.Fatalf("tag of the evil branch: %s (%s) steps %v", v.Status, v.Message, stepNames(v))
+	}
+	v = h.launchWait("alice", "data", "--dry-run", "--ref", "v-clean")
+	if statusOf(v.Run) != StatusSucceeded || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") {
+		t.Fatalf("annotated tag: %s (%s) commit %+v", v.Status, v.Message, v.Commit)
+	}
+	short := h.git("rev-parse", "--short=8", "evil")
+	v = h.launchWait("alice", "data", "--dry-run", "--ref", short)
+	if statusOf(v.Run) != StatusRefused || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "evil") {
+		t.Fatalf("abbreviated SHA: %s (%s) commit %+v", v.Status, v.Message, v.Commit)
+	}
+	// A commit message search and a reflog form name commits too; a ref
+	// naming a tree or blob is refused before anything queues.
+	for _, ref := range []string{"evil:infra", "evil:infra/data/evil.tf"} {
+		if _, _, code := h.ssh("alice", "launch", "data", "--dry-run", "--ref", ref); code == 0 {
+			t.Fatalf("ref %q naming a tree or blob was queued", ref)
+		}
+	}
+	out, errOut, _ := h.ssh("alice", "launch", "data", "--dry-run", "--ref", ":/evil", "--wait", "--json")
+	if strings.Contains(out, "\"succeeded\"") || strings.Contains(out, "$ tofu plan") {
+		t.Fatalf("ref :/evil (the evil commit by its message):\n%s%s", out, errOut)
+	}
+}
+
+// The ref moves after launch: the run plans the SHA recorded at launch, and
+// rerunning a refused pull-request plan scans again.
+func TestARerunOfARefusedPullRequestScansAgain(t *testing.T) {
+	h := prHarness(t)
+	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
+	if statusOf(v.Run) != StatusRefused {
+		t.Fatalf("evil: %s", v.Status)
+	}
+	out, _, _ := h.ssh("alice", "rerun", v.ID, "--wait", "--json")
+	if !strings.Contains(out, `"status": "refused"`) || strings.Contains(out, `"name": "plan"`) {
+		t.Fatalf("rerun of a refused pull-request plan:\n%s", out)
+	}
+}

@@ -29,3 +29,20 @@ func TestReadyzWritesNothing(t *testing.T) {
 		t.Fatal("the count of pages written does not see an empty commit, so this test proves nothing")
 	}
 }
+
+// /healthz and /readyz on a listener that is up answer 200; after Close
+// /readyz does not claim readiness (the listener is gone).
+func TestReadyzIsNotReadyAfterClose(t *testing.T) {
+	h := newHarnessWith(t, metricsListen, dataTemplates)
+	if code, _ := h.scrape("/readyz"); code != 200 {
+		t.Fatalf("/readyz %d", code)
+	}
+	if err := h.srv.ready(); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Close()
+	if err := h.srv.ready(); err == nil {
+		t.Error("ready() says ready after Close")
+	}
+	h.srv = nil
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -47,13 +48,13 @@ func (j relayJob) project() string {
 // relayWorker is a worker as the control node knows it.
 type relayWorker struct {
 	name, pool, version string
-	projects            []string   // the projects its file has checkouts of (hello)
-	key                 string     // the fingerprint of the key it first connected with: the name is that key's
-	conn                *relayConn // nil while disconnected
-	polling             bool       // it asked for work and has none
-	draining            bool       // it takes no new run
-	stopped             bool       // it was stopped outright and reported its run interrupted
-	offered             *relayJob  // offered, not yet taken or declined
+	projects            []string    // the projects its file has checkouts of (hello)
+	key                 string      // the fingerprint of the key it first connected with: the name is that key's
+	conn                *relay.Conn // nil while disconnected
+	polling             bool        // it asked for work and has none
+	draining            bool        // it takes no new run
+	stopped             bool        // it was stopped outright and reported its run interrupted
+	offered             *relayJob   // offered, not yet taken or declined
 	offeredAt           time.Time
 	lease               *relayLease
 	lastSeen            time.Time
@@ -149,7 +150,7 @@ func (h *relayHub) enqueue(r store.Run, pool string) {
 func (h *relayHub) dispatch(pool string) {
 	type offer struct {
 		w *relayWorker
-		c *relayConn
+		c *relay.Conn
 		j relayJob
 	}
 	var offers []offer
@@ -165,7 +166,7 @@ func (h *relayHub) dispatch(pool string) {
 	}
 	h.mu.Unlock()
 	for _, o := range offers {
-		if err := o.c.send(relayMsg{Type: msgOffer, Run: o.j.runID}); err != nil {
+		if err := o.c.Send(relay.Msg{Type: relay.MsgOffer, Run: o.j.runID}); err != nil {
 			h.s.log.Warn("offering a run to a worker", "worker", o.w.name, "run", o.j.runID, "err", err)
 		}
 	}

@@ -13,10 +13,9 @@ import (
 )
 
 // TestRelayBenchmark measures 100 queued dry runs over 2 relay workers
-// against the same 100 on the control node alone, in the same test, and
-// the latency from launch to the first tool log line at the control node
-// on an idle system (issue 13's benchmark). It takes about a minute, so it
-// runs only when asked:
+// against the same 100 on the control node alone, in the same test, and the
+// latency from launch to the first tool log line at the control node on an
+// idle system. It takes about a minute, so it runs only when asked:
 //
 //	SWITCHTENDER_RELAY_BENCH=1 go test -run TestRelayBenchmark -v ./server/
 //

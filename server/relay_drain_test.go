@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 )
 
 // Draining a worker (SIGTERM): it takes no new run and finishes the one it
@@ -68,11 +71,11 @@ template "rslow" {
 // result is rejected.
 func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	leased := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=r0", "--json"))
 	raw.recv()
-	raw.send(relayMsg{Type: msgTake, Run: leased})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: leased})
 	job := raw.recv()
 	h.waitStatus(leased, StatusRunning)
 	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
@@ -85,41 +88,13 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
 		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
-	late, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	late.send(relayMsg{Type: msgResult, Run: leased, Token: job.Token, Status: "succeeded"})
-	if m := late.recv(); m.Type != msgReject {
+	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	late.send(relay.Msg{Type: relay.MsgResult, Run: leased, Token: job.Token, Status: "succeeded"})
+	if m := late.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a result from before the restart: %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {
 		t.Errorf("the late result changed the run: %s", r.Status)
-	}
-}
-
-// Cancelling a pool's run: a queued one never reaches a worker; a running
-// one's worker interrupts its tool and the run ends cancelled.
-func TestRelayCancel(t *testing.T) {
-	h, keys, identity := relayHarness(t, `
-template "rslow" {
-  project = "infra"
-  command = "infra/slow"
-  queue   = "eu"
-}
-`)
-	queued := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=c0", "--json"))
-	h.mustSSH("alice", "cancel", queued)
-	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
-	startWorker(t, w1)
-	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
-	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
-		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
-	})
-	h.mustSSH("alice", "cancel", id)
-	h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusCancelled) || !strings.Contains(r.Message, "Cancelled by alice") || !strings.Contains(r.Message, "worker w1") {
-		t.Errorf("the running run: %s %s", r.Status, r.Message)
-	}
-	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusCancelled) || r.PlannedBy != "" {
-		t.Errorf("the queued run reached a worker: %s by %q", r.Status, r.PlannedBy)
 	}
 }
 
@@ -165,7 +140,7 @@ template "rslow" {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	errs := make(chan error, 1)
-	go func() { errs <- RunWorker(ctx, w1, WorkerOptions{Environ: testEnviron, Version: "test"}) }()
+	go func() { errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test"}) }()
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
 	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
@@ -216,7 +191,7 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		return done
 	}
-	ours, theirs := sleeper(workerMarker(w1.DataDir, "42")), sleeper(workerMarker(t.TempDir(), "42"))
+	ours, theirs := sleeper(worker.Marker(w1.DataDir, "42")), sleeper(worker.Marker(t.TempDir(), "42"))
 	startWorker(t, w1)
 	select {
 	case <-ours:
@@ -231,5 +206,109 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 	case err := <-theirs:
 		t.Errorf("another data directory's process was stopped: %v", err)
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// Promise (relay_session.go: "worker drained" is audited when a drained
+// worker leaves: "it took no new run, finished the one it had, and left").
+// Once, a worker stopped outright after its drain, mid-apply, was audited as
+// "worker drained ... finished the one it had" though its run had been
+// interrupted.
+func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
+	h, keys, identity := relayHarness(t, slowPoolTemplate)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = time.Minute
+	h.srv.relay.mu.Unlock()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	writeSlowModule(t, w1.Projects["infra"].Path)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	drain := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain})
+	}()
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
+	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
+		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
+	})
+	close(drain) // the first SIGTERM
+	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
+	stop() // the second
+	h.waitStatus(id, StatusInterrupted, StatusFailed, StatusSucceeded)
+	select {
+	case <-errs:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stopped worker did not return")
+	}
+	var audit string
+	waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
+		audit = h.mustSSH("alice", "audit")
+		return strings.Contains(audit, "worker drained") || strings.Contains(audit, "worker disconnected") || strings.Contains(audit, "worker stopped")
+	})
+	r, _ := h.srv.db.GetRun(id)
+	if !strings.Contains(audit, "worker stopped") {
+		t.Errorf("a worker stopped outright is not audited as stopped:\n%s", audit)
+	}
+	if Status(r.Status) == StatusInterrupted && strings.Contains(audit, "finished the one it had") {
+		t.Fatalf("a worker stopped during its run after a drain is audited as drained, having \"finished the one it had\", while its run %s is %s:\n%s", id, r.Status, audit)
+	}
+}
+
+// Promise (relay_session.go drain: a draining worker "takes no new run",
+// audited as such; "worker drained": "it took no new run"). Once, a worker
+// that drained while a run was offered to it could still take and run the
+// offer, and its audit then said it took no new run.
+func TestADrainingWorkerTakesNoOffer(t *testing.T) {
+	h, keys, _ := relayHarness(t, "")
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=dr", "--json"))
+	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
+		t.Fatalf("offer %+v", m)
+	}
+	raw.send(relay.Msg{Type: relay.MsgDrain})
+	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	if m := raw.recv(); m.Type == relay.MsgJob {
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: m.Token, Status: StatusFailed, Exit: 1, Message: "ran"})
+		h.waitStatus(id, StatusFailed)
+		raw.client.Close()
+		waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
+			return strings.Contains(h.mustSSH("alice", "audit"), "worker drained") || strings.Contains(h.mustSSH("alice", "audit"), "worker disconnected")
+		})
+		t.Fatalf("a draining worker was given run %s after its drain was audited as taking no new run:\n%s", id, h.mustSSH("alice", "audit"))
+	}
+}
+
+// Promise (README "Draining a worker": SIGTERM makes a worker take no new run
+// and finish the one it has; lost leases are for workers that went away).
+// Once, a worker drained between its take and the job's arrival hung up at
+// once as if it had no run, and the run it had taken failed at the lease
+// timeout, never run.
+func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
+	h, keys, identity := relayHarness(t, slowCredentialTemplate)
+	h.srv.relay.mu.Lock()
+	h.srv.relay.timeout["eu"] = 8 * time.Second // longer than the credential command
+	h.srv.relay.mu.Unlock()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	errs, drain := startWorker(t, w1)
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rslowcred", "--dry-run", "--var", "region=drain", "--json"))
+	waitFor(t, "w1 to take the run", 20*time.Second, func() bool {
+		r, _ := h.srv.db.GetRun(id)
+		return Status(r.Status) != StatusQueued
+	})
+	drain() // SIGTERM while the control node prepares the job w1 took
+	select {
+	case err := <-errs:
+		t.Logf("the worker returned %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the drained worker did not return")
+	}
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusInterrupted, StatusCancelled)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusSucceeded {
+		t.Fatalf("run %s, taken by w1 just before its drain, ended %s: %s\naudit:\n%s", id, r.Status, r.Message, h.mustSSH("alice", "audit", "--run", id))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -14,13 +15,13 @@ import (
 // message whose run has no lease, or whose fencing token or worker is not
 // the lease's, is rejected: a worker that lost its lease, or a late copy
 // of a message, changes nothing.
-func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
+func (h *relayHub) leaseMessage(w *relayWorker, c *relay.Conn, m relay.Msg) {
 	h.mu.Lock()
 	l := h.leases[m.Run]
 	ok := l != nil && l.token == m.Token && l.worker == w && l.sink != nil
 	if ok {
 		l.last = time.Now()
-		if m.Type == msgStep {
+		if m.Type == relay.MsgStep {
 			l.noteStep(m)
 		}
 	}
@@ -36,22 +37,22 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relayConn, m relayMsg) {
 		return
 	}
 	switch m.Type {
-	case msgLog:
+	case relay.MsgLog:
 		_, _ = l.out.Write([]byte(m.Data)) // masked again on the control node
-	case msgStep:
+	case relay.MsgStep:
 		h.recordStep(l, m)
-	case msgResult:
+	case relay.MsgResult:
 		h.result(l, m)
-	case msgScanned:
+	case relay.MsgScanned:
 		h.scanned(l, c, m)
-	case msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd:
+	case relay.MsgPlanning, relay.MsgPlanStart, relay.MsgPlanChunk, relay.MsgPlanEnd:
 		if l.scanWhy != "" && !l.scanDone {
-			_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: "this job hands over a plan only after its scan"})
+			_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over a plan only after its scan"})
 			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job scanned before it plans without sending its scan; nothing of it was kept.", w.name))
 			return
 		}
 		if !l.handsPlan {
-			_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
+			_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
 			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
 			return
 		}
@@ -75,12 +76,12 @@ func (h *relayHub) current(l *relayLease) bool {
 
 // rejectLate answers a message from a lease that is not (or no longer)
 // held; a late result is audited.
-func (h *relayHub) rejectLate(w *relayWorker, c *relayConn, m relayMsg) {
+func (h *relayHub) rejectLate(w *relayWorker, c *relay.Conn, m relay.Msg) {
 	why := fmt.Sprintf("run %s holds no lease with fencing token %d for worker %s (the lease was lost or has ended); this %s was rejected and changed nothing", m.Run, m.Token, w.name, m.Type)
-	if m.Type == msgResult {
+	if m.Type == relay.MsgResult {
 		h.s.workerEvent(m.Run, w.name, "result rejected", why)
 	}
-	_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Token: m.Token, Message: why})
+	_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: why})
 }
 
 // noteStep keeps, with h.mu held, what a step message says for the
@@ -88,7 +89,7 @@ func (h *relayHub) rejectLate(w *relayWorker, c *relayConn, m relayMsg) {
 // whether a step that can take a state lock, or an apply, has started.
 // A step is judged at its start (an end says nothing of the lock, so it
 // is judged only when its start never came).
-func (l *relayLease) noteStep(m relayMsg) {
+func (l *relayLease) noteStep(m relay.Msg) {
 	started := m.Finished.IsZero() || !l.inStep || l.step != m.Step
 	l.step, l.inStep = m.Step, m.Finished.IsZero()
 	if started && l.locks == "" && stepMayLock(m) {
@@ -108,7 +109,7 @@ func (l *relayLease) noteStep(m relayMsg) {
 // pull reads the state without locking it (state_pull.go); show -json
 // reads a saved plan file; get, the scan's module download in a private
 // copy, touches no state. A step this version does not know may lock.
-func stepMayLock(m relayMsg) bool {
+func stepMayLock(m relay.Msg) bool {
 	switch m.Step {
 	case "get", "state pull", "show -json":
 		return false
@@ -119,7 +120,7 @@ func stepMayLock(m relayMsg) bool {
 }
 
 // relaySteps are the tool steps a worker of this version runs and reports
-// (worker_tool.go's begin); a report of another ends the lease failed.
+// (the worker's begin, server/worker/tool.go); a report of another ends the lease failed.
 var relaySteps = []string{"init", "get", "plan", "apply", "show -json", "state pull"}
 
 // relayMaxSteps bounds the steps a run records from its workers: a run has
@@ -131,7 +132,7 @@ const relayMaxSteps = 32
 // with exit code -1 and no end, which its end then completes (an end with
 // no start is added whole). A process the run's steps do not list (Quiet)
 // only moves the lease's step.
-func (h *relayHub) recordStep(l *relayLease, m relayMsg) {
+func (h *relayHub) recordStep(l *relayLease, m relay.Msg) {
 	if !slices.Contains(relaySteps, m.Step) {
 		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported a step this version does not run (%d bytes of name); the run was ended there. Check the worker's version and host.", l.worker.name, len(m.Step)))
 		return
@@ -164,10 +165,10 @@ func (h *relayHub) recordStep(l *relayLease, m relayMsg) {
 
 // result ends a leased run as its worker reports: succeeded, failed, or
 // cancelled (after a cancel); anything else counts as failed.
-func (h *relayHub) result(l *relayLease, m relayMsg) {
+func (h *relayHub) result(l *relayLease, m relay.Msg) {
 	msg := l.masker.String(m.Message)
 	status := StatusFailed
-	switch Status(m.Status) {
+	switch m.Status {
 	case StatusSucceeded:
 		if l.scanWhy != "" && !l.scanDone {
 			h.end(l, StatusFailed, m.Exit, fmt.Sprintf("Worker %s reported success for a job scanned before it plans without sending its scan; nothing of it was kept as a plan the rules let through.", l.worker.name))
@@ -276,10 +277,10 @@ func (h *relayHub) expire(now time.Time) {
 	}
 	var pools []string
 	for _, w := range h.workers {
-		if w.conn != nil && !w.conn.closed() && w.conn.stuckFor(now) > h.timeoutLocked(w.pool) {
+		if w.conn != nil && !w.conn.Closed() && w.conn.StuckFor(now) > h.timeoutLocked(w.pool) {
 			// It stopped reading: its session ends, and its lease (if any)
 			// is lost when its heartbeats stop counting.
-			go w.conn.shut()
+			go w.conn.Shut()
 		}
 		if w.offered != nil && now.Sub(w.offeredAt) > h.timeoutLocked(w.pool) {
 			h.requeue(w)
@@ -330,7 +331,7 @@ func (h *relayHub) lose(l *relayLease, now time.Time) {
 	h.s.workerEvent(l.job.runID, l.worker.name, "worker lost", msg)
 	h.end(l, StatusFailed, -1, msg)
 	if c != nil {
-		_ = c.send(relayMsg{Type: msgReject, Run: l.job.runID, Token: l.token, Message: msg})
+		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: l.job.runID, Token: l.token, Message: msg})
 	}
 }
 
@@ -353,7 +354,7 @@ func (h *relayHub) cancel(runID string) (dequeued, signalled bool) {
 	}
 	h.mu.Lock()
 	l := h.leases[runID]
-	var c *relayConn
+	var c *relay.Conn
 	if l != nil && !l.sent {
 		l.cancelPending = true // take ends it instead of sending its job
 		h.mu.Unlock()
@@ -371,5 +372,5 @@ func (h *relayHub) cancel(runID string) (dequeued, signalled bool) {
 		l.cancelBy = time.Now().Add(h.s.config().Server.CancelGrace + h.timeoutLocked(l.job.pool))
 	}
 	h.mu.Unlock()
-	return false, c.send(relayMsg{Type: msgCancel, Run: runID, Token: l.token}) == nil
+	return false, c.Send(relay.Msg{Type: relay.MsgCancel, Run: runID, Token: l.token}) == nil
 }

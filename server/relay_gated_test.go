@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 // planZip matches a plan file's zip entry in clear: a local file header
@@ -95,16 +97,16 @@ rule "hold-rnet" {
   approvers        = ["bob"]
 }
 `)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=big", "--json"))
 	raw.recv() // the offer
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	if !job.Gated || job.Type != msgJob {
+	if !job.Gated || job.Type != relay.MsgJob {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"20.0 MiB (20971520 bytes)", "over the 19 MiB", "without proposing an apply", "queue the control node executes", "split the configuration"} {
@@ -115,8 +117,8 @@ rule "hold-rnet" {
 	if r.Proposal != nil {
 		t.Errorf("a refused plan proposed: %+v", r.Proposal)
 	}
-	raw.send(relayMsg{Type: msgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
-	if m := raw.recv(); m.Type != msgReject {
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
+	if m := raw.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a chunk after the refusal: %+v", m)
 	}
 	b, _ := json.Marshal(r)
@@ -169,13 +171,13 @@ template "rdata" {
 // reconcile cannot be proposed from it; `reconcile` refuses it.
 func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=big", "--json"))
 	raw.recv()
-	raw.send(relayMsg{Type: msgTake, Run: id})
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job := raw.recv()
-	raw.send(relayMsg{Type: msgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"(19922945 bytes), over the 19 MiB", "this drift check keeps no plan, so a reconcile cannot be proposed from it"} {
@@ -277,4 +279,234 @@ template "rnet2" {
 	if _, errOut, code := h.ssh("alice", "launch", "rnet2", "--check"); code != 0 {
 		t.Errorf("a check of another pool directory: exit %d %s", code, errOut)
 	}
+}
+
+// Promise: the apply's worker applies exactly the approved digest; a worker
+// that sends back a different plan file for the apply must be refused. Once,
+// a worker leased the apply phase of an approved run could hand over another
+// run's plan, which replaced the sealed approved plan and its proposal,
+// because plan messages were taken on any lease.
+func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
+	h, keys, identity := relayHarness(t, holdRnetForBob)
+	ids, digests, plans := heldPlans(t, h, keys, identity, "a1", "b1")
+	a, digestA, planB := ids[0], digests[0], plans[1]
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	h.mustSSH("bob", "approve", a, "--digest", digestA)
+	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != a {
+		t.Fatalf("offer %+v", offer)
+	}
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: a})
+	job := raw.recv()
+	if job.Type != relay.MsgJob || job.Phase != string(phaseApply) {
+		t.Fatalf("job %+v is not the apply phase", job)
+	}
+	handOverWithEmptyRendering(raw, a, job.Token, planB)
+	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != relay.MsgReject {
+		t.Errorf("the apply's worker handing over another plan was answered with %+v (answered: %v), not a reject", m, ok)
+	}
+	time.Sleep(time.Second)
+	r, _ := h.srv.db.GetRun(a)
+	if r.Proposal == nil || r.Proposal.Digest != digestA {
+		got := "(none)"
+		if r.Proposal != nil {
+			got = r.Proposal.Digest
+		}
+		t.Errorf("the approved run's proposal is now %s (approved %s): the apply worker's plan replaced it; status %s: %s", got, digestA, r.Status, r.Message)
+	}
+	if Status(r.Status) == StatusAwaitingApproval {
+		t.Errorf("the approved run went back to awaiting approval with the worker's plan: %s", r.Message)
+	}
+	// The refusal ends the run, and its end drops the sealed plan (spec:
+	// "wiped when the apply ends"); while a plan is stored it is A's.
+	if _, err := h.srv.db.GetBlob(blobPlan, a); err == nil || !statusOf(r).Final() {
+		if _, err := h.srv.openSealedPlan(a, digestA); err != nil {
+			t.Errorf("the approved run's sealed plan was overwritten by the worker's: %v", err)
+		}
+	}
+}
+
+// Promise: a worker takes only what it is leased; a dry run never applies;
+// plans cross the relay only for a gated apply's plan phase. Once, a worker
+// leased a dry run could hand over a saved plan that the control node sealed,
+// passed and queued as an apply, so a dry run changed infrastructure.
+func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
+	h, keys, identity := relayHarness(t, holdRnetForBob)
+	_, _, plans := heldPlans(t, h, keys, identity, "d1")
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d1", "--json"))
+	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != id {
+		t.Fatalf("offer %+v", offer)
+	}
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw.recv()
+	if job.Type != relay.MsgJob || job.Gated || job.Kind != string(KindPlan) {
+		t.Fatalf("job %+v is not a dry run", job)
+	}
+	handOverWithEmptyRendering(raw, id, job.Token, plans[0])
+	if m, ok := recvWithin(raw, 3*time.Second); !ok || m.Type != relay.MsgReject {
+		t.Errorf("a dry run's worker handing over a plan was answered with %+v (answered: %v), not a reject", m, ok)
+	}
+	// A real worker of the pool joins: what does it do with the dry run?
+	w3 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	startWorker(t, w3)
+	time.Sleep(500 * time.Millisecond)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		r, _ := h.srv.db.GetRun(id)
+		if Status(r.Status) != StatusRunning && Status(r.Status) != StatusQueued {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	r, _ := h.srv.db.GetRun(id)
+	if Phase(r.Phase) == phaseApply || r.AppliedBy != "" {
+		t.Errorf("dry run %s got an apply phase: status %s, applied by %q: %s", id, r.Status, r.AppliedBy, r.Message)
+	}
+	if _, err := os.Stat(filepath.Join(w3.Projects["infra"].Path, "infra/network/terraform.tfstate")); err == nil {
+		t.Errorf("a dry run applied: worker w1 wrote state in its checkout")
+	}
+	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "Apply complete") || strings.Contains(log, "tofu apply") {
+		t.Errorf("the dry run's log shows an apply:\n%s", log)
+	}
+}
+
+// Promise: a gated apply applies only a plan the rules or an approver
+// released. Once, a worker leased a gated apply's plan phase could report
+// "succeeded", and the apply was recorded succeeded with no proposal and no
+// approval.
+func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
+	h, keys, _ := relayHarness(t, holdRnetForBob)
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=skip", "--json"))
+	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
+		t.Fatalf("offer %+v", offer)
+	}
+	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job, ok := recvWithin(raw, 10*time.Second)
+	if !ok || !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "Applied."})
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) == StatusSucceeded {
+		t.Errorf("a held apply is recorded succeeded with no approval (proposal %v, approvals %d): %q", r.Proposal != nil, len(r.Approvals), r.Message)
+	}
+}
+
+// Promise: a run's `show` names the worker that planned and the one that
+// applied. Once, a gated apply held for approval showed "planned and applied
+// on relay worker w2", because the applier was recorded at the claim of a
+// gated plan phase.
+func TestAHeldPlanShowsNoApplier(t *testing.T) {
+	h, keys, _ := relayHarness(t, poolDataTemplate)
+	runTofuByHand(t, h, "infra/data", "init", "-input=false")
+	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
+	plan, js := planDataByHand(t, h, "instances=0")
+	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+	if welcome.Type != relay.MsgWelcome {
+		t.Fatalf("hello: %+v", welcome)
+	}
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rdata")
+	if !job.Gated {
+		t.Fatalf("job %+v is not a gated plan", job)
+	}
+	handOverPlan(raw, id, job.Token, plan, js)
+	settlePlanPhase(h, id, 15*time.Second)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusAwaitingApproval {
+		t.Fatalf("the destroy plan was not held: %s %s", r.Status, r.Message)
+	}
+	if r.AppliedBy != "" {
+		t.Errorf("a run held for approval, nothing applied, records AppliedBy %q; show says:\n%s", r.AppliedBy, h.mustSSH("alice", "show", id))
+	}
+}
+
+// Promise (README, relay: a saved plan of up to 19 MiB crosses the relay,
+// relay.PlanLimit; relay_proto.go relay.MaxLine "bounds one protocol line: a
+// job carrying a sealed plan of relay.PlanLimit in base64, with room for the
+// rest"). Once, a plan over about 16.5 MiB passed its plan phase and the
+// rules but its apply job, carrying the plan base64-encoded twice, was longer
+// than any worker could read, so the run failed and the released plan was
+// used up.
+func TestAPlanUnder19MiBReachesItsApplyWorker(t *testing.T) {
+	h, keys, identity := relayHarness(t, `
+template "rblob13f" {
+  project = "infra"
+  command = "infra/blob13f"
+  queue   = "eu"
+}
+rule "gate13f" {
+  templates   = ["rblob13f"]
+  kinds       = ["apply"]
+  max_destroy = 0
+  approvers   = ["bob"]
+}
+`)
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	writeBlobModule(t, w1.Projects["infra"].Path, 35<<20/2) // 17.5 MiB
+	startWorker(t, w1)
+	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
+	id := runIDOf(t, h.mustSSH("alice", "launch", "rblob13f", "--json"))
+	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusRefused, StatusAwaitingApproval, StatusStale)
+	r, _ := h.srv.db.GetRun(id)
+	if r.Proposal == nil {
+		t.Fatalf("the 17.5 MiB plan was not taken: %s: %s", r.Status, r.Message)
+	}
+	blob, _ := h.srv.db.GetBlob(blobPlan, id)
+	t.Logf("%s: %s\nproposal %s (sealed plan %d bytes; planned by %s, applied by %q)", r.Status, r.Message, r.Proposal.Digest, len(blob), r.PlannedBy, r.AppliedBy)
+	if Status(r.Status) != StatusSucceeded {
+		t.Fatalf("a plan of 17.5 MiB, under the 19 MiB the relay takes, planned on worker w1 and passed by the rules, was not applied: %s: %s", r.Status, r.Message)
+	}
+}
+
+// emptyRendering is a minimal `show -json` rendering the gate reads.
+var emptyRendering = []byte(`{"format_version":"1.2","resource_changes":[]}`)
+
+// heldPlans plans gated applies of rnet for each region on a real
+// worker w1 (then drained away), and returns the runs, their digests and
+// the saved plans in clear (read from their seals, in memory).
+func heldPlans(t *testing.T, h *harness, keys map[string]relayKey, identity string, regions ...string) (ids, digests []string, plans [][]byte) {
+	t.Helper()
+	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
+	errs, drain := startWorker(t, w1)
+	for _, region := range regions {
+		id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region="+region, "--json"))
+		h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+		r, _ := h.srv.db.GetRun(id)
+		if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil {
+			t.Fatalf("gated plan %s: %s %s", id, r.Status, r.Message)
+		}
+		plain, err := h.srv.openSealedPlan(id, r.Proposal.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, digests, plans = append(ids, id), append(digests, r.Proposal.Digest), append(plans, plain)
+	}
+	drain()
+	select {
+	case <-errs:
+	case <-time.After(20 * time.Second):
+		t.Fatal("w1 did not drain")
+	}
+	return ids, digests, plans
+}
+
+// handOverWithEmptyRendering sends plan as a gated plan's hand-over on a lease.
+func handOverWithEmptyRendering(raw *rawWorker, run string, token uint64, plan []byte) {
+	raw.send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
+	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(emptyRendering))})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
+	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: emptyRendering})
+	raw.send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
 }

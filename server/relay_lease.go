@@ -9,6 +9,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -16,11 +17,11 @@ import (
 // builds what the worker needs sealed to the pool's delivery key, and sends
 // the job with a new fencing token. A run cancelled meanwhile, or one that
 // cannot be prepared, is answered with reject and the worker polls again.
-func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
+func (h *relayHub) take(w *relayWorker, c *relay.Conn, runID string) {
 	h.mu.Lock()
 	if w.offered == nil || w.offered.runID != runID || w.draining {
 		h.mu.Unlock()
-		_ = c.send(relayMsg{Type: msgReject, Run: runID, Message: "run " + runID + " was not offered to this worker, or it drains and takes no new run"})
+		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: runID, Message: "run " + runID + " was not offered to this worker, or it drains and takes no new run"})
 		return
 	}
 	j := *w.offered
@@ -34,7 +35,7 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 	job, err := h.prepare(l)
 	var line []byte
 	if err == nil {
-		line, err = encodeRelay(job) // a job with a plan takes a while to encode: before the cancel check
+		line, err = relay.Encode(job) // a job with a plan takes a while to encode: before the cancel check
 		clear(job.Payload)
 	}
 	if err == nil && h.cancelledBeforeSent(l, c, line) {
@@ -46,7 +47,7 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its job reached worker %s; nothing ran there.", by, w.name))
 	}
 	if err != nil {
-		_ = c.send(relayMsg{Type: msgReject, Run: runID, Token: l.token, Message: err.Error()})
+		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: runID, Token: l.token, Message: err.Error()})
 	}
 }
 
@@ -55,14 +56,14 @@ func (h *relayHub) take(w *relayWorker, c *relayConn, runID string) {
 // it marks the job sent, so a cancel after it is queued after it too, and
 // the lease timeout starts (preparing ran the credential commands, which
 // may take longer than a heartbeat).
-func (h *relayHub) cancelledBeforeSent(l *relayLease, c *relayConn, line []byte) bool {
+func (h *relayHub) cancelledBeforeSent(l *relayLease, c *relay.Conn, line []byte) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if l.cancelPending {
 		return true
 	}
 	l.sent, l.last = true, time.Now()
-	if err := c.sendLine(msgJob, line); err != nil {
+	if err := c.SendLine(relay.MsgJob, line); err != nil {
 		h.s.log.Warn("sending a job to a worker", "worker", l.worker.name, "run", l.job.runID, "err", err)
 	}
 	return false
@@ -70,11 +71,11 @@ func (h *relayHub) cancelledBeforeSent(l *relayLease, c *relayConn, line []byte)
 
 // prepare claims the leased run and builds its job message. On an error
 // the lease is ended (and the run failed when it was claimed).
-func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
+func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	s, w := h.s, l.worker
 	if s.holdAtStart(l.job.runID) {
 		h.release(l)
-		return relayMsg{}, fmt.Errorf("run %s is held: the rules in force now hold it before anything plans", l.job.runID)
+		return relay.Msg{}, fmt.Errorf("run %s is held: the rules in force now hold it before anything plans", l.job.runID)
 	}
 	run, err := h.claim(l.job.runID, w.name)
 	if err != nil {
@@ -82,7 +83,7 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 		if r, gerr := s.db.GetRun(l.job.runID); gerr == nil && statusOf(r) == StatusRunning && r.CancelRequested != "" {
 			s.endCancelledBetweenPhases(r) // its apply phase was cancelled before a worker took it
 		}
-		return relayMsg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
+		return relay.Msg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
 	}
 	m := mask.New()
 	s.maskOwnKeys(m) // the worker's log is masked again here
@@ -93,22 +94,20 @@ func (h *relayHub) prepare(l *relayLease) (relayMsg, error) {
 	plan, err := h.releasedPlan(run)
 	if err != nil {
 		h.end(l, StatusFailed, -1, err.Error())
-		return relayMsg{}, err
+		return relay.Msg{}, err
 	}
 	payload, sealed, err := h.payload(run, m, plan)
 	if err != nil {
 		h.end(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
-		return relayMsg{}, err
+		return relay.Msg{}, err
 	}
 	s.workerEvent(run.ID, w.name, "leased", fmt.Sprintf("worker %s of pool %s, fencing token %d", w.name, w.pool, l.token))
 	fmt.Fprintf(l.out, "switchtender: leased to worker %s of pool %s\n", w.name, w.pool)
 	hb := h.leaseTimeout(w.pool) / 3
-	msg := relayMsg{Type: msgJob, Run: run.ID, Token: l.token, Kind: string(run.Kind), Project: run.Project,
+	msg := relay.Msg{Type: relay.MsgJob, Run: run.ID, Token: l.token, Kind: string(run.Kind), Project: run.Project,
 		Command: run.Command, Tool: run.Tool, Heartbeat: hb, Payload: payload, Grace: s.config().Server.CancelGrace,
 		Phase: run.Phase, Gated: Phase(run.Phase) == phasePlan && Kind(run.Kind) == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(run))}
-	if !sealed {
-		msg.Status = "clear"
-	}
+	msg.Clear = !sealed
 	if why, _ := s.scanFor(run); why != "" && Phase(run.Phase) == phasePlan {
 		msg.ScanWhy, l.scanWhy = why, why
 		if why == scanForPullRequest {
@@ -163,7 +162,7 @@ func (h *relayHub) payload(r store.Run, m *mask.Masker, plan *relayPlan) ([]byte
 	if err := s.rememberSecrets(r.Project, secrets, m); err != nil {
 		return nil, false, err
 	}
-	p := relayPayload{Vars: vars, Env: creds, Secrets: own.Values()}
+	p := relay.Payload{Vars: vars, Env: creds, Secrets: own.Values()}
 	if plan != nil {
 		p.Plan, p.Digest = plan.plain, plan.digest
 		if r.Proposal != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/worker"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -33,7 +35,7 @@ func TestRelayWorkerProcess(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	t.Fatalf("the worker process ended: %v", RunWorker(context.Background(), &cfg, WorkerOptions{Environ: testEnviron, Version: "test-process"}))
+	t.Fatalf("the worker process ended: %v", worker.RunWorker(context.Background(), &cfg, worker.WorkerOptions{Environ: testEnviron, Version: "test-process"}))
 }
 
 // workerProcess runs cfg's worker as a process of its own (the test
@@ -74,7 +76,7 @@ func workerProcess(t *testing.T, cfg *config.Worker) (kill func()) {
 		if entries, _ := os.ReadDir(filepath.Join(cfg.DataDir, "runs")); len(entries) > 0 {
 			var markers []string
 			for _, e := range entries {
-				markers = append(markers, workerMarker(cfg.DataDir, e.Name()))
+				markers = append(markers, worker.Marker(cfg.DataDir, e.Name()))
 			}
 			stopMarked(markers, 2*time.Second)
 		}
@@ -252,44 +254,44 @@ func lastStepIsUnended(t *testing.T, r store.Run, step string) {
 // run's steps. The break it guards: the step was taken from the last
 // message, so a worker lost in apply was "during init" with no lock.
 func TestRelayLostWorkerLockFollowsTheStepsThatStarted(t *testing.T) {
-	start := func(step string, quiet, noLock bool) relayMsg {
-		return relayMsg{Type: msgStep, Step: step, Quiet: quiet, NoLock: noLock, Started: time.Now()}
+	start := func(step string, quiet, noLock bool) relay.Msg {
+		return relay.Msg{Type: relay.MsgStep, Step: step, Quiet: quiet, NoLock: noLock, Started: time.Now()}
 	}
-	end := func(step string, quiet bool) relayMsg {
-		return relayMsg{Type: msgStep, Step: step, Quiet: quiet, Started: time.Now(), Finished: time.Now()}
+	end := func(step string, quiet bool) relay.Msg {
+		return relay.Msg{Type: relay.MsgStep, Step: step, Quiet: quiet, Started: time.Now(), Finished: time.Now()}
 	}
 	cases := []struct {
 		name  string
-		steps []relayMsg
+		steps []relay.Msg
 		want  []string
 		never string
 		run   []string // the run's steps
 	}{
-		{"in state pull after a lock-free init", []relayMsg{start("init", false, true), end("init", false), start("state pull", true, false)},
+		{"in state pull after a lock-free init", []relay.Msg{start("init", false, true), end("init", false), start("state pull", true, false)},
 			[]string{"stopped heartbeating during state pull", "no state lock was held"}, "may be left", []string{"init"}},
-		{"between steps after a lock-free init", []relayMsg{start("init", false, true), end("init", false)},
+		{"between steps after a lock-free init", []relay.Msg{start("init", false, true), end("init", false)},
 			[]string{"stopped heartbeating after init ended, before it reported another step", "no state lock was held"}, "may be left", []string{"init"}},
-		{"in an init that may lock", []relayMsg{start("init", false, false)},
+		{"in an init that may lock", []relay.Msg{start("init", false, false)},
 			[]string{"stopped heartbeating during init", "a state lock may be left (init had started)"}, "no state lock", []string{"init"}},
-		{"in show -json after a plan ended", []relayMsg{start("init", false, true), end("init", false), start("plan", false, false), end("plan", false), start("show -json", true, false)},
+		{"in show -json after a plan ended", []relay.Msg{start("init", false, true), end("init", false), start("plan", false, false), end("plan", false), start("show -json", true, false)},
 			[]string{"stopped heartbeating during show -json", "a state lock may be left (plan had started)"}, "no state lock", []string{"init", "plan"}},
-		{"after a plan whose start never came", []relayMsg{end("plan", false)},
+		{"after a plan whose start never came", []relay.Msg{end("plan", false)},
 			[]string{"after plan ended", "a state lock may be left (plan had started)"}, "no state lock", []string{"plan"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			h, keys, _ := relayHarness(t, "")
-			raw, welcome := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Version: "raw"})
-			if welcome.Type != msgWelcome {
+			raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
+			if welcome.Type != relay.MsgWelcome {
 				t.Fatalf("hello: %+v", welcome)
 			}
-			raw.send(relayMsg{Type: msgPoll})
+			raw.send(relay.Msg{Type: relay.MsgPoll})
 			id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x", "--json"))
-			if offer := raw.recv(); offer.Type != msgOffer || offer.Run != id {
+			if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != id {
 				t.Fatalf("offer %+v", offer)
 			}
-			raw.send(relayMsg{Type: msgTake, Run: id})
+			raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 			job := raw.recv()
 			for _, m := range c.steps {
 				m.Run, m.Token = id, job.Token

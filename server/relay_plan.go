@@ -3,30 +3,31 @@ package server
 import (
 	"context"
 	"fmt"
-	"github.com/switchtender/switchtender/gate"
 	"path/filepath"
 	"time"
 
+	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
 // planMessage receives a gated plan from the worker: where its text starts
-// in the log, its declared sizes (a plan over relayPlanLimit fails the run
+// in the log, its declared sizes (a plan over relay.PlanLimit fails the run
 // with its size and the limit), its parts, and its end, when the control
 // node seals it and the rules decide. The plan is held only in memory.
-func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
+func (h *relayHub) planMessage(l *relayLease, m relay.Msg) {
 	switch m.Type {
-	case msgPlanning:
+	case relay.MsgPlanning:
 		l.out.Flush()
 		_ = l.sink.Flush()
 		l.planFrom, _ = h.s.db.LogSize(l.job.runID)
-	case msgPlanStart:
-		if m.Size > relayPlanLimit {
+	case relay.MsgPlanStart:
+		if m.Size > relay.PlanLimit {
 			h.end(l, StatusFailed, -1, planTooLarge(l.kind, m.Size))
 			return
 		}
-		if m.Size < 0 || m.JSONSize < 0 || m.JSONSize > relayJSONLimit {
-			h.end(l, StatusFailed, -1, fmt.Sprintf("The worker declared a plan rendering of %d bytes, over the %d the control node reads; nothing was applied.", m.JSONSize, relayJSONLimit))
+		if m.Size < 0 || m.JSONSize < 0 || m.JSONSize > relay.JSONLimit {
+			h.end(l, StatusFailed, -1, fmt.Sprintf("The worker declared a plan rendering of %d bytes, over the %d the control node reads; nothing was applied.", m.JSONSize, relay.JSONLimit))
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
@@ -37,26 +38,15 @@ func (h *relayHub) planMessage(l *relayLease, m relayMsg) {
 		clear(l.plan)
 		// Both grow as they arrive: a declared size reserves nothing.
 		l.plan, l.planJSON = make([]byte, 0, min(m.Size, 1<<20)), nil
-	case msgPlanChunk:
+	case relay.MsgPlanChunk:
 		h.planChunk(l, m)
-	case msgPlanEnd:
+	case relay.MsgPlanEnd:
 		h.planned(l)
 	}
 }
 
-// planTooLarge is the refusal of a plan file over the relay's limit: a
-// plan fails without proposing an apply; a drift check keeps no plan.
-func planTooLarge(kind Kind, size int64) string {
-	what := "the plan fails without proposing an apply, and nothing was applied"
-	if kind == KindCheck {
-		what = "this drift check keeps no plan, so a reconcile cannot be proposed from it"
-	}
-	return fmt.Sprintf("The saved plan is %.1f MiB (%d bytes), over the %d MiB a plan file may cross the relay; %s. Run it on a queue the control node executes, or split the configuration.",
-		float64(size)/(1<<20), size, relayPlanLimit>>20, what)
-}
-
 // planChunk appends a part, refusing more than the worker declared.
-func (h *relayHub) planChunk(l *relayLease, m relayMsg) {
+func (h *relayHub) planChunk(l *relayLease, m relay.Msg) {
 	switch {
 	case m.Part == "plan" && int64(len(l.plan)+len(m.Blob)) <= l.planSize:
 		l.plan = append(l.plan, m.Blob...)
@@ -65,7 +55,7 @@ func (h *relayHub) planChunk(l *relayLease, m relayMsg) {
 	default:
 		size := int64(len(l.plan) + len(m.Blob))
 		msg := fmt.Sprintf("The worker sent more of the saved plan than it declared (%d bytes); nothing was applied.", size)
-		if size > relayPlanLimit {
+		if size > relay.PlanLimit {
 			msg = planTooLarge(l.kind, size)
 		}
 		clear(l.plan)
@@ -266,15 +256,4 @@ func (h *relayHub) noDrift(l *relayLease) string {
 	}
 	h.s.recordCheck(l.job.runID, &store.Check{CheckedAt: time.Now()})
 	return "No drift: the state matches the configuration, so this check kept no plan and there is nothing to reconcile."
-}
-
-// sentenceError is an error that is a whole sentence for people (a run's
-// message), capitalised and punctuated as the run shows it.
-type sentenceError string
-
-func (e sentenceError) Error() string { return string(e) }
-
-// refusedf is a refusal sentence for a run's message.
-func refusedf(format string, args ...any) error {
-	return sentenceError(fmt.Sprintf(format, args...))
 }

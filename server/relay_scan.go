@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -14,9 +15,9 @@ import (
 // the worker is told the run ended (scan_stop). A run a person released
 // after an earlier scan must read exactly the released evidence again, on
 // whichever worker takes it: other modules or findings refuse it.
-func (h *relayHub) scanned(l *relayLease, c *relayConn, m relayMsg) {
+func (h *relayHub) scanned(l *relayLease, c *relay.Conn, m relay.Msg) {
 	stop := func(err error, x *execution) {
-		_ = c.send(relayMsg{Type: msgScanStop, Run: m.Run, Token: m.Token, Message: l.masker.String(err.Error())})
+		_ = c.Send(relay.Msg{Type: relay.MsgScanStop, Run: m.Run, Token: m.Token, Message: l.masker.String(err.Error())})
 		h.endWith(l, x, err)
 	}
 	run, err := h.s.db.GetRun(l.job.runID)
@@ -47,7 +48,7 @@ func (h *relayHub) scanned(l *relayLease, c *relayConn, m relayMsg) {
 			return
 		}
 		x.say("scan: released by %s; worker %s read the same %d %s (digest %s)", scanReleasers(run), l.worker.name, sc.Modules, plural(sc.Modules, "module", "modules"), sc.Digest)
-		_ = c.send(relayMsg{Type: msgScanPass, Run: m.Run, Token: m.Token, Released: scanReleasers(run)})
+		_ = c.Send(relay.Msg{Type: relay.MsgScanPass, Run: m.Run, Token: m.Token, Released: scanReleasers(run)})
 		return
 	}
 	_, holds := h.s.scanFor(run)
@@ -59,12 +60,12 @@ func (h *relayHub) scanned(l *relayLease, c *relayConn, m relayMsg) {
 		stop(err, x)
 		return
 	}
-	_ = c.send(relayMsg{Type: msgScanPass, Run: m.Run, Token: m.Token})
+	_ = c.Send(relay.Msg{Type: relay.MsgScanPass, Run: m.Run, Token: m.Token})
 }
 
 // checkScanned refuses a scan message the lease does not expect: a job
 // that is not scanned, a second scan, or one without its evidence.
-func (h *relayHub) checkScanned(l *relayLease, run store.Run, m relayMsg) error {
+func (h *relayHub) checkScanned(l *relayLease, run store.Run, m relay.Msg) error {
 	switch {
 	case l.scanWhy == "":
 		return end(StatusFailed, -1, "Worker %s sent a scan for a job that is not scanned; nothing of it was kept and nothing planned.", l.worker.name)

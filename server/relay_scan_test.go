@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -229,12 +231,12 @@ func TestRelayPullRequestCommitMissingOnTheWorker(t *testing.T) {
 // scan, fails the run rather than have it decided on.
 func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-	take := func(args ...string) (string, relayMsg) {
-		raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	take := func(args ...string) (string, relay.Msg) {
+		raw.send(relay.Msg{Type: relay.MsgPoll})
 		id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
 		raw.recv() // the offer
-		raw.send(relayMsg{Type: msgTake, Run: id})
+		raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 		return id, raw.recv()
 	}
 	evidence := &store.Scan{Digest: "sha256:" + strings.Repeat("0", 64), Modules: 1}
@@ -242,7 +244,7 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	if job.ScanWhy != "" {
 		t.Fatalf("an unscanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "not scanned") || r.Scan != nil {
 		t.Fatalf("a scan for an unscanned job: %s: %s, scan %+v", r.Status, r.Message, r.Scan)
@@ -252,11 +254,11 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("a scanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
-	if m := raw.recv(); m.Type != msgScanPass {
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
+	if m := raw.recv(); m.Type != relay.MsgScanPass {
 		t.Fatalf("a clean scan was answered %+v", m)
 	}
-	raw.send(relayMsg{Type: msgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "second scan") {
 		t.Fatalf("a second scan: %s: %s", r.Status, r.Message)
@@ -313,3 +315,278 @@ func TestScanEvidenceBoundedAfterMasking(t *testing.T) {
 		t.Fatalf("%d findings were cut to %d", maxFindings+1, n)
 	}
 }
+
+// Promise (relay: the control node keeps the decisions, and a relayed run's
+// private files live in the run's private directory on the worker; the
+// control node holds a plan in clear only in memory). Once, ending a relayed
+// run on a worker's scan evidence wiped plan.tfplan relative to the control
+// node's current directory, overwriting and removing whatever file of that
+// name the operator had there.
+func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
+	h, keys, _ := relayHarness(t, relayScanConfig)
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	mine := filepath.Join(cwd, planFileName)
+	writeFile(t, mine, "the operator's own saved plan\n")
+
+	id, job := takeRun(t, h, raw, "rs-modvar", "--dry-run")
+	if job.ScanWhy != scanForExemption {
+		t.Fatalf("job scan %q", job.ScanWhy)
+	}
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
+		Address: "data.external.x", File: "infra/scan/modvar/main.tf", Line: 1, Reason: "runs a program"})})
+	if m := raw.recv(); m.Type != relay.MsgScanStop {
+		t.Fatalf("a finding was answered %+v", m)
+	}
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+	if b, err := os.ReadFile(mine); err != nil || string(b) != "the operator's own saved plan\n" {
+		t.Fatalf("holding a relayed run on its scan wiped %s in the control node's current directory (%v, now %q)", planFileName, err, b)
+	}
+}
+
+// Promise (spec: a dry run behind exclude_dry_run, and every pull request's
+// plan, is scanned before it plans; the control node decides on the evidence;
+// "the control node still checks what it can"). Once, a worker that reported
+// a result for a scanned job without ever sending its scan had the run
+// recorded succeeded, unscanned.
+func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
+	h, keys, _ := relayHarness(t, relayScanConfig)
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
+		id, job := takeRun(t, h, raw, args...)
+		if job.ScanWhy == "" {
+			t.Fatalf("%v: the job is not scanned", args)
+		}
+		raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0,
+			Commit: &store.Commit{Ref: "main", SHA: strings.Repeat("a", 40)}})
+		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusRefused)
+		r, _ := h.srv.db.GetRun(id)
+		if Status(r.Status) == StatusSucceeded {
+			t.Errorf("%v: a scanned job's result without any scan was accepted: %s (%s), scan %+v, approvals %+v", args, r.Status, r.Message, r.Scan, r.Approvals)
+		}
+	}
+}
+
+// A worker that sends its scan and then goes silent while the control node's
+// verdict is on its way loses its lease once: the run fails within the lease
+// timeout, is not re-run, and a scan, result or scan_pass-like message from
+// it afterwards is rejected and changes nothing.
+func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
+	h, keys, _ := relayHarness(t, relayScanConfig)
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	id, job := takeRun(t, h, raw, "rs-clean", "--dry-run")
+	raw.send(relay.Msg{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"})
+	if m := raw.recv(); m.Type != relay.MsgReject {
+		t.Fatalf("a worker's own scan_pass was answered %+v", m)
+	}
+	if r, _ := h.srv.db.GetRun(id); r.Scan != nil || len(r.Approvals) != 0 || Status(r.Status) != StatusRunning {
+		t.Fatalf("a worker's own scan_pass changed the run: %s, scan %+v, approvals %+v", r.Status, r.Scan, r.Approvals)
+	}
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
+	if m := raw.recv(); m.Type != relay.MsgScanPass {
+		t.Fatalf("clean evidence was answered %+v", m)
+	}
+	started := time.Now()
+	h.waitStatus(id, StatusFailed, StatusSucceeded, StatusCancelled)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusFailed || time.Since(started) > 8*time.Second || !strings.Contains(r.Message, "stopped heartbeating") {
+		t.Fatalf("a worker silent after its scan: %s after %s: %s", r.Status, time.Since(started), r.Message)
+	}
+	if m := raw.recv(); m.Type != relay.MsgReject {
+		t.Fatalf("the lost lease was answered %+v", m)
+	}
+	for _, m := range []relay.Msg{
+		{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()},
+		{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"},
+		{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded},
+	} {
+		raw.send(m)
+		if got := raw.recv(); got.Type != relay.MsgReject {
+			t.Errorf("%s after the lease was lost: answered %+v", m.Type, got)
+		}
+	}
+	if r2, _ := h.srv.db.GetRun(id); r2.Status != r.Status || r2.Message != r.Message || len(r2.Approvals) != len(r.Approvals) {
+		t.Errorf("late messages changed the run: %s %q", r2.Status, r2.Message)
+	}
+}
+
+// On a worker, a TF_ENCRYPTION passphrase the scan cannot parse and a
+// sensitive answer that names a module directory reach no log, finding, show
+// or audit entry; a credential's TF_DATA_DIR refuses the scanned run before
+// anything plans, so a manifest left in the checkout is never trusted; a
+// configuration file that is a FIFO is refused before any plan.
+func TestAWorkersScanKeepsSecretsOutAndRefusesUntrustedSettings(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig+workerScanSecretConfig)
+	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
+	checkout := w1.Projects["infra"].Path
+	const answer = "hunter2-module-XYZZY13c"
+	for name, body := range map[string]string{
+		"infra/dd/main.tf":                      "module \"m\" {\n  source = \"./mod\"\n}\n",
+		"infra/dd/mod/main.tf":                  "resource \"terraform_data\" \"m\" {\n  input = \"scanned\"\n}\n",
+		"infra/dd/other/main.tf":                "resource \"terraform_data\" \"m\" {\n  input = \"never-scanned\"\n}\n",
+		"infra/dd/.tfdata/modules/modules.json": `{"Modules":[{"Key":"","Source":"","Dir":"."},{"Key":"m","Source":"./mod","Dir":"other"}]}`,
+		"infra/secsrc/main.tf":                  "variable \"src\" {\n  type = string\n}\n\nmodule \"m\" {\n  source = var.src\n}\n",
+		"infra/secsrc/" + answer + "/main.tf":   "resource \"terraform_data\" \"m\" {}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(checkout, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(checkout, name), body)
+	}
+	startWorker(t, w1)
+
+	for _, c := range []struct {
+		args   []string
+		secret string
+	}{
+		{[]string{"enc13c", "--dry-run"}, "TroubadorHorseBatteryStaple13c"},
+		{[]string{"secsrc13c", "--dry-run", "--var", "src=./" + answer}, answer},
+	} {
+		v := h.launchWait("alice", c.args...)
+		t.Logf("%v: %s: %s", c.args, v.Status, v.Message)
+		for what, text := range map[string]string{
+			"show":      h.mustSSH("bob", "show", v.ID),
+			"show json": h.mustSSH("bob", "show", v.ID, "--json"),
+			"audit":     h.mustSSH("bob", "audit", "--json"),
+			"log":       h.mustSSH("bob", "log", v.ID),
+		} {
+			if strings.Contains(text, c.secret) {
+				t.Errorf("%v: the secret shows in %s (%s):\n%s", c.args, what, v.Status, text)
+			}
+		}
+	}
+	v := h.launchWait("alice", "dd13c", "--dry-run")
+	if log := h.mustSSH("bob", "log", v.ID); strings.Contains(log, "never-scanned") || statusOf(v.Run) == StatusSucceeded {
+		t.Errorf("TF_DATA_DIR in a credential on a worker: %s: %s\n%s", v.Status, v.Message, log)
+	}
+
+	fifo := filepath.Join(checkout, "infra/scan/clean/extra.tf")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			f.Write([]byte("resource \"terraform_data\" \"from_fifo\" {\n  input = \"never scanned\"\n}\n"))
+			f.Close()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	v = h.launchWait("alice", "rs-clean", "--dry-run")
+	if log := h.mustSSH("bob", "log", v.ID); strings.Contains(log, "$ tofu plan") || strings.Contains(log, "from_fifo") {
+		t.Errorf("a plan started over a FIFO configuration file on the worker: %s: %s\n%s", v.Status, v.Message, log)
+	}
+}
+
+// Promise (relay: the scan runs on the worker, in the run's private directory
+// under data_dir; any data_dir works). Once, a worker whose data_dir lay
+// inside its checkout refused every scanned run, because the scan's copy
+// copied itself into itself until the path was too long.
+func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
+	h, keys, identity := relayHarness(t, relayScanConfig)
+	w1 := scanWorkerCfg(t, h, "w1", keys["w1"], identity)
+	w1.DataDir = filepath.Join(w1.Projects["infra"].Path, "worker-data")
+	startWorker(t, w1)
+	v := h.launchWait("alice", "rs-clean", "--dry-run")
+	if statusOf(v.Run) != StatusSucceeded {
+		t.Fatalf("a clean scanned dry run on a worker whose data_dir is inside its checkout: %s: %.600s", v.Status, v.Message)
+	}
+}
+
+// The control node reads a worker's messages in order, so a worker that
+// pipelines its scan and a saved plan for a drift check (without waiting for
+// scan_pass) gets scan_stop for a finding and its plan rejected: the check is
+// held at the scan stage and keeps no plan. And a run waiting for its scan's
+// verdict when the control node restarts is marked interrupted; the worker's
+// scan sent to the new control node with its old lease is rejected and
+// records nothing.
+func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
+	h, keys, _ := relayHarness(t, relayScanConfig)
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	ch := readWorker(raw)
+	id, job := leaseRun(t, h, raw, ch, "rs-deep", "--check")
+	if job.ScanWhy == "" || Kind(job.Kind) != KindCheck {
+		t.Fatalf("job %+v", job)
+	}
+	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
+		Address: "module.a.module.b.data.external.x", File: "infra/scan/deep/a/b/main.tf", Line: 1, Reason: "runs a program"})})
+	handOverPlan(raw, id, job.Token, []byte("not a plan"), []byte("{}"))
+	if m, ok := nextMsg(ch, relay.MsgScanStop, 10*time.Second); !ok {
+		t.Fatalf("no scan_stop: %+v", m)
+	}
+	for range 5 { // planning, plan_start, two chunks, plan_end
+		if m, ok := nextMsg(ch, relay.MsgReject, 10*time.Second); !ok {
+			t.Fatalf("a pipelined plan message was not rejected: %+v", m)
+		}
+	}
+	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+	r, _ := h.srv.db.GetRun(id)
+	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil || Stage(r.Proposal.Stage) != StageScan || r.Check != nil {
+		t.Fatalf("the pipelined check: %s (%s), proposal %+v, check %+v", r.Status, r.Message, r.Proposal, r.Check)
+	}
+
+	id, job = leaseRun(t, h, raw, ch, "rs-clean", "--dry-run")
+	h.waitStatus(id, StatusRunning)
+	h.restart()
+	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+	late.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
+	if m := late.recv(); m.Type != relay.MsgReject {
+		t.Fatalf("a scan from before the restart was answered %+v", m)
+	}
+	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusInterrupted || r.Scan != nil {
+		t.Fatalf("the run waiting for its verdict across a restart: %s (%s), scan %+v", r.Status, r.Message, r.Scan)
+	}
+}
+
+// workerScanSecretConfig exempts dry runs of three templates on pool eu
+// behind the scan: one with a TF_ENCRYPTION credential whose passphrase
+// the scan cannot parse, one whose credential sets TF_DATA_DIR, and one
+// whose sensitive survey answer names a module directory.
+const workerScanSecretConfig = `
+credential "enc13c" {
+  env = { TF_ENCRYPTION = "{\"key_provider\": {\"pbkdf2\": {\"k\": {\"passphrase\": TroubadorHorseBatteryStaple13c}}}}" }
+}
+credential "dd13c" {
+  env = { TF_DATA_DIR = ".tfdata" }
+}
+rule "review13c2" {
+  templates        = ["enc13c", "dd13c", "secsrc13c"]
+  require_approval = true
+  exclude_dry_run  = true
+  approvers        = ["bob"]
+}
+template "enc13c" {
+  project     = "infra"
+  command     = "infra/scan/clean"
+  queue       = "eu"
+  credentials = ["enc13c"]
+}
+template "dd13c" {
+  project     = "infra"
+  command     = "infra/dd"
+  queue       = "eu"
+  credentials = ["dd13c"]
+}
+template "secsrc13c" {
+  project = "infra"
+  command = "infra/secsrc"
+  queue   = "eu"
+  survey "src" {
+    type      = "string"
+    sensitive = true
+  }
+}
+`

@@ -11,8 +11,8 @@ import (
 	"github.com/switchtender/switchtender/screentext"
 
 	"charm.land/ssh"
-
 	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/relay"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -25,23 +25,20 @@ import (
 // front of the queue.
 func (s *Server) ServeRelay(sess ssh.Session, pool string) {
 	fp := gossh.FingerprintSHA256(sess.PublicKey())
-	if sess.RawCommand() != relayCommand {
+	if sess.RawCommand() != relay.Command {
 		fmt.Fprintf(sess.Stderr(), "switchtender: this key is a relay worker key of pool %s; it runs only the relay, not %q\n", pool, sess.RawCommand())
 		_ = sess.Exit(api.ExitRefused)
 		return
 	}
-	c := newRelayConn(sess, sess)
+	c := relay.NewConn(sess, sess)
 	w, err := s.relay.hello(c, pool, fp)
 	if err != nil {
-		status := ""
-		if errors.Is(err, errNameConnected) {
-			status = statusBusy
-		}
-		_ = c.send(relayMsg{Type: msgRefused, Message: err.Error(), Status: status})
+		busy := errors.Is(err, errNameConnected)
+		_ = c.Send(relay.Msg{Type: relay.MsgRefused, Message: err.Error(), Busy: busy})
 		_ = sess.Exit(api.ExitRefused)
 		return
 	}
-	c.queue(func() {
+	c.Queue(func() {
 		// The connection first: a write blocked on the worker's window
 		// holds the channel, which sess.Close would wait for.
 		if conn, ok := sess.Context().Value(ssh.ContextKeyConn).(gossh.Conn); ok {
@@ -49,10 +46,10 @@ func (s *Server) ServeRelay(sess ssh.Session, pool string) {
 		}
 		_ = sess.Close()
 	})
-	defer c.shut()
+	defer c.Shut()
 	defer s.relay.disconnected(w, c)
 	for {
-		m, err := c.recv()
+		m, err := c.Recv()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				s.log.Warn("relay session ended", "worker", w.name, "pool", pool, "err", err)
@@ -77,9 +74,9 @@ var workerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // taken over by the new connection (a worker that reconnects before the
 // control node noticed its old connection die); a lease it held stays
 // with it, so it is never offered a run twice. It is audited either way.
-func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
-	m, err := c.recv()
-	if err != nil || m.Type != msgHello {
+func (h *relayHub) hello(c *relay.Conn, pool, fp string) (*relayWorker, error) {
+	m, err := c.Recv()
+	if err != nil || m.Type != relay.MsgHello {
 		return nil, fmt.Errorf("a worker starts with hello; nothing else was read")
 	}
 	who := fmt.Sprintf("worker %q (key %s)", m.Name, fp)
@@ -107,14 +104,14 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 		h.mu.Unlock()
 		return refuse("worker name %q of pool %s belongs to another key (%s); give this worker a name of its own", m.Name, pool, w.key)
 	}
-	if w != nil && w.conn != nil && w.conn.heardFor(time.Now()) < h.timeoutLocked(pool) {
-		heard := w.conn.heardFor(time.Now()).Round(time.Second)
+	if w != nil && w.conn != nil && w.conn.HeardFor(time.Now()) < h.timeoutLocked(pool) {
+		heard := w.conn.HeardFor(time.Now()).Round(time.Second)
 		h.mu.Unlock()
 		return refuse("%w: worker %s of pool %s is connected and was heard from %s ago; a second process cannot take its name. Give this worker a name of its own, or stop the other one (this one tries again)", errNameConnected, m.Name, pool, heard)
 	}
 	replaced := w != nil && w.conn != nil
 	if replaced {
-		go w.conn.shut() // silent for a lease timeout: its session ends
+		go w.conn.Shut() // silent for a lease timeout: its session ends
 	}
 	if w == nil {
 		w = &relayWorker{name: m.Name, pool: pool, key: fp}
@@ -128,7 +125,7 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 		detail += "; it replaces the earlier connection of the same name, silent for a lease timeout, which was closed"
 	}
 	h.s.workerEvent("", m.Name, "worker connected", detail)
-	if err := c.send(relayMsg{Type: msgWelcome, Pool: pool, Heartbeat: h.leaseTimeout(pool) / 3}); err != nil {
+	if err := c.Send(relay.Msg{Type: relay.MsgWelcome, Pool: pool, Heartbeat: h.leaseTimeout(pool) / 3}); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -136,7 +133,7 @@ func (h *relayHub) hello(c *relayConn, pool, fp string) (*relayWorker, error) {
 
 // disconnected forgets a worker's session c; a run offered to it goes back
 // to the queue, a lease it holds runs on until it times out.
-func (h *relayHub) disconnected(w *relayWorker, c *relayConn) {
+func (h *relayHub) disconnected(w *relayWorker, c *relay.Conn) {
 	h.mu.Lock()
 	drained, stopped := w.draining && w.lease == nil && !w.stopped, w.stopped
 	if w.conn == c {
@@ -156,32 +153,32 @@ func (h *relayHub) disconnected(w *relayWorker, c *relayConn) {
 }
 
 // handle carries out one message of a connected worker.
-func (h *relayHub) handle(w *relayWorker, c *relayConn, m relayMsg) {
+func (h *relayHub) handle(w *relayWorker, c *relay.Conn, m relay.Msg) {
 	h.mu.Lock()
 	w.lastSeen = time.Now()
 	h.mu.Unlock()
 	switch m.Type {
-	case msgPoll:
+	case relay.MsgPoll:
 		h.poll(w)
-	case msgDrain:
+	case relay.MsgDrain:
 		h.drain(w)
-	case msgTake:
+	case relay.MsgTake:
 		h.take(w, c, m.Run)
-	case msgDecline:
+	case relay.MsgDecline:
 		h.mu.Lock()
 		if w.offered != nil && w.offered.runID == m.Run {
 			h.requeue(w)
 		}
 		h.mu.Unlock()
 		h.dispatch(w.pool)
-	case msgHeartbeat:
+	case relay.MsgHeartbeat:
 		if m.Run != "" {
 			h.leaseMessage(w, c, m)
 		} // an idle worker's heartbeat only says it is there (lastSeen)
-	case msgLog, msgStep, msgResult, msgPlanning, msgPlanStart, msgPlanChunk, msgPlanEnd, msgScanned:
+	case relay.MsgLog, relay.MsgStep, relay.MsgResult, relay.MsgPlanning, relay.MsgPlanStart, relay.MsgPlanChunk, relay.MsgPlanEnd, relay.MsgScanned:
 		h.leaseMessage(w, c, m)
 	default:
-		_ = c.send(relayMsg{Type: msgReject, Run: m.Run, Message: fmt.Sprintf("unknown relay message %q", m.Type)})
+		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Message: fmt.Sprintf("unknown relay message %q", m.Type)})
 	}
 }
 

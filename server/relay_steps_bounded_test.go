@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 // A relay worker's step reports are bounded: a step this version does not
@@ -20,19 +22,19 @@ func TestRelayStepReportsAreBoundedToTheStepsARunHas(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, keys, _ := relayHarness(t, "")
-			raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu"})
-			raw.send(relayMsg{Type: msgPoll})
+			raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
+			raw.send(relay.Msg{Type: relay.MsgPoll})
 			id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x", "--json"))
-			if m := raw.recv(); m.Type != msgOffer || m.Run != id {
+			if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
 				t.Fatalf("offer %+v, want run %s", m, id)
 			}
-			raw.send(relayMsg{Type: msgTake, Run: id})
+			raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
 			job := raw.recv()
-			if job.Type != msgJob || job.Run != id {
+			if job.Type != relay.MsgJob || job.Run != id {
 				t.Fatalf("job %+v", job)
 			}
 			for i := 0; i < 4*relayMaxSteps; i++ {
-				raw.send(relayMsg{Type: msgStep, Run: id, Token: job.Token, Step: c.step, Started: time.Now()})
+				raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: c.step, Started: time.Now()})
 			}
 			h.waitStatus(id, StatusFailed, StatusSucceeded)
 			r, err := h.srv.db.GetRun(id)

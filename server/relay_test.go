@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/relay"
 )
 
 const (
@@ -154,8 +156,8 @@ func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
 // the run says what it waits for, and the worker that has it takes it.
 func TestRelayOffersOnlyAWorkersProjects(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
-	raw, _ := dialRaw(t, h, keys["w2"], relayMsg{Name: "w2", Pool: "eu", Projects: []string{"other"}})
-	raw.send(relayMsg{Type: msgPoll})
+	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Projects: []string{"other"}})
+	raw.send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=pr", "--json"))
 	waitFor(t, "the run to say what it waits for", 10*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "show", id), "whose file has a checkout of project infra")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -107,5 +108,102 @@ func TestReloadRacingLaunches(t *testing.T) {
 	h.srv.Reload(cfgs[0])
 	for id := range ids {
 		h.waitStatus(id, StatusSucceeded, StatusFailed)
+	}
+}
+
+// Promise (brief): "a user removed on reload can no longer act (open SSH
+// sessions? an open console? an MCP session?)". Once, a user removed from the
+// configuration by a reload still approved a held apply from the console he
+// had left open, because the console acted on the identity captured at
+// session start.
+func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	digest := h.show("alice", "1").Proposal.Digest
+
+	// bob opens a console before the reload (what serveTUI builds).
+	con := newConsole(h.srv, h.identity("bob"))
+	if !con.Identity().CanApprove {
+		t.Fatal("bob's console cannot approve even before the reload")
+	}
+
+	h.dropUser("bob")
+	if _, err := dialAs(h, "bob"); err == nil {
+		t.Error("bob's key still connects after he was removed") // held if this does not fire
+	}
+
+	err := con.Approve(context.Background(), "1", digest)
+	if err == nil {
+		r, _ := h.srv.db.GetRun("1")
+		t.Errorf("BREAK: bob, removed from the configuration by a reload, approved run 1 from his open console (run is now %s: %q)", r.Status, r.Message)
+	}
+}
+
+// A reload that takes away an approver's role takes it from the console
+// they have open too.
+// Once, an approver whose approve role a reload took away kept approving from
+// a console opened before it.
+func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
+	h := newHarness(t, dataTemplates+approveAllData)
+	h.mustSSH("alice", "launch", "data")
+	h.waitStatus("1", StatusAwaitingApproval)
+	digest := h.show("alice", "1").Proposal.Digest
+	con := newConsole(h.srv, h.identity("bob"))
+
+	b, _ := os.ReadFile(h.cfgPath)
+	re := regexp.MustCompile(`(?s)(user "bob" \{.*?roles = )\["approve"\]`)
+	os.WriteFile(h.cfgPath, []byte(re.ReplaceAllString(string(b), `${1}[]`)), 0o600)
+	h.reloadWith("")
+	if u := h.srv.config().Users["bob"]; u == nil || len(u.Roles) != 0 {
+		t.Fatalf("bob after the reload: %+v", u)
+	}
+	// A fresh session is refused (held):
+	if _, errOut, code := h.ssh("bob", "approve", "1", "--digest", digest); code == 0 {
+		t.Fatalf("a fresh session of bob approved after his role was removed: %s", errOut)
+	}
+	if err := con.Approve(context.Background(), "1", digest); err == nil {
+		t.Error("BREAK: bob's approve role was removed by a reload, yet his console opened before it approved run 1")
+	}
+}
+
+// A key moved on reload from carol (launch only) to a new user erin
+// (approve): a fresh session with that key is erin's, not carol's.
+func TestAKeyMovedOnReloadIsTheNewUsers(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	b, _ := os.ReadFile(h.cfgPath)
+	re := regexp.MustCompile(`(?s)user "carol" \{\n  public_key = ("[^"]*")\n.*?\n\}\n`)
+	m := re.FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("no carol block")
+	}
+	src := re.ReplaceAllString(string(b), "") + "user \"erin\" {\n  public_key = " + m[1] + "\n  roles = [\"approve\"]\n}\n"
+	os.WriteFile(h.cfgPath, []byte(src), 0o600)
+	h.reloadWith("")
+	out := h.mustSSH("carol", "whoami") // carol's key, now erin's
+	if !strings.Contains(out, "erin") || strings.Contains(out, "carol") {
+		t.Errorf("the moved key's session: %s", out)
+	}
+}
+
+// dropUser rewrites the harness's configuration file without user name's
+// block and reloads the server with it.
+func (h *harness) dropUser(name string) {
+	h.t.Helper()
+	b, err := os.ReadFile(h.cfgPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?s)user "` + name + `" \{.*?\n\}\n`)
+	src := re.ReplaceAllString(string(b), "")
+	if src == string(b) {
+		h.t.Fatalf("no user %q block in the configuration", name)
+	}
+	if err := os.WriteFile(h.cfgPath, []byte(src), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	h.reloadWith("")
+	if h.srv.config().Users[name] != nil {
+		h.t.Fatalf("user %s still configured after the reload", name)
 	}
 }

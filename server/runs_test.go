@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -213,38 +215,6 @@ template "creds" {
 	out, _, code := h.ssh("alice", "launch", "creds", "--wait")
 	if code == 0 || !strings.Contains(out, `credential "vault": its command "false" failed`) || strings.Contains(out, "$ tofu") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
-	}
-}
-
-// Cancelling a running apply interrupts tofu, which stops its provisioner
-// and ends well before the command it runs would.
-func TestCancelRunningApply(t *testing.T) {
-	h := newHarness(t, `
-template "slow" {
-  project = "infra"
-  command = "infra/slow"
-}
-`)
-	h.mustSSH("alice", "launch", "slow")
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(h.mustSSH("alice", "log", "1"), "started-slow") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the slow apply never started:\n%s", h.mustSSH("alice", "log", "1"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if _, errOut, code := h.ssh("carol", "cancel", "1"); code == 0 || !strings.Contains(errOut, "may cancel only runs they asked for") {
-		t.Fatalf("carol cancelled alice's run: exit %d %q", code, errOut)
-	}
-	start := time.Now()
-	h.mustSSH("alice", "cancel", "1")
-	h.waitStatus("1", StatusCancelled)
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("cancel took %v", d)
-	}
-	r, _ := h.srv.db.GetRun("1")
-	if !strings.Contains(r.Message, "interrupt") {
-		t.Errorf("message = %q", r.Message)
 	}
 }
 
@@ -458,5 +428,35 @@ template "secret" {
 	_, errOut, code := h.ssh("alice", "launch", "secret", "--dry-run", "--var", "db_password=canary-7731")
 	if code == 0 || strings.Contains(errOut, "canary-7731") || !strings.Contains(errOut, "sensitive") {
 		t.Fatalf("exit %d %q", code, errOut)
+	}
+}
+
+// A run ID that is not the canonical decimal (leading zero, a sign, spaces,
+// non-ASCII digits, huge) names no run, over SSH and over MCP, as a tool
+// argument and as a resource URI.
+func TestOnlyTheCanonicalRunIDNamesARun(t *testing.T) {
+	h := newHarness(t, dataTemplates)
+	h.mustSSH("carol", "launch", "data", "--dry-run")
+	for _, id := range []string{"01", "+1", " 1", "1 ", "١", "１", "1e0", "0x1", "18446744073709551617"} {
+		out, errOut, code := h.ssh("alice", "show", id, "--json")
+		if code != exitRefused || out != "" {
+			t.Errorf("show %q: exit %d stdout %q", id, code, out)
+		}
+		if e := jsonRefusal(t, "show "+id, errOut); e.Error.Code != "not_found" {
+			t.Errorf("show %q: %+v", id, e)
+		}
+	}
+	c := h.mcpAs("helper-bot", "2025-11-25") // legacy subscribe: the client sees the server's answer
+	for _, id := range []string{"01", "+1", " 1", "１"} {
+		c.refused("show_run", map[string]any{"run": id})
+		c.refused("cancel_run", map[string]any{"run": id})
+	}
+	for _, uri := range []string{"run://01", "run://+1", "run://1/../2", "run://1/log/", "run://1/log/../log", "run://１", "RUN://1", "run://1?x=1", "run://1#log", "run:///1"} {
+		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("resource %q was read", uri)
+		}
+		if err := c.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err == nil {
+			t.Errorf("resource %q was subscribed to", uri)
+		}
 	}
 }

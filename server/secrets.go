@@ -1,15 +1,11 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
@@ -107,75 +103,4 @@ func mergeSecrets(known, values []string) []string {
 		out = out[len(out)-maxRememberedSecrets:]
 	}
 	return out
-}
-
-// stateSecretsStep adds the values the working directory's current state
-// marks sensitive to the masker before plan or apply prints a diff. A local
-// state is read from its file (cheap, and exactly what tofu reads); any
-// other backend through `state pull`, never logged. A state that cannot be
-// read fails the run: unmasked values could reach the log.
-func stateSecretsStep(ctx context.Context, x *execution) error {
-	state, err := x.readState(ctx)
-	defer clear(state)
-	if err != nil {
-		return err
-	}
-	values, err := gate.StateSensitiveValues(state)
-	if err != nil {
-		return fmt.Errorf("%v; nothing ran past init, since the values the state marks sensitive could not be masked", err)
-	}
-	x.masker.Add(values...)
-	return nil
-}
-
-// readState reads the working directory's current state document.
-func (x *execution) readState(ctx context.Context) ([]byte, error) {
-	if path, ok := localStatePath(x.dir); ok {
-		b, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the local state %s: %w", path, err)
-		}
-		return b, nil
-	}
-	return x.capture(ctx, "state pull", exec.StatePullArgs())
-}
-
-// localStatePath returns where the local backend keeps the working
-// directory's state in the default workspace (terraform.tfstate, or the
-// backend's "path" setting), or false when init configured another backend
-// or a workspace is selected: then only `state pull` is sure.
-func localStatePath(dir string) (string, bool) {
-	var backend struct {
-		Backend *struct {
-			Type   string         `json:"type"`
-			Config map[string]any `json:"config"`
-		} `json:"backend"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, ".terraform", "terraform.tfstate")); err == nil {
-		if json.Unmarshal(b, &backend) != nil {
-			return "", false
-		}
-	}
-	ws := "default"
-	if b, err := os.ReadFile(filepath.Join(dir, ".terraform", "environment")); err == nil {
-		ws = strings.TrimSpace(string(b))
-	}
-	be := backend.Backend
-	if (be != nil && be.Type != "local") || (ws != "default" && ws != "") {
-		// Another backend, or a workspace (whose directory workspace_dir may
-		// move): only the tool knows for sure, so state pull reads it.
-		return "", false
-	}
-	if be != nil {
-		if p, ok := be.Config["path"].(string); ok && p != "" {
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			return p, true
-		}
-	}
-	return filepath.Join(dir, "terraform.tfstate"), true
 }

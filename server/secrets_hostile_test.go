@@ -1,9 +1,9 @@
 package server
 
-// Hostile tests of DESIGN invariant 3 (issue 9): each TestHostileSecret… puts
-// a canary secret where the README says it is masked and looks for it in
-// the stored log, show --json, runs --json, the console and every file of
-// the data directory. A failing test is a leak.
+// Hostile tests of DESIGN invariant 3: each puts a canary
+// secret where the README says it is masked and looks for it in the stored
+// log, show --json, runs --json, the console and every file of the data
+// directory. A failing test is a leak.
 
 import (
 	"fmt"
@@ -61,11 +61,11 @@ func reportLeaks(t *testing.T, found []string, sinks map[string][]byte, show str
 	}
 }
 
-// A sensitive number answer (a card number, 17 digits) that a validation
-// rule rejects: OpenTofu's diagnostic prints the value in Go's %g with 10
+// A sensitive number answer (a card number, 17 digits) that a validation rule
+// rejects: OpenTofu's diagnostic prints the value in Go's %g with 10
 // significant digits ("var.pin is 4.111111111e+16"), a rendering the masker
-// never registered. Expected: the digits masked (or the form registered).
-func TestHostileSecretNumberInDiagnostic(t *testing.T) {
+// registers too. Once, it did not, and the digits showed.
+func TestASensitiveNumberIsMaskedInADiagnostic(t *testing.T) {
 	h := newHarness(t, `
 template "atk-num" {
   project = "infra"
@@ -88,12 +88,10 @@ template "atk-num" {
 }
 
 // A value only the prior state marks sensitive, nested in an object whose
-// keys are "value" and "type": gate.StateSensitiveValues' unwrapDynamic
-// takes any such object for a dynamic-type wrapper and walks into "value",
-// so the path [input, cred, type] resolves to "public-part" and the canary
-// under "type" is never registered. The dry run's plan prints
-// terraform_data.output's prior value (`- type = "nested-canary-…"`).
-func TestHostileSecretNestedStateValueTypeObject(t *testing.T) {
+// keys are "value" and "type": it is masked. Once, gate.StateSensitiveValues
+// took any such object for a dynamic-type wrapper, so the canary under "type"
+// was never registered and the dry run's plan printed it.
+func TestAStateSensitiveValueNestedUnderTypeIsMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-nest" {
   project = "infra"
@@ -115,11 +113,10 @@ template "atk-nest" {
 }
 
 // A local backend with workspace_dir, in a workspace the team selected by
-// hand: localStatePath ignores workspace_dir and reads
-// terraform.tfstate.d/blue/terraform.tfstate, which does not exist, so the
-// values the real state (envs/blue/terraform.tfstate) marks sensitive are
-// never registered. The dry run's plan prints `~ output = "ws-canary-…"`.
-func TestHostileSecretWorkspaceDirState(t *testing.T) {
+// hand: the values its state marks sensitive are masked. Once, localStatePath
+// ignored workspace_dir and read a state that did not exist, so those values
+// were never registered and the dry run's plan printed them.
+func TestStateSensitiveValuesOfAWorkspaceDirAreMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-ws" {
   project = "infra"
@@ -167,8 +164,9 @@ template "atk-prov" {
 // A secret answer ending in a space (legal in a password): OpenTofu's UI
 // trims trailing white space from every provisioner output line, so the
 // provisioner's output holds the secret without its last byte, a form the
-// masker never registered (it trims lines only of multi-line values).
-func TestHostileSecretTrailingSpaceTrimmedByTofu(t *testing.T) {
+// masker registers too. Once, it did not (it trimmed lines only of multi-line
+// values), and that form showed.
+func TestASecretEndingInASpaceIsMaskedWhenTofuTrimsIt(t *testing.T) {
 	h := newHarness(t, atkProvTemplate)
 	const secret = "trail-canary-6d6d2e2e "
 	h.mustSSH("alice", "launch", "atk-prov", "--var", "trail="+secret, "--wait")
@@ -176,10 +174,10 @@ func TestHostileSecretTrailingSpaceTrimmedByTofu(t *testing.T) {
 	reportLeaks(t, findRaw(sinks, strings.TrimSpace(secret)), sinks, "log 1")
 }
 
-// A secret answer holding a carriage return: OpenTofu's UI splits
-// provisioner output at "\r" as at "\n" (hook_ui.go scanLines), but the
-// masker makes line forms only for "\n".
-func TestHostileSecretCarriageReturnSplitByTofu(t *testing.T) {
+// A secret answer holding a carriage return: OpenTofu's UI splits provisioner
+// output at "\r" as at "\n" (hook_ui.go scanLines), and the masker makes line
+// forms for both. Once, it made them only for "\n".
+func TestASecretHoldingACarriageReturnIsMaskedWhenTofuSplitsIt(t *testing.T) {
 	h := newHarness(t, atkProvTemplate)
 	const secret = "cr-canary-left-3f3f\rcr-canary-right-4a4a"
 	_, errOut, code := h.sshStdin("alice", `{"cr":"cr-canary-left-3f3f\rcr-canary-right-4a4a"}`, "launch", "atk-prov", "--answers", "-", "--wait")
@@ -192,12 +190,11 @@ func TestHostileSecretCarriageReturnSplitByTofu(t *testing.T) {
 }
 
 // A sensitive map answer whose keys are the secret part (user names or
-// hostnames mapped to roles): the plan prints the map key by key and only
-// the values are masked (`+ mapkey-canary-… = "***"`). The README promises
-// every secret answer masked and lists no such limit (mask.go's comment
-// says keys stay visible). The same run checks, and finds held, a JSON
-// document answer's string and its number (account_pin = ***).
-func TestHostileSecretSensitiveMapKey(t *testing.T) {
+// hostnames mapped to roles): the plan prints the map key by key and its keys
+// are masked as well as its values. Once, only the values were (`+
+// mapkey-canary-… = "***"`), a limit the README never stated. The same run
+// checks that a JSON document answer's string and number are masked too.
+func TestASensitiveMapsKeysAreMasked(t *testing.T) {
 	h := newHarness(t, `
 template "atk-json" {
   project = "infra"
@@ -226,11 +223,11 @@ template "atk-json" {
 
 // Two working directories share one state (backend "local" with a path
 // outside each, as two directories using one remote backend key would). A
-// sensitive answer given to a run of the first directory is the "before"
-// side of the next plan in the second: the remembered answers are keyed by
-// working directory, and the state does not mark the plain variable
-// sensitive.
-func TestHostileSecretSharedStateAcrossDirectories(t *testing.T) {
+// sensitive answer given to a run of the first directory is the "before" side
+// of the next plan in the second: it is masked there too. Once, it showed,
+// because the remembered answers were keyed by working directory and the
+// state does not mark the plain variable sensitive.
+func TestASecretIsMaskedInAnotherDirectoryThatSharesItsState(t *testing.T) {
 	h := newHarness(t, `
 template "atk-share-a" {
   project = "infra"
@@ -258,12 +255,12 @@ template "atk-share-b" {
 
 // plan_gate policies see the plan's values in clear (tofu show -json holds
 // sensitive ones unredacted), and what a policy says goes to the proposal's
-// hold reasons, the run's message, show, the console and the store without
+// hold reasons, the run's message, show, the console and the store only after
 // passing the masker: a hold message that quotes an attribute, a built-in
-// error (evaluated strictly) that quotes its argument, and a hold set
-// holding a non-string, which messages() quotes with %v. Each carries a
-// secret answer the masker knows (a survey-sensitive field).
-func TestHostileSecretPolicyMessages(t *testing.T) {
+// error (evaluated strictly) that quotes its argument, and a hold set holding
+// a non-string, which messages() quotes with %v, each carrying a secret
+// answer the masker knows. Once, they went there without passing it.
+func TestPolicyMessagesAreMasked(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

@@ -55,7 +55,9 @@ type Options struct {
 	// SSHMaxStartups is how many connections may be in their handshake (not
 	// yet authenticated) at once; past it a new connection is closed at
 	// accept, before the SSH banner, as OpenSSH's MaxStartups does (without
-	// its random early drop). 0 means 64.
+	// its random early drop). 0 means 64. One source address may hold
+	// max(SSHMaxStartups/4, min(SSHMaxStartups/2, SSHMaxConnsPerSource/2))
+	// of them (16 with the defaults).
 	SSHMaxStartups int
 	// SSHMaxConns caps open SSH connections, authenticated or not; past it a
 	// new connection is closed at accept. 0 means 256. At start it is

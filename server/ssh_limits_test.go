@@ -407,3 +407,31 @@ func TestSSHLimitsFitDescriptors(t *testing.T) {
 		t.Errorf("with 64 descriptors: %+v", got)
 	}
 }
+
+// One address's share of the connections in their handshake follows its
+// per-source cap: a quarter of ssh_max_startups with the defaults, half the
+// per-source cap when that is more, never more than half of
+// ssh_max_startups; past the share a connection from that address is
+// refused while another address is still let in (the refusal:
+// sshd's TestSSHLimitsRefusePastTheHandshakeShare).
+func TestSSHLimitsHandshakeShareFollowsThePerSourceCap(t *testing.T) {
+	for _, c := range []struct{ startups, perSource, want int }{
+		{0, 0, 16},       // the defaults (64, 32)
+		{64, 128, 32},    // behind a proxy, startups left alone: half of them
+		{128, 128, 64},   // behind a proxy with both raised
+		{64, 4, 16},      // a small per-source cap never lowers the quarter
+		{16, 1000, 8},    // never more than half of the cap
+		{1, 1000, 1},     // at least one
+		{3, 2, 1},        // tiny caps round down to one, not zero
+		{100, 40, 25},    // a quarter is more than half the per-source cap
+		{100, 80, 40},    // half the per-source cap is more than a quarter
+		{1000, 32, 250},  // the per-source cap only ever raises the share
+		{64, 33, 16},     // odd per-source cap: 16 either way
+		{200, 1000, 100}, // half of the cap
+	} {
+		l := Options{SSHMaxStartups: c.startups, SSHMaxConnsPerSource: c.perSource}.sshLimits()
+		if got := l.StartupsPerSource(); got != c.want {
+			t.Errorf("startups %d, per source %d: share %d, want %d", c.startups, c.perSource, got, c.want)
+		}
+	}
+}

@@ -78,7 +78,7 @@ func (x *execution) currentBasis(ctx context.Context) (stateBasis, error) {
 	if err != nil {
 		var sf *stepFailed
 		if errors.As(err, &sf) {
-			return stateBasis{}, end(StatusFailed, -1, "Refused to apply: reading the current state failed (state pull exited %d), so the plan's basis could not be checked; nothing was applied.", sf.exit)
+			return stateBasis{}, end(StatusFailed, -1, "Refused to apply: reading the current state failed (state pull exited %d), so the plan's basis could not be checked; nothing was applied.", sf.Exit)
 		}
 		return stateBasis{}, err
 	}

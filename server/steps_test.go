@@ -197,47 +197,9 @@ func TestUnreadablePlanIsHeld(t *testing.T) {
 	}
 }
 
-// A context's cause tells a cancel from the server stopping: a cancelled
-// apply ends cancelled naming who, an interrupted one interrupted.
-func TestCancelAndInterruptAreTheCause(t *testing.T) {
-	blocking := func(started chan<- struct{}) *fakeTool {
-		return &fakeTool{fn: func(ctx context.Context, step string, inv exec.Invocation) ([]byte, exec.Result, error) {
-			if step == "apply" {
-				close(started)
-				<-ctx.Done()
-				return nil, exec.Result{ExitCode: -1}, ctx.Err()
-			}
-			return nil, exec.Result{}, nil
-		}}
-	}
-	started := make(chan struct{})
-	h := newHarness(t, dataTemplates)
-	h.srv.runner = blocking(started)
-	h.mustSSH("carol", "launch", "data")
-	<-started
-	h.mustSSH("carol", "cancel", "1")
-	h.waitStatus("1", StatusCancelled)
-	if r, _ := h.srv.db.GetRun("1"); !strings.Contains(r.Message, "Cancelled by carol during apply") || r.CancelRequested != "carol" {
-		t.Errorf("cancelled run: %q (requested by %q)", r.Message, r.CancelRequested)
-	}
-
-	started = make(chan struct{})
-	h.srv.runner = blocking(started)
-	h.mustSSH("carol", "launch", "data")
-	<-started
-	srv := h.srv
-	h.srv = nil
-	srv.Close()
-	h.start()
-	r, _ := h.srv.db.GetRun("2")
-	if Status(r.Status) != StatusInterrupted || !strings.Contains(r.Message, "server stopped during apply") {
-		t.Errorf("interrupted run: %s %q", r.Status, r.Message)
-	}
-}
-
 // The working directory is checked again before each step: one swapped for
 // a symlink between two steps stops the run before the next step starts.
-func TestWorkingDirectorySwappedBetweenSteps(t *testing.T) {
+func TestARunStopsWhenItsWorkingDirectoryIsSwappedBetweenSteps(t *testing.T) {
 	outside := t.TempDir()
 	var h *harness
 	f := gatedFake(map[string]func(context.Context, exec.Invocation) ([]byte, exec.Result, error){
@@ -265,7 +227,7 @@ func TestWorkingDirectorySwappedBetweenSteps(t *testing.T) {
 // A held apply whose working directory is replaced while it waits — by a
 // copy at the same path, or by a symlink to outside the checkout — fails
 // after its approval, and no tool process runs.
-func TestWorkingDirectorySwappedWhileHeld(t *testing.T) {
+func TestAHeldApplyWhoseWorkingDirectoryIsSwappedRunsNoTool(t *testing.T) {
 	for _, swap := range []string{"copy", "symlink"} {
 		t.Run(swap, func(t *testing.T) {
 			h := newHarness(t, dataTemplates+approveAllData)

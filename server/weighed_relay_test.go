@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/worker"
 )
 
 // startWorkerWithPath is startWorker with path as the PATH of the worker's
@@ -22,7 +23,7 @@ func startWorkerWithPath(t *testing.T, cfg *config.Worker, path string) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		RunWorker(ctx, cfg, WorkerOptions{Environ: env, Version: "test"})
+		worker.RunWorker(ctx, cfg, worker.WorkerOptions{Environ: env, Version: "test"})
 	}()
 	t.Cleanup(func() {
 		cancel()

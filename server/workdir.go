@@ -23,20 +23,6 @@ func (s *Server) workdir(r store.Run) (string, error) {
 	return wd, nil
 }
 
-// dirIdentity is a directory's device and inode, "DEVICE:INODE", or "" where
-// the platform does not say.
-func dirIdentity(dir string) (string, error) {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return "", err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", nil
-	}
-	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
-}
-
 // checkWorkdir verifies, before a process of the run starts, that its
 // working directory still resolves inside the checkout to the path resolved
 // at launch and is the same directory (device and inode) as then: a

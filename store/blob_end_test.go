@@ -12,7 +12,7 @@ func endedForTest(status string) bool {
 }
 
 // The write that ends a run deletes its sealed plan in the same
-// transaction, whatever wrote it (UpdateRun or TransitionRun), and no
+// transaction, whatever wrote it (DB.UpdateRun or Tx.UpdateRun in a transaction), and no
 // plan is stored for a run that ended. Another kind (a drift check's kept plan) and
 // another run's plan whose ID shares the prefix ("1" and "12") stay. The
 // break it guards: a relay pool's apply ended through a path that did not
@@ -39,7 +39,10 @@ func TestAnEndedRunDropsItsSealedPlanInTheSameWrite(t *testing.T) {
 	if _, err := db.GetBlob("plan", one.ID); err != nil {
 		t.Fatalf("a held run lost its plan: %v", err)
 	}
-	if _, err := db.TransitionRun(one.ID, []string{"awaiting_approval"}, func(r *Run) error { r.Status = "failed"; return nil }); err != nil {
+	if err := db.Update(func(tx *Tx) error {
+		_, err := tx.UpdateRun(one.ID, func(r *Run) error { r.Status = "failed"; return nil })
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.GetBlob("plan", one.ID); !errors.Is(err, ErrNotFound) {

@@ -31,8 +31,8 @@ var (
 	// ErrNotFound: no run, blob or log with the given ID or key.
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: a check-and-set failed because the record is not in the
-	// state the caller expected (returned by TransitionRun; an UpdateRun fn
-	// may return it too, and UpdateRun passes it through).
+	// state the caller expected (an UpdateRun fn may return it, and
+	// UpdateRun passes it through).
 	ErrConflict = errors.New("conflict: the record changed or is not in the expected state")
 	// ErrLocked: Open could not lock the database file within its timeout
 	// because another process (or another Open in this one) holds it.
@@ -256,22 +256,6 @@ func (db *DB) UpdateRun(id string, fn func(r *Run) error) (Run, error) {
 		return Run{}, err
 	}
 	return out, nil
-}
-
-// TransitionRun is a check-and-set of a run's status: in one transaction, if
-// the run's Status is one of from it calls fn (which may be nil) and writes
-// the run; otherwise it writes nothing and returns an error wrapping
-// ErrConflict that names the status the run has. Errors otherwise as UpdateRun.
-func (db *DB) TransitionRun(id string, from []string, fn func(r *Run) error) (Run, error) {
-	return db.UpdateRun(id, func(r *Run) error {
-		if !slices.Contains(from, r.Status) {
-			return fmt.Errorf("run %s is %q, not %q: %w", id, r.Status, from, ErrConflict)
-		}
-		if fn == nil {
-			return nil
-		}
-		return fn(r)
-	})
 }
 
 // callerError carries an error of an UpdateRun fn through bolt unchanged.

@@ -160,41 +160,6 @@ func TestUpdateRunAtomic(t *testing.T) {
 	}
 }
 
-func TestTransitionRunCheckAndSet(t *testing.T) {
-	db := openTemp(t)
-	r := newRun(t, db, "net")
-	// Many claimers race for one queued run: exactly one wins.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	wins, conflicts := 0, 0
-	for i := range 10 {
-		wg.Go(func() {
-			_, err := db.TransitionRun(r.ID, []string{"queued"}, func(r *Run) error {
-				r.Status = "running"
-				r.Message = fmt.Sprintf("claimed by %d", i)
-				return nil
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				wins++
-			case errors.Is(err, ErrConflict):
-				conflicts++
-				if !strings.Contains(err.Error(), `"running"`) {
-					t.Errorf("conflict error does not name the status: %v", err)
-				}
-			default:
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if wins != 1 || conflicts != 9 {
-		t.Fatalf("wins %d conflicts %d, want 1 and 9", wins, conflicts)
-	}
-}
-
 func TestLogs(t *testing.T) {
 	db := openTemp(t)
 	r := newRun(t, db, "net")

@@ -53,9 +53,9 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 }
 
 // SetCommitHook makes fn (nil: nothing) be called right after every
-// transaction made with [DB.Update] (and so CreateRun, UpdateRun and
-// TransitionRun) that created or updated a run commits, with the IDs of
-// those runs, before the call that made it returns. It is for the fault
+// transaction made with [DB.Update] (and so CreateRun and UpdateRun) that
+// created or updated a run commits, with the IDs of those runs, before the
+// call that made it returns. It is for the fault
 // suite, which stops the process at an exact commit.
 func (db *DB) SetCommitHook(fn func(runs []string)) {
 	if fn == nil {

@@ -141,10 +141,9 @@ func (v *logView) setSize(w, h int) {
 
 func (v *logView) setTop(n int) { v.top = max(0, min(n, v.maxTop())) }
 
-func (v *logView) gotoTop()       { v.top = 0 }
-func (v *logView) gotoBottom()    { v.top = v.maxTop() }
-func (v *logView) scroll(n int)   { v.setTop(v.top + n) }
-func (v *logView) atBottom() bool { return v.top >= v.maxTop() }
+func (v *logView) gotoTop()     { v.top = 0 }
+func (v *logView) gotoBottom()  { v.top = v.maxTop() }
+func (v *logView) scroll(n int) { v.setTop(v.top + n) }
 
 // lineAt is the index of the line shown on screen row row, and which of
 // its wrapped rows that is.

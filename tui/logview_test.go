@@ -94,3 +94,5 @@ func TestLogViewMeasuresALongLinePiecewise(t *testing.T) {
 		t.Fatalf("a 10,000-cell line measured %d cells, %d rows", lv.widths[0], lv.totalRows())
 	}
 }
+
+func (v *logView) atBottom() bool { return v.top >= v.maxTop() }

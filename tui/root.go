@@ -134,27 +134,43 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case nextWaitingMsg:
 		return m, m.jumpToWaiting(msg)
 	case tea.KeyPressMsg:
-		k := msg.String()
-		if m.overlay != nil {
-			return m.overlayKey(k)
-		}
-		if k == "ctrl+c" || (k == "q" && !m.current().Typing()) {
-			return m.quit()
-		}
-		if k == "?" && !m.current().Typing() {
-			m.overlay = m.fullHelp()
-			return m, nil
+		if mm, cmd, ok := m.globalKey(msg.String()); ok {
+			return mm, cmd
 		}
 	case openRunMsg, openLauncherMsg, backMsg:
 		return m, m.navigate(msg)
 	case routed:
-		s := m.screenFor(msg.target())
-		if s == nil || isNilScreen(s) {
-			return m, nil // its screen was closed: a late message
-		}
-		return m, s.Update(msg)
+		return m, m.deliver(msg)
 	}
 	return m, m.current().Update(msg)
+}
+
+// globalKey handles key k where every screen does: an open overlay takes
+// it, ctrl+c (and q when not typing) quits, ? shows the full help. ok is
+// false for a key the current screen handles.
+func (m *model) globalKey(k string) (mm tea.Model, cmd tea.Cmd, ok bool) {
+	if m.overlay != nil {
+		mm, cmd = m.overlayKey(k)
+		return mm, cmd, true
+	}
+	if k == "ctrl+c" || (k == "q" && !m.current().Typing()) {
+		mm, cmd = m.quit()
+		return mm, cmd, true
+	}
+	if k == "?" && !m.current().Typing() {
+		m.overlay = m.fullHelp()
+		return m, nil, true
+	}
+	return nil, nil, false
+}
+
+// deliver hands msg to the screen it is for, unless that screen was closed.
+func (m *model) deliver(msg routed) tea.Cmd {
+	s := m.screenFor(msg.target())
+	if s == nil || isNilScreen(s) {
+		return nil // its screen was closed: a late message
+	}
+	return s.Update(msg)
 }
 
 // resize gives every screen the terminal's new size.

@@ -102,33 +102,17 @@ func (d *runDetail) actionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, keyBack):
 		return func() tea.Msg { return backMsg{} }, true
 	case key.Matches(msg, keyPane):
-		if !d.hasPanel() {
-			d.setNotice("this run has only its log: no proposal or check to switch to", true)
-			return nil, true
-		}
-		d.pane = 1 - d.pane
+		d.switchPane()
 		return nil, true
 	case key.Matches(msg, keyWaiting):
 		id := d.runID
 		return func() tea.Msg { return nextWaitingMsg{after: id} }, true
 	case key.Matches(msg, keyMessage):
-		if d.run == nil {
-			d.setNotice("run "+d.runID+" is still loading", true)
-			return nil, true
-		}
-		if d.run.Message == "" {
-			d.setNotice("run "+d.runID+" has no message", true)
-			return nil, true
-		}
-		return showText("Run "+cleanLine(d.runID)+": message", d.run.Message), true
+		return d.showMessage(), true
 	case key.Matches(msg, keyApprove):
 		return d.open(d.whyNot(), modeConfirm), true
 	case key.Matches(msg, keyReject):
-		if cmd := d.open(d.whyNot(), modeReason); d.mode != modeReason {
-			return cmd, true
-		}
-		d.reason.Reset()
-		return d.reason.Focus(), true
+		return d.openReject(), true
 	case key.Matches(msg, keyCancelRun):
 		return d.open(d.whyNoCancel(), modeConfirmCancel), true
 	case key.Matches(msg, keyRerun):
@@ -140,6 +124,39 @@ func (d *runDetail) actionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// switchPane switches between the log and the proposal or check pane, or
+// says the run has only its log.
+func (d *runDetail) switchPane() {
+	if !d.hasPanel() {
+		d.setNotice("this run has only its log: no proposal or check to switch to", true)
+		return
+	}
+	d.pane = 1 - d.pane
+}
+
+// showMessage shows the run's message whole, or says why it cannot.
+func (d *runDetail) showMessage() tea.Cmd {
+	if d.run == nil {
+		d.setNotice("run "+d.runID+" is still loading", true)
+		return nil
+	}
+	if d.run.Message == "" {
+		d.setNotice("run "+d.runID+" has no message", true)
+		return nil
+	}
+	return showText("Run "+cleanLine(d.runID)+": message", d.run.Message)
+}
+
+// openReject opens the rejection dialog with an empty, focused reason, or
+// shows why it cannot.
+func (d *runDetail) openReject() tea.Cmd {
+	if cmd := d.open(d.whyNot(), modeReason); d.mode != modeReason {
+		return cmd
+	}
+	d.reason.Reset()
+	return d.reason.Focus()
 }
 
 // scrollLetters are the letters the log and proposal panes scroll with

@@ -23,15 +23,14 @@ func checkFixtureConfig(t *testing.T, serverExtra string) (string, string) {
 	return cfg, dir
 }
 
-// BREAK. Promise: check "refuses what serve --strict refuses" (a CI gate
-// that passes must not let a deploy fail to start).
-// What happens: a seal_key that group/others can read (mode 0644) makes
-// serve refuse to start (seal.LoadOrCreateKey -> LoadKey: "has mode 0644
-// ... run chmod 600"), exit 1; `check` says the configuration is fine,
-// exit 0, because server.CheckData (server/sealcheck.go:136) returns
-// before loading the key when the data directory holds no store yet —
-// exactly the first deploy CI is meant to vet. Same for a seal_key that is
-// not a key at all.
+// Promise: check "refuses what serve --strict refuses" (a CI gate that passes
+// must not let a deploy fail to start). Once, a seal_key that group/others
+// can read (mode 0644) makes serve refuse to start (seal.LoadOrCreateKey ->
+// LoadKey: "has mode 0644 ... run chmod 600"), exit 1; `check` says the
+// configuration is fine, exit 0, because server.CheckData
+// (server/sealcheck.go:136) returns before loading the key when the data
+// directory holds no store yet — exactly the first deploy CI is meant to vet.
+// Same for a seal_key that is not a key at all.
 func TestCheckRefusesASealKeyServeRefuses(t *testing.T) {
 	for name, mode := range map[string]os.FileMode{"world-readable": 0o644, "garbage": 0o600} {
 		t.Run(name, func(t *testing.T) {
@@ -54,10 +53,10 @@ func TestCheckRefusesASealKeyServeRefuses(t *testing.T) {
 	}
 }
 
-// BREAK. Same promise, the SSH host key: a host_key file that is not a
-// key makes serve fail (exit 1, nothing listens); check never looks at
-// host_key (cmd/switchtender/check.go checkProblems: server.Check +
-// server.CheckData; neither reads Server.HostKey), so CI passes it.
+// Same promise, the SSH host key: a host_key file that is not a key makes
+// serve fail (exit 1, nothing listens); check never looks at host_key
+// (cmd/switchtender/check.go checkProblems: server.Check + server.CheckData;
+// neither reads Server.HostKey), so CI passes it.
 func TestCheckRefusesAHostKeyServeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	hk := filepath.Join(dir, "host_key")
@@ -75,8 +74,8 @@ func TestCheckRefusesAHostKeyServeRefuses(t *testing.T) {
 	}
 }
 
-// HELD. Two rules whose policies do not compile: check names both rules'
-// file:line and exits 1, and creates no data directory.
+// Two rules whose policies do not compile: check names both rules' file:line
+// and exits 1, and creates no data directory.
 func TestCheckGivesEveryProblemItsLine(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package switchtender\n\ndeny contains msg if {\n"), 0o600)
@@ -98,13 +97,14 @@ func TestCheckGivesEveryProblemItsLine(t *testing.T) {
 	}
 }
 
-// Low severity. Promise: check "prints every problem with file:line".
-// Fixed by saying so: a file that does not load stops check before the
-// policies are compiled, and check now says what was not checked. What happens: when anything makes the file fail to load (here
-// rule "b"'s plan_gate file is missing, a load error), check prints only the
-// load errors (cmd/switchtender/check.go checkProblems: `return
-// loadProblems(path, err), nil`) and never compiles the policies that are
-// there: rule "a"'s broken policy is reported only on the next CI run.
+// Low severity. Promise: check "prints every problem with file:line". Fixed
+// by saying so: a file that does not load stops check before the policies are
+// compiled, and check now says what was not checked. Once, when anything
+// makes the file fail to load (here rule "b"'s plan_gate file is missing, a
+// load error), check prints only the load errors (cmd/switchtender/check.go
+// checkProblems: `return loadProblems(path, err), nil`) and never compiles
+// the policies that are there: rule "a"'s broken policy is reported only on
+// the next CI run.
 func TestCheckSaysWhatALoadErrorLeftUnchecked(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package switchtender\n\ndeny contains msg if {\n"), 0o600)

@@ -428,9 +428,9 @@ func (n *node) stateInstances(dir, name string) int {
 	return 0
 }
 
-// A server killed while a gated apply is held leaves no plaintext plan,
-// and after a restart the held apply is still released by its digest and
-// applies exactly what it planned (issue 4, "How we will check it").
+// A server killed while a gated apply is held leaves no plaintext plan, and
+// after a restart the held apply is still released by its digest and applies
+// exactly what it planned.
 func TestKilledWhileHeld(t *testing.T) {
 	n := newNode(t)
 	out := n.mustSSH("alice", "launch", "data", "--var", "instances=3", "--wait")
@@ -471,8 +471,7 @@ func TestKilledWhileHeld(t *testing.T) {
 
 // A server killed while tofu applies an approved plan: after a restart no
 // plaintext plan is left under the data directory, and the run is marked
-// interrupted and not re-run (issue 4, "How we will check it"; DESIGN
-// invariants 2 and 6).
+// interrupted and not re-run (DESIGN invariants 2 and 6).
 func TestKilledWhileApplying(t *testing.T) {
 	n := newNode(t)
 	out := n.mustSSH("alice", "launch", "slow", "--wait")

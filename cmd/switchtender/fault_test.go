@@ -1,11 +1,11 @@
 package main
 
-// The fault suite (issue 10, item 6): the real binary is SIGKILLed at every
-// phase a run goes through, and after a restart each test checks that
-// nothing acknowledged was lost (the run, its log so far, a held proposal,
-// an approval), that nothing re-runs by itself, that no plaintext plan is
-// left under the data directory, that no process of the run is left and
-// that the working directory's state lock is free.
+// The fault suite: the real binary is SIGKILLed at every phase a run goes
+// through, and after a restart each test checks that nothing acknowledged was
+// lost (the run, its log so far, a held proposal, an approval), that nothing
+// re-runs by itself, that no plaintext plan is left under the data directory,
+// that no process of the run is left and that the working directory's state
+// lock is free.
 //
 // To stop the server at an exact phase, a stand-in `tofu` is put first on
 // the server's PATH: when its arguments are the chosen step it touches a
@@ -883,10 +883,10 @@ func reconcileApplies(n *node, s *standIn, check, want, digest string) {
 	n.lockFree("infra/data")
 }
 
-// SIGKILL while a drift plan is kept (issue 11): after the restart no
-// plan is in clear under the data directory, nothing re-ran, the check
-// still says a reconcile can be proposed, and the reconcile applies
-// exactly the digest the check showed.
+// SIGKILL while a drift plan is kept: after the restart no plan is in clear
+// under the data directory, nothing re-ran, the check still says a reconcile
+// can be proposed, and the reconcile applies exactly the digest the check
+// showed.
 func TestFaultKilledWhileDriftPlanKept(t *testing.T) {
 	s := newStandIn(t, atInit, "nowhere") // passes every call through, counting them
 	n := driftedNode(t, s)

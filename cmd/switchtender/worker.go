@@ -10,8 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/worker"
 )
 
 // workerFlags declares worker's flags; it returns them and where --config
@@ -54,5 +54,5 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return server.RunWorker(hard, cfg, server.WorkerOptions{Environ: os.Environ(), Logger: logger, Version: version, Drain: drain})
+	return worker.RunWorker(hard, cfg, worker.WorkerOptions{Environ: os.Environ(), Logger: logger, Version: version, Drain: drain})
 }

@@ -52,9 +52,14 @@ func (l SSHLimits) FitDescriptors(soft uint64) (SSHLimits, bool) {
 }
 
 // StartupsPerSource is how many of the connections in their handshake one
-// source address may hold: a quarter of the cap, so that a flood from a few
-// addresses cannot keep everyone else out of the handshake.
-func (l SSHLimits) StartupsPerSource() int { return max(1, l.Startups/4) }
+// source address may hold: a quarter of the cap, or half the per-source
+// connection cap when that is more, but never more than half the cap. With
+// the defaults (64, 32) it is 16; an address whose per-source cap was raised
+// (a proxy, a NAT) gets a larger share, and a flood from one address still
+// cannot keep everyone else out of the handshake.
+func (l SSHLimits) StartupsPerSource() int {
+	return max(1, l.Startups/4, min(l.Startups/2, l.PerSource/2))
+}
 
 // Exit codes of SSH commands.
 const (

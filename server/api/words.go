@@ -45,23 +45,11 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
-// PlanCounts says what a plan does in tofu's words and arithmetic: a
-// replacement counts once in add and once in destroy ("Plan: 2 to add, 0 to
-// change, 1 to destroy"), with replacements and forgets alongside. The
-// gate's Add counts pure creates and its Destroy every delete.
+// PlanCounts says what proposal p does in tofu's words
+// (screentext.PlanCounts): the gate's Add counts pure creates and its
+// Destroy every delete.
 func PlanCounts(p *store.Proposal) string {
-	s := fmt.Sprintf("%d to add, %d to change, %d to destroy", p.Add+p.Replace, p.Change, p.Destroy)
-	var extra []string
-	if p.Replace > 0 {
-		extra = append(extra, fmt.Sprintf("%d replaced", p.Replace))
-	}
-	if p.Forget > 0 {
-		extra = append(extra, fmt.Sprintf("%d to forget", p.Forget))
-	}
-	if len(extra) > 0 {
-		s += " (" + strings.Join(extra, ", ") + ")"
-	}
-	return s
+	return screentext.PlanCounts(p.Add, p.Change, p.Destroy, p.Replace, p.Forget)
 }
 
 // FindingText is one finding: "address (file:line): reason", each of the

@@ -12,7 +12,7 @@ import (
 // A configuration nested 100,000 levels deep, one too large, one with too
 // many blocks and a FIFO are refused with an error (file:line where there is
 // one), never a crash or a hang.
-func TestHostileConfigurations(t *testing.T) {
+func TestHostileConfigurationsAreRefusedWithoutACrash(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, src string) string {
 		p := filepath.Join(dir, name)

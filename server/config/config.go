@@ -132,7 +132,7 @@ type Server struct {
 	// SSH limits (README "SSH limits"); zero means the server's default.
 	SSHHandshakeTimeout  time.Duration // ssh_handshake_timeout, default 30s
 	SSHIdleTimeout       time.Duration // ssh_idle_timeout, default 10m
-	SSHMaxStartups       int           // ssh_max_startups: connections still in their handshake, default 64
+	SSHMaxStartups       int           // ssh_max_startups: connections still in their handshake, default 64; one address may hold max(startups/4, min(startups/2, per_source/2))
 	SSHMaxConns          int           // ssh_max_connections: in all, default 256
 	SSHMaxConnsPerSource int           // ssh_max_connections_per_source: per address, default 32
 	SSHMaxCommandBytes   int           // ssh_max_command_bytes, default 65536

@@ -65,3 +65,20 @@ func TestSSHLimitsKeepsOpen(t *testing.T) {
 		}
 	}
 }
+
+// Past its share of the connections in their handshake a connection from
+// one address is refused while another address is still let in.
+func TestSSHLimitsRefusePastTheHandshakeShare(t *testing.T) {
+	cl := newConnLimiter(api.SSHLimits{Total: 100, Startups: 8, PerSource: 100})
+	for i := range 4 {
+		if why := cl.admit("10.0.0.1"); why != "" {
+			t.Fatalf("connection %d within the share refused: %s", i, why)
+		}
+	}
+	if why := cl.admit("10.0.0.1"); !strings.Contains(why, "per-source cap on connections in their handshake") {
+		t.Errorf("a connection past the share: %q", why)
+	}
+	if why := cl.admit("10.0.0.2"); why != "" {
+		t.Errorf("another address was refused: %s", why)
+	}
+}

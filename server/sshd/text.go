@@ -6,11 +6,6 @@ import (
 	"github.com/switchtender/switchtender/screentext"
 )
 
-// printable makes text from runs (log bytes, plan text, messages) safe to
-// print on a person's terminal, rune by rune, as screentext.Text does: a
-// hidden character is shown as its escape, newlines and tabs stay.
-func printable(b []byte) []byte { return []byte(screentext.Text(string(b))) }
-
 // safeWriter passes a stream through screentext (as Text), holding back an
 // incomplete UTF-8 sequence at the end of a write until the next one
 // completes it. It is the net under every plain command's output: the

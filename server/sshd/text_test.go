@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/screentext"
 )
 
 func TestPrintable(t *testing.T) {
@@ -47,3 +49,8 @@ func TestJSONSafe(t *testing.T) {
 		t.Fatalf("jsonSafe left raw controls: %q", out)
 	}
 }
+
+// printable makes text from runs (log bytes, plan text, messages) safe to
+// print on a person's terminal, rune by rune, as screentext.Text does: a
+// hidden character is shown as its escape, newlines and tabs stay.
+func printable(b []byte) []byte { return []byte(screentext.Text(string(b))) }
