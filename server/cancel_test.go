@@ -96,7 +96,7 @@ func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 	}
 	stop := time.Now().Add(12 * time.Second) // cancel_grace 5s + lease timeout 2s + margin
 	for time.Now().Before(stop) {
-		if err := raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token}); err != nil {
+		if err := raw.Conn.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token}); err != nil {
 			break
 		}
 		r, _ := h.srv.db.GetRun(id)
@@ -208,16 +208,16 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	h.mustSSH("alice", "cancel", id) // the offer is not answered yet
 	time.Sleep(4 * time.Second)      // the offer times out (2s) and goes back to the queue
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	if again, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); ok {
-		raw.send(relay.Msg{Type: relay.MsgTake, Run: again.Run})
+		raw.Send(relay.Msg{Type: relay.MsgTake, Run: again.Run})
 		if m, ok := nextMsg(ch, relay.MsgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
@@ -312,9 +312,9 @@ rule "slow13f" {
 	}
 	// The worker's job ended with the hand-over; it polls again as a real
 	// worker does and takes what it is offered.
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	if offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); ok {
-		raw.send(relay.Msg{Type: relay.MsgTake, Run: offer.Run})
+		raw.Send(relay.Msg{Type: relay.MsgTake, Run: offer.Run})
 		if m, ok := nextMsg(ch, relay.MsgReject, 10*time.Second); ok {
 			t.Logf("take answered: %s", m.Message)
 		}
@@ -367,13 +367,13 @@ rule "hold13f" {
 		t.Fatalf("the destroying plan was not held: %s: %s", r.Status, r.Message)
 	}
 	digest := r.Proposal.Digest
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	h.mustSSH("bob", "approve", id, "--digest", digest)
 	offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
 	waitFor(t, "the apply phase to be claimed", 10*time.Second, func() bool {
 		r, _ := h.srv.db.GetRun(id)
 		return Status(r.Status) == StatusRunning

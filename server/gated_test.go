@@ -9,38 +9,12 @@ import (
 	"testing"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
-// approveAllData is a rule that holds every run of template "data".
-const approveAllData = `
-rule "everything" {
-  templates        = ["data"]
-  require_approval = true
-}
-`
+const approveAllData = testkit.ApproveAllData
 
-const dataTemplates = `
-template "data" {
-  project = "infra"
-  command = "infra/data"
-  survey "instances" {
-    type = "number"
-    default = 3
-  }
-  survey "generation" {
-    type = "string"
-    default = "1"
-  }
-}
-template "data-free" {
-  project = "infra"
-  command = "infra/data"
-  survey "instances" {
-    type = "number"
-    default = 3
-  }
-}
-`
+const dataTemplates = testkit.DataTemplates
 
 func (h *harness) show(user, id string) runView {
 	h.t.Helper()

@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/internal/testkit"
+
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/switchtender/switchtender/exec/tofubin"
 	"github.com/switchtender/switchtender/server/config"
 )
 
@@ -26,20 +25,7 @@ import (
 var testEnviron []string
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
-	tofu, err := tofubin.Ensure(ctx, os.Stderr)
-	cancel()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "the server tests need OpenTofu: %v\n", err)
-		os.Exit(1)
-	}
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "PATH=") {
-			testEnviron = append(testEnviron, e)
-		}
-	}
-	testEnviron = append(testEnviron, "PATH="+tofubin.PathWith(tofu, os.Getenv("PATH")))
-	os.Exit(m.Run())
+	testkit.Main(m, func(env []string) { testEnviron = env })
 }
 
 // harness is a control node on loopback with a copy of testdata/project,
@@ -106,16 +92,9 @@ func writeHarness(t *testing.T, serverExtra, extra string) *harness {
 }
 
 func (h *harness) newKey(name string) string {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	signer, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.keys[name] = signer
-	return strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
+	k := testkit.NewKey(h.t)
+	h.keys[name] = k.Signer
+	return k.Line
 }
 
 // start loads the configuration and starts a server on it.
@@ -187,12 +166,7 @@ func dialAs(h *harness, user string) (*gossh.Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("no key for %s", user)
 	}
-	return gossh.Dial("tcp", h.addr, &gossh.ClientConfig{
-		User:            user,
-		Auth:            []gossh.AuthMethod{gossh.PublicKeys(signer)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
-		Timeout:         10 * time.Second,
-	})
+	return testkit.Dial(h.addr, user, signer)
 }
 
 // mustSSH is ssh that fails the test on a non-zero exit.
@@ -205,13 +179,7 @@ func (h *harness) mustSSH(user string, args ...string) string {
 	return out
 }
 
-func shellJoin(args []string) string {
-	var parts []string
-	for _, a := range args {
-		parts = append(parts, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
-	}
-	return strings.Join(parts, " ")
-}
+func shellJoin(args []string) string { return testkit.ShellJoin(args) }
 
 // waitStatus polls the store until run id reaches one of statuses.
 func (h *harness) waitStatus(id string, statuses ...Status) {

@@ -41,12 +41,12 @@ func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	if offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
 	pc.pause() // the worker's machine pauses as it takes the apply phase
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
 	c := relayConnOf(h, "eu", "w2")
 	waitFor(t, "the job's write to block", 15*time.Second, func() bool { return c.StuckFor(time.Now()) > 0 })
 
@@ -77,17 +77,17 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	h.srv.relay.timeout["eu"] = 8 * time.Second
 	h.srv.relay.mu.Unlock()
 	raw, pc, _ := dialPausable(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=g13", "--json"))
-	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
+	if m := raw.Recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v", m)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := raw.recv()
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw.Recv()
 	if job.Type != relay.MsgJob {
 		t.Fatalf("take: %+v", job)
 	}
-	beat := func() { raw.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token}) }
+	beat := func() { raw.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token}) }
 	c := relayConnOf(h, "eu", "w2")
 	big := strings.Repeat("x", 60<<10)
 	start := time.Now()
@@ -97,7 +97,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 		}
 		beat()
 		before := outboxLen(c)
-		raw.send(relay.Msg{Type: big})
+		raw.Send(relay.Msg{Type: big})
 		wait := 2 * time.Second // for its reject to be queued behind the full window
 		if before == 0 {
 			wait = 100 * time.Millisecond // for it to be answered while the writer still writes
@@ -112,7 +112,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	time.Sleep(600 * time.Millisecond)
 	go func() { // the worker takes what its SSH window held: the writer goes on into the unread socket
 		for {
-			if _, err := raw.c.Recv(); err != nil {
+			if _, err := raw.Conn.Recv(); err != nil {
 				return
 			}
 		}
@@ -126,7 +126,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 			t.Fatalf("the outbox holds %d after %d more messages", outboxLen(c), n)
 		}
 		before := outboxLen(c)
-		raw.send(relay.Msg{Type: "x"})
+		raw.Send(relay.Msg{Type: "x"})
 		for deadline := time.Now().Add(2 * time.Second); outboxLen(c) == before && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
@@ -136,13 +136,13 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	time.Sleep(time.Second)
 
 	b1, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare", Version: "raw"})
-	b1.send(relay.Msg{Type: relay.MsgPoll})
+	b1.Send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=g13b", "--json"))
-	if m := b1.recv(); m.Type != relay.MsgOffer || m.Run != bid {
+	if m := b1.Recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	b1.send(relay.Msg{Type: relay.MsgTake, Run: bid})
-	if m := b1.recv(); m.Type != relay.MsgJob {
+	b1.Send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := b1.Recv(); m.Type != relay.MsgJob {
 		t.Fatalf("b1's take: %+v", m)
 	}
 	// b1 dies without a heartbeat: its run fails within 2s, if anything
@@ -173,12 +173,12 @@ func TestRelayWritersEndWithTheirSessions(t *testing.T) {
 		if welcome.Type != relay.MsgWelcome {
 			t.Fatalf("hello %d: %+v", i, welcome)
 		}
-		raw.send(relay.Msg{Type: relay.MsgPoll})
-		raw.send(relay.Msg{Type: "nonsense"})
-		if m := raw.recv(); m.Type != relay.MsgReject {
+		raw.Send(relay.Msg{Type: relay.MsgPoll})
+		raw.Send(relay.Msg{Type: "nonsense"})
+		if m := raw.Recv(); m.Type != relay.MsgReject {
 			t.Fatalf("an unknown message was answered with %+v", m)
 		}
-		raw.client.Close() // a second connection of the name is refused while this one is alive
+		raw.Client.Close() // a second connection of the name is refused while this one is alive
 	}
 	waitFor(t, "the writers of closed sessions to end", 10*time.Second, func() bool {
 		return countStacks("relay.(*Conn).writeLoop") <= before+5
@@ -240,7 +240,7 @@ func dialPausable(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*raw
 		t.Fatal(err)
 	}
 	pc := &pausableConn{Conn: nc}
-	cc, chans, reqs, err := gossh.NewClientConn(pc, h.addr, &gossh.ClientConfig{User: hello.Name, Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
+	cc, chans, reqs, err := gossh.NewClientConn(pc, h.addr, &gossh.ClientConfig{User: hello.Name, Auth: []gossh.AuthMethod{gossh.PublicKeys(key.Signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -256,13 +256,13 @@ func dialPausable(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*raw
 	if err := sess.Start(relay.Command); err != nil {
 		t.Fatal(err)
 	}
-	w := &rawWorker{t: t, client: client, c: relay.NewConn(out, in)}
+	w := &rawWorker{T: t, Client: client, Conn: relay.NewConn(out, in)}
 	hello.Type = relay.MsgHello
 	if hello.Projects == nil {
 		hello.Projects = []string{"infra"}
 	}
-	w.send(hello)
-	return w, pc, w.recv()
+	w.Send(hello)
+	return w, pc, w.Recv()
 }
 
 // countStacks counts the goroutines whose stack holds every one of

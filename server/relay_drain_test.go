@@ -72,11 +72,11 @@ template "rslow" {
 func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	leased := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=r0", "--json"))
-	raw.recv()
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: leased})
-	job := raw.recv()
+	raw.Recv()
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: leased})
+	job := raw.Recv()
 	h.waitStatus(leased, StatusRunning)
 	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
 	h.restart()
@@ -89,8 +89,8 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
 	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	late.send(relay.Msg{Type: relay.MsgResult, Run: leased, Token: job.Token, Status: "succeeded"})
-	if m := late.recv(); m.Type != relay.MsgReject {
+	late.Send(relay.Msg{Type: relay.MsgResult, Run: leased, Token: job.Token, Status: "succeeded"})
+	if m := late.Recv(); m.Type != relay.MsgReject {
 		t.Errorf("a result from before the restart: %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {
@@ -262,18 +262,18 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=dr", "--json"))
-	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
+	if m := raw.Recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v", m)
 	}
-	raw.send(relay.Msg{Type: relay.MsgDrain})
+	raw.Send(relay.Msg{Type: relay.MsgDrain})
 	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	if m := raw.recv(); m.Type == relay.MsgJob {
-		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: m.Token, Status: StatusFailed, Exit: 1, Message: "ran"})
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	if m := raw.Recv(); m.Type == relay.MsgJob {
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: m.Token, Status: StatusFailed, Exit: 1, Message: "ran"})
 		h.waitStatus(id, StatusFailed)
-		raw.client.Close()
+		raw.Client.Close()
 		waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
 			return strings.Contains(h.mustSSH("alice", "audit"), "worker drained") || strings.Contains(h.mustSSH("alice", "audit"), "worker disconnected")
 		})

@@ -98,15 +98,15 @@ rule "hold-rnet" {
 }
 `)
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=big", "--json"))
-	raw.recv() // the offer
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := raw.recv()
+	raw.Recv() // the offer
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw.Recv()
 	if !job.Gated || job.Type != relay.MsgJob {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
+	raw.Send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 20 << 20, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"20.0 MiB (20971520 bytes)", "over the 19 MiB", "without proposing an apply", "queue the control node executes", "split the configuration"} {
@@ -117,8 +117,8 @@ rule "hold-rnet" {
 	if r.Proposal != nil {
 		t.Errorf("a refused plan proposed: %+v", r.Proposal)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
-	if m := raw.recv(); m.Type != relay.MsgReject {
+	raw.Send(relay.Msg{Type: relay.MsgPlanChunk, Run: id, Token: job.Token, Part: "plan", Blob: []byte("x")})
+	if m := raw.Recv(); m.Type != relay.MsgReject {
 		t.Errorf("a chunk after the refusal: %+v", m)
 	}
 	b, _ := json.Marshal(r)
@@ -172,12 +172,12 @@ template "rdata" {
 func TestRelayCheckOver19MiBKeepsNoPlan(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--check", "--var", "region=big", "--json"))
-	raw.recv()
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := raw.recv()
-	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
+	raw.Recv()
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw.Recv()
+	raw.Send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: 19<<20 + 1, JSONSize: 10})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	for _, want := range []string{"(19922945 bytes), over the 19 MiB", "this drift check keeps no plan, so a reconcile cannot be proposed from it"} {
@@ -294,13 +294,13 @@ func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	h.mustSSH("bob", "approve", a, "--digest", digestA)
-	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != a {
+	if offer := raw.Recv(); offer.Type != relay.MsgOffer || offer.Run != a {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: a})
-	job := raw.recv()
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: a})
+	job := raw.Recv()
 	if job.Type != relay.MsgJob || job.Phase != string(phaseApply) {
 		t.Fatalf("job %+v is not the apply phase", job)
 	}
@@ -340,13 +340,13 @@ func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello: %+v", welcome)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d1", "--json"))
-	if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != id {
+	if offer := raw.Recv(); offer.Type != relay.MsgOffer || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := raw.recv()
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw.Recv()
 	if job.Type != relay.MsgJob || job.Gated || job.Kind != string(KindPlan) {
 		t.Fatalf("job %+v is not a dry run", job)
 	}
@@ -385,17 +385,17 @@ func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
 	h, keys, _ := relayHarness(t, holdRnetForBob)
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=skip", "--json"))
 	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job, ok := recvWithin(raw, 10*time.Second)
 	if !ok || !job.Gated {
 		t.Fatalf("job %+v is not a gated plan", job)
 	}
-	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "Applied."})
+	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "Applied."})
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) == StatusSucceeded {
@@ -504,9 +504,9 @@ func heldPlans(t *testing.T, h *harness, keys map[string]relayKey, identity stri
 
 // handOverWithEmptyRendering sends plan as a gated plan's hand-over on a lease.
 func handOverWithEmptyRendering(raw *rawWorker, run string, token uint64, plan []byte) {
-	raw.send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
-	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(emptyRendering))})
-	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
-	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: emptyRendering})
-	raw.send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
+	raw.Send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
+	raw.Send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(emptyRendering))})
+	raw.Send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
+	raw.Send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: emptyRendering})
+	raw.Send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
 }

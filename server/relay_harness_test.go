@@ -2,13 +2,11 @@ package server
 
 import (
 	"bytes"
-	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/pem"
-	"net"
 	"os"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
 
 	"github.com/switchtender/switchtender/store"
 
@@ -18,68 +16,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/server/relay"
-	"github.com/switchtender/switchtender/server/worker"
-	gossh "golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
 )
 
-// relayKey is a worker's SSH key: its signer, its authorized_keys line and
-// its private key in OpenSSH PEM form.
-type relayKey struct {
-	signer gossh.Signer
-	line   string
-	pem    []byte
-}
+// relayKey is a worker's SSH key (testkit.Key).
+type relayKey = testkit.Key
 
-func newRelayKey(t *testing.T) relayKey {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, err := gossh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return relayKey{signer: signer, line: strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey()))), pem: pem.EncodeToMemory(blk)}
-}
+func newRelayKey(t *testing.T) relayKey { return testkit.NewKey(t) }
 
 // newDeliveryKey writes a pool delivery identity into dir, as keygen pool
 // does, and returns its path and recipient.
-func newDeliveryKey(t *testing.T, dir string) (string, string) {
-	t.Helper()
-	path := filepath.Join(dir, "pool.key")
-	k, err := seal.LoadOrCreateKey(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path, k.Recipient()
-}
+func newDeliveryKey(t *testing.T, dir string) (string, string) { return testkit.NewDeliveryKey(t, dir) }
 
 // knownHosts writes an OpenSSH known_hosts file holding the control node's
 // host key, as ssh-keyscan would.
 func knownHosts(t *testing.T, h *harness, dir string) string {
-	t.Helper()
-	var host gossh.PublicKey
-	c, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(h.keys["alice"])},
-		HostKeyCallback: func(_ string, _ net.Addr, k gossh.PublicKey) error { host = k; return nil }, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	path := filepath.Join(dir, "known_hosts")
-	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, host) + "\n"
-	if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testkit.KnownHosts(t, h.addr, "alice", h.keys["alice"], dir)
 }
 
 // relayWorkerCfg makes a worker's directory (its key, its own copy of the
@@ -87,58 +40,20 @@ func knownHosts(t *testing.T, h *harness, dir string) string {
 func relayWorkerCfg(t *testing.T, h *harness, name, pool string, key relayKey, identity string) *config.Worker {
 	t.Helper()
 	dir := t.TempDir()
-	keyPath := filepath.Join(dir, "id_ed25519")
-	if err := os.WriteFile(keyPath, key.pem, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	checkout := filepath.Join(dir, "checkout")
-	if err := os.CopyFS(checkout, os.DirFS("testdata/project")); err != nil {
-		t.Fatal(err)
-	}
-	return &config.Worker{Name: name, Control: h.addr, Pool: pool, Key: keyPath, DeliveryIdentity: identity,
-		DataDir: filepath.Join(dir, "data"), KnownHosts: knownHosts(t, h, dir),
-		Projects: map[string]*config.Project{"infra": {Name: "infra", Path: checkout}}}
+	return testkit.WorkerDir(t, h.addr, knownHosts(t, h, dir), "testdata/project", name, pool, key, identity)
 }
 
 // startWorker runs a worker until the test ends; the returned channel gets
 // RunWorker's error, and drain drains it.
 func startWorker(t *testing.T, cfg *config.Worker) (errs chan error, drain func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	dr := make(chan struct{})
-	errs = make(chan error, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		errs <- worker.RunWorker(ctx, cfg, worker.WorkerOptions{Environ: testEnviron, Version: "test", Drain: dr})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("the worker did not stop")
-		}
-	})
-	var once bool
-	return errs, func() {
-		if !once {
-			once = true
-			close(dr)
-		}
-	}
+	return testkit.StartWorker(t, cfg, testEnviron)
 }
 
 // waitFor polls cond until it holds or the time is up.
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitFor(t, what, d, cond)
 }
 
 // gitCommitAll makes dir a git repository with one commit of everything in
@@ -168,21 +83,7 @@ rule "hold-rnet" {
 
 // recvWithin reads one message, or reports none within d (the reader is
 // then left behind: read no more from w).
-func recvWithin(w *rawWorker, d time.Duration) (relay.Msg, bool) {
-	ch := make(chan relay.Msg, 1)
-	go func() {
-		m, err := w.c.Recv()
-		if err == nil {
-			ch <- m
-		}
-	}()
-	select {
-	case m := <-ch:
-		return m, true
-	case <-time.After(d):
-		return relay.Msg{}, false
-	}
-}
+func recvWithin(w *rawWorker, d time.Duration) (relay.Msg, bool) { return testkit.RecvWithin(w, d) }
 
 // poolDataTemplate is a pool template over infra/data (terraform_data
 // resources: a plan that destroys is made without any provider) and a rule
@@ -250,62 +151,30 @@ func planDataByHand(t *testing.T, h *harness, vars ...string) (plan, js []byte) 
 	return plan, js
 }
 
-// readWorker reads every message of a raw worker into a channel, so
-// a test can wait for one with a timeout and never hang.
-func readWorker(w *rawWorker) chan relay.Msg {
-	ch := make(chan relay.Msg, 64)
-	go func() {
-		defer close(ch)
-		for {
-			m, err := w.c.Recv()
-			if err != nil {
-				return
-			}
-			ch <- m
-		}
-	}()
-	return ch
-}
+// readWorker reads every message of a raw worker into a channel.
+func readWorker(w *rawWorker) chan relay.Msg { return testkit.ReadWorker(w) }
 
-// nextMsg waits up to d for a message of type typ (others are
-// skipped), or reports none.
+// nextMsg waits up to d for a message of type typ, or reports none.
 func nextMsg(ch chan relay.Msg, typ string, d time.Duration) (relay.Msg, bool) {
-	deadline := time.After(d)
-	for {
-		select {
-		case m, ok := <-ch:
-			if !ok {
-				return relay.Msg{}, false
-			}
-			if m.Type == typ {
-				return m, true
-			}
-		case <-deadline:
-			return relay.Msg{}, false
-		}
-	}
+	return testkit.NextMsg(ch, typ, d)
 }
 
 // handOverPlan hands plan over with js as its `show -json`.
 func handOverPlan(raw *rawWorker, run string, token uint64, plan, js []byte) {
-	raw.send(relay.Msg{Type: relay.MsgPlanning, Run: run, Token: token})
-	raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: run, Token: token, Size: int64(len(plan)), JSONSize: int64(len(js))})
-	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "plan", Blob: plan})
-	raw.send(relay.Msg{Type: relay.MsgPlanChunk, Run: run, Token: token, Part: "json", Blob: js})
-	raw.send(relay.Msg{Type: relay.MsgPlanEnd, Run: run, Token: token})
+	testkit.HandOverPlan(raw, run, token, plan, js)
 }
 
 // leaseRun has raw (worker w2 of pool eu) take the launched run and
 // returns its job.
 func leaseRun(t *testing.T, h *harness, raw *rawWorker, ch chan relay.Msg, args ...string) (string, relay.Msg) {
 	t.Helper()
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append([]string{"launch"}, append(args, "--json")...)...))
 	offer, ok := nextMsg(ch, relay.MsgOffer, 15*time.Second)
 	if !ok || offer.Run != id {
 		t.Fatalf("offer %+v (got one: %v) for run %s", offer, ok, id)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job, ok := nextMsg(ch, relay.MsgJob, 15*time.Second)
 	if !ok {
 		t.Fatalf("no job for %s", id)
@@ -334,13 +203,13 @@ func rawEvidence(findings ...store.Finding) *store.Scan {
 // returns the run and its job.
 func takeRun(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, relay.Msg) {
 	t.Helper()
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
-	if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
+	if m := raw.Recv(); m.Type != relay.MsgOffer || m.Run != id {
 		t.Fatalf("offer %+v, want run %s", m, id)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := raw.recv()
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw.Recv()
 	if job.Type != relay.MsgJob || job.Run != id {
 		t.Fatalf("job %+v", job)
 	}

@@ -2,13 +2,14 @@ package server
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
 
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/server/worker"
@@ -19,53 +20,12 @@ import (
 
 // rawWorker speaks the relay protocol by hand over a real SSH connection,
 // to behave as no real worker would.
-type rawWorker struct {
-	t      *testing.T
-	client *gossh.Client
-	c      *relay.Conn
-	in     io.Writer // the session's stdin under c, for lines that are not messages
-}
+// rawWorker speaks the wire by hand (testkit.RawWorker).
+type rawWorker = testkit.RawWorker
 
 func dialRaw(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*rawWorker, relay.Msg) {
 	t.Helper()
-	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: hello.Name, Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	sess, err := client.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, _ := sess.StdinPipe()
-	out, _ := sess.StdoutPipe()
-	if err := sess.Start(relay.Command); err != nil {
-		t.Fatal(err)
-	}
-	w := &rawWorker{t: t, client: client, c: relay.NewConn(out, in), in: in}
-	hello.Type = relay.MsgHello
-	if hello.Projects == nil {
-		hello.Projects = []string{"infra"} // the test project, as a real worker's file names it
-	}
-	w.send(hello)
-	return w, w.recv()
-}
-
-func (w *rawWorker) send(m relay.Msg) {
-	w.t.Helper()
-	if err := w.c.Send(m); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
-func (w *rawWorker) recv() relay.Msg {
-	w.t.Helper()
-	m, err := w.c.Recv()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return m
+	return testkit.DialRaw(t, h.addr, key, hello)
 }
 
 // A worker that takes a run and never heartbeats loses its lease: the run
@@ -79,15 +39,15 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("hello answered with %+v", welcome)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	out := h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x1", "--json")
 	id := runIDOf(t, out)
-	offer := raw.recv()
+	offer := raw.Recv()
 	if offer.Type != relay.MsgOffer || offer.Run != id {
 		t.Fatalf("offer %+v, want run %s", offer, id)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := raw.recv()
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw.Recv()
 	if job.Type != relay.MsgJob || job.Token == 0 || len(job.Payload) == 0 || job.Clear {
 		t.Fatalf("job %+v", job)
 	}
@@ -95,7 +55,7 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 		t.Errorf("the payload is not sealed")
 	}
 	started := time.Now()
-	raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+	raw.Send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
 	h.waitStatus(id, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	if took := time.Since(started); took > 6*time.Second {
@@ -106,15 +66,15 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 			t.Errorf("message %q lacks %q", r.Message, want)
 		}
 	}
-	rej := raw.recv()
+	rej := raw.Recv()
 	if rej.Type != relay.MsgReject || rej.Run != id {
 		t.Errorf("the worker was not told its lease ended: %+v", rej)
 	}
-	raw.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "late line\n"})
-	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Exit: 0, Message: "done"})
-	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token + 1, Status: "succeeded", Exit: 0, Message: "forged"})
+	raw.Send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "late line\n"})
+	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Exit: 0, Message: "done"})
+	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token + 1, Status: "succeeded", Exit: 0, Message: "forged"})
 	for range 3 {
-		if m := raw.recv(); m.Type != relay.MsgReject || !strings.Contains(m.Message, "rejected and changed nothing") {
+		if m := raw.Recv(); m.Type != relay.MsgReject || !strings.Contains(m.Message, "rejected and changed nothing") {
 			t.Errorf("a late message was answered with %+v", m)
 		}
 	}
@@ -156,7 +116,7 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	}
 	spoofed := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	other := newRelayKey(t)
-	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.signer.PublicKey()) + "\n"
+	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.Signer.PublicKey()) + "\n"
 	if err := os.WriteFile(spoofed.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +146,7 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 // sshAsKey runs one command with key and returns stderr and the exit code.
 func sshAsKey(t *testing.T, h *harness, key relayKey, cmd string) (string, int) {
 	t.Helper()
-	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "x", Auth: []gossh.AuthMethod{gossh.PublicKeys(key.signer)},
+	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "x", Auth: []gossh.AuthMethod{gossh.PublicKeys(key.Signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -222,11 +182,11 @@ func runIDOf(t *testing.T, out string) string {
 func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	old, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	old.send(relay.Msg{Type: relay.MsgPoll})
+	old.Send(relay.Msg{Type: relay.MsgPoll})
 	first := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=a1", "--json"))
-	old.recv()
-	old.send(relay.Msg{Type: relay.MsgTake, Run: first})
-	old.recv() // the job; it never heartbeats
+	old.Recv()
+	old.Send(relay.Msg{Type: relay.MsgTake, Run: first})
+	old.Recv() // the job; it never heartbeats
 	// While the old connection was heard from within the lease timeout, a
 	// second connection of the name is told to try again; once it has been
 	// silent that long, the new one takes the name over.
@@ -239,11 +199,11 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("the reconnect after the old connection fell silent: %+v", welcome)
 	}
-	again.send(relay.Msg{Type: relay.MsgPoll})
+	again.Send(relay.Msg{Type: relay.MsgPoll})
 	second := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=a2345678", "--json"))
 	var offered []string
 	for len(offered) == 0 {
-		switch m := again.recv(); m.Type {
+		switch m := again.Recv(); m.Type {
 		case relay.MsgOffer:
 			offered = append(offered, m.Run)
 		case relay.MsgReject:
@@ -293,47 +253,47 @@ func TestHostileRelayInputChangesNothing(t *testing.T) {
 	a, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu"})
 	b, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	bare, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare"})
-	a.send(relay.Msg{Type: relay.MsgPoll})
+	a.Send(relay.Msg{Type: relay.MsgPoll})
 	time.Sleep(100 * time.Millisecond)
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=race", "--json"))
-	offer := a.recv()
+	offer := a.Recv()
 	if offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	b.send(relay.Msg{Type: relay.MsgPoll})
-	b.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	if m := b.recv(); m.Type != relay.MsgReject {
+	b.Send(relay.Msg{Type: relay.MsgPoll})
+	b.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	if m := b.Recv(); m.Type != relay.MsgReject {
 		t.Errorf("a take of a run offered to another worker: %+v", m)
 	}
-	a.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := a.recv()
+	a.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := a.Recv()
 	if job.Type != relay.MsgJob {
 		t.Fatalf("job %+v", job)
 	}
 	for _, w := range []*rawWorker{b, bare} {
-		w.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "INJECTED\n"})
-		w.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded"})
-		w.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
-		w.send(relay.Msg{Type: relay.MsgResult, Run: "nosuchrun", Token: 1, Status: "succeeded"})
-		w.send(relay.Msg{Type: "bogus", Run: id})
+		w.Send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "INJECTED\n"})
+		w.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded"})
+		w.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
+		w.Send(relay.Msg{Type: relay.MsgResult, Run: "nosuchrun", Token: 1, Status: "succeeded"})
+		w.Send(relay.Msg{Type: "bogus", Run: id})
 		for range 5 {
-			if m := w.recv(); m.Type != relay.MsgReject {
+			if m := w.Recv(); m.Type != relay.MsgReject {
 				t.Errorf("hostile message answered with %+v", m)
 			}
 		}
 	}
-	a.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token + 1, Data: "WRONGTOKEN\n"})
-	if m := a.recv(); m.Type != relay.MsgReject {
+	a.Send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token + 1, Data: "WRONGTOKEN\n"})
+	if m := a.Recv(); m.Type != relay.MsgReject {
 		t.Errorf("a wrong token: %+v", m)
 	}
 	// garbage ends only b's session
-	if _, err := b.in.Write([]byte("{not json\n")); err != nil {
+	if _, err := b.In.Write([]byte("{not json\n")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.c.Recv(); err == nil {
+	if _, err := b.Conn.Recv(); err == nil {
 		t.Errorf("the session survived garbage")
 	}
-	a.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
+	a.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
 	h.waitStatus(id, StatusSucceeded, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) != StatusSucceeded {
@@ -367,7 +327,7 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 	}
 	cfg := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	other := newRelayKey(t)
-	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.signer.PublicKey()) + "\n"
+	line := knownhosts.Line([]string{knownhosts.Normalize(h.addr)}, other.Signer.PublicKey()) + "\n"
 	if err := os.WriteFile(cfg.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -383,12 +343,12 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	h, keys, _ := relayHarness(t, holdRnetForBob)
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=mem", "--json"))
 	if offer, ok := recvWithin(raw, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
 	job, ok := recvWithin(raw, 10*time.Second)
 	if !ok || !job.Gated {
 		t.Fatalf("job %+v", job)
@@ -396,9 +356,9 @@ func TestADeclaredPlanSizeAllocatesNothingUpFront(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range 4 {
-		raw.send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: relay.PlanLimit, JSONSize: relay.JSONLimit})
+		raw.Send(relay.Msg{Type: relay.MsgPlanStart, Run: id, Token: job.Token, Size: relay.PlanLimit, JSONSize: relay.JSONLimit})
 	}
-	raw.send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
+	raw.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
 	time.Sleep(500 * time.Millisecond)
 	runtime.ReadMemStats(&after)
 	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
@@ -421,8 +381,8 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 			Reason: "runs the program it names " + strings.Repeat("x", 100)}
 	}
 	started := time.Now()
-	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(fs...)})
-	m := raw.recv()
+	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(fs...)})
+	m := raw.Recv()
 	took := time.Since(started)
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
 	r, _ := h.srv.db.GetRun(id)
@@ -449,7 +409,7 @@ func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	if job.ScanWhy != "" || job.Ref != "" {
 		t.Fatalf("the job is scanned: %+v", job)
 	}
-	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusRefused, Exit: -1,
+	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusRefused, Exit: -1,
 		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
 	h.waitStatus(id, StatusRefused, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); Status(r.Status) == StatusRefused {
@@ -470,10 +430,10 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
-		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusInterrupted, Exit: -1, Message: "stopped"})
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusInterrupted, Exit: -1, Message: "stopped"})
 		h.waitStatus(id, StatusInterrupted, StatusFailed)
-		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0})
-		if m := raw.recv(); m.Type != relay.MsgReject {
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0})
+		if m := raw.Recv(); m.Type != relay.MsgReject {
 			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
 		}
 		r, _ := h.srv.db.GetRun(id)
@@ -492,7 +452,7 @@ func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, st := range []Status{StatusStale, StatusCancelled} {
 		id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region="+string(st))
-		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: st, Exit: 1,
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: st, Exit: 1,
 			Message: "Cancelled by bob during plan on worker w2."})
 		h.waitStatus(id, StatusStale, StatusCancelled, StatusFailed)
 		r, _ := h.srv.db.GetRun(id)

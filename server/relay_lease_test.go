@@ -25,17 +25,17 @@ import (
 func TestAnotherKeyCannotTakeOverAWorkersLease(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
 	raw1, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu", Version: "raw"})
-	raw1.send(relay.Msg{Type: relay.MsgPoll})
+	raw1.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=imp", "--json"))
-	if offer := raw1.recv(); offer.Run != id {
+	if offer := raw1.Recv(); offer.Run != id {
 		t.Fatalf("offer %+v", offer)
 	}
-	raw1.send(relay.Msg{Type: relay.MsgTake, Run: id})
-	job := raw1.recv()
+	raw1.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+	job := raw1.Recv()
 	if job.Type != relay.MsgJob {
 		t.Fatalf("job %+v", job)
 	}
-	raw1.client.Close()
+	raw1.Client.Close()
 	time.Sleep(300 * time.Millisecond)
 	imp, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w1", Pool: "eu", Version: "impostor"})
 	if welcome.Type == relay.MsgWelcome {
@@ -44,8 +44,8 @@ func TestAnotherKeyCannotTakeOverAWorkersLease(t *testing.T) {
 	if welcome.Type != relay.MsgWelcome {
 		return
 	}
-	imp.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "forged by w2's key\n"})
-	imp.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "forged"})
+	imp.Send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "forged by w2's key\n"})
+	imp.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "forged"})
 	time.Sleep(500 * time.Millisecond)
 	r, _ := h.srv.db.GetRun(id)
 	if Status(r.Status) == StatusSucceeded {
@@ -74,9 +74,9 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 			if r, _ := h.srv.db.GetRun(id); Status(r.Status).Final() {
 				return
 			}
-			_ = raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat})
-			_ = raw.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token + 1})
-			_ = other.c.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
+			_ = raw.Conn.Send(relay.Msg{Type: relay.MsgHeartbeat})
+			_ = raw.Conn.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token + 1})
+			_ = other.Conn.Send(relay.Msg{Type: relay.MsgHeartbeat, Run: id, Token: job.Token})
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
@@ -86,7 +86,7 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 	if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "stopped heartbeating") || time.Since(started) > 7*time.Second {
 		t.Fatalf("a lease kept by idle or wrong-token heartbeats for %s: %s: %s", time.Since(started), r.Status, r.Message)
 	}
-	m, err := raw.c.Recv()
+	m, err := raw.Conn.Recv()
 	if err != nil || m.Type != relay.MsgReject {
 		t.Fatalf("a wrong-token heartbeat was answered %+v (%v)", m, err)
 	}
@@ -164,21 +164,21 @@ rule "gate13f" {
 	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	if offer, ok := nextMsg(ch, relay.MsgOffer, 10*time.Second); !ok || offer.Run != id {
 		t.Fatalf("the apply phase was not offered: %+v", offer)
 	}
-	raw.send(relay.Msg{Type: relay.MsgTake, Run: id}) // and w2's machine pauses
+	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id}) // and w2's machine pauses
 	time.Sleep(4 * time.Second)                       // w2's lease (2s) is lost by now
 
 	b1, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare", Version: "raw"})
-	b1.send(relay.Msg{Type: relay.MsgPoll})
+	b1.Send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=paused", "--json"))
-	if m := b1.recv(); m.Type != relay.MsgOffer || m.Run != bid {
+	if m := b1.Recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	b1.send(relay.Msg{Type: relay.MsgTake, Run: bid})
-	if m := b1.recv(); m.Type != relay.MsgJob {
+	b1.Send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := b1.Recv(); m.Type != relay.MsgJob {
 		t.Fatalf("b1's take: %+v", m)
 	}
 	// b1 dies without a heartbeat: its run fails within 2s, if anything
@@ -207,7 +207,7 @@ func pausedReader(w *rawWorker, pauseAfterOffer func() string) chan relay.Msg {
 	ch := make(chan relay.Msg, 64)
 	go func() {
 		for {
-			m, err := w.c.Recv()
+			m, err := w.Conn.Recv()
 			if err != nil {
 				close(ch)
 				return

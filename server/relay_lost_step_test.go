@@ -286,16 +286,16 @@ func TestRelayLostWorkerLockFollowsTheStepsThatStarted(t *testing.T) {
 			if welcome.Type != relay.MsgWelcome {
 				t.Fatalf("hello: %+v", welcome)
 			}
-			raw.send(relay.Msg{Type: relay.MsgPoll})
+			raw.Send(relay.Msg{Type: relay.MsgPoll})
 			id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x", "--json"))
-			if offer := raw.recv(); offer.Type != relay.MsgOffer || offer.Run != id {
+			if offer := raw.Recv(); offer.Type != relay.MsgOffer || offer.Run != id {
 				t.Fatalf("offer %+v", offer)
 			}
-			raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-			job := raw.recv()
+			raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+			job := raw.Recv()
 			for _, m := range c.steps {
 				m.Run, m.Token = id, job.Token
-				raw.send(m)
+				raw.Send(m)
 			}
 			h.waitStatus(id, StatusFailed)
 			r, _ := h.srv.db.GetRun(id)

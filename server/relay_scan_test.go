@@ -233,32 +233,32 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	take := func(args ...string) (string, relay.Msg) {
-		raw.send(relay.Msg{Type: relay.MsgPoll})
+		raw.Send(relay.Msg{Type: relay.MsgPoll})
 		id := runIDOf(t, h.mustSSH("alice", append(append([]string{"launch"}, args...), "--json")...))
-		raw.recv() // the offer
-		raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-		return id, raw.recv()
+		raw.Recv() // the offer
+		raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+		return id, raw.Recv()
 	}
 	evidence := &store.Scan{Digest: "sha256:" + strings.Repeat("0", 64), Modules: 1}
 	id, job := take("rnet", "--dry-run", "--var", "region=a")
 	if job.ScanWhy != "" {
 		t.Fatalf("an unscanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "not scanned") || r.Scan != nil {
 		t.Fatalf("a scan for an unscanned job: %s: %s, scan %+v", r.Status, r.Message, r.Scan)
 	}
-	raw.recv() // the scan_stop
+	raw.Recv() // the scan_stop
 	id, job = take("rs-clean", "--dry-run")
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("a scanned dry run's job says scan %q", job.ScanWhy)
 	}
-	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
-	if m := raw.recv(); m.Type != relay.MsgScanPass {
+	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
+	if m := raw.Recv(); m.Type != relay.MsgScanPass {
 		t.Fatalf("a clean scan was answered %+v", m)
 	}
-	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
+	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: evidence})
 	h.waitStatus(id, StatusFailed)
 	if r, _ := h.srv.db.GetRun(id); !strings.Contains(r.Message, "second scan") {
 		t.Fatalf("a second scan: %s: %s", r.Status, r.Message)
@@ -334,9 +334,9 @@ func TestAScanHoldLeavesTheControlNodesDirectoryAlone(t *testing.T) {
 	if job.ScanWhy != scanForExemption {
 		t.Fatalf("job scan %q", job.ScanWhy)
 	}
-	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
+	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
 		Address: "data.external.x", File: "infra/scan/modvar/main.tf", Line: 1, Reason: "runs a program"})})
-	if m := raw.recv(); m.Type != relay.MsgScanStop {
+	if m := raw.Recv(); m.Type != relay.MsgScanStop {
 		t.Fatalf("a finding was answered %+v", m)
 	}
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
@@ -358,8 +358,8 @@ func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
-		raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
-		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0,
+		raw.Send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0,
 			Commit: &store.Commit{Ref: "main", SHA: strings.Repeat("a", 40)}})
 		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusRefused)
 		r, _ := h.srv.db.GetRun(id)
@@ -377,15 +377,15 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := takeRun(t, h, raw, "rs-clean", "--dry-run")
-	raw.send(relay.Msg{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"})
-	if m := raw.recv(); m.Type != relay.MsgReject {
+	raw.Send(relay.Msg{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"})
+	if m := raw.Recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a worker's own scan_pass was answered %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(id); r.Scan != nil || len(r.Approvals) != 0 || Status(r.Status) != StatusRunning {
 		t.Fatalf("a worker's own scan_pass changed the run: %s, scan %+v, approvals %+v", r.Status, r.Scan, r.Approvals)
 	}
-	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
-	if m := raw.recv(); m.Type != relay.MsgScanPass {
+	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
+	if m := raw.Recv(); m.Type != relay.MsgScanPass {
 		t.Fatalf("clean evidence was answered %+v", m)
 	}
 	started := time.Now()
@@ -394,7 +394,7 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	if Status(r.Status) != StatusFailed || time.Since(started) > 8*time.Second || !strings.Contains(r.Message, "stopped heartbeating") {
 		t.Fatalf("a worker silent after its scan: %s after %s: %s", r.Status, time.Since(started), r.Message)
 	}
-	if m := raw.recv(); m.Type != relay.MsgReject {
+	if m := raw.Recv(); m.Type != relay.MsgReject {
 		t.Fatalf("the lost lease was answered %+v", m)
 	}
 	for _, m := range []relay.Msg{
@@ -402,8 +402,8 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 		{Type: relay.MsgScanPass, Run: id, Token: job.Token, Released: "bob"},
 		{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded},
 	} {
-		raw.send(m)
-		if got := raw.recv(); got.Type != relay.MsgReject {
+		raw.Send(m)
+		if got := raw.Recv(); got.Type != relay.MsgReject {
 			t.Errorf("%s after the lease was lost: answered %+v", m.Type, got)
 		}
 	}
@@ -521,7 +521,7 @@ func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	if job.ScanWhy == "" || Kind(job.Kind) != KindCheck {
 		t.Fatalf("job %+v", job)
 	}
-	raw.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
+	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(store.Finding{
 		Address: "module.a.module.b.data.external.x", File: "infra/scan/deep/a/b/main.tf", Line: 1, Reason: "runs a program"})})
 	handOverPlan(raw, id, job.Token, []byte("not a plan"), []byte("{}"))
 	if m, ok := nextMsg(ch, relay.MsgScanStop, 10*time.Second); !ok {
@@ -542,8 +542,8 @@ func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	h.waitStatus(id, StatusRunning)
 	h.restart()
 	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	late.send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
-	if m := late.recv(); m.Type != relay.MsgReject {
+	late.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
+	if m := late.Recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a scan from before the restart was answered %+v", m)
 	}
 	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusInterrupted || r.Scan != nil {

@@ -29,8 +29,8 @@ func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 	if job.Clear || bytes.Contains(job.Payload, []byte(relayCloudKey)) || bytes.Contains(job.Payload, []byte(relayPassword)) {
 		t.Errorf("the payload carries a secret in clear")
 	}
-	raw.send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "key=" + relayCloudKey + " pw=" + relayPassword + "\n"})
-	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusFailed, Message: "failed with " + relayCloudKey})
+	raw.Send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "key=" + relayCloudKey + " pw=" + relayPassword + "\n"})
+	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusFailed, Message: "failed with " + relayCloudKey})
 	h.waitStatus(id, StatusFailed, StatusSucceeded)
 	log := h.mustSSH("alice", "log", id)
 	r, _ := h.srv.db.GetRun(id)
@@ -54,7 +54,7 @@ func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 		out, _, _ := h.ssh(who, "workers", "--json")
 		var vs []map[string]any
 		_ = json.Unmarshal([]byte(out), &vs)
-		for _, bad := range []string{"SHA256:", "ssh-ed25519", "AAAA", "/tmp", "age1", keys["w2"].line} {
+		for _, bad := range []string{"SHA256:", "ssh-ed25519", "AAAA", "/tmp", "age1", keys["w2"].Line} {
 			if strings.Contains(out, bad) {
 				t.Errorf("%s's workers output holds %q: %s", who, bad, out)
 			}
@@ -93,13 +93,13 @@ func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	}
 
 	bare, _ := dialRaw(t, h, keys["b1"], relay.Msg{Name: "b1", Pool: "bare"})
-	bare.send(relay.Msg{Type: relay.MsgPoll})
+	bare.Send(relay.Msg{Type: relay.MsgPoll})
 	bid := runIDOf(t, h.mustSSH("alice", "launch", "bnet", "--dry-run", "--var", "region=nosecret", "--json"))
-	if m := bare.recv(); m.Type != relay.MsgOffer || m.Run != bid {
+	if m := bare.Recv(); m.Type != relay.MsgOffer || m.Run != bid {
 		t.Fatalf("offer %+v", m)
 	}
-	bare.send(relay.Msg{Type: relay.MsgTake, Run: bid})
-	if m := bare.recv(); m.Type != relay.MsgJob {
+	bare.Send(relay.Msg{Type: relay.MsgTake, Run: bid})
+	if m := bare.Recv(); m.Type != relay.MsgJob {
 		r, _ := h.srv.db.GetRun(bid)
 		t.Errorf("a dry run of bnet with no credential and no secret answer was refused on pool bare because of an earlier run's answer: %s: %s", r.Status, r.Message)
 	}

@@ -23,18 +23,18 @@ func TestRelayStepReportsAreBoundedToTheStepsARunHas(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h, keys, _ := relayHarness(t, "")
 			raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-			raw.send(relay.Msg{Type: relay.MsgPoll})
+			raw.Send(relay.Msg{Type: relay.MsgPoll})
 			id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=x", "--json"))
-			if m := raw.recv(); m.Type != relay.MsgOffer || m.Run != id {
+			if m := raw.Recv(); m.Type != relay.MsgOffer || m.Run != id {
 				t.Fatalf("offer %+v, want run %s", m, id)
 			}
-			raw.send(relay.Msg{Type: relay.MsgTake, Run: id})
-			job := raw.recv()
+			raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
+			job := raw.Recv()
 			if job.Type != relay.MsgJob || job.Run != id {
 				t.Fatalf("job %+v", job)
 			}
 			for i := 0; i < 4*relayMaxSteps; i++ {
-				raw.send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: c.step, Started: time.Now()})
+				raw.Send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: c.step, Started: time.Now()})
 			}
 			h.waitStatus(id, StatusFailed, StatusSucceeded)
 			r, err := h.srv.db.GetRun(id)

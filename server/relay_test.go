@@ -56,7 +56,7 @@ template "bnet" {
   queue   = "bare"
   survey "region" { type = "string" }
 }
-`, recipient, keys["w1"].line, keys["w2"].line, keys["b1"].line, relayCloudKey)+extra)
+`, recipient, keys["w1"].Line, keys["w2"].Line, keys["b1"].Line, relayCloudKey)+extra)
 	return h, keys, identity
 }
 
@@ -157,7 +157,7 @@ func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
 func TestRelayOffersOnlyAWorkersProjects(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Projects: []string{"other"}})
-	raw.send(relay.Msg{Type: relay.MsgPoll})
+	raw.Send(relay.Msg{Type: relay.MsgPoll})
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=pr", "--json"))
 	waitFor(t, "the run to say what it waits for", 10*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "show", id), "whose file has a checkout of project infra")

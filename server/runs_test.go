@@ -10,18 +10,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/store"
 )
 
-const networkTemplate = `
-template "network" {
-  project = "infra"
-  command = "infra/network"
-  survey "region" {
-    type = "string"
-  }
-}
-`
+const networkTemplate = testkit.NetworkTemplate
 
 // The spec's example end to end over SSH: a dry run shows the plan, a real
 // run applies it, and both survive a restart with their logs.

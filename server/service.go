@@ -94,3 +94,10 @@ func (s *Server) LogSize(id string) (int64, error) { return s.db.LogSize(id) }
 func (s *Server) AuditTrail(keep func(store.AuditEvent) bool) ([]store.AuditEvent, error) {
 	return s.db.AuditTrail(keep)
 }
+
+// Store is the run store s owns: the database under its data directory.
+// It is for reading what s recorded (runs, logs, audit, approvals) from
+// outside the package, as the scenario tests do; writes through it bypass
+// s's transitions, its broker and its notifications. It is nil before New
+// returns and stays valid until Close.
+func (s *Server) Store() *store.DB { return s.db }

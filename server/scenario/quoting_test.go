@@ -1,8 +1,10 @@
-package server
+package scenario
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/api"
 )
 
 const listMapTemplate = `
@@ -27,18 +29,19 @@ template "tags" {
 // quoted it once) is refused with why and how to quote it twice; other
 // refusals, and answers from standard input, get no such hint.
 func TestListAnswerOverSSHSaysQuoteTwice(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, listMapTemplate)
 	for _, c := range []struct{ words []string }{
 		{[]string{"launch", "tags", "--var", "tags=[a,b]"}},
 		{[]string{"launch", "tags", "--var", "tags=x", "--var", "labels={team:infra}"}},
 	} {
 		_, errOut, code := h.ssh("alice", c.words...)
-		if code != exitRefused || !strings.Contains(errOut, "split twice") || !strings.Contains(errOut, "--answers -") {
+		if code != api.ExitRefused || !strings.Contains(errOut, "split twice") || !strings.Contains(errOut, "--answers -") {
 			t.Errorf("%v: exit %d, %q", c.words, code, errOut)
 		}
 	}
 	_, errOut, code := h.ssh("alice", "launch", "tags", "--var", "tags=x", "--var", "region=abc")
-	if code != exitRefused || strings.Contains(errOut, "split twice") {
+	if code != api.ExitRefused || strings.Contains(errOut, "split twice") {
 		t.Errorf("a number field's refusal: exit %d, %q", code, errOut)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"os"
@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
 )
 
 // A command-source credential whose command is not on the PATH is a
 // problem at its block's line; one that is found is not.
 func TestCredentialCommandProblems(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	os.Mkdir(bin, 0o755)
@@ -22,7 +24,7 @@ func TestCredentialCommandProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Check(cfg, []string{"PATH=" + bin})
+	got := server.Check(cfg, []string{"PATH=" + bin})
 	if len(got) != 1 || got[0].Where != filepath.Join(dir, "c.hcl")+":5" || !strings.Contains(got[0].What, `"no-such-vault-cli" is not found`) {
 		t.Errorf("problems %+v", got)
 	}

@@ -1,0 +1,11 @@
+package scenario
+
+import "github.com/switchtender/switchtender/server/internal/testkit"
+
+// Configuration blocks shared with package server's tests.
+const (
+	approveAllData  = testkit.ApproveAllData
+	dataTemplates   = testkit.DataTemplates
+	networkTemplate = testkit.NetworkTemplate
+	brokenTemplate  = testkit.BrokenTemplate
+)
