@@ -10,7 +10,6 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-
 // log --follow ends with the run's status line and exits 0 only for a run
 // that succeeded: 1 for one that failed, 3 for one held for approval; the
 // JSON form ends with {"run", "status", "message"}.
