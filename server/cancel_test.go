@@ -472,15 +472,15 @@ func TestMCPCancelResultIsTheShowJSONObject(t *testing.T) {
 	h := newHarness(t, dataTemplates)
 	alice := h.mcpAs("alice")
 	var run runView
-	alice.ok("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
+	alice.OK("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
 	h.waitStatus(run.ID, StatusAwaitingApproval, StatusFailed)
 	var held runView
-	alice.ok("show_run", map[string]any{"run": run.ID}, &held)
+	alice.OK("show_run", map[string]any{"run": run.ID}, &held)
 	if held.Proposal == nil || held.Proposal.PlanText == "" {
 		t.Fatalf("the held apply has no plan text: %+v", held.Proposal)
 	}
 	var cancelled runView
-	text := alice.ok("cancel_run", map[string]any{"run": run.ID}, &cancelled)
+	text := alice.OK("cancel_run", map[string]any{"run": run.ID}, &cancelled)
 	shown := h.show("alice", run.ID)
 	if shown.Proposal == nil || shown.Proposal.PlanText == "" {
 		t.Fatalf("show --json after the cancel has no plan text")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
 // Every status either is final, with nothing after it, or lists what may
@@ -53,18 +55,7 @@ func TestFinalStatusNeverChanges(t *testing.T) {
 	}
 }
 
-const twoReviewRules = `
-rule "alice-reviews" {
-  templates        = ["data"]
-  require_approval = true
-  approvers        = ["alice"]
-}
-rule "bob-reviews" {
-  templates        = ["data"]
-  require_approval = true
-  approvers        = ["bob"]
-}
-`
+const twoReviewRules = testkit.TwoReviewRules
 
 // Two rules with disjoint approvers hold one apply: each is released by one
 // of its own approvers, the apply runs once when neither holds it, and an

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
 // kubeconfigExec is a kubeconfig whose user runs sh (touching marker) for
@@ -80,31 +80,9 @@ template "pr13d" {
 }
 `
 
-// writeFiles writes files (name -> text; "" removes it, "symlink:T"
-// makes a symbolic link to T) into dir.
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if text == "" {
-			if err := os.Remove(p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if target, ok := strings.CutPrefix(text, "symlink:"); ok {
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testkit.WriteFiles(t, dir, files)
 }
 
 // planBranch starts a control node whose checkout's infra/pr13d holds

@@ -2,8 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"os"
 
 	"github.com/switchtender/switchtender/server/internal/testkit"
@@ -12,7 +10,6 @@ import (
 
 	osexec "os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -56,52 +53,18 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	testkit.WaitFor(t, what, d, cond)
 }
 
-// gitCommitAll makes dir a git repository with one commit of everything in
-// it and returns the commit.
 func gitCommitAll(t *testing.T, dir string) string {
 	t.Helper()
-	var out []byte
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "worker checkout"}, {"rev-parse", "HEAD"}} {
-		b, err := osexec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, b)
-		}
-		out = b
-	}
-	return strings.TrimSpace(string(out))
+	return testkit.GitCommitAll(t, dir)
 }
 
-// holdRnetForBob holds every apply of rnet for bob, so a gated plan is saved.
-const holdRnetForBob = `
-rule "hold-rnet" {
-  templates        = ["rnet"]
-  kinds            = ["apply"]
-  require_approval = true
-  approvers        = ["bob"]
-}
-`
+const holdRnetForBob = testkit.HoldRnetForBob
 
 // recvWithin reads one message, or reports none within d (the reader is
 // then left behind: read no more from w).
 func recvWithin(w *rawWorker, d time.Duration) (relay.Msg, bool) { return testkit.RecvWithin(w, d) }
 
-// poolDataTemplate is a pool template over infra/data (terraform_data
-// resources: a plan that destroys is made without any provider) and a rule
-// that holds any plan destroying something for bob: a plan-content rule,
-// so an apply of rdata is gated (its plan is handed over and measured).
-const poolDataTemplate = `
-template "rdata" {
-  project = "infra"
-  command = "infra/data"
-  queue   = "eu"
-}
-rule "no-destroys-rdata" {
-  templates   = ["rdata"]
-  kinds       = ["apply"]
-  max_destroy = 0
-  approvers   = ["bob"]
-}
-`
+const poolDataTemplate = testkit.PoolDataTemplate
 
 // runTofuByHand runs OpenTofu by hand in dir of the harness's project and
 // returns its standard output.
@@ -194,10 +157,7 @@ func settlePlanPhase(h *harness, id string, d time.Duration) {
 	}
 }
 
-// rawEvidence is a scan's evidence as a raw worker sends it.
-func rawEvidence(findings ...store.Finding) *store.Scan {
-	return &store.Scan{Digest: "sha256:" + strings.Repeat("1", 64), Modules: 1, Files: 1, Findings: findings}
-}
+func rawEvidence(findings ...store.Finding) *store.Scan { return testkit.RawEvidence(findings...) }
 
 // takeRun launches args on pool eu and has raw take the run; it
 // returns the run and its job.
@@ -216,54 +176,16 @@ func takeRun(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, 
 	return id, job
 }
 
-// slowPoolTemplate is a template on pool eu applying infra/slow.
-const slowPoolTemplate = `
-template "rslow" {
-  project = "infra"
-  command = "infra/slow"
-  queue   = "eu"
-}
-`
+const slowPoolTemplate = testkit.SlowPoolTemplate
 
-// writeSlowModule makes infra/slow in checkout a 30-second apply.
 func writeSlowModule(t *testing.T, checkout string) {
 	t.Helper()
-	tf := "resource \"terraform_data\" \"slow\" {\n  provisioner \"local-exec\" { command = \"echo started-slow; sleep 30\" }\n}\n"
-	if err := os.WriteFile(filepath.Join(checkout, "infra/slow/main.tf"), []byte(tf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteSlowModule(t, checkout)
 }
 
-// slowCredentialTemplate is a pool template whose credential comes from
-// a command that takes 3 seconds (a vault login, say), longer than pool
-// eu's 2-second lease timeout and well inside the 60 seconds a credential
-// command may take.
-const slowCredentialTemplate = `
-credential "slow13e" {
-  command = ["/bin/sh", "-c", "sleep 3; echo slow-token-13e"]
-  env_var = "SLOW_TOKEN_13E"
-}
-template "rslowcred" {
-  project     = "infra"
-  command     = "infra/network"
-  queue       = "eu"
-  credentials = ["slow13e"]
-  survey "region" { type = "string" }
-}
-`
+const slowCredentialTemplate = testkit.SlowCredentialTemplate
 
-// writeBlobModule writes infra/blob13f into checkout: a working directory
-// whose saved plan holds about size bytes of incompressible input (the
-// plan file is deflated: base64 text of random bytes shrinks back to about
-// the bytes' size).
 func writeBlobModule(t *testing.T, checkout string, size int) {
 	t.Helper()
-	b := make([]byte, size)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	writeFiles(t, filepath.Join(checkout, "infra/blob13f"), map[string]string{
-		"main.tf":  "resource \"terraform_data\" \"blob\" {\n  input = file(\"${path.module}/blob.txt\")\n}\n",
-		"blob.txt": base64.StdEncoding.EncodeToString(b),
-	})
+	testkit.WriteBlobModule(t, checkout, size)
 }

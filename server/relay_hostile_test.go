@@ -19,8 +19,7 @@ import (
 )
 
 // rawWorker speaks the relay protocol by hand over a real SSH connection,
-// to behave as no real worker would.
-// rawWorker speaks the wire by hand (testkit.RawWorker).
+// to behave as no real worker would (testkit.RawWorker).
 type rawWorker = testkit.RawWorker
 
 func dialRaw(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*rawWorker, relay.Msg) {

@@ -129,7 +129,7 @@ func TestRelayWorkersOverMCP(t *testing.T) {
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	var out mcpWorkers
-	h.mcpAs("deploy-bot").ok("list_workers", map[string]any{}, &out)
+	h.mcpAs("deploy-bot").OK("list_workers", map[string]any{}, &out)
 	if len(out.Workers) != 1 || out.Workers[0].Name != "w1" || out.Workers[0].Pool != "eu" || out.Workers[0].State != "idle" || out.Workers[0].LastSeen.IsZero() {
 		t.Fatalf("list_workers = %+v", out.Workers)
 	}

@@ -441,14 +441,14 @@ func TestOnlyTheCanonicalRunIDNamesARun(t *testing.T) {
 	}
 	c := h.mcpAs("helper-bot", "2025-11-25") // legacy subscribe: the client sees the server's answer
 	for _, id := range []string{"01", "+1", " 1", "１"} {
-		c.refused("show_run", map[string]any{"run": id})
-		c.refused("cancel_run", map[string]any{"run": id})
+		c.Refused("show_run", map[string]any{"run": id})
+		c.Refused("cancel_run", map[string]any{"run": id})
 	}
 	for _, uri := range []string{"run://01", "run://+1", "run://1/../2", "run://1/log/", "run://1/log/../log", "run://１", "RUN://1", "run://1?x=1", "run://1#log", "run:///1"} {
-		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
+		if _, err := c.Session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
 			t.Errorf("resource %q was read", uri)
 		}
-		if err := c.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err == nil {
+		if err := c.Session.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err == nil {
 			t.Errorf("resource %q was subscribed to", uri)
 		}
 	}

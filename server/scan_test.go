@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -55,13 +56,7 @@ func (h *harness) launchWait(user string, args ...string) runView {
 	return v
 }
 
-func stepNames(v runView) []string {
-	var names []string
-	for _, s := range v.Steps {
-		names = append(names, s.Name)
-	}
-	return names
-}
+func stepNames(v runView) []string { return testkit.StepNames(v) }
 
 // Each fixture through a real exempted dry run: a finding holds it at the
 // scan stage, named by address with file:line, and no tofu plan process

@@ -94,7 +94,7 @@ func TestAFileNameCannotRewriteTheScanFinding(t *testing.T) {
 		t.Errorf("the run's message lost the real reason after the name: %q", v.Message)
 	}
 	show := h.mustSSH("bob", "show", v.ID)
-	mcpText := h.mcpAs("bob").ok("show_run", mcpRunArg{Run: v.ID}, nil)
+	mcpText := h.mcpAs("bob").OK("show_run", mcpRunArg{Run: v.ID}, nil)
 	for door, text := range map[string]string{"show": show, "MCP show_run": mcpText} {
 		if r := hiddenRaw(text); r >= 0 {
 			t.Errorf("%s passed %U raw:\n%q", door, r, text)
@@ -134,18 +134,16 @@ func TestTheConsoleShowsTheFindingsReasonAfterAForgedFileName(t *testing.T) {
 		t.Fatalf("the dry run is %s (%s), want held on the scan", v.Status, v.Message)
 	}
 	bob := openConsole(h, "bob", 200, 50)
-	bob.waitFor(20*time.Second, "awaiting")
-	bob.keys("\r")
-	bob.waitFor(20*time.Second, "data.external.lookup")
-	screen := bob.waitFor(20*time.Second, realReason, `\x1b]x.tf:1`)
+	bob.WaitFor(20*time.Second, "awaiting")
+	bob.Keys("\r")
+	bob.WaitFor(20*time.Second, "data.external.lookup")
+	screen := bob.WaitFor(20*time.Second, realReason, `\x1b]x.tf:1`)
 	for _, l := range strings.Split(screen, "\n") {
 		if strings.TrimSpace(l) == "no other finding" {
 			t.Errorf("the console printed the name's forged line:\n%s", screen)
 		}
 	}
-	bob.mu.Lock()
-	rec := bob.out.String()
-	bob.mu.Unlock()
+	rec := bob.Raw()
 	if strings.Contains(rec, "\x1b]x.tf") || strings.Contains(rec, "allows\n") {
 		t.Errorf("the name's OSC or newline reached the terminal raw")
 	}
@@ -198,7 +196,7 @@ rule "review" {
 	for door, text := range map[string]string{
 		"show":          h.mustSSH("bob", "show", v.ID),
 		"log":           h.mustSSH("bob", "log", v.ID),
-		"MCP show_run":  h.mcpAs("bob").ok("show_run", mcpRunArg{Run: v.ID}, nil),
+		"MCP show_run":  h.mcpAs("bob").OK("show_run", mcpRunArg{Run: v.ID}, nil),
 		"show --json's": full.Proposal.PlanText,
 	} {
 		if door != "show --json's" {
@@ -216,15 +214,13 @@ rule "review" {
 		}
 	}
 	bob := openConsole(h, "bob", 160, 200)
-	bob.waitFor(20*time.Second, "awaiting")
-	bob.keys("\r")
-	bob.waitFor(20*time.Second, "DESTROYS")
-	bob.waitFor(20*time.Second, append([]string{`\x1bPno resource is removed`}, tail...)...)
-	bob.keys("\t") // from the proposal pane to the log
-	bob.waitFor(20*time.Second, `\x1bPno resource is removed`, "after-marker", "Plan: 2 to add, 0 to change, 0 to destroy.", "end of log")
-	bob.mu.Lock()
-	rec := bob.out.String()
-	bob.mu.Unlock()
+	bob.WaitFor(20*time.Second, "awaiting")
+	bob.Keys("\r")
+	bob.WaitFor(20*time.Second, "DESTROYS")
+	bob.WaitFor(20*time.Second, append([]string{`\x1bPno resource is removed`}, tail...)...)
+	bob.Keys("\t") // from the proposal pane to the log
+	bob.WaitFor(20*time.Second, `\x1bPno resource is removed`, "after-marker", "Plan: 2 to add, 0 to change, 0 to destroy.", "end of log")
+	rec := bob.Raw()
 	if strings.Contains(rec, "\x1bPno resource") {
 		t.Errorf("the value's DCS reached the terminal raw")
 	}
@@ -292,7 +288,7 @@ rule "no-destroys" {
 	}
 	for door, text := range map[string]string{
 		"show":         h.mustSSH("bob", "show", v.ID),
-		"MCP show_run": h.mcpAs("bob").ok("show_run", mcpRunArg{Run: v.ID}, nil),
+		"MCP show_run": h.mcpAs("bob").OK("show_run", mcpRunArg{Run: v.ID}, nil),
 	} {
 		if r := hiddenRaw(text); r >= 0 {
 			t.Errorf("%s passed %U raw:\n%s", door, r, text)
@@ -309,14 +305,12 @@ rule "no-destroys" {
 		}
 	}
 	bob := openConsole(h, "bob", 160, 60)
-	bob.waitFor(20*time.Second, "awaiting")
-	bob.keys("\r")
-	bob.waitFor(20*time.Second, "DESTROYS")
-	bob.waitFor(20*time.Second, "- "+escaped, `looks like terraform_data.db["prod"]: differs by U+034F`,
+	bob.WaitFor(20*time.Second, "awaiting")
+	bob.Keys("\r")
+	bob.WaitFor(20*time.Second, "DESTROYS")
+	bob.WaitFor(20*time.Second, "- "+escaped, `looks like terraform_data.db["prod"]: differs by U+034F`,
 		"looks like "+escaped, `ok\u{202e}1.0v-esaeler\u{202c}`)
-	bob.mu.Lock()
-	rec := bob.out.String()
-	bob.mu.Unlock()
+	rec := bob.Raw()
 	for _, r := range "\u034f\u202e\u202c" {
 		if strings.ContainsRune(rec, r) {
 			t.Errorf("%U reached the terminal raw", r)

@@ -2,12 +2,8 @@ package server
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -16,39 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/store"
 )
 
-// Canaries of the secrets test: each secret a run meets, distinct and long
-// enough to be masked, so that finding one anywhere is a leak.
+// Canaries of the secrets test (testkit's): each secret a run meets.
 const (
-	canaryDB    = `db-canary-"Q"-4b81c2e9` // a variable the configuration declares sensitive
-	canaryNote  = "note-canary-93ac1d7e"   // a plain variable whose survey field is sensitive
-	canaryCloud = "cloud-canary-5e2f9a10"  // an env credential
-	canaryVault = "vault-canary-c0ffee42"  // what a command-source credential prints
+	canaryDB    = testkit.CanaryDB
+	canaryNote  = testkit.CanaryNote
+	canaryCloud = testkit.CanaryCloud
+	canaryVault = testkit.CanaryVault
 )
 
-// canaryDerived is the value infra/secret derives from the password and
-// marks sensitive: only the saved plan says it is sensitive.
-func canaryDerived() string {
-	sum := sha256.Sum256([]byte(canaryDB))
-	return "derived-" + hex.EncodeToString(sum[:])
-}
+func canaryDerived() string { return testkit.CanaryDerived() }
 
-// forms are the encodings a secret commonly appears in: as is, JSON-escaped
-// (inside a JSON string), base64 (standard and URL alphabets) and
-// URL-encoded.
-func forms(secret string) []string {
-	j, _ := json.Marshal(secret)
-	out := []string{
-		secret,
-		string(j[1 : len(j)-1]),
-		base64.StdEncoding.EncodeToString([]byte(secret)),
-		base64.URLEncoding.EncodeToString([]byte(secret)),
-		url.QueryEscape(secret),
-	}
-	return out
-}
+func forms(secret string) []string { return testkit.Forms(secret) }
 
 // leaks reports every canary form found in b, naming where.
 func leaks(where string, b []byte, canaries []string) []string {

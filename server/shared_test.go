@@ -1,9 +1,82 @@
 package server
 
-import "github.com/switchtender/switchtender/server/internal/testkit"
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/tui"
+)
 
 // Configuration blocks and helpers shared with the scenario tests
 // (server/scenario), whose files define them no longer here.
 const (
 	brokenTemplate = testkit.BrokenTemplate
 )
+
+// mcpConn is an MCP client session over `ssh … mcp` (testkit.MCPConn).
+type mcpConn = testkit.MCPConn
+
+// mcpAs connects an MCP client to `ssh … mcp` with user's key; version, if
+// given, is the protocol version the client asks for.
+func (h *harness) mcpAs(user string, version ...string) *mcpConn {
+	h.t.Helper()
+	client, err := dialAs(h, user)
+	if err != nil {
+		h.t.Fatalf("ssh %s: %v", user, err)
+	}
+	return testkit.DialMCP(h.t, client, user, version...)
+}
+
+// resultText is the text content of a tool result.
+func resultText(res *mcp.CallToolResult) string { return testkit.ResultText(res) }
+
+// showRaw is `show --json` of run id as user sees it, decoded as a map.
+func (h *harness) showRaw(user, id string) map[string]any {
+	h.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(h.mustSSH(user, "show", id, "--json")), &m); err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
+func mustContain(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	testkit.MustContain(t, what, text, wants...)
+}
+
+func mustLack(t *testing.T, what, text string, unwanted ...string) {
+	t.Helper()
+	testkit.MustLack(t, what, text, unwanted...)
+}
+
+func jsonRefusal(t *testing.T, what, stderr string) sshd.ErrorWire {
+	t.Helper()
+	return testkit.JSONRefusal(t, what, stderr)
+}
+
+// consoleAs is the console backend of who on h's server.
+func consoleAs(h *harness, who Identity) *console { return newConsole(h.srv, who) }
+
+// consoleRun is run id's detail as c shows it; it fails the test on error.
+func consoleRun(t *testing.T, c *console, id string) tui.RunDetail {
+	t.Helper()
+	return testkit.ConsoleRun(t, c, id)
+}
+
+// ptyTerm is one console session over SSH with a terminal (testkit.PTYTerm).
+type ptyTerm = testkit.PTYTerm
+
+// openConsole dials the harness as user, asks for an xterm-256color PTY of
+// w columns and h rows and starts a shell: the server answers with the TUI.
+func openConsole(h *harness, user string, w, hgt int) *ptyTerm {
+	h.t.Helper()
+	client, err := dialAs(h, user)
+	if err != nil {
+		h.t.Fatalf("ssh %s: %v", user, err)
+	}
+	return testkit.OpenConsole(h.t, client, user, w, hgt)
+}

@@ -1,10 +1,13 @@
 package testkit
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,5 +55,55 @@ func WaitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// LockedBuffer is an io.Writer safe for a logger's concurrent use.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is everything written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Records parses every line written as one JSON object (an operator log
+// of slog's JSON handler), failing t on a line that is not one.
+func (l *LockedBuffer) Records(t testing.TB) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("an operator log line is not JSON: %v\n%s", err, line)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// WaitFor polls until what was written holds text, or fails t after 10 s.
+func (l *LockedBuffer) WaitFor(t testing.TB, text string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(l.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the operator log never got %s:\n%s", text, l.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

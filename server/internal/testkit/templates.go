@@ -52,3 +52,73 @@ template "broken" {
   command = "infra/broken"
 }
 `
+
+// TwoReviewRules are two rules holding every run of "data", one released
+// by alice, the other by bob.
+const TwoReviewRules = `
+rule "alice-reviews" {
+  templates        = ["data"]
+  require_approval = true
+  approvers        = ["alice"]
+}
+rule "bob-reviews" {
+  templates        = ["data"]
+  require_approval = true
+  approvers        = ["bob"]
+}
+`
+
+// HoldRnetForBob holds every apply of rnet for bob, so a gated plan is saved.
+const HoldRnetForBob = `
+rule "hold-rnet" {
+  templates        = ["rnet"]
+  kinds            = ["apply"]
+  require_approval = true
+  approvers        = ["bob"]
+}
+`
+
+// PoolDataTemplate is a pool template over infra/data (terraform_data
+// resources: a plan that destroys is made without any provider) and a rule
+// that holds any plan destroying something for bob: a plan-content rule,
+// so an apply of rdata is gated (its plan is handed over and measured).
+const PoolDataTemplate = `
+template "rdata" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+}
+rule "no-destroys-rdata" {
+  templates   = ["rdata"]
+  kinds       = ["apply"]
+  max_destroy = 0
+  approvers   = ["bob"]
+}
+`
+
+// SlowPoolTemplate is a template on pool eu applying infra/slow.
+const SlowPoolTemplate = `
+template "rslow" {
+  project = "infra"
+  command = "infra/slow"
+  queue   = "eu"
+}
+`
+
+// SlowCredentialTemplate is a pool template whose credential comes from
+// a command that takes 3 seconds (a vault login, say), longer than pool
+// eu's 2-second lease timeout and well inside the 60 seconds a credential
+// command may take.
+const SlowCredentialTemplate = `
+credential "slow13e" {
+  command = ["/bin/sh", "-c", "sleep 3; echo slow-token-13e"]
+  env_var = "SLOW_TOKEN_13E"
+}
+template "rslowcred" {
+  project     = "infra"
+  command     = "infra/network"
+  queue       = "eu"
+  credentials = ["slow13e"]
+  survey "region" { type = "string" }
+}
+`

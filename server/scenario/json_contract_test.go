@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"context"
@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/json")
@@ -76,7 +80,7 @@ func jsonShape(t *testing.T, doc string) string {
 func checkGolden(t *testing.T, name, doc string, volatile ...string) {
 	t.Helper()
 	got := dropPaths(jsonShape(t, doc), volatile)
-	path := filepath.Join("testdata", "json", name+".shape")
+	path := filepath.Join(testdata, "json", name+".shape")
 	if *updateGolden {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -123,6 +127,7 @@ template "slow" {
 // [] on an empty server, no exit_code and no zero times on a queued run,
 // the same run object from approve as from show, person/agent.
 func TestJSONContractShapes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, jsonContractTemplates)
 	if out := strings.TrimSpace(h.mustSSH("bob", "runs", "--json")); out != "[]" {
 		t.Errorf("runs --json on an empty server = %q, want []", out)
@@ -146,7 +151,7 @@ func TestJSONContractShapes(t *testing.T) {
 	}
 	checkGolden(t, "cancel-queued", h.mustSSH("alice", "cancel", "2", "--json"))
 	checkGolden(t, "cancel-running", h.mustSSH("alice", "cancel", "1", "--json"))
-	h.waitStatus("1", StatusCancelled)
+	h.waitStatus("1", store.StatusCancelled)
 	checkGolden(t, "show-cancelled", h.mustSSH("alice", "show", "1", "--json"))
 	checkGolden(t, "runs", h.mustSSH("alice", "runs", "--json"))
 	checkHeldContract(t, h)
@@ -157,7 +162,7 @@ func TestJSONContractShapes(t *testing.T) {
 func checkHeldContract(t *testing.T, h *harness) {
 	t.Helper()
 	h.ssh("deploy-bot", "launch", "data", "--var", "instances=1", "--wait")
-	h.waitStatus("3", StatusAwaitingApproval)
+	h.waitStatus("3", store.StatusAwaitingApproval)
 	show := h.mustSSH("bob", "show", "3", "--json")
 	checkGolden(t, "show-held-request", show)
 	held := h.showRaw("bob", "3")
@@ -166,7 +171,7 @@ func checkHeldContract(t *testing.T, h *harness) {
 	}
 	digest := held["proposal"].(map[string]any)["digest"].(string)
 	checkGolden(t, "approve-request", h.mustSSH("bob", "approve", "3", "--digest", digest, "--json"), ".started_at")
-	h.waitStatus("3", StatusAwaitingApproval, StatusFailed)
+	h.waitStatus("3", store.StatusAwaitingApproval, store.StatusFailed)
 	show = h.mustSSH("bob", "show", "3", "--json")
 	checkGolden(t, "show-held-plan", show)
 	var shown, approved struct{ Proposal map[string]any }
@@ -181,7 +186,7 @@ func checkHeldContract(t *testing.T, h *harness) {
 	if p := approved.Proposal["plan_text"]; p == "" || p != shown.Proposal["plan_text"] {
 		t.Errorf("approve --json's plan_text %q differs from show --json's", p)
 	}
-	h.waitStatus("3", StatusSucceeded)
+	h.waitStatus("3", store.StatusSucceeded)
 	log := h.mustSSH("bob", "log", "3", "--json")
 	checkGolden(t, "log", "["+strings.Join(strings.Split(strings.TrimSpace(log), "\n"), ",")+"]")
 	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
@@ -210,6 +215,7 @@ func waitLog(t *testing.T, h *harness, id, want string) {
 // With --json every refusal is {"error": {"code", "message"}} on stderr,
 // with the exit status of the text form, and nothing on stdout.
 func TestJSONErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, jsonContractTemplates)
 	cases := []struct {
 		user  string
@@ -217,15 +223,15 @@ func TestJSONErrors(t *testing.T) {
 		code  string
 		exit  int
 	}{
-		{"bob", []string{"show", "999", "--json"}, ErrNotFound, exitRefused},
-		{"bob", []string{"approve", "999", "--digest", "sha256:" + strings.Repeat("0", 64), "--json"}, ErrNotFound, exitRefused},
-		{"bob", []string{"approve", "1", "--json"}, errCodeUsage, exitUsage},
-		{"bob", []string{"show", "1", "--bogus", "--json"}, errCodeUsage, exitUsage},
-		{"bob", []string{"--json", "show"}, "", exitUsage}, // the command word must come first: not JSON
-		{"carol", []string{"audit", "--json"}, ErrForbidden, exitRefused},
-		{"bob", []string{"launch", "network", "--json"}, ErrForbidden, exitRefused},
-		{"alice", []string{"launch", "network", "--var", "region=", "--json"}, ErrInvalid, exitRefused},
-		{"alice", []string{"launch", "nosuch", "--json"}, ErrNotFound, exitRefused},
+		{"bob", []string{"show", "999", "--json"}, api.ErrNotFound, api.ExitRefused},
+		{"bob", []string{"approve", "999", "--digest", "sha256:" + strings.Repeat("0", 64), "--json"}, api.ErrNotFound, api.ExitRefused},
+		{"bob", []string{"approve", "1", "--json"}, sshd.ErrCodeUsage, api.ExitUsage},
+		{"bob", []string{"show", "1", "--bogus", "--json"}, sshd.ErrCodeUsage, api.ExitUsage},
+		{"bob", []string{"--json", "show"}, "", api.ExitUsage}, // the command word must come first: not JSON
+		{"carol", []string{"audit", "--json"}, api.ErrForbidden, api.ExitRefused},
+		{"bob", []string{"launch", "network", "--json"}, api.ErrForbidden, api.ExitRefused},
+		{"alice", []string{"launch", "network", "--var", "region=", "--json"}, api.ErrInvalid, api.ExitRefused},
+		{"alice", []string{"launch", "nosuch", "--json"}, api.ErrNotFound, api.ExitRefused},
 	}
 	for _, c := range cases {
 		out, errOut, code := h.ssh(c.user, c.words...)
@@ -265,8 +271,9 @@ func without(words []string, w string) []string {
 // A run stored before the contract says requester_kind "user": it is shown
 // as "person", in text and JSON alike.
 func TestStoredUserKindReadsAsPerson(t *testing.T) {
-	v := runView{}
-	v.ID, v.Status, v.RequesterKind, v.ExitCode = "1", string(StatusQueued), "user", -1
+	t.Parallel()
+	v := api.RunView{}
+	v.ID, v.Status, v.RequesterKind, v.ExitCode = "1", string(store.StatusQueued), "user", -1
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +295,7 @@ func TestStoredUserKindReadsAsPerson(t *testing.T) {
 			t.Errorf("%s is null, want empty", k)
 		}
 	}
-	if got := fmt.Sprintln(requesterKind("agent"), requesterKind("user"), requesterKind("")); got != "agent person person\n" {
+	if got := fmt.Sprintln(api.RequesterKind("agent"), api.RequesterKind("user"), api.RequesterKind("")); got != "agent person person\n" {
 		t.Errorf("requesterKind: %s", got)
 	}
 }
@@ -298,33 +305,35 @@ func TestStoredUserKindReadsAsPerson(t *testing.T) {
 // --json=1` got its usage refusal in text, because the check made before
 // parsing knew only some of the spellings the flag package takes for true.
 func TestEverySpellingOfJSONTrueGetsAJSONRefusal(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	for _, spelling := range []string{"--json=1", "--json=t", "--json=True", "-json=TRUE"} {
 		// after parsing: JSON (the flag really is true)
 		_, errOut, code := h.ssh("alice", "show", "999", spelling)
-		if code != exitRefused {
+		if code != api.ExitRefused {
 			t.Errorf("show 999 %s: exit %d", spelling, code)
 		}
-		jsonRefusal(t, "show 999 "+spelling, errOut)
+		testkit.JSONRefusal(t, "show 999 "+spelling, errOut)
 		// malformed words: the same flag, but the refusal is text
 		_, errOut, code = h.ssh("alice", "show", spelling)
-		if code != exitUsage {
+		if code != api.ExitUsage {
 			t.Errorf("show %s: exit %d", spelling, code)
 		}
-		jsonRefusal(t, "show "+spelling+" (no RUN)", errOut)
+		testkit.JSONRefusal(t, "show "+spelling+" (no RUN)", errOut)
 	}
 }
 
 // --json given twice, or as --json --json=false, is malformed words refused
 // as JSON with exit 2 and nothing on stdout.
 func TestJSONGivenTwiceIsRefusedAsJSON(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	for _, args := range [][]string{{"show", "1", "--json", "--json"}, {"runs", "--json", "--json=false"}, {"whoami", "-json", "--json"}} {
 		out, errOut, code := h.ssh("alice", args...)
-		if code != exitUsage || out != "" {
+		if code != api.ExitUsage || out != "" {
 			t.Errorf("%v: exit %d stdout %q", args, code, out)
 		}
-		if e := jsonRefusal(t, strings.Join(args, " "), errOut); e.Error.Code != errCodeUsage {
+		if e := testkit.JSONRefusal(t, strings.Join(args, " "), errOut); e.Error.Code != sshd.ErrCodeUsage {
 			t.Errorf("%v: code %q", args, e.Error.Code)
 		}
 	}
@@ -334,27 +343,28 @@ func TestJSONGivenTwiceIsRefusedAsJSON(t *testing.T) {
 // --json, and its last line; cancel --json of a held run prints the run
 // object only (no sentence on stdout).
 func TestLogFollowExitCodesWithJSON(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	out, _, code := h.ssh("carol", "log", "1", "--follow", "--json")
-	if code != exitOK || !strings.Contains(out, `"status":"succeeded"`) {
+	if code != api.ExitOK || !strings.Contains(out, `"status":"succeeded"`) {
 		t.Errorf("log --follow --json of a succeeded run: exit %d\n%s", code, out)
 	}
 	h.mustSSH("deploy-bot", "launch", "data") // held before planning
 	out, _, code = h.ssh("carol", "log", "2", "--follow", "--json")
-	if code != exitHeld || !strings.Contains(out, `"status":"awaiting_approval"`) {
+	if code != sshd.ExitHeld || !strings.Contains(out, `"status":"awaiting_approval"`) {
 		t.Errorf("log --follow --json of a held run: exit %d\n%s", code, out)
 	}
 	out, errOut, code := h.ssh("deploy-bot", "cancel", "2", "--json")
 	var v map[string]any
-	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v["status"] != "cancelled" {
+	if code != api.ExitOK || json.Unmarshal([]byte(out), &v) != nil || v["status"] != "cancelled" {
 		t.Errorf("cancel --json: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if _, ok := v["exit_code"]; ok {
 		t.Errorf("a run cancelled before anything ran has an exit_code: %v", v["exit_code"])
 	}
 	out, _, code = h.ssh("carol", "log", "2", "--follow", "--json")
-	if code != exitRefused || !strings.Contains(out, `"status":"cancelled"`) {
+	if code != api.ExitRefused || !strings.Contains(out, `"status":"cancelled"`) {
 		t.Errorf("log --follow --json of a cancelled run: exit %d\n%s", code, out)
 	}
 }
@@ -364,6 +374,7 @@ func TestLogFollowExitCodesWithJSON(t *testing.T) {
 // out. Once, show --json of a cancelled run still named whom its holds waited
 // for.
 func TestJSONOfAnEndedRunWaitsForNobody(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("deploy-bot", "launch", "data") // held before planning
 	h.mustSSH("deploy-bot", "cancel", "1")
@@ -397,6 +408,7 @@ func TestJSONOfAnEndedRunWaitsForNobody(t *testing.T) {
 // its four fields, roles [] for an agent; runs --json is [] on an empty
 // filter result.
 func TestJSONCommandsPrintTheShowObject(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	if out := h.mustSSH("alice", "runs", "--json", "--status", "failed"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("runs --json with nothing matching: %q", out)
@@ -429,14 +441,15 @@ func TestJSONCommandsPrintTheShowObject(t *testing.T) {
 // flags, every word after it is an argument. Once, a flag after `--` and one
 // argument was parsed as a flag again, so `show -- 1 --json` printed JSON.
 func TestDoubleDashEndsTheFlags(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run")
 	_, _, code := h.ssh("alice", "show", "--", "--json", "1")
-	if code != exitUsage {
+	if code != api.ExitUsage {
 		t.Errorf("show -- --json 1: exit %d, want 2 (two arguments)", code)
 	}
 	out, _, code := h.ssh("alice", "show", "--", "1", "--json")
-	if code != exitUsage || strings.HasPrefix(strings.TrimSpace(out), "{") {
+	if code != api.ExitUsage || strings.HasPrefix(strings.TrimSpace(out), "{") {
 		t.Errorf("show -- 1 --json: exit %d, --json after -- was taken as a flag:\n%.200s", code, out)
 	}
 }
@@ -445,13 +458,14 @@ func TestDoubleDashEndsTheFlags(t *testing.T) {
 // text otherwise. Once, --json given as a flag's value, as in `reject
 // --reason --json`, turned a text command's usage refusal into JSON.
 func TestJSONAsAFlagValueKeepsTheRefusalText(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	_, errOut, code := h.ssh("alice", "runs", "--template", "--json")
-	if code != exitRefused || strings.HasPrefix(errOut, "{") {
+	if code != api.ExitRefused || strings.HasPrefix(errOut, "{") {
 		t.Errorf("runs --template --json (a template named --json): exit %d %q", code, errOut)
 	}
 	_, errOut, code = h.ssh("alice", "reject", "--reason", "--json")
-	if code != exitUsage || strings.HasPrefix(errOut, "{") {
+	if code != api.ExitUsage || strings.HasPrefix(errOut, "{") {
 		t.Errorf("reject --reason --json (no RUN; no JSON asked): exit %d, refusal in JSON: %q", code, errOut)
 	}
 }
@@ -460,6 +474,7 @@ func TestJSONAsAFlagValueKeepsTheRefusalText(t *testing.T) {
 // command's JSON on a fresh server and for a template with no survey; an
 // agent's run held before planning has no null anywhere either.
 func TestJSONHasNoNulls(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+`
 template "bare" {
   project = "infra"
@@ -478,7 +493,7 @@ template "bare" {
 		}
 	}
 	c := h.mcpAs("deploy-bot")
-	res := c.call("show_run", map[string]any{"run": "1"})
+	res := c.Call("show_run", map[string]any{"run": "1"})
 	if b, _ := json.Marshal(res.StructuredContent); strings.Contains(string(b), "null") {
 		t.Errorf("show_run: null in %s", b)
 	}
@@ -487,6 +502,7 @@ template "bare" {
 // Promise (docs/json.md): requester_kind is "person" or "agent", the
 // words the text uses; the store's "user" never shows.
 func TestJSONRequesterKindIsPersonOrAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	h.mustSSH("deploy-bot", "launch", "data")
@@ -498,19 +514,9 @@ func TestJSONRequesterKindIsPersonOrAgent(t *testing.T) {
 	}
 	c := h.mcpAs("helper-bot")
 	for _, uri := range []string{"run://1", "run://2"} {
-		res, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		res, err := c.Session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 		if err != nil || strings.Contains(res.Contents[0].Text, `"user"`) {
 			t.Errorf("%s: %v says \"user\"", uri, err)
 		}
 	}
-}
-
-// jsonRefusal decodes stderr as the contract's refusal object.
-func jsonRefusal(t *testing.T, what, stderr string) errorWire {
-	t.Helper()
-	var e errorWire
-	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &e); err != nil || e.Error.Code == "" {
-		t.Errorf("%s: stderr is not the JSON refusal object: %q (%v)", what, stderr, err)
-	}
-	return e
 }

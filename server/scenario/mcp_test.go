@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"bytes"
@@ -16,6 +16,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchtender/switchtender/server"
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 )
 
 // These tests drive `ssh … mcp` with the official Go SDK's client over a
@@ -24,14 +29,8 @@ import (
 // mcpTools are the tools every identity gets, in the order listed.
 var mcpTools = []string{"cancel_run", "launch", "list_runs", "list_templates", "list_workers", "read_log", "reconcile", "rerun", "show_run"}
 
-// mcpConn is an MCP client session over SSH, with the resource-updated
-// notifications it received.
-type mcpConn struct {
-	t       *testing.T
-	cs      *mcp.ClientSession
-	updated chan string
-	stderr  *lockedBuffer
-}
+// mcpConn is an MCP client session over `ssh … mcp` (testkit.MCPConn).
+type mcpConn = testkit.MCPConn
 
 // mcpAs connects an MCP client to `ssh … mcp` with user's key; version, if
 // given, is the protocol version the client asks for.
@@ -41,148 +40,7 @@ func (h *harness) mcpAs(user string, version ...string) *mcpConn {
 	if err != nil {
 		h.t.Fatalf("ssh %s: %v", user, err)
 	}
-	sess, err := client.NewSession()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	stdin, err := sess.StdinPipe()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	stdout, err := sess.StdoutPipe()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	c := &mcpConn{t: h.t, updated: make(chan string, 64), stderr: &lockedBuffer{}}
-	sess.Stderr = c.stderr
-	if err := sess.Start("mcp"); err != nil {
-		h.t.Fatal(err)
-	}
-	cl := mcp.NewClient(&mcp.Implementation{Name: "switchtender-test", Version: "1"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-			select {
-			case c.updated <- r.Params.URI:
-			default:
-			}
-		},
-	})
-	var opts *mcp.ClientSessionOptions
-	if len(version) > 0 {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: version[0]}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c.cs, err = cl.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: stdin}, opts)
-	if err != nil {
-		h.t.Fatalf("MCP connect as %s: %v (stderr %q)", user, err, c.stderr.String())
-	}
-	h.t.Cleanup(func() {
-		c.cs.Close()
-		sess.Close()
-		client.Close()
-	})
-	return c
-}
-
-// call calls a tool and returns its result; a protocol error fails the test.
-func (c *mcpConn) call(name string, args any) *mcp.CallToolResult {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		c.t.Fatalf("calling %s: %v", name, err)
-	}
-	return res
-}
-
-// ok calls a tool that must succeed and decodes its structured content
-// into out (when not nil); it returns the result's text.
-func (c *mcpConn) ok(name string, args, out any) string {
-	c.t.Helper()
-	res := c.call(name, args)
-	text := resultText(res)
-	if res.IsError {
-		c.t.Fatalf("%s %v refused: %s", name, args, text)
-	}
-	if out != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, out); err != nil {
-			c.t.Fatalf("%s: structured content %s: %v", name, b, err)
-		}
-	}
-	return text
-}
-
-// refused calls a tool that must be refused and returns the refusal.
-func (c *mcpConn) refused(name string, args any) string {
-	c.t.Helper()
-	res := c.call(name, args)
-	if !res.IsError {
-		c.t.Fatalf("%s %v was not refused: %s", name, args, resultText(res))
-	}
-	return resultText(res)
-}
-
-// resultText is the text content of a tool result.
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-// waitFor waits for a resources/updated notification of uri.
-func (c *mcpConn) waitFor(uri string, within time.Duration) {
-	c.t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case got := <-c.updated:
-			if got == uri {
-				return
-			}
-		case <-deadline:
-			c.t.Fatalf("no resources/updated notification for %s within %s", uri, within)
-		}
-	}
-}
-
-// subscribe subscribes to uri.
-func (c *mcpConn) subscribe(uri string) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-		c.t.Fatalf("subscribing to %s: %v", uri, err)
-	}
-}
-
-// toolNames lists the session's tools, checking that each has a
-// description and an object input schema.
-func (c *mcpConn) toolNames() []string {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := c.cs.ListTools(ctx, nil)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-		if len(tool.Description) < 80 || tool.InputSchema == nil || tool.OutputSchema == nil {
-			c.t.Errorf("tool %s: description %q, schemas %v %v", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
-		}
-	}
-	slices.Sort(names)
-	return names
+	return testkit.DialMCP(h.t, client, user, version...)
 }
 
 // noReleaseTool fails the test if any tool's name speaks of releasing.
@@ -205,55 +63,56 @@ func noReleaseTool(t *testing.T, who string, names []string) {
 // resources/updated, reads the result, and reads the masked log. The
 // launch is audited with the agent's name.
 func TestMCPAgentDryRunNotified(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("deploy-bot")
-	ir := c.cs.InitializeResult()
+	ir := c.Session.InitializeResult()
 	if ir.ServerInfo.Name != "switchtender" || ir.Capabilities.Tools == nil || ir.Capabilities.Resources == nil || !ir.Capabilities.Resources.Subscribe {
 		t.Fatalf("initialize: %+v %+v", ir.ServerInfo, ir.Capabilities)
 	}
-	noReleaseTool(t, "deploy-bot", c.toolNames())
+	noReleaseTool(t, "deploy-bot", c.ToolNames())
 
-	var tpl mcpTemplates
-	c.ok("list_templates", map[string]any{}, &tpl)
+	var tpl sshd.MCPTemplates
+	c.OK("list_templates", map[string]any{}, &tpl)
 	if len(tpl.Templates) != 2 || tpl.Templates[0].Name != "data" || tpl.Templates[0].Survey[0].Name != "instances" || tpl.Templates[0].Survey[0].Type != "number" {
 		t.Fatalf("templates: %+v", tpl)
 	}
-	var run runView
-	text := c.ok("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"instances": 2}}, &run)
-	if run.ID != "1" || Status(run.Status) != StatusAwaitingApproval || len(run.Holds) != 1 || run.Holds[0].Rule != "agent" || run.RequesterKind != "agent" {
+	var run api.RunView
+	text := c.OK("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"instances": 2}}, &run)
+	if run.ID != "1" || store.Status(run.Status) != store.StatusAwaitingApproval || len(run.Holds) != 1 || run.Holds[0].Rule != "agent" || run.RequesterKind != "agent" {
 		t.Fatalf("an agent's dry run was not held before planning: %+v\n%s", run, text)
 	}
 	if !strings.Contains(text, "run 1: awaiting_approval") {
 		t.Errorf("launch text:\n%s", text)
 	}
-	c.subscribe("run://1")
-	c.subscribe("run://1/log")
+	c.Subscribe("run://1")
+	c.Subscribe("run://1/log")
 	h.mustSSH("bob", "approve", "1", "--digest", h.show("bob", "1").Proposal.Digest)
-	c.waitFor("run://1", time.Minute)
-	for Status(run.Status) != StatusSucceeded {
-		c.ok("show_run", map[string]any{"run": "1"}, &run)
-		if statusOf(run.Run).Final() && Status(run.Status) != StatusSucceeded {
+	c.WaitFor("run://1", time.Minute)
+	for store.Status(run.Status) != store.StatusSucceeded {
+		c.OK("show_run", map[string]any{"run": "1"}, &run)
+		if store.Status(run.Run.Status).Final() && store.Status(run.Status) != store.StatusSucceeded {
 			t.Fatalf("run 1 ended %s: %s", run.Status, run.Message)
 		}
-		if Status(run.Status) != StatusSucceeded {
-			c.waitFor("run://1", 2*time.Minute)
+		if store.Status(run.Status) != store.StatusSucceeded {
+			c.WaitFor("run://1", 2*time.Minute)
 		}
 	}
-	var lg mcpLog
-	c.ok("read_log", map[string]any{"run": "1", "offset": 0}, &lg)
+	var lg sshd.MCPLog
+	c.OK("read_log", map[string]any{"run": "1", "offset": 0}, &lg)
 	if !strings.Contains(lg.Text, "tofu plan") || !strings.Contains(lg.Text, "Plan: 2 to add") || lg.More || !lg.Finished || lg.NextOffset != lg.Size {
 		t.Fatalf("read_log: %+v", lg)
 	}
 	ctx := context.Background()
-	res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "run://1/log"})
+	res, err := c.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "run://1/log"})
 	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != lg.Text {
 		t.Fatalf("run://1/log: %v %+v", err, res)
 	}
-	if res, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "run://1"}); err != nil || !strings.Contains(res.Contents[0].Text, `"status":"succeeded"`) {
+	if res, err = c.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "run://1"}); err != nil || !strings.Contains(res.Contents[0].Text, `"status":"succeeded"`) {
 		t.Fatalf("run://1: %v %+v", err, res)
 	}
 	var viaMCP, viaSSH map[string]any
-	c.ok("show_run", map[string]any{"run": "1"}, &viaMCP)
+	c.OK("show_run", map[string]any{"run": "1"}, &viaMCP)
 	if err := json.Unmarshal([]byte(h.mustSSH("deploy-bot", "show", "1", "--json")), &viaSSH); err != nil {
 		t.Fatal(err)
 	}
@@ -271,33 +130,34 @@ func TestMCPAgentDryRunNotified(t *testing.T) {
 // cannot approve through MCP either; a person's apply over MCP waits for a
 // person whatever the rules say. The legacy initialize handshake works too.
 func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	bot := h.mcpAs("deploy-bot")
-	var run runView
-	bot.ok("launch", map[string]any{"template": "data"}, &run)
-	if Status(run.Status) != StatusAwaitingApproval || run.Proposal == nil || run.Proposal.Stage != string(StageRequest) || !run.AIProposal {
+	var run api.RunView
+	bot.OK("launch", map[string]any{"template": "data"}, &run)
+	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal == nil || run.Proposal.Stage != string(store.StageRequest) || !run.AIProposal {
 		t.Fatalf("agent apply: %+v", run)
 	}
 	for _, name := range []string{"approve", "reject", "approve_run"} {
-		if _, err := bot.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"run": "1", "digest": run.Proposal.Digest}}); err == nil {
+		if _, err := bot.Session.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"run": "1", "digest": run.Proposal.Digest}}); err == nil {
 			t.Errorf("tool %s was accepted", name)
 		}
 	}
-	if msg := bot.refused("rerun", map[string]any{"run": "1"}); !strings.Contains(msg, "run 1") {
+	if msg := bot.Refused("rerun", map[string]any{"run": "1"}); !strings.Contains(msg, "run 1") {
 		t.Errorf("rerun of a held run: %s", msg)
 	}
-	bot.refused("reconcile", map[string]any{"check": "1"})
+	bot.Refused("reconcile", map[string]any{"check": "1"})
 
 	bob := h.mcpAs("bob", "2025-11-25")
-	if v := bob.cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+	if v := bob.Session.InitializeResult().ProtocolVersion; v != "2025-11-25" {
 		t.Errorf("initialize negotiated %q", v)
 	}
-	noReleaseTool(t, "bob", bob.toolNames())
-	bob.ok("show_run", map[string]any{"run": "1"}, &run)
+	noReleaseTool(t, "bob", bob.ToolNames())
+	bob.OK("show_run", map[string]any{"run": "1"}, &run)
 	if !run.WaitingForYou || run.Waiting == "" {
 		t.Errorf("bob should see that run 1 waits for him: %+v", run)
 	}
-	if got, err := h.srv.db.GetRun("1"); err != nil || Status(got.Status) != StatusAwaitingApproval || len(got.Approvals) != 0 {
+	if got, err := h.db().GetRun("1"); err != nil || store.Status(got.Status) != store.StatusAwaitingApproval || len(got.Approvals) != 0 {
 		t.Fatalf("run 1 after every tool: %s %+v %v", got.Status, got.Approvals, err)
 	}
 	if log := h.mustSSH("bob", "log", "1"); strings.Contains(log, "$ tofu") {
@@ -305,10 +165,10 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	}
 
 	alice := h.mcpAs("alice")
-	alice.ok("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
-	h.waitStatus(run.ID, StatusAwaitingApproval, StatusFailed)
-	alice.ok("show_run", map[string]any{"run": run.ID}, &run)
-	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != string(StagePlan) || !strings.Contains(run.Proposal.PlanText, "terraform_data.server[0]") {
+	alice.OK("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
+	h.waitStatus(run.ID, store.StatusAwaitingApproval, store.StatusFailed)
+	alice.OK("show_run", map[string]any{"run": run.ID}, &run)
+	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal.Stage != string(store.StagePlan) || !strings.Contains(run.Proposal.PlanText, "terraform_data.server[0]") {
 		t.Fatalf("a person's apply over MCP did not wait with its plan: %s %s %+v", run.Status, run.Message, run.Proposal)
 	}
 	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
@@ -319,13 +179,13 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	// proposal too: it waits for a person with its plan.
 	h.mustSSH("carol", "launch", "data", "--var", "instances=1", "--wait")
 	carol := h.mcpAs("carol")
-	carol.ok("rerun", map[string]any{"run": "3"}, &run)
+	carol.OK("rerun", map[string]any{"run": "3"}, &run)
 	if !run.AIProposal || run.RerunOf != "3" {
 		t.Fatalf("rerun over MCP: %+v", run)
 	}
-	h.waitStatus(run.ID, StatusAwaitingApproval, StatusSucceeded, StatusFailed)
-	carol.ok("show_run", map[string]any{"run": run.ID}, &run)
-	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != string(StagePlan) {
+	h.waitStatus(run.ID, store.StatusAwaitingApproval, store.StatusSucceeded, store.StatusFailed)
+	carol.OK("show_run", map[string]any{"run": run.ID}, &run)
+	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal.Stage != string(store.StagePlan) {
 		t.Fatalf("rerun %s over MCP did not wait for a person: %s %s", run.ID, run.Status, run.Message)
 	}
 }
@@ -335,53 +195,54 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 // an answer of the wrong type; each is refused with a sentence and the
 // session goes on.
 func TestMCPHostileCalls(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	c := h.mcpAs("helper-bot")
-	if _, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "rm_rf", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "rm_rf") {
+	if _, err := c.Session.CallTool(context.Background(), &mcp.CallToolParams{Name: "rm_rf", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "rm_rf") {
 		t.Errorf("unknown tool: %v", err)
 	}
 	for _, args := range []map[string]any{{"run": []string{"1"}}, {"run": 1}, {}, {"run": "1", "extra": true}} {
-		c.refused("show_run", args)
+		c.Refused("show_run", args)
 	}
-	c.refused("read_log", map[string]any{"run": "1", "offset": -1})
-	c.refused("launch", map[string]any{"template": []any{"data"}})
-	c.refused("launch", map[string]any{"template": "data", "kind": "destroy"})
+	c.Refused("read_log", map[string]any{"run": "1", "offset": -1})
+	c.Refused("launch", map[string]any{"template": []any{"data"}})
+	c.Refused("launch", map[string]any{"template": "data", "kind": "destroy"})
 	for _, tool := range []string{"show_run", "read_log", "cancel_run", "rerun"} {
-		if msg := c.refused(tool, map[string]any{"run": "999"}); !strings.Contains(msg, `no run "999"`) {
+		if msg := c.Refused(tool, map[string]any{"run": "999"}); !strings.Contains(msg, `no run "999"`) {
 			t.Errorf("%s of a missing run: %s", tool, msg)
 		}
 	}
-	if msg := c.refused("read_log", map[string]any{"run": "1", "offset": int64(1) << 62}); !strings.Contains(msg, "outside run 1's log") {
+	if msg := c.Refused("read_log", map[string]any{"run": "1", "offset": int64(1) << 62}); !strings.Contains(msg, "outside run 1's log") {
 		t.Errorf("huge offset: %s", msg)
 	}
-	if msg := c.refused("cancel_run", map[string]any{"run": "1"}); !strings.Contains(msg, "may cancel only runs they asked for") {
+	if msg := c.Refused("cancel_run", map[string]any{"run": "1"}); !strings.Contains(msg, "may cancel only runs they asked for") {
 		t.Errorf("cancel of carol's run: %s", msg)
 	}
-	if msg := c.refused("launch", map[string]any{"template": "data", "answers": map[string]any{"instances": "many"}}); !strings.Contains(msg, "instances") {
+	if msg := c.Refused("launch", map[string]any{"template": "data", "answers": map[string]any{"instances": "many"}}); !strings.Contains(msg, "instances") {
 		t.Errorf("a wrong-typed answer: %s", msg)
 	}
-	if msg := c.refused("launch", map[string]any{"template": "data", "answers": map[string]any{"generation": 7}}); !strings.Contains(msg, "generation") {
+	if msg := c.Refused("launch", map[string]any{"template": "data", "answers": map[string]any{"generation": 7}}); !strings.Contains(msg, "generation") {
 		t.Errorf("a number for a text field: %s", msg)
 	}
 	ctx := context.Background()
 	for _, uri := range []string{"run://999", "run://1/nope", "file:///etc/passwd"} {
-		if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
+		if _, err := c.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
 			t.Errorf("resource %s was read", uri)
 		}
 	}
-	var lg mcpLog
-	c.ok("read_log", map[string]any{"run": "1"}, &lg)
+	var lg sshd.MCPLog
+	c.OK("read_log", map[string]any{"run": "1"}, &lg)
 	if lg.Size == 0 || lg.NextOffset != lg.Size {
 		t.Errorf("after the refusals: %+v", lg)
 	}
-	if runs, _ := h.srv.db.ListRuns(); len(runs) != 1 {
+	if runs, _ := h.db().ListRuns(); len(runs) != 1 {
 		t.Errorf("refused launches queued runs: %d runs", len(runs))
 	}
-	var own runView
-	c.ok("launch", map[string]any{"template": "data"}, &own)
-	c.ok("cancel_run", map[string]any{"run": own.ID}, &own)
-	if Status(own.Status) != StatusCancelled {
+	var own api.RunView
+	c.OK("launch", map[string]any{"template": "data"}, &own)
+	c.OK("cancel_run", map[string]any{"run": own.ID}, &own)
+	if store.Status(own.Status) != store.StatusCancelled {
 		t.Errorf("cancel of its own held run: %+v", own)
 	}
 }
@@ -390,6 +251,7 @@ func TestMCPHostileCalls(t *testing.T) {
 // launch result, a refusal, show_run, list_runs, read_log or a resource,
 // for a person's dry run that plans and an agent's held apply.
 func TestMCPSecretAnswersNeverEchoed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `
 template "secret" {
   project = "infra"
@@ -403,35 +265,35 @@ template "secret" {
   }
 }
 `)
-	answers := map[string]any{"db_password": canaryDB, "api_note": canaryNote}
+	answers := map[string]any{"db_password": testkit.CanaryDB, "api_note": testkit.CanaryNote}
 	alice, bot := h.mcpAs("alice"), h.mcpAs("deploy-bot")
 	var seen bytes.Buffer
 	keep := func(res *mcp.CallToolResult) {
 		b, _ := json.Marshal(res)
 		seen.Write(b)
 	}
-	keep(alice.call("launch", map[string]any{"template": "secret", "kind": "plan", "answers": answers}))
-	keep(bot.call("launch", map[string]any{"template": "secret", "answers": answers}))
-	keep(alice.call("launch", map[string]any{"template": "secret", "answers": map[string]any{"db_password": 98765432123, "api_note": canaryNote}}))
-	keep(alice.call("launch", map[string]any{"template": "secret", "answers": map[string]any{"nope": canaryDB}}))
-	h.waitStatus("1", StatusSucceeded)
+	keep(alice.Call("launch", map[string]any{"template": "secret", "kind": "plan", "answers": answers}))
+	keep(bot.Call("launch", map[string]any{"template": "secret", "answers": answers}))
+	keep(alice.Call("launch", map[string]any{"template": "secret", "answers": map[string]any{"db_password": 98765432123, "api_note": testkit.CanaryNote}}))
+	keep(alice.Call("launch", map[string]any{"template": "secret", "answers": map[string]any{"nope": testkit.CanaryDB}}))
+	h.waitStatus("1", store.StatusSucceeded)
 	for _, tool := range []string{"show_run", "read_log"} {
 		for _, id := range []string{"1", "2"} {
-			keep(alice.call(tool, map[string]any{"run": id}))
-			keep(bot.call(tool, map[string]any{"run": id}))
+			keep(alice.Call(tool, map[string]any{"run": id}))
+			keep(bot.Call(tool, map[string]any{"run": id}))
 		}
 	}
-	keep(alice.call("list_runs", map[string]any{}))
+	keep(alice.Call("list_runs", map[string]any{}))
 	for _, uri := range []string{"run://1", "run://1/log", "run://2"} {
-		res, err := alice.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		res, err := alice.Session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := json.Marshal(res)
 		seen.Write(b)
 	}
-	for _, c := range []string{canaryDB, canaryNote, canaryDerived(), "98765432123"} {
-		for _, f := range forms(c) {
+	for _, c := range []string{testkit.CanaryDB, testkit.CanaryNote, testkit.CanaryDerived(), "98765432123"} {
+		for _, f := range testkit.Forms(c) {
 			if strings.Contains(seen.String(), f) {
 				t.Errorf("an MCP result carries secret %q (as %q)", c, f)
 			}
@@ -447,7 +309,7 @@ template "secret" {
 // connection closes, and nothing of it stays behind in the server. Live
 // clients, answering the pings, outlast the timeout.
 func TestMCPSilentClientIsDisconnected(t *testing.T) {
-	h, _ := newLimitHarness(t, Options{SSHIdleTimeout: time.Second}, "")
+	h, _ := newLimitHarness(t, server.Options{SSHIdleTimeout: time.Second}, "")
 	live := []*mcpConn{h.mcpAs("helper-bot"), h.mcpAs("alice", "2025-11-25")}
 	time.Sleep(200 * time.Millisecond)
 	baseline := runtime.NumGoroutine()
@@ -480,8 +342,8 @@ func TestMCPSilentClientIsDisconnected(t *testing.T) {
 		t.Errorf("%d goroutines after the silent client left, %d before it came", n, baseline)
 	}
 	for i, c := range live {
-		var runs mcpRuns
-		c.ok("list_runs", map[string]any{}, &runs)
+		var runs sshd.MCPRuns
+		c.OK("list_runs", map[string]any{}, &runs)
 		if runs.Total != 0 {
 			t.Errorf("live client %d: %+v", i, runs)
 		}
@@ -504,8 +366,9 @@ func waitClosed(t *testing.T, what string, wait func() error) {
 // message over the size bound each end their session at once (the client
 // keeps its input open), and the server goes on serving others.
 func TestMCPGarbageInput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
-	for _, input := range []string{"not json at all\n", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + strings.Repeat("[", 100000) + "\n", `{"x":"` + strings.Repeat("a", mcpMaxMessage+10) + "\"}\n"} {
+	for _, input := range []string{"not json at all\n", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + strings.Repeat("[", 100000) + "\n", `{"x":"` + strings.Repeat("a", sshd.MCPMaxMessage+10) + "\"}\n"} {
 		client, err := dialAs(h, "deploy-bot")
 		if err != nil {
 			t.Fatal(err)
@@ -524,8 +387,8 @@ func TestMCPGarbageInput(t *testing.T) {
 		waitClosed(t, "a session fed garbage", sess.Wait)
 		client.Close()
 	}
-	var tpl mcpTemplates
-	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
+	var tpl sshd.MCPTemplates
+	h.mcpAs("deploy-bot").OK("list_templates", map[string]any{}, &tpl)
 	if len(tpl.Templates) != 2 {
 		t.Fatalf("after the garbage: %+v", tpl)
 	}
@@ -534,21 +397,22 @@ func TestMCPGarbageInput(t *testing.T) {
 // A drift check launched over MCP that finds drift keeps its plan, and the
 // reconcile tool proposes exactly that plan: a reconcile held for a person.
 func TestMCPCheckAndReconcile(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("carol")
-	var run runView
-	c.ok("launch", map[string]any{"template": "data-free", "kind": "check"}, &run)
-	h.waitStatus(run.ID, StatusSucceeded, StatusFailed)
-	c.ok("show_run", map[string]any{"run": run.ID}, &run)
+	var run api.RunView
+	c.OK("launch", map[string]any{"template": "data-free", "kind": "check"}, &run)
+	h.waitStatus(run.ID, store.StatusSucceeded, store.StatusFailed)
+	c.OK("show_run", map[string]any{"run": run.ID}, &run)
 	if run.Check == nil || run.Check.Plan == nil {
 		t.Fatalf("the check kept no plan: %s %s %+v", run.Status, run.Message, run.Check)
 	}
-	var rec runView
-	c.ok("reconcile", map[string]any{"check": run.ID}, &rec)
-	if Kind(rec.Kind) != KindReconcile || Status(rec.Status) != StatusAwaitingApproval || rec.ReconcileOf != run.ID || rec.Proposal.Digest != run.Check.Plan.Digest {
+	var rec api.RunView
+	c.OK("reconcile", map[string]any{"check": run.ID}, &rec)
+	if store.Kind(rec.Kind) != store.KindReconcile || store.Status(rec.Status) != store.StatusAwaitingApproval || rec.ReconcileOf != run.ID || rec.Proposal.Digest != run.Check.Plan.Digest {
 		t.Fatalf("reconcile: %+v", rec)
 	}
-	if msg := c.refused("reconcile", map[string]any{"check": run.ID}); !strings.Contains(msg, rec.ID) {
+	if msg := c.Refused("reconcile", map[string]any{"check": run.ID}); !strings.Contains(msg, rec.ID) {
 		t.Errorf("a second reconcile: %s", msg)
 	}
 }
@@ -643,13 +507,14 @@ func TestMCPClientThatNeverReadsIsBounded(t *testing.T) {
 	if grew > 500 {
 		t.Errorf("a client that never reads parked %d goroutines in the server with %d requests", grew, n)
 	}
-	var tpl mcpTemplates
-	h.mcpAs("deploy-bot").ok("list_templates", map[string]any{}, &tpl)
+	var tpl sshd.MCPTemplates
+	h.mcpAs("deploy-bot").OK("list_templates", map[string]any{}, &tpl)
 }
 
 // A 100 MB line ends that MCP session after the 2 MiB bound, without the
 // server reading the rest, and other sessions go on.
 func TestMCPHundredMegabyteLineEndsOnlyItsSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	other := h.mcpAs("alice")
 	client, err := dialAs(h, "deploy-bot")
@@ -687,8 +552,8 @@ func TestMCPHundredMegabyteLineEndsOnlyItsSession(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 	}
-	var runs mcpRuns
-	other.ok("list_runs", map[string]any{}, &runs)
+	var runs sshd.MCPRuns
+	other.OK("list_runs", map[string]any{}, &runs)
 }
 
 // Promise (and intended, as far as the SSH rules go): `show` and `log` let
@@ -697,22 +562,23 @@ func TestMCPHundredMegabyteLineEndsOnlyItsSession(t *testing.T) {
 // cancel_run keeps the SSH rule: agents only their own, people with the
 // approve role any, and another agent of the same kind cannot.
 func TestMCPVisibilityMatchesSSH(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	h.mustSSH("carol", "launch", "data", "--dry-run", "--wait")
 	h.mustSSH("helper-bot", "show", "1")
 	h.mustSSH("helper-bot", "log", "1")
 	c := h.mcpAs("helper-bot")
 	for _, uri := range []string{"run://1", "run://1/log"} {
-		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
+		if _, err := c.Session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
 			t.Errorf("%s: %v (show/log over SSH allow it)", uri, err)
 		}
 	}
-	var run runView
-	h.mcpAs("deploy-bot").ok("launch", map[string]any{"template": "data"}, &run)
-	c.refused("cancel_run", map[string]any{"run": run.ID})
-	h.mcpAs("carol").refused("cancel_run", map[string]any{"run": run.ID})
-	h.mcpAs("bob").ok("cancel_run", map[string]any{"run": run.ID}, &run)
-	if Status(run.Status) != StatusCancelled {
+	var run api.RunView
+	h.mcpAs("deploy-bot").OK("launch", map[string]any{"template": "data"}, &run)
+	c.Refused("cancel_run", map[string]any{"run": run.ID})
+	h.mcpAs("carol").Refused("cancel_run", map[string]any{"run": run.ID})
+	h.mcpAs("bob").OK("cancel_run", map[string]any{"run": run.ID}, &run)
+	if store.Status(run.Status) != store.StatusCancelled {
 		t.Errorf("bob's cancel: %s", run.Status)
 	}
 }
@@ -723,6 +589,7 @@ func TestMCPVisibilityMatchesSSH(t *testing.T) {
 // behind it, one from a git checkout (commit) — pass the output schema in
 // show_run, list_runs and the run resource.
 func TestMCPOutputSchemaFitsEveryRunShape(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+`
 template "slow" {
   project = "infra"
@@ -747,17 +614,17 @@ template "broken" {
 	h.mustSSH("alice", "reject", "2", "--reason", "not \u0085today") // rejected
 	h.mustSSH("alice", "launch", "slow", "--dry-run")                // 3 running
 	h.mustSSH("alice", "launch", "slow", "--dry-run")                // 4 queued behind 3
-	h.waitStatus("3", StatusRunning)
+	h.waitStatus("3", store.StatusRunning)
 	c := h.mcpAs("helper-bot")
 	for _, id := range []string{"1", "2", "3", "4"} {
-		var v runView
-		c.ok("show_run", map[string]any{"run": id}, &v)
-		if _, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "run://" + id}); err != nil {
+		var v api.RunView
+		c.OK("show_run", map[string]any{"run": id}, &v)
+		if _, err := c.Session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "run://" + id}); err != nil {
 			t.Errorf("run://%s: %v", id, err)
 		}
 	}
-	var runs mcpRuns
-	c.ok("list_runs", map[string]any{}, &runs)
-	h.mcpAs("alice").ok("cancel_run", map[string]any{"run": "4"}, nil)
+	var runs sshd.MCPRuns
+	c.OK("list_runs", map[string]any{}, &runs)
+	h.mcpAs("alice").OK("cancel_run", map[string]any{"run": "4"}, nil)
 	h.mustSSH("alice", "cancel", "3")
 }

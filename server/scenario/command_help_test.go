@@ -1,27 +1,33 @@
-package server
+package scenario
 
 import (
 	"flag"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 )
 
 // `help` lists every command of the table with its usage and summary,
 // every status with what may follow it, and how to open the console; an
 // SSH session with no command and no terminal gets the same.
 func TestCommandHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, networkTemplate)
 	for _, words := range [][]string{{"help"}, {"--help"}, {"-h"}, {}} {
 		out, errOut, code := h.ssh("carol", words...)
 		if code != 0 || errOut != "" {
 			t.Fatalf("%v: exit %d, stderr %q", words, code, errOut)
 		}
-		for _, c := range commandTable {
-			if !strings.Contains(out, c.usage) || !strings.Contains(out, c.summary) {
-				t.Errorf("%v lacks %s's usage or summary:\n%s", words, c.name, out)
+		for _, c := range sshd.Commands() {
+			if !strings.Contains(out, c.Usage) || !strings.Contains(out, c.Summary) {
+				t.Errorf("%v lacks %s's usage or summary:\n%s", words, c.Name, out)
 			}
 		}
-		for st := range transitions {
+		for st := range store.Transitions() {
 			if !strings.Contains(out, string(st)) {
 				t.Errorf("%v lacks status %s", words, st)
 			}
@@ -43,30 +49,31 @@ func TestCommandHelpListsEveryCommand(t *testing.T) {
 // help text and every flag it declares, on stdout, and exit 0, even with
 // other words around them; the usage line names every flag.
 func TestCommandHelpForEachCommand(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, networkTemplate)
-	for _, c := range commandTable {
-		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-		c.bind(fs)
+	for _, c := range sshd.Commands() {
+		fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+		c.DeclareFlags(fs)
 		var flags []string
 		fs.VisitAll(func(f *flag.Flag) { flags = append(flags, "--"+f.Name) })
-		if c.json {
+		if c.JSON {
 			flags = append(flags, "--json")
 		}
 		for _, f := range flags {
-			if !strings.Contains(c.usage, f) {
-				t.Errorf("%s's usage line %q does not name its flag %s", c.name, c.usage, f)
+			if !strings.Contains(c.Usage, f) {
+				t.Errorf("%s's usage line %q does not name its flag %s", c.Name, c.Usage, f)
 			}
 		}
-		if c.summary == "" || c.help == "" || !strings.HasPrefix(c.usage, c.name) || !strings.Contains(c.example, c.name+" ") {
-			t.Errorf("%s: usage %q, summary %q, help %q", c.name, c.usage, c.summary, c.help)
+		if c.Summary == "" || c.Help == "" || !strings.HasPrefix(c.Usage, c.Name) || !strings.Contains(c.Example, c.Name+" ") {
+			t.Errorf("%s: usage %q, summary %q, help %q", c.Name, c.Usage, c.Summary, c.Help)
 		}
-		for _, words := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}, {c.name, "7", "--help"}} {
+		for _, words := range [][]string{{c.Name, "--help"}, {c.Name, "-h"}, {"help", c.Name}, {c.Name, "7", "--help"}} {
 			out, errOut, code := h.ssh("carol", words...)
 			if code != 0 || errOut != "" {
 				t.Errorf("%v: exit %d, stderr %q", words, code, errOut)
 				continue
 			}
-			want := append([]string{"usage: " + c.usage, c.summary, "flags:", "--help, -h", "example:\n  ssh -p 2222 HOST "}, flags...)
+			want := append([]string{"usage: " + c.Usage, c.Summary, "flags:", "--help, -h", "example:\n  ssh -p 2222 HOST "}, flags...)
 			for _, w := range want {
 				if !strings.Contains(out, w) {
 					t.Errorf("%v lacks %q:\n%s", words, w, out)
@@ -79,6 +86,7 @@ func TestCommandHelpForEachCommand(t *testing.T) {
 // Malformed words exit 2 with one sentence on stderr that says what was
 // wrong and where help is; nothing is written to stdout and nothing runs.
 func TestCommandUsageErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, networkTemplate)
 	cases := []struct {
 		words []string
@@ -106,7 +114,7 @@ func TestCommandUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		out, errOut, code := h.ssh("alice", c.words...)
-		if code != exitUsage || !strings.Contains(errOut, c.want) || out != "" {
+		if code != api.ExitUsage || !strings.Contains(errOut, c.want) || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.words, code, out, errOut, c.want)
 		}
 		if first, _, _ := strings.Cut(errOut, "\n"); !strings.HasPrefix(first, "switchtender: ") || strings.Count(first, ". ") > 1 {
@@ -116,11 +124,21 @@ func TestCommandUsageErrors(t *testing.T) {
 	// An unknown command and an unknown help topic list the commands.
 	for _, words := range [][]string{{"frobnicate"}, {"help", "nosuch"}} {
 		_, errOut, _ := h.ssh("alice", words...)
-		if !strings.Contains(errOut, rerunCommand.usage) || !strings.Contains(errOut, launchCommand.usage) {
+		if !strings.Contains(errOut, lookupCommand("rerun").Usage) || !strings.Contains(errOut, lookupCommand("launch").Usage) {
 			t.Errorf("%v does not list the commands:\n%s", words, errOut)
 		}
 	}
-	if runs, err := h.srv.db.ListRuns(); err != nil || len(runs) != 0 {
+	if runs, err := h.db().ListRuns(); err != nil || len(runs) != 0 {
 		t.Fatalf("malformed commands queued runs: %v %+v", err, runs)
 	}
+}
+
+// lookupCommand is the SSH command called name (or by that alias), or nil.
+func lookupCommand(name string) *sshd.CommandInfo {
+	for _, c := range sshd.Commands() {
+		if c.Name == name || slices.Contains(c.Aliases, name) {
+			return &c
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"slices"
@@ -20,7 +20,7 @@ func TestHoldAtStartIsAuditedInTheTransactionThatHoldsTheRun(t *testing.T) {
 	h, _, release := slotHarness(t, bot)
 	id := h.queued("deploy-bot", "data", "--dry-run")
 	h.reloadReplacing(bot, "")
-	db := h.srv.db
+	db := h.db()
 	var mu sync.Mutex
 	seen, audited := false, false
 	db.SetCommitHook(func(runs []string) {
@@ -30,12 +30,12 @@ func TestHoldAtStartIsAuditedInTheTransactionThatHoldsTheRun(t *testing.T) {
 			return
 		}
 		r, err := db.GetRun(id)
-		if err != nil || Status(r.Status) != StatusAwaitingApproval {
+		if err != nil || store.Status(r.Status) != store.StatusAwaitingApproval {
 			return
 		}
 		seen = true
 		events, err := db.AuditTrail(func(e store.AuditEvent) bool {
-			return e.RunID == id && e.Action == string(StatusAwaitingApproval)
+			return e.RunID == id && e.Action == string(store.StatusAwaitingApproval)
 		})
 		audited = err == nil && len(events) > 0
 	})

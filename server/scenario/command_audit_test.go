@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"encoding/json"
@@ -11,12 +11,13 @@ import (
 // audit shows the approval with its digest and rule to approvers, filters
 // by run and time, and is refused to others.
 func TestAuditCommand(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data", "--wait")
 	h.mustSSH("alice", "launch", "data", "--dry-run", "--wait")
-	r, _ := h.srv.db.GetRun("1")
+	r, _ := h.db().GetRun("1")
 	h.mustSSH("bob", "approve", "1", "--digest", r.Proposal.Digest)
-	h.waitStatus("1", StatusSucceeded)
+	h.waitStatus("1", store.StatusSucceeded)
 
 	var events []store.AuditEvent
 	if err := json.Unmarshal([]byte(h.mustSSH("bob", "audit", "--run", "1", "--json")), &events); err != nil {

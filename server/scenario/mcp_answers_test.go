@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // Answers given over MCP are validated exactly as launch validates them, and
 // a secret answer is never echoed back.
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchtender/switchtender/server/api"
 )
 
 // Promise (README "MCP for AI agents"): launch's answers are validated
@@ -19,11 +20,12 @@ import (
 // answers.go). Once, a null answer over MCP was taken as the empty string and
 // overrode the field's default.
 func TestMCPRefusesANullAnswer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("alice")
-	res := c.call("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"generation": nil}})
+	res := c.Call("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"generation": nil}})
 	if !res.IsError {
-		var run runView
+		var run api.RunView
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &run)
 		t.Errorf("a null answer over MCP was accepted: run %s, answers %v (launch --answers - refuses null)", run.ID, run.Answers)
@@ -36,6 +38,7 @@ func TestMCPRefusesANullAnswer(t *testing.T) {
 // were refused by the SDK's input validation with a message quoting the whole
 // value, sensitive answer included.
 func TestMCPStringifiedAnswersNeverEchoTheSecret(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, secretTemplate)
 	c := h.mcpAs("deploy-bot")
 	const secret = "Zq9-canary-hunter2-7781"
@@ -57,6 +60,7 @@ func TestMCPStringifiedAnswersNeverEchoTheSecret(t *testing.T) {
 // field, or under a field name with a lookalike letter is refused without
 // being repeated, and nothing is queued.
 func TestMCPMisplacedSecretIsNeverEchoed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, secretTemplate)
 	c := h.mcpAs("deploy-bot")
 	const secret = "Zq9-canary-hunter2-7781"
@@ -76,7 +80,7 @@ func TestMCPMisplacedSecretIsNeverEchoed(t *testing.T) {
 			t.Errorf("launch %v: the refusal repeats the secret: %s", args, seen)
 		}
 	}
-	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
+	if runs, _ := h.db().ListRuns(); len(runs) != 0 {
 		t.Errorf("%d runs were queued", len(runs))
 	}
 }
@@ -87,6 +91,7 @@ func TestMCPMisplacedSecretIsNeverEchoed(t *testing.T) {
 // silently keep the last. Once, a launch over MCP whose answers named
 // db_password twice was accepted with one of them, silently.
 func TestMCPRefusesAnAnswerGivenTwice(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	r := h.rawMCPAs("alice")
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
@@ -104,14 +109,15 @@ func TestMCPRefusesAnAnswerGivenTwice(t *testing.T) {
 // the digits the client sent. Once, a number answer over MCP lost digits past
 // float64's precision, 9007199254740993 becoming 9007199254740992.
 func TestMCPNumberAnswerKeepsItsDigits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	c := h.mcpAs("alice")
-	var run runView
-	c.ok("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"instances": json.Number("9007199254740993")}}, &run)
+	var run api.RunView
+	c.OK("launch", map[string]any{"template": "data", "kind": "plan", "answers": map[string]any{"instances": json.Number("9007199254740993")}}, &run)
 	if got := run.Answers["instances"]; got != "9007199254740993" {
 		t.Errorf("instances answered 9007199254740993 over MCP is %q in the run", got)
 	}
-	if r, err := h.srv.db.GetRun(run.ID); err == nil && r.Vars["instances"] != "9007199254740993" {
+	if r, err := h.db().GetRun(run.ID); err == nil && r.Vars["instances"] != "9007199254740993" {
 		t.Errorf("TF_VAR_instances of the run: %q", r.Vars["instances"])
 	}
 	h.ssh("alice", "cancel", run.ID)
@@ -135,7 +141,7 @@ template "secret" {
 // back, and whether it was accepted.
 func launchSeen(t *testing.T, c *mcpConn, args map[string]any) (string, bool) {
 	t.Helper()
-	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "launch", Arguments: args})
+	res, err := c.Session.CallTool(context.Background(), &mcp.CallToolParams{Name: "launch", Arguments: args})
 	if err != nil {
 		return err.Error(), false
 	}

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"encoding/json"
@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -46,24 +49,24 @@ func slotHarness(t *testing.T, extra string) (h *harness, logs *logBuffer, relea
 	h.logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.start()
 	h.mustSSH("alice", "launch", "wait")
-	h.waitStatus("1", StatusRunning)
+	h.waitStatus("1", store.StatusRunning)
 	return h, logs, func() {
 		if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		h.waitStatus("1", StatusSucceeded)
+		h.waitStatus("1", store.StatusSucceeded)
 	}
 }
 
 // queued launches args as user and checks the run waits in the queue.
 func (h *harness) queued(user string, args ...string) string {
 	h.t.Helper()
-	var v runView
+	var v api.RunView
 	out := h.mustSSH(user, append(append([]string{"launch"}, args...), "--json")...)
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		h.t.Fatalf("launch %v: %v\n%s", args, err, out)
 	}
-	if Status(v.Status) != StatusQueued {
+	if store.Status(v.Status) != store.StatusQueued {
 		h.t.Fatalf("run %s is %s, want it queued behind the wait apply: %s", v.ID, v.Status, v.Message)
 	}
 	return v.ID
@@ -71,11 +74,11 @@ func (h *harness) queued(user string, args ...string) string {
 
 // heldAtStart waits for run id to be held before it planned by rule, and
 // checks that no step of it ran.
-func (h *harness) heldAtStart(id, rule string) runView {
+func (h *harness) heldAtStart(id, rule string) api.RunView {
 	h.t.Helper()
-	h.waitStatus(id, StatusAwaitingApproval, StatusSucceeded, StatusFailed)
+	h.waitStatus(id, store.StatusAwaitingApproval, store.StatusSucceeded, store.StatusFailed)
 	v := h.show("bob", id)
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageRequest {
+	if store.Status(v.Status) != store.StatusAwaitingApproval || v.Proposal == nil || store.Stage(v.Proposal.Stage) != store.StageRequest {
 		h.t.Fatalf("run %s is %s (%s), want held before planning", id, v.Status, v.Message)
 	}
 	if !slices.ContainsFunc(v.Proposal.Holds, func(hd store.Hold) bool { return hd.Rule == rule }) {
@@ -84,7 +87,7 @@ func (h *harness) heldAtStart(id, rule string) runView {
 	if len(v.Steps) != 0 {
 		h.t.Errorf("run %s ran %v before it was held", id, stepNames(v))
 	}
-	mustContain(h.t, "the held run's message", v.Message, "Held when it started", "rules in force now")
+	testkit.MustContain(h.t, "the held run's message", v.Message, "Held when it started", "rules in force now")
 	return v
 }
 
@@ -103,14 +106,14 @@ rule "dry-gate" {
 `)
 	id := h.queued("alice", "data", "--dry-run")
 	h.reloadReplacing("  exclude_dry_run  = true\n", "")
-	logs.waitFor(t, `"msg":"reload: a queued run will start otherwise under the new rules","run":"`+id+`"`)
-	mustContain(t, "the reload's log", logs.String(), `"before":"scanned first (exclude_dry_run)"`, `"now":"held before planning by rule dry-gate"`)
+	logs.WaitFor(t, `"msg":"reload: a queued run will start otherwise under the new rules","run":"`+id+`"`)
+	testkit.MustContain(t, "the reload's log", logs.String(), `"before":"scanned first (exclude_dry_run)"`, `"now":"held before planning by rule dry-gate"`)
 	release()
 	v := h.heldAtStart(id, "dry-gate")
-	logs.waitFor(t, `"msg":"start: the rules in force now hold a queued run before planning","run":"`+id+`"`)
+	logs.WaitFor(t, `"msg":"start: the rules in force now hold a queued run before planning","run":"`+id+`"`)
 	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
-	if done := h.show("bob", id); Status(done.Status) != StatusSucceeded {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusAwaitingApproval)
+	if done := h.show("bob", id); store.Status(done.Status) != store.StatusSucceeded {
 		t.Fatalf("the released dry run is %s: %s", done.Status, done.Message)
 	}
 }
@@ -128,11 +131,11 @@ rule "dry-gate" {
   exclude_dry_run  = true
 }
 `)
-	logs.waitFor(t, `"run":"`+id+`","template":"data","kind":"plan","before":"runs without a hold or a scan","now":"scanned first (exclude_dry_run)"`)
+	logs.WaitFor(t, `"run":"`+id+`","template":"data","kind":"plan","before":"runs without a hold or a scan","now":"scanned first (exclude_dry_run)"`)
 	release()
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusAwaitingApproval)
 	v := h.show("bob", id)
-	if Status(v.Status) != StatusSucceeded || v.Scan == nil || v.Scan.Why != scanForExemption || v.Scan.Modules < 1 {
+	if store.Status(v.Status) != store.StatusSucceeded || v.Scan == nil || v.Scan.Why != runstep.ScanForExemption || v.Scan.Modules < 1 {
 		t.Fatalf("the queued dry run is %s with scan %+v, want scanned and planned", v.Status, v.Scan)
 	}
 }
@@ -144,11 +147,11 @@ func TestQueuedApplyIsHeldWhenAReloadAddedRequireApproval(t *testing.T) {
 	h, logs, release := slotHarness(t, "")
 	id := h.queued("alice", "data")
 	h.reloadWith(approveAllData)
-	logs.waitFor(t, `"before":"runs without a hold or a scan","now":"planned and decided on its saved plan"`)
+	logs.WaitFor(t, `"before":"runs without a hold or a scan","now":"planned and decided on its saved plan"`)
 	release()
-	h.waitStatus(id, StatusAwaitingApproval, StatusSucceeded, StatusFailed)
+	h.waitStatus(id, store.StatusAwaitingApproval, store.StatusSucceeded, store.StatusFailed)
 	v := h.show("bob", id)
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StagePlan || v.Proposal.Holds[0].Rule != "everything" {
+	if store.Status(v.Status) != store.StatusAwaitingApproval || v.Proposal == nil || store.Stage(v.Proposal.Stage) != store.StagePlan || v.Proposal.Holds[0].Rule != "everything" {
 		t.Fatalf("the queued apply is %s (%s), want held with its plan by rule everything", v.Status, v.Message)
 	}
 	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
@@ -187,8 +190,8 @@ rule "checks" {
 	if a := v.Proposal.Holds[0].Approvers; len(a) != 1 || a[0] != "alice" {
 		t.Errorf("the check is held for %v, want alice", a)
 	}
-	h.waitStatus(dry, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
-	if d := h.show("bob", dry); Status(d.Status) != StatusSucceeded {
+	h.waitStatus(dry, store.StatusSucceeded, store.StatusFailed, store.StatusAwaitingApproval)
+	if d := h.show("bob", dry); store.Status(d.Status) != store.StatusSucceeded {
 		t.Errorf("a dry run was held by a rule for checks: %s %s", d.Status, d.Message)
 	}
 }
@@ -206,7 +209,7 @@ rule "dry-gate" {
 }
 `)
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=q", "--json"))
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusQueued {
+	if r, _ := h.db().GetRun(id); store.Status(r.Status) != store.StatusQueued {
 		t.Fatalf("the pool's dry run is %s, want queued", r.Status)
 	}
 	h.reloadReplacing("  exclude_dry_run  = true\n", "")
@@ -218,12 +221,12 @@ rule "dry-gate" {
 	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		if r, _ := h.srv.db.GetRun(id); statusOf(r).Final() {
+		if r, _ := h.db().GetRun(id); store.Status(r.Status).Final() {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if done := h.show("bob", id); Status(done.Status) != StatusSucceeded || done.PlannedBy != "w1" {
+	if done := h.show("bob", id); store.Status(done.Status) != store.StatusSucceeded || done.PlannedBy != "w1" {
 		t.Fatalf("the released pool dry run is %s by %q: %s", done.Status, done.PlannedBy, done.Message)
 	}
 	if !strings.Contains(h.mustSSH("bob", "log", id), "vpc-q") {

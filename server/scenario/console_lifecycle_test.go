@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"context"
@@ -8,27 +8,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server"
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/tui"
 )
 
 // consoleAs is the console's Backend for who, as one SSH session gets it.
-func consoleAs(h *harness, who Identity) *console {
-	return newConsole(h.srv, who)
+func consoleAs(h *harness, who server.Identity) *sshd.Console {
+	return sshd.NewConsole(h.srv, who)
 }
 
-// consoleRun is run id's detail as c shows it; it fails the test on error.
-func consoleRun(t *testing.T, c *console, id string) tui.RunDetail {
+func consoleRun(t *testing.T, c *sshd.Console, id string) tui.RunDetail {
 	t.Helper()
-	d, err := c.Run(context.Background(), id)
-	if err != nil {
-		t.Fatalf("console Run(%s) as %s: %v", id, c.Identity().Name, err)
-	}
-	return d
+	return testkit.ConsoleRun(t, c, id)
 }
 
 // waitingInList reports whether run id carries the "waiting for you" mark
 // in c's run list.
-func waitingInList(t *testing.T, c *console, id string) bool {
+func waitingInList(t *testing.T, c *sshd.Console, id string) bool {
 	t.Helper()
 	runs, err := c.Runs(context.Background())
 	if err != nil {
@@ -55,8 +54,8 @@ func refused(t *testing.T, what string, err error, want string) {
 // succeeded waits for run id to end and fails the test unless it succeeded.
 func succeeded(h *harness, id string) {
 	h.t.Helper()
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusSucceeded {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusStale)
+	if r, _ := h.db().GetRun(id); store.Status(r.Status) != store.StatusSucceeded {
 		h.t.Fatalf("run %s is %s: %s", id, r.Status, r.Message)
 	}
 }
@@ -77,7 +76,7 @@ func releasedByRule(d tui.RunDetail) (released map[string]string, approvers map[
 // noApprovalByOutsider checks that dave, with the approve role but named by
 // no rule holding run 1, is not marked as awaited and can neither approve
 // nor reject it, and that his attempts change nothing.
-func noApprovalByOutsider(t *testing.T, h *harness, dave *console, digest string) {
+func noApprovalByOutsider(t *testing.T, h *harness, dave *sshd.Console, digest string) {
 	t.Helper()
 	ctx := context.Background()
 	if consoleRun(t, dave, "1").WaitingForMe || waitingInList(t, dave, "1") {
@@ -85,7 +84,7 @@ func noApprovalByOutsider(t *testing.T, h *harness, dave *console, digest string
 	}
 	refused(t, "dave approves", dave.Approve(ctx, "1", digest), "not among the approvers")
 	refused(t, "dave rejects", dave.Reject(ctx, "1", "not mine to judge"), "may not reject")
-	if r, _ := h.srv.db.GetRun("1"); Status(r.Status) != StatusAwaitingApproval || len(r.Approvals) != 0 {
+	if r, _ := h.db().GetRun("1"); store.Status(r.Status) != store.StatusAwaitingApproval || len(r.Approvals) != 0 {
 		t.Fatalf("dave's refused actions changed run 1: %s, approvals %+v", r.Status, r.Approvals)
 	}
 }
@@ -94,7 +93,7 @@ func noApprovalByOutsider(t *testing.T, h *harness, dave *console, digest string
 // released, each naming its approver, and returns the held digest.
 func heldByBothRules(t *testing.T, d tui.RunDetail) string {
 	t.Helper()
-	if d.Proposal == nil || d.Status != string(StatusAwaitingApproval) {
+	if d.Proposal == nil || d.Status != string(store.StatusAwaitingApproval) {
 		t.Fatalf("run 1 = %s, proposal %+v", d.Status, d.Proposal)
 	}
 	released, approvers := releasedByRule(d)
@@ -109,13 +108,14 @@ func heldByBothRules(t *testing.T, d tui.RunDetail) string {
 // reject; alice releases her rule (the run still waits for bob's, and the
 // console says so per rule); bob releases his and the apply runs once.
 func TestConsoleApprovalsByRule(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+twoReviewRules)
 	h.mustSSH("carol", "launch", "data", "--wait")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	ctx := context.Background()
-	alice := consoleAs(h, Identity{Name: "alice", Roles: []string{"launch", "approve"}})
-	bob := consoleAs(h, Identity{Name: "bob", Roles: []string{"approve"}})
-	dave := consoleAs(h, Identity{Name: "dave", Roles: []string{"approve"}})
+	alice := consoleAs(h, server.Identity{Name: "alice", Roles: []string{"launch", "approve"}})
+	bob := consoleAs(h, server.Identity{Name: "bob", Roles: []string{"approve"}})
+	dave := consoleAs(h, server.Identity{Name: "dave", Roles: []string{"approve"}})
 
 	digest := heldByBothRules(t, consoleRun(t, dave, "1"))
 
@@ -129,7 +129,7 @@ func TestConsoleApprovalsByRule(t *testing.T) {
 		t.Fatalf("alice's release: %v", err)
 	}
 	d := consoleRun(t, alice, "1")
-	if d.Status != string(StatusAwaitingApproval) || d.WaitingForMe {
+	if d.Status != string(store.StatusAwaitingApproval) || d.WaitingForMe {
 		t.Fatalf("after alice's release run 1 is %s, waiting for alice %v", d.Status, d.WaitingForMe)
 	}
 	if released, _ := releasedByRule(d); fmt.Sprint(released) != "map[alice-reviews:alice bob-reviews:]" {
@@ -159,16 +159,17 @@ func TestConsoleApprovalsByRule(t *testing.T) {
 // names the newer proposal once there is one, and its rerun makes a new
 // held run whose approval applies.
 func TestConsoleStaleProposalAndRerun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	ctx := context.Background()
-	bob := consoleAs(h, Identity{Name: "bob", Roles: []string{"approve"}})
-	carol := consoleAs(h, Identity{Name: "carol", Roles: []string{"launch"}})
+	bob := consoleAs(h, server.Identity{Name: "bob", Roles: []string{"approve"}})
+	carol := consoleAs(h, server.Identity{Name: "carol", Roles: []string{"launch"}})
 	digest := consoleRun(t, bob, "1").Proposal.Digest
 
 	h.mustSSH("alice", "launch", "data-free", "--var", "instances=2", "--wait")
-	h.waitStatus("2", StatusSucceeded)
+	h.waitStatus("2", store.StatusSucceeded)
 
 	if waitingInList(t, bob, "1") {
 		t.Error("the stale run 1 is marked waiting for bob")
@@ -183,7 +184,7 @@ func TestConsoleStaleProposalAndRerun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rerun: %v", err)
 	}
-	h.waitStatus(id, StatusAwaitingApproval)
+	h.waitStatus(id, store.StatusAwaitingApproval)
 	if newer := consoleRun(t, bob, "1").Proposal.NewerRun; newer != id {
 		t.Errorf("run 1 names newer proposal %q, want run %s", newer, id)
 	}
@@ -203,11 +204,12 @@ func TestConsoleStaleProposalAndRerun(t *testing.T) {
 
 // The stale mark in the console's run list comes from the server.
 func TestConsoleRunListMarksStale(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("carol", "launch", "data", "--wait")
 	h.mustSSH("alice", "launch", "data-free", "--var", "instances=2", "--wait")
-	h.waitStatus("1", StatusStale)
-	runs, err := consoleAs(h, Identity{Name: "bob", Roles: []string{"approve"}}).Runs(context.Background())
+	h.waitStatus("1", store.StatusStale)
+	runs, err := consoleAs(h, server.Identity{Name: "bob", Roles: []string{"approve"}}).Runs(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,8 +242,9 @@ template "gated" {
 // answered "" is a *tui.FieldError naming it, with the sentence the SSH
 // launch command prints.
 func TestConsoleCheckLaunchIsTheServersValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, gatedTemplate)
-	carol := consoleAs(h, Identity{Name: "carol", Roles: []string{"launch"}})
+	carol := consoleAs(h, server.Identity{Name: "carol", Roles: []string{"launch"}})
 	ctx := context.Background()
 	_, sshErr, code := h.ssh("carol", "launch", "gated", "--var", "confirm=true")
 	if code == 0 {
@@ -277,11 +280,11 @@ func TestConsoleCheckLaunchIsTheServersValidation(t *testing.T) {
 		t.Errorf("a complete launch was refused: %v", err)
 	}
 	var fe *tui.FieldError
-	bob := consoleAs(h, Identity{Name: "bob", Roles: []string{"approve"}})
+	bob := consoleAs(h, server.Identity{Name: "bob", Roles: []string{"approve"}})
 	if err := bob.CheckLaunch(ctx, tui.LaunchRequest{Template: "gated", Answers: map[string]string{"ticket": "x", "confirm": "true"}}); err == nil || errors.As(err, &fe) {
 		t.Errorf("bob, without the launch role: %v", err)
 	}
-	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
+	if runs, _ := h.db().ListRuns(); len(runs) != 0 {
 		t.Fatalf("refused launches queued %d runs", len(runs))
 	}
 }
@@ -291,13 +294,14 @@ func TestConsoleCheckLaunchIsTheServersValidation(t *testing.T) {
 // fields untouched is refused at the field, with nothing queued; once each
 // is answered the run launches with exactly those answers.
 func TestConsoleLauncherRefusesUntouchedRequiredFieldsOverSSH(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, gatedTemplate)
 	carol := openConsole(h, "carol", 120, 40)
-	carol.waitFor(30*time.Second, "Switchtender · runs", "signed in as carol (launch)")
-	carol.keys("n")
-	carol.waitFor(10*time.Second, "launch a run", "gated")
-	carol.keys("\r")
-	s := carol.waitFor(10*time.Second, "Launch · gated", "ticket (string, required)", "confirm (bool, required)",
+	carol.WaitFor(30*time.Second, "Switchtender · runs", "signed in as carol (launch)")
+	carol.Keys("n")
+	carol.WaitFor(10*time.Second, "launch a run", "gated")
+	carol.Keys("\r")
+	s := carol.WaitFor(10*time.Second, "Launch · gated", "ticket (string, required)", "confirm (bool, required)",
 		"no value: ←/→ to choose", "instances (number)")
 	for _, bad := range []string{"‹ true ›", "‹ false ›"} {
 		if strings.Contains(s, bad) {
@@ -305,24 +309,24 @@ func TestConsoleLauncherRefusesUntouchedRequiredFieldsOverSSH(t *testing.T) {
 		}
 	}
 	// Straight to the launch button (shift+tab wraps) and launch.
-	carol.keys("\x1b[Z", "\r")
-	carol.waitFor(10*time.Second, `✗ survey field "ticket" of template "gated" needs an answer`, "launch refused: ticket needs fixing")
-	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
+	carol.Keys("\x1b[Z", "\r")
+	carol.WaitFor(10*time.Second, `✗ survey field "ticket" of template "gated" needs an answer`, "launch refused: ticket needs fixing")
+	if runs, _ := h.db().ListRuns(); len(runs) != 0 {
 		t.Fatalf("an untouched required field launched %d runs", len(runs))
 	}
 	// The focus is on ticket: answer it, launch again: the bool is next.
-	carol.keys("C", "H", "G", "-", "1", "\x1b[Z", "\r")
-	carol.waitFor(10*time.Second, `✗ survey field "confirm" of template "gated" needs an answer`, "launch refused: confirm needs fixing")
-	if runs, _ := h.srv.db.ListRuns(); len(runs) != 0 {
+	carol.Keys("C", "H", "G", "-", "1", "\x1b[Z", "\r")
+	carol.WaitFor(10*time.Second, `✗ survey field "confirm" of template "gated" needs an answer`, "launch refused: confirm needs fixing")
+	if runs, _ := h.db().ListRuns(); len(runs) != 0 {
 		t.Fatalf("an unselected required bool launched %d runs", len(runs))
 	}
 	// The focus is on confirm: choose false (left from no value), then on
 	// past instances and the run kind to the launch button.
-	carol.keys("\x1b[D")
-	carol.waitFor(10*time.Second, "‹ false ›")
-	carol.keys("\t", "\t", "\t", "\r")
-	carol.waitFor(time.Minute, "Run 1 · gated · plan")
-	r, err := h.srv.db.GetRun("1")
+	carol.Keys("\x1b[D")
+	carol.WaitFor(10*time.Second, "‹ false ›")
+	carol.Keys("\t", "\t", "\t", "\r")
+	carol.WaitFor(time.Minute, "Run 1 · gated · plan")
+	r, err := h.db().GetRun("1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,5 +336,5 @@ func TestConsoleLauncherRefusesUntouchedRequiredFieldsOverSSH(t *testing.T) {
 			t.Errorf("run 1 answer %s = %q, want %q (answers %v)", k, r.Answers[k], v, r.Answers)
 		}
 	}
-	h.waitStatus("1", StatusSucceeded, StatusFailed)
+	h.waitStatus("1", store.StatusSucceeded, store.StatusFailed)
 }

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // rawMCP: an MCP session over SSH driven line by line, for tests that send
 // what a real client would not.

@@ -1,10 +1,13 @@
-package server
+package scenario
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -19,6 +22,7 @@ template "slow" {
 // queued, a running and a held run; cancel --wait returns once the run
 // ended cancelled.
 func TestCancelRepliesAndQueueReason(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, slowTemplate+dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "slow")
 	waitLog(t, h, "1", "started-slow")
@@ -40,12 +44,12 @@ func TestCancelRepliesAndQueueReason(t *testing.T) {
 		t.Errorf("a cancelled run still says what it waits for")
 	}
 	h.ssh("alice", "launch", "data", "--wait")
-	h.waitStatus("3", StatusAwaitingApproval)
+	h.waitStatus("3", store.StatusAwaitingApproval)
 	if out := h.mustSSH("bob", "cancel", "3"); !strings.HasPrefix(out, "run 3 was held for approval and is cancelled") {
 		t.Errorf("cancel of a held run:\n%s", out)
 	}
 	for _, words := range [][]string{{"cancel", "99", "--wait"}, {"cancel", "3", "--wait"}, {"cancel", "3", "--json"}} {
-		if out, errOut, code := h.ssh("alice", words...); code != exitRefused || out != "" || errOut == "" {
+		if out, errOut, code := h.ssh("alice", words...); code != api.ExitRefused || out != "" || errOut == "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", words, code, out, errOut)
 		}
 	}
@@ -55,11 +59,12 @@ func TestCancelRepliesAndQueueReason(t *testing.T) {
 // succeeded, with the apply's log); a wrong digest is refused without
 // waiting.
 func TestApproveWaitFollowsTheApply(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.ssh("alice", "launch", "data", "--wait")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	digest := h.show("bob", "1").Proposal.Digest
-	if _, errOut, code := h.ssh("bob", "approve", "1", "--digest", "sha256:"+strings.Repeat("0", 64), "--wait"); code != exitRefused || !strings.Contains(errOut, "not the digest") {
+	if _, errOut, code := h.ssh("bob", "approve", "1", "--digest", "sha256:"+strings.Repeat("0", 64), "--wait"); code != api.ExitRefused || !strings.Contains(errOut, "not the digest") {
 		t.Errorf("a wrong digest with --wait: exit %d, %q", code, errOut)
 	}
 	out, _, code := h.ssh("bob", "approve", "1", "--digest", digest, "--wait")
@@ -73,6 +78,7 @@ func TestApproveWaitFollowsTheApply(t *testing.T) {
 
 // whoami says who a key maps to: name, kind, roles, fingerprint.
 func TestWhoami(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "")
 	fp := gossh.FingerprintSHA256(h.keys["alice"].PublicKey())
 	out := h.mustSSH("alice", "whoami")
@@ -81,7 +87,7 @@ func TestWhoami(t *testing.T) {
 			t.Errorf("whoami lacks %q:\n%s", want, out)
 		}
 	}
-	var v whoamiView
+	var v sshd.WhoamiView
 	if err := json.Unmarshal([]byte(h.mustSSH("deploy-bot", "whoami", "--json")), &v); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +95,7 @@ func TestWhoami(t *testing.T) {
 		v.KeyFingerprint != gossh.FingerprintSHA256(h.keys["deploy-bot"].PublicKey()) {
 		t.Errorf("whoami --json of an agent: %+v", v)
 	}
-	if _, errOut, code := h.ssh("alice", "whoami", "bob"); code != exitUsage || !strings.Contains(errOut, "whoami takes no arguments") {
+	if _, errOut, code := h.ssh("alice", "whoami", "bob"); code != api.ExitUsage || !strings.Contains(errOut, "whoami takes no arguments") {
 		t.Errorf("whoami bob: exit %d, %q", code, errOut)
 	}
 }
@@ -98,6 +104,7 @@ func TestWhoami(t *testing.T) {
 // that does not exist, a template nobody has and a bad limit are refused
 // with what to give instead.
 func TestRunsFilters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, brokenTemplate+dataTemplates)
 	if out := strings.TrimSpace(h.mustSSH("bob", "runs", "--status", "failed", "--limit", "3", "--json")); out != "[]" {
 		t.Errorf("filtered runs on an empty server = %q", out)
@@ -140,7 +147,7 @@ func TestRunsFilters(t *testing.T) {
 		{[]string{"runs", "--limit", "0"}, "1 or more"},
 		{[]string{"runs", "--limit", "ten"}, "whole number"},
 	} {
-		if _, errOut, code := h.ssh("bob", c.words...); code != exitRefused || !strings.Contains(errOut, c.want) {
+		if _, errOut, code := h.ssh("bob", c.words...); code != api.ExitRefused || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q", c.words, code, errOut)
 		}
 	}
