@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
@@ -542,15 +543,9 @@ func writeBigModule(t *testing.T, checkout string, n int) {
 	}
 }
 
-// policyFile writes a plan_gate policy into a temporary file and
-// returns its path.
 func policyFile(t *testing.T, text string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "policy.rego")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testkit.PolicyFile(t, text)
 }
 
 // slowPolicy lets every plan through after about two seconds of

@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 
 	"github.com/switchtender/switchtender/server/internal/testkit"
@@ -188,4 +190,70 @@ const slowCredentialTemplate = testkit.SlowCredentialTemplate
 func writeBlobModule(t *testing.T, checkout string, size int) {
 	t.Helper()
 	testkit.WriteBlobModule(t, checkout, size)
+}
+
+const (
+	relayCloudKey = "relay-cloud-key-8c1f2e"
+	relayPassword = "relay-db-password-77aa"
+)
+
+// relayHarness is a control node with pool "eu" (a delivery key, workers
+// w1 and w2), pool "bare" (no delivery key, worker b1) and templates on
+// both; the workers' keys and the delivery identity are returned.
+func relayHarness(t *testing.T, extra string) (*harness, map[string]relayKey, string) {
+	t.Helper()
+	keys := map[string]relayKey{"w1": newRelayKey(t), "w2": newRelayKey(t), "b1": newRelayKey(t)}
+	identity, recipient := newDeliveryKey(t, t.TempDir())
+	h := newHarness(t, fmt.Sprintf(`
+queue "eu" { pool = "eu" }
+queue "bare" { pool = "bare" }
+pool "eu" {
+  delivery_key  = %q
+  workers       = [%q, %q]
+  lease_timeout = "2s"
+}
+pool "bare" {
+  workers = [%q]
+}
+credential "cloud" { env = { CLOUD_KEY = %q } }
+template "rnet" {
+  project = "infra"
+  command = "infra/network"
+  queue   = "eu"
+  survey "region" { type = "string" }
+}
+template "rsecret" {
+  project     = "infra"
+  command     = "infra/secret"
+  queue       = "eu"
+  credentials = ["cloud"]
+  survey "db_password" { type = "string" }
+}
+template "bnet" {
+  project = "infra"
+  command = "infra/network"
+  queue   = "bare"
+  survey "region" { type = "string" }
+}
+`, recipient, keys["w1"].Line, keys["w2"].Line, keys["b1"].Line, relayCloudKey)+extra)
+	return h, keys, identity
+}
+
+// rawWorker speaks the relay protocol by hand over a real SSH connection,
+// to behave as no real worker would (testkit.RawWorker).
+type rawWorker = testkit.RawWorker
+
+func dialRaw(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*rawWorker, relay.Msg) {
+	t.Helper()
+	return testkit.DialRaw(t, h.addr, key, hello)
+}
+
+// runIDOf reads the ID of the run launch --json printed.
+func runIDOf(t *testing.T, out string) string {
+	t.Helper()
+	var v runView
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
+		t.Fatalf("launch --json printed %q: %v", out, err)
+	}
+	return v.ID
 }

@@ -13,42 +13,12 @@ import (
 
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
 
-// relayScanConfig adds to relayHarness a rule that holds every run of the
-// scanned templates for bob but exempts their dry runs behind the scan,
-// templates on pool eu for three scan fixtures, and a pull-request
-// template.
-const relayScanConfig = `
-rule "review" {
-  templates        = ["rs-clean", "rs-modvar", "rs-deep"]
-  require_approval = true
-  exclude_dry_run  = true
-  approvers        = ["bob"]
-}
-template "rs-clean" {
-  project = "infra"
-  command = "infra/scan/clean"
-  queue   = "eu"
-}
-template "rs-modvar" {
-  project = "infra"
-  command = "infra/scan/modvar"
-  queue   = "eu"
-}
-template "rs-deep" {
-  project = "infra"
-  command = "infra/scan/deep"
-  queue   = "eu"
-}
-template "rpr" {
-  project = "infra"
-  command = "infra/data"
-  queue   = "eu"
-}
-`
+const relayScanConfig = testkit.RelayScanConfig
 
 // scanWorkerCfg is a worker whose checkout also holds the scan fixtures.
 func scanWorkerCfg(t *testing.T, h *harness, name string, key relayKey, identity string) *config.Worker {

@@ -44,6 +44,13 @@ type Options struct {
 	NotifyBackoff time.Duration
 	// NotifyTimeout bounds one notification attempt. 0 means 10 s.
 	NotifyTimeout time.Duration
+	// LeaseTimeouts maps a pool's name to the lease timeout its workers'
+	// leases get, in place of the pool's lease_timeout (or the 30 s
+	// default): how long a worker may go without a heartbeat before its
+	// run is failed. Pools it does not name, or names with 0 or less, keep
+	// their configured one. It is for embedders and tests that need a
+	// timeout the configuration file does not say; nil changes nothing.
+	LeaseTimeouts map[string]time.Duration
 
 	// SSH limits (see README "SSH limits"). Zero or negative means the
 	// default; none can be turned off.
@@ -172,6 +179,11 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.live.Store(newLiveConfig(cfg))
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
 	s.relay = newRelayHub(s)
+	for pool, d := range opts.LeaseTimeouts {
+		if d > 0 {
+			s.relay.timeout[pool] = d
+		}
+	}
 	if err := s.recover(); err != nil {
 		db.Close()
 		return nil, err

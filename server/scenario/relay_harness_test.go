@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/internal/testkit"
 
@@ -189,9 +190,16 @@ const (
 // both; the workers' keys and the delivery identity are returned.
 func relayHarness(t *testing.T, extra string) (*harness, map[string]relayKey, string) {
 	t.Helper()
+	return relayHarnessWith(t, extra, nil)
+}
+
+// relayHarnessWith is relayHarness whose pools named in leases get those
+// lease timeouts (Options.LeaseTimeouts).
+func relayHarnessWith(t *testing.T, extra string, leases map[string]time.Duration) (*harness, map[string]relayKey, string) {
+	t.Helper()
 	keys := map[string]relayKey{"w1": newRelayKey(t), "w2": newRelayKey(t), "b1": newRelayKey(t)}
 	identity, recipient := newDeliveryKey(t, t.TempDir())
-	h := newHarness(t, fmt.Sprintf(`
+	h := writeHarness(t, "", fmt.Sprintf(`
 queue "eu" { pool = "eu" }
 queue "bare" { pool = "bare" }
 pool "eu" {
@@ -223,6 +231,8 @@ template "bnet" {
   survey "region" { type = "string" }
 }
 `, recipient, keys["w1"].Line, keys["w2"].Line, keys["b1"].Line, relayCloudKey)+extra)
+	h.tune = func(o *server.Options) { o.LeaseTimeouts = leases }
+	h.start()
 	return h, keys, identity
 }
 

@@ -13,4 +13,5 @@ const (
 	poolDataTemplate       = testkit.PoolDataTemplate
 	slowPoolTemplate       = testkit.SlowPoolTemplate
 	slowCredentialTemplate = testkit.SlowCredentialTemplate
+	relayScanConfig        = testkit.RelayScanConfig
 )

@@ -83,3 +83,14 @@ func WriteBlobModule(t testing.TB, checkout string, size int) {
 func RawEvidence(findings ...store.Finding) *store.Scan {
 	return &store.Scan{Digest: "sha256:" + strings.Repeat("1", 64), Modules: 1, Files: 1, Findings: findings}
 }
+
+// PolicyFile writes a plan_gate policy into a temporary file and
+// returns its path.
+func PolicyFile(t testing.TB, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.rego")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -122,3 +122,36 @@ template "rslowcred" {
   survey "region" { type = "string" }
 }
 `
+
+// RelayScanConfig adds to relayHarness a rule that holds every run of the
+// scanned templates for bob but exempts their dry runs behind the scan,
+// templates on pool eu for three scan fixtures, and a pull-request
+// template.
+const RelayScanConfig = `
+rule "review" {
+  templates        = ["rs-clean", "rs-modvar", "rs-deep"]
+  require_approval = true
+  exclude_dry_run  = true
+  approvers        = ["bob"]
+}
+template "rs-clean" {
+  project = "infra"
+  command = "infra/scan/clean"
+  queue   = "eu"
+}
+template "rs-modvar" {
+  project = "infra"
+  command = "infra/scan/modvar"
+  queue   = "eu"
+}
+template "rs-deep" {
+  project = "infra"
+  command = "infra/scan/deep"
+  queue   = "eu"
+}
+template "rpr" {
+  project = "infra"
+  command = "infra/data"
+  queue   = "eu"
+}
+`

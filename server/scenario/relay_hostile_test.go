@@ -1,7 +1,6 @@
-package server
+package scenario
 
 import (
-	"encoding/json"
 	"os"
 	"runtime"
 	"strconv"
@@ -17,15 +16,6 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
-
-// rawWorker speaks the relay protocol by hand over a real SSH connection,
-// to behave as no real worker would (testkit.RawWorker).
-type rawWorker = testkit.RawWorker
-
-func dialRaw(t *testing.T, h *harness, key relayKey, hello relay.Msg) (*rawWorker, relay.Msg) {
-	t.Helper()
-	return testkit.DialRaw(t, h.addr, key, hello)
-}
 
 // A worker that takes a run and never heartbeats loses its lease: the run
 // fails within the lease timeout with the reason and the state lock
@@ -55,8 +45,8 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 	}
 	started := time.Now()
 	raw.Send(relay.Msg{Type: relay.MsgStep, Run: id, Token: job.Token, Step: "plan", Exit: 0})
-	h.waitStatus(id, StatusFailed)
-	r, _ := h.srv.db.GetRun(id)
+	h.waitStatus(id, store.StatusFailed)
+	r, _ := h.db().GetRun(id)
 	if took := time.Since(started); took > 6*time.Second {
 		t.Errorf("the lost lease took %s to fail the run (timeout 2s)", took)
 	}
@@ -77,7 +67,7 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 			t.Errorf("a late message was answered with %+v", m)
 		}
 	}
-	r2, _ := h.srv.db.GetRun(id)
+	r2, _ := h.db().GetRun(id)
 	if r2.Status != r.Status || r2.Message != r.Message {
 		t.Errorf("a late result changed the run: %s %q", r2.Status, r2.Message)
 	}
@@ -90,10 +80,10 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 	// The pool goes on, and the lost run is not offered again.
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x2")
-	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" {
 		t.Errorf("the next run: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
-	if r3, _ := h.srv.db.GetRun(id); r3.Status != string(StatusFailed) {
+	if r3, _ := h.db().GetRun(id); r3.Status != string(store.StatusFailed) {
 		t.Errorf("the lost run was re-run: %s", r3.Status)
 	}
 }
@@ -102,14 +92,15 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 // claims another pool, or a name already connected, is refused with a
 // sentence and audited.
 func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	stranger := relayWorkerCfg(t, h, "x9", "eu", newRelayKey(t), identity)
-	err := worker.RunWorker(t.Context(), stranger, worker.WorkerOptions{Environ: testEnviron})
+	err := worker.RunWorker(t.Context(), stranger, worker.WorkerOptions{Environ: testkit.Environ()})
 	if err == nil || !strings.Contains(err.Error(), "did not accept this worker's key") {
 		t.Errorf("unknown key: %v", err)
 	}
 	wrongPool := relayWorkerCfg(t, h, "b1", "eu", keys["b1"], identity)
-	err = worker.RunWorker(t.Context(), wrongPool, worker.WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), wrongPool, worker.WorkerOptions{Environ: testkit.Environ()})
 	if err == nil || !strings.Contains(err.Error(), `listed by pool bare, not pool "eu"`) {
 		t.Errorf("a worker of pool bare claiming pool eu: %v", err)
 	}
@@ -119,7 +110,7 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	if err := os.WriteFile(spoofed.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = worker.RunWorker(t.Context(), spoofed, worker.WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), spoofed, worker.WorkerOptions{Environ: testkit.Environ()})
 	if err == nil || !strings.Contains(err.Error(), "offered a host key that") {
 		t.Errorf("a control node whose host key known_hosts does not hold: %v", err)
 	}
@@ -164,21 +155,12 @@ func sshAsKey(t *testing.T, h *harness, key relayKey, cmd string) (string, int) 
 	return stderr.String(), 0
 }
 
-// runIDOf reads the ID of the run launch --json printed.
-func runIDOf(t *testing.T, out string) string {
-	t.Helper()
-	var v runView
-	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
-		t.Fatalf("launch --json printed %q: %v", out, err)
-	}
-	return v.ID
-}
-
 // A worker that reconnects under the same name while it holds a lease is
 // told to try again while its old connection is alive, offered nothing
 // until that lease ends, and never the run it lost: the next run it gets
 // is the one queued meanwhile.
 func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, "")
 	old, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	old.Send(relay.Msg{Type: relay.MsgPoll})
@@ -193,7 +175,7 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	if busy.Type != relay.MsgRefused || !busy.Busy {
 		t.Fatalf("a second connection while the first is alive: %+v", busy)
 	}
-	time.Sleep(h.srv.relay.leaseTimeout("eu") + 500*time.Millisecond)
+	time.Sleep(h.srv.Config().Pools["eu"].LeaseTimeout + 500*time.Millisecond) // eu has no LeaseTimeouts override
 	again, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	if welcome.Type != relay.MsgWelcome {
 		t.Fatalf("the reconnect after the old connection fell silent: %+v", welcome)
@@ -214,7 +196,7 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	if offered[0] != second {
 		t.Errorf("the reconnected worker was offered run %s, want %s", offered[0], second)
 	}
-	if r, _ := h.srv.db.GetRun(first); r.Status != string(StatusFailed) {
+	if r, _ := h.db().GetRun(first); r.Status != string(store.StatusFailed) {
 		t.Errorf("the lost run is %s, want failed before anything else is offered", r.Status)
 	}
 }
@@ -222,6 +204,7 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 // Containment on the worker: a working directory that is a symlink out of
 // the worker's checkout is refused before any process starts.
 func TestRelayWorkerRefusesEscape(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	outside := t.TempDir()
@@ -237,7 +220,7 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 	}
 	startWorker(t, w1)
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x")
-	if Status(v.Status) != StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
+	if store.Status(v.Status) != store.StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
 		t.Errorf("a symlink out of the worker's checkout: %s steps=%v: %s", v.Status, stepNames(v), v.Message)
 	}
 }
@@ -248,6 +231,7 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 // another pool's worker, are rejected and change nothing; an unknown type is
 // rejected; garbage ends only the sender's session.
 func TestHostileRelayInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, "")
 	a, _ := dialRaw(t, h, keys["w1"], relay.Msg{Name: "w1", Pool: "eu"})
 	b, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
@@ -293,9 +277,9 @@ func TestHostileRelayInputChangesNothing(t *testing.T) {
 		t.Errorf("the session survived garbage")
 	}
 	a.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
-	h.waitStatus(id, StatusSucceeded, StatusFailed)
-	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusSucceeded {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
+	r, _ := h.db().GetRun(id)
+	if store.Status(r.Status) != store.StatusSucceeded {
 		t.Errorf("the holder's result: %s %s", r.Status, r.Message)
 	}
 	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "INJECTED") || strings.Contains(log, "WRONGTOKEN") {
@@ -306,6 +290,7 @@ func TestHostileRelayInputChangesNothing(t *testing.T) {
 // A user's key asking for the relay gets no relay; a worker whose known_hosts
 // holds another host key for the control node is refused.
 func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	client, err := gossh.Dial("tcp", h.addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(h.keys["alice"])},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
@@ -330,7 +315,7 @@ func TestAUserKeyGetsNoRelayAndAnUnknownHostKeyIsRefused(t *testing.T) {
 	if err := os.WriteFile(cfg.KnownHosts, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = worker.RunWorker(t.Context(), cfg, worker.WorkerOptions{Environ: testEnviron})
+	err = worker.RunWorker(t.Context(), cfg, worker.WorkerOptions{Environ: testkit.Environ()})
 	if err == nil || !strings.Contains(err.Error(), "host key") {
 		t.Errorf("a control node with another host key: %v", err)
 	}
@@ -383,8 +368,8 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence(fs...)})
 	m := raw.Recv()
 	took := time.Since(started)
-	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
-	r, _ := h.srv.db.GetRun(id)
+	h.waitStatus(id, store.StatusAwaitingApproval, store.StatusFailed, store.StatusRefused)
+	r, _ := h.db().GetRun(id)
 	t0 := time.Now()
 	list := h.mustSSH("alice", "runs")
 	audit := h.mustSSH("bob", "audit", "--run", id)
@@ -402,16 +387,17 @@ func TestAWorkersFindingsAreBounded(t *testing.T) {
 // for a job that had no step a worker may refuse, as if the gate had decided
 // it.
 func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region=rf")
 	if job.ScanWhy != "" || job.Ref != "" {
 		t.Fatalf("the job is scanned: %+v", job)
 	}
-	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusRefused, Exit: -1,
+	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: store.StatusRefused, Exit: -1,
 		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
-	h.waitStatus(id, StatusRefused, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) == StatusRefused {
+	h.waitStatus(id, store.StatusRefused, store.StatusFailed)
+	if r, _ := h.db().GetRun(id); store.Status(r.Status) == store.StatusRefused {
 		t.Fatalf("a worker's refusal of a job that has no refusal on a worker was recorded as the run's: %s: %s", r.Status, r.Message)
 	}
 }
@@ -422,6 +408,7 @@ func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 // never re-run and its lease is gone, so the worker's later plan or success
 // is rejected.
 func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, relayScanConfig)
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	for _, args := range [][]string{{"rs-modvar", "--dry-run"}, {"rpr", "--dry-run", "--ref", "main"}} {
@@ -429,14 +416,14 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 		if job.ScanWhy == "" {
 			t.Fatalf("%v: the job is not scanned", args)
 		}
-		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusInterrupted, Exit: -1, Message: "stopped"})
-		h.waitStatus(id, StatusInterrupted, StatusFailed)
-		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Exit: 0})
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: store.StatusInterrupted, Exit: -1, Message: "stopped"})
+		h.waitStatus(id, store.StatusInterrupted, store.StatusFailed)
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: store.StatusSucceeded, Exit: 0})
 		if m := raw.Recv(); m.Type != relay.MsgReject {
 			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
 		}
-		r, _ := h.srv.db.GetRun(id)
-		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || Status(r.Status) != StatusInterrupted {
+		r, _ := h.db().GetRun(id)
+		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || store.Status(r.Status) != store.StatusInterrupted {
 			t.Fatalf("%v: interrupted left %s, scan %+v, proposal %+v", args, r.Status, r.Scan, r.Proposal)
 		}
 	}
@@ -447,15 +434,16 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 // another, which nobody cancelled, "cancelled" with a sentence of its own,
 // and both were recorded as reported.
 func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
-	for _, st := range []Status{StatusStale, StatusCancelled} {
+	for _, st := range []store.Status{store.StatusStale, store.StatusCancelled} {
 		id, job := takeRun(t, h, raw, "rnet", "--dry-run", "--var", "region="+string(st))
 		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: st, Exit: 1,
 			Message: "Cancelled by bob during plan on worker w2."})
-		h.waitStatus(id, StatusStale, StatusCancelled, StatusFailed)
-		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) == st {
+		h.waitStatus(id, store.StatusStale, store.StatusCancelled, store.StatusFailed)
+		r, _ := h.db().GetRun(id)
+		if store.Status(r.Status) == st {
 			t.Errorf("a worker's %q for a dry run nobody cancelled and that holds no saved plan was recorded as the run's: %s: %s (cancel requested by %q)",
 				st, r.Status, r.Message, r.CancelRequested)
 		}

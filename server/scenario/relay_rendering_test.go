@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // On a relay pool the rules decide on what the plan file does, not on the
 // rendering a worker sends beside it.
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
@@ -24,6 +25,7 @@ import (
 // sent beside its plan, so a plan destroying three instances with a rendering
 // that changed nothing was passed with no approval and queued to apply.
 func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, poolDataTemplate)
 	runTofuByHand(t, h, "infra/data", "init", "-input=false")
 	runTofuByHand(t, h, "infra/data", "apply", "-auto-approve", "-input=false")
@@ -43,8 +45,8 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 	harmless := []byte(`{"format_version":"1.2","terraform_version":"1.9.0","planned_values":{"root_module":{}},"resource_changes":[],"configuration":{"root_module":{}}}`)
 	handOverPlan(raw, id, job.Token, destroy, harmless)
 	settlePlanPhase(h, id, 15*time.Second)
-	r, _ := h.srv.db.GetRun(id)
-	if statusOf(r) == StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && Phase(r.Phase) != phaseApply {
+	r, _ := h.db().GetRun(id)
+	if store.Status(r.Status) == store.StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && store.Phase(r.Phase) != store.PhaseApply {
 		return // fixed: the control node counts the plan file's own changes and refuses a rendering that does not match
 	}
 	if r.Proposal == nil {
@@ -56,7 +58,7 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 			bobApproved = true
 		}
 	}
-	if Phase(r.Phase) == phaseApply && !bobApproved {
+	if store.Phase(r.Phase) == store.PhaseApply && !bobApproved {
 		t.Errorf("a plan destroying 3 resources passed max_destroy = 0 without bob (proposal: %d to destroy, digest %s; approvals %+v): the control node decided on the worker's JSON, not on the plan it sealed; status %s",
 			r.Proposal.Destroy, r.Proposal.Digest, r.Approvals, r.Status)
 	}
@@ -71,6 +73,7 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 // counted, so a plan replacing server[0] passed a policy with the rendering
 // of one replacing server[2].
 func TestARenderingOfAnotherResourceIsRefused(t *testing.T) {
+	t.Parallel()
 	policy := filepath.Join(t.TempDir(), "primary.rego")
 	if err := os.WriteFile(policy, []byte(primaryPolicy), 0o644); err != nil {
 		t.Fatal(err)
@@ -97,7 +100,7 @@ rule "primary13e" {
 	id, job := leaseRun(t, h, raw, ch, "rdata13e")
 	handOverPlan(raw, id, job.Token, plan, honest)
 	settlePlanPhase(h, id, 15*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "primary") {
+	if r, _ := h.db().GetRun(id); store.Phase(r.Phase) == store.PhaseApply || !strings.Contains(r.Message, "primary") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
 	id, job = leaseRun(t, h, raw, ch, "rdata13e")
@@ -106,9 +109,9 @@ rule "primary13e" {
 	}
 	handOverPlan(raw, id, job.Token, plan, js)
 	settlePlanPhase(h, id, 15*time.Second)
-	r, _ := h.srv.db.GetRun(id)
+	r, _ := h.db().GetRun(id)
 	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
-	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
+	if store.Phase(r.Phase) == store.PhaseApply && store.Status(r.Status) == store.StatusRunning {
 		t.Fatalf("a plan replacing terraform_data.server[0], which the plan_gate forbids, passed the rules on a rendering that replaces server[2] and is queued to apply (digest %s)", r.Proposal.Digest)
 	}
 }
@@ -123,10 +126,11 @@ rule "primary13e" {
 // "type" passed the README's by-type policy with a plan destroying
 // terraform_data.server[2].
 func TestARenderingCannotForgeTheResourceType(t *testing.T) {
+	t.Parallel()
 	r := handOverForgedType(t, "rdata13f", func(honest []byte) []byte {
 		return forgeRendering(t, honest, map[string]any{"type": "null_resource"})
 	})
-	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
+	if store.Phase(r.Phase) == store.PhaseApply && store.Status(r.Status) == store.StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose addresses and actions are the plan file's and whose \"type\" is forged; it is queued to apply (digest %s, %d to destroy)",
 			r.Proposal.Digest, r.Proposal.Destroy)
 	}
@@ -139,10 +143,11 @@ func TestARenderingCannotForgeTheResourceType(t *testing.T) {
 // another, since encoding/json matched keys case-insensitively and the policy
 // input read them exactly.
 func TestARenderingsTypeInAnotherCaseIsRefused(t *testing.T) {
+	t.Parallel()
 	r := handOverForgedType(t, "rdata13g", func(honest []byte) []byte {
 		return bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))
 	})
-	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
+	if store.Phase(r.Phase) == store.PhaseApply && store.Status(r.Status) == store.StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose changes say \"type\":\"null_resource\" then \"TYPE\":\"terraform_data\"; it is queued to apply (digest %s, %d to destroy)",
 			r.Proposal.Digest, r.Proposal.Destroy)
 	}
@@ -228,7 +233,7 @@ func forgeRendering(t *testing.T, js []byte, set map[string]any) []byte {
 // rendering forge makes of it; it returns the second run as it settled.
 func handOverForgedType(t *testing.T, template string, forge func(honest []byte) []byte) store.Run {
 	t.Helper()
-	policy := policyFile(t, byTypePolicy)
+	policy := testkit.PolicyFile(t, byTypePolicy)
 	h, keys, _ := relayHarness(t, fmt.Sprintf(`
 template %[1]q {
   project = "infra"
@@ -250,7 +255,7 @@ rule "types-%[1]s" {
 	id, job := leaseRun(t, h, raw, ch, template)
 	handOverPlan(raw, id, job.Token, plan, honest)
 	settlePlanPhase(h, id, 15*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
+	if r, _ := h.db().GetRun(id); store.Phase(r.Phase) == store.PhaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
 
@@ -264,7 +269,7 @@ rule "types-%[1]s" {
 	}
 	handOverPlan(raw, id, job.Token, plan, forged)
 	settlePlanPhase(h, id, 15*time.Second)
-	r, _ := h.srv.db.GetRun(id)
+	r, _ := h.db().GetRun(id)
 	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
 	return r
 }

@@ -1,64 +1,19 @@
-package server
+package scenario
 
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 )
-
-const (
-	relayCloudKey = "relay-cloud-key-8c1f2e"
-	relayPassword = "relay-db-password-77aa"
-)
-
-// relayHarness is a control node with pool "eu" (a delivery key, workers
-// w1 and w2), pool "bare" (no delivery key, worker b1) and templates on
-// both; the workers' keys and the delivery identity are returned.
-func relayHarness(t *testing.T, extra string) (*harness, map[string]relayKey, string) {
-	t.Helper()
-	keys := map[string]relayKey{"w1": newRelayKey(t), "w2": newRelayKey(t), "b1": newRelayKey(t)}
-	identity, recipient := newDeliveryKey(t, t.TempDir())
-	h := newHarness(t, fmt.Sprintf(`
-queue "eu" { pool = "eu" }
-queue "bare" { pool = "bare" }
-pool "eu" {
-  delivery_key  = %q
-  workers       = [%q, %q]
-  lease_timeout = "2s"
-}
-pool "bare" {
-  workers = [%q]
-}
-credential "cloud" { env = { CLOUD_KEY = %q } }
-template "rnet" {
-  project = "infra"
-  command = "infra/network"
-  queue   = "eu"
-  survey "region" { type = "string" }
-}
-template "rsecret" {
-  project     = "infra"
-  command     = "infra/secret"
-  queue       = "eu"
-  credentials = ["cloud"]
-  survey "db_password" { type = "string" }
-}
-template "bnet" {
-  project = "infra"
-  command = "infra/network"
-  queue   = "bare"
-  survey "region" { type = "string" }
-}
-`, recipient, keys["w1"].Line, keys["w2"].Line, keys["b1"].Line, relayCloudKey)+extra)
-	return h, keys, identity
-}
 
 // A dry run and an ungated apply run on a worker that dialled the control
 // node over SSH, with real OpenTofu in the worker's own checkout: the
@@ -66,6 +21,7 @@ template "bnet" {
 // (and again on the control node), the run records the worker and its
 // steps, and `workers` lists it.
 func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	sha := gitCommitAll(t, w1.Projects["infra"].Path)
@@ -73,7 +29,7 @@ func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=eu-west-9")
-	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" || !strings.Contains(v.Message, "worker w1") {
+	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" || !strings.Contains(v.Message, "worker w1") {
 		t.Fatalf("dry run on the worker: %s planned_by=%q %s", v.Status, v.PlannedBy, v.Message)
 	}
 	if v.Commit == nil || v.Commit.SHA != sha {
@@ -91,7 +47,7 @@ func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 	}
 
 	a := h.launchWait("alice", "rsecret", "--var", "db_password="+relayPassword)
-	if Status(a.Status) != StatusSucceeded || a.AppliedBy != "w1" {
+	if store.Status(a.Status) != store.StatusSucceeded || a.AppliedBy != "w1" {
 		t.Fatalf("ungated apply on the worker: %s applied_by=%q %s", a.Status, a.AppliedBy, a.Message)
 	}
 	alog := h.mustSSH("alice", "log", a.ID)
@@ -109,7 +65,7 @@ func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.project, "infra/secret/terraform.tfstate")); err == nil {
 		t.Errorf("the apply ran in the control node's checkout")
 	}
-	var ws []workerView
+	var ws []api.WorkerView
 	if err := json.Unmarshal([]byte(h.mustSSH("alice", "workers", "--json")), &ws); err != nil || len(ws) != 1 ||
 		ws[0].Name != "w1" || ws[0].Pool != "eu" || ws[0].Version != "test" || ws[0].State != "idle" {
 		t.Errorf("workers --json: %+v %v", ws, err)
@@ -125,10 +81,11 @@ func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 // The MCP tool list_workers gives an agent what `workers --json` gives a
 // person: a connected worker, its pool and state.
 func TestRelayWorkersOverMCP(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
-	var out mcpWorkers
+	var out sshd.MCPWorkers
 	h.mcpAs("deploy-bot").OK("list_workers", map[string]any{}, &out)
 	if len(out.Workers) != 1 || out.Workers[0].Name != "w1" || out.Workers[0].Pool != "eu" || out.Workers[0].State != "idle" || out.Workers[0].LastSeen.IsZero() {
 		t.Fatalf("list_workers = %+v", out.Workers)
@@ -139,6 +96,7 @@ func TestRelayWorkersOverMCP(t *testing.T) {
 // is told the name is in use and tries again later; the first keeps its
 // connection and takes the next run.
 func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "idle") })
@@ -147,7 +105,7 @@ func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
 		return strings.Contains(h.mustSSH("alice", "audit"), "is connected and was heard from")
 	})
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=twice")
-	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" {
 		t.Fatalf("a dry run with two processes of w1 about: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
 }
@@ -155,6 +113,7 @@ func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
 // A worker is offered only runs of projects its file has a checkout of;
 // the run says what it waits for, and the worker that has it takes it.
 func TestRelayOffersOnlyAWorkersProjects(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Projects: []string{"other"}})
 	raw.Send(relay.Msg{Type: relay.MsgPoll})
@@ -163,8 +122,8 @@ func TestRelayOffersOnlyAWorkersProjects(t *testing.T) {
 		return strings.Contains(h.mustSSH("alice", "show", id), "whose file has a checkout of project infra")
 	})
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
-	h.waitStatus(id, StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
+	if r, _ := h.db().GetRun(id); r.Status != string(store.StatusSucceeded) || r.PlannedBy != "w1" {
 		t.Fatalf("the run: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
 }

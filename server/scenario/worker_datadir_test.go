@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // A worker's data_dir is its own: a run ID from the wire cannot escape it,
 // and a second worker on it leaves the first one's runs alone.
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/store"
 )
 
 // Promise (README, relay: "a worker that died (SIGKILL, a lost machine)
@@ -19,10 +21,8 @@ import (
 // earlier life, killed its apply mid-provisioner and wiped its private
 // directory.
 func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
-	h, keys, identity := relayHarness(t, slowPoolTemplate)
-	h.srv.relay.mu.Lock()
-	h.srv.relay.timeout["eu"] = time.Minute
-	h.srv.relay.mu.Unlock()
+	t.Parallel()
+	h, keys, identity := relayHarnessWith(t, slowPoolTemplate, map[string]time.Duration{"eu": time.Minute})
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	writeSlowModule(t, w1.Projects["infra"].Path)
 	startWorker(t, w1)
@@ -46,10 +46,10 @@ func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
 		t.Fatal("w2, started on w1's data_dir, neither refused to start nor ended")
 	}
 	_, statErr := os.Stat(private)
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusCancelled, StatusInterrupted)
-	r, _ := h.srv.db.GetRun(id)
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusCancelled, store.StatusInterrupted)
+	r, _ := h.db().GetRun(id)
 	t.Logf("w1's apply: %s: %s; its private directory after w2 started: %v", r.Status, r.Message, statErr)
-	if Status(r.Status) != StatusSucceeded || os.IsNotExist(statErr) {
+	if store.Status(r.Status) != store.StatusSucceeded || os.IsNotExist(statErr) {
 		t.Fatalf("worker w2, started with w1's data_dir, stopped w1's running apply %s as a leftover of its own earlier life (%s: %s) and removed its private directory (%v)",
 			id, r.Status, r.Message, statErr)
 	}

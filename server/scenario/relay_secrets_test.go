@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // A relay worker gets only its own run's secrets, and nothing a worker sends
 // or the workers command shows carries a key or a secret.
@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/store"
 )
 
 // The control node masks a worker's log lines again with every value it
@@ -19,6 +20,7 @@ import (
 // answer in clear, in a log line and in its result's message, leaks neither
 // into the stored log or the run's message.
 func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != relay.MsgWelcome {
@@ -30,10 +32,10 @@ func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 		t.Errorf("the payload carries a secret in clear")
 	}
 	raw.Send(relay.Msg{Type: relay.MsgLog, Run: id, Token: job.Token, Data: "key=" + relayCloudKey + " pw=" + relayPassword + "\n"})
-	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusFailed, Message: "failed with " + relayCloudKey})
-	h.waitStatus(id, StatusFailed, StatusSucceeded)
+	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: store.StatusFailed, Message: "failed with " + relayCloudKey})
+	h.waitStatus(id, store.StatusFailed, store.StatusSucceeded)
 	log := h.mustSSH("alice", "log", id)
-	r, _ := h.srv.db.GetRun(id)
+	r, _ := h.db().GetRun(id)
 	for _, s := range []string{relayCloudKey, relayPassword} {
 		if strings.Contains(log, s) || strings.Contains(r.Message, s) {
 			t.Errorf("%q reached the stored log or message", s)
@@ -44,6 +46,7 @@ func TestAWorkersLogIsMaskedAgainOnTheControlNode(t *testing.T) {
 // `workers` shows carol and an agent names, pools, versions, states and runs
 // only: no key, fingerprint or path of a worker.
 func TestTheWorkersCommandShowsNoKey(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, "")
 	raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 	if welcome.Type != relay.MsgWelcome {
@@ -68,6 +71,7 @@ func TestTheWorkersCommandShowsNoKey(t *testing.T) {
 // worker received a password from a run it had no part in, and a pool without
 // a delivery key refused every later run.
 func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
+	t.Parallel()
 	const prod = "prod-db-password-13e"
 	h, keys, identity := relayHarness(t, localSecretTemplate)
 	if v := h.launchWait("alice", "lsecret13e", "--dry-run", "--var", "db_password="+prod); v.PlannedBy != "" {
@@ -100,7 +104,7 @@ func TestAWorkerGetsOnlyItsOwnRunsSecretAnswers(t *testing.T) {
 	}
 	bare.Send(relay.Msg{Type: relay.MsgTake, Run: bid})
 	if m := bare.Recv(); m.Type != relay.MsgJob {
-		r, _ := h.srv.db.GetRun(bid)
+		r, _ := h.db().GetRun(bid)
 		t.Errorf("a dry run of bnet with no credential and no secret answer was refused on pool bare because of an earlier run's answer: %s: %s", r.Status, r.Message)
 	}
 }

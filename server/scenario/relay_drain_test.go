@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"context"
@@ -10,14 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/server/relay"
+	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/server/worker"
+	"github.com/switchtender/switchtender/store"
 )
 
 // Draining a worker (SIGTERM): it takes no new run and finishes the one it
 // has, which succeeds; then it returns, and the run queued meanwhile waits
 // for another worker. The drain is audited and `workers` showed it.
 func TestRelayDrainFinishesTheCurrentRun(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, `
 template "rslow" {
   project = "infra"
@@ -42,8 +46,8 @@ template "rslow" {
 	drain()
 	waitFor(t, "workers to show the drain", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "draining") })
 	next := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d", "--json"))
-	h.waitStatus(id, StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
+	if r, _ := h.db().GetRun(id); r.Status != string(store.StatusSucceeded) {
 		t.Fatalf("the drained worker's run: %s %s", r.Status, r.Message)
 	}
 	select {
@@ -54,7 +58,7 @@ template "rslow" {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the drained worker did not stop")
 	}
-	if r, _ := h.srv.db.GetRun(next); r.Status != string(StatusQueued) {
+	if r, _ := h.db().GetRun(next); r.Status != string(store.StatusQueued) {
 		t.Errorf("a run launched during the drain is %s, want queued", r.Status)
 	}
 	// Audited as draining when it began, as drained once the worker left
@@ -70,6 +74,7 @@ template "rslow" {
 // executing is marked interrupted with the reason, and the worker's late
 // result is rejected.
 func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	raw.Send(relay.Msg{Type: relay.MsgPoll})
@@ -77,15 +82,15 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	raw.Recv()
 	raw.Send(relay.Msg{Type: relay.MsgTake, Run: leased})
 	job := raw.Recv()
-	h.waitStatus(leased, StatusRunning)
+	h.waitStatus(leased, store.StatusRunning)
 	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
 	h.restart()
-	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
+	if r, _ := h.db().GetRun(leased); r.Status != string(store.StatusInterrupted) || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
 		t.Errorf("the leased run after the restart: %s %s", r.Status, r.Message)
 	}
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
-	h.waitStatus(queued, StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
+	h.waitStatus(queued, store.StatusSucceeded, store.StatusFailed)
+	if r, _ := h.db().GetRun(queued); r.Status != string(store.StatusSucceeded) || r.PlannedBy != "w1" {
 		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
 	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
@@ -93,7 +98,7 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	if m := late.Recv(); m.Type != relay.MsgReject {
 		t.Errorf("a result from before the restart: %+v", m)
 	}
-	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {
+	if r, _ := h.db().GetRun(leased); r.Status != string(store.StatusInterrupted) {
 		t.Errorf("the late result changed the run: %s", r.Status)
 	}
 }
@@ -101,9 +106,10 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 // Workers reconnect by themselves when the control node restarts on the
 // same address, and take the next run.
 func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
-	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); store.Status(v.Status) != store.StatusSucceeded {
 		t.Fatalf("before the restart: %s %s", v.Status, v.Message)
 	}
 	cfg, err := os.ReadFile(h.cfgPath)
@@ -117,7 +123,7 @@ func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
 	h.restart()
 	waitFor(t, "w1 to reconnect", 30*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=after")
-	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" {
 		t.Errorf("after the restart: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
 }
@@ -126,30 +132,30 @@ func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
 // its tool and reports the run interrupted at once, saying so, rather than
 // leaving it to fail when its lease times out; RunWorker names the run.
 func TestRelayStoppedWorkerReportsItsRunInterrupted(t *testing.T) {
-	h, keys, identity := relayHarness(t, `
+	t.Parallel()
+	h, keys, identity := relayHarnessWith(t, `
 template "rslow" {
   project = "infra"
   command = "infra/slow"
   queue   = "eu"
 }
-`)
-	h.srv.relay.mu.Lock()
-	h.srv.relay.timeout["eu"] = time.Minute // a lost lease would take this long
-	h.srv.relay.mu.Unlock()
+`, map[string]time.Duration{"eu": time.Minute}) // a lost lease would take this long
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	errs := make(chan error, 1)
-	go func() { errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test"}) }()
+	go func() {
+		errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testkit.Environ(), Version: "test"})
+	}()
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
 	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
 		return strings.Contains(h.mustSSH("alice", "log", id), "started-slow")
 	})
 	stopped := time.Now()
 	stop()
-	h.waitStatus(id, StatusInterrupted, StatusFailed, StatusSucceeded)
-	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusInterrupted || !strings.Contains(r.Message, "Worker w1 was stopped during apply") || time.Since(stopped) > 30*time.Second {
+	h.waitStatus(id, store.StatusInterrupted, store.StatusFailed, store.StatusSucceeded)
+	r, _ := h.db().GetRun(id)
+	if store.Status(r.Status) != store.StatusInterrupted || !strings.Contains(r.Message, "Worker w1 was stopped during apply") || time.Since(stopped) > 30*time.Second {
 		t.Fatalf("the stopped worker's run after %s: %s: %s", time.Since(stopped), r.Status, r.Message)
 	}
 	select {
@@ -171,18 +177,19 @@ template "rslow" {
 // its run and wipes the directory, before it dials. A process marked for
 // another worker's data directory is left alone.
 func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	left := filepath.Join(w1.DataDir, "runs", "42")
 	if err := os.MkdirAll(left, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(left, planFileName), []byte("a saved plan in clear"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(left, runstep.PlanFileName), []byte("a saved plan in clear"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sleeper := func(marker string) chan error {
 		cmd := osexec.Command("sleep", "120")
-		cmd.Env = append(os.Environ(), runMarkerVar+"="+marker)
+		cmd.Env = append(os.Environ(), runstep.RunMarkerVar+"="+marker)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -215,10 +222,8 @@ func TestWorkerStopsWhatAnEarlierLifeLeft(t *testing.T) {
 // "worker drained ... finished the one it had" though its run had been
 // interrupted.
 func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
-	h, keys, identity := relayHarness(t, slowPoolTemplate)
-	h.srv.relay.mu.Lock()
-	h.srv.relay.timeout["eu"] = time.Minute
-	h.srv.relay.mu.Unlock()
+	t.Parallel()
+	h, keys, identity := relayHarnessWith(t, slowPoolTemplate, map[string]time.Duration{"eu": time.Minute})
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	writeSlowModule(t, w1.Projects["infra"].Path)
 	ctx, stop := context.WithCancel(context.Background())
@@ -226,7 +231,7 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 	drain := make(chan struct{})
 	errs := make(chan error, 1)
 	go func() {
-		errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testEnviron, Version: "test", Drain: drain})
+		errs <- worker.RunWorker(ctx, w1, worker.WorkerOptions{Environ: testkit.Environ(), Version: "test", Drain: drain})
 	}()
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslow", "--json"))
 	waitFor(t, "the slow apply to start", 60*time.Second, func() bool {
@@ -235,7 +240,7 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 	close(drain) // the first SIGTERM
 	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
 	stop() // the second
-	h.waitStatus(id, StatusInterrupted, StatusFailed, StatusSucceeded)
+	h.waitStatus(id, store.StatusInterrupted, store.StatusFailed, store.StatusSucceeded)
 	select {
 	case <-errs:
 	case <-time.After(30 * time.Second):
@@ -246,11 +251,11 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 		audit = h.mustSSH("alice", "audit")
 		return strings.Contains(audit, "worker drained") || strings.Contains(audit, "worker disconnected") || strings.Contains(audit, "worker stopped")
 	})
-	r, _ := h.srv.db.GetRun(id)
+	r, _ := h.db().GetRun(id)
 	if !strings.Contains(audit, "worker stopped") {
 		t.Errorf("a worker stopped outright is not audited as stopped:\n%s", audit)
 	}
-	if Status(r.Status) == StatusInterrupted && strings.Contains(audit, "finished the one it had") {
+	if store.Status(r.Status) == store.StatusInterrupted && strings.Contains(audit, "finished the one it had") {
 		t.Fatalf("a worker stopped during its run after a drain is audited as drained, having \"finished the one it had\", while its run %s is %s:\n%s", id, r.Status, audit)
 	}
 }
@@ -260,6 +265,7 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 // that drained while a run was offered to it could still take and run the
 // offer, and its audit then said it took no new run.
 func TestADrainingWorkerTakesNoOffer(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, "")
 	raw, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
 	raw.Send(relay.Msg{Type: relay.MsgPoll})
@@ -271,8 +277,8 @@ func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 	waitFor(t, "the drain to be audited", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "audit"), "worker draining") })
 	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
 	if m := raw.Recv(); m.Type == relay.MsgJob {
-		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: m.Token, Status: StatusFailed, Exit: 1, Message: "ran"})
-		h.waitStatus(id, StatusFailed)
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: m.Token, Status: store.StatusFailed, Exit: 1, Message: "ran"})
+		h.waitStatus(id, store.StatusFailed)
 		raw.Client.Close()
 		waitFor(t, "the worker's leaving to be audited", 10*time.Second, func() bool {
 			return strings.Contains(h.mustSSH("alice", "audit"), "worker drained") || strings.Contains(h.mustSSH("alice", "audit"), "worker disconnected")
@@ -287,17 +293,15 @@ func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 // once as if it had no run, and the run it had taken failed at the lease
 // timeout, never run.
 func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
-	h, keys, identity := relayHarness(t, slowCredentialTemplate)
-	h.srv.relay.mu.Lock()
-	h.srv.relay.timeout["eu"] = 8 * time.Second // longer than the credential command
-	h.srv.relay.mu.Unlock()
+	t.Parallel()
+	h, keys, identity := relayHarnessWith(t, slowCredentialTemplate, map[string]time.Duration{"eu": 8 * time.Second}) // longer than the credential command
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	errs, drain := startWorker(t, w1)
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslowcred", "--dry-run", "--var", "region=drain", "--json"))
 	waitFor(t, "w1 to take the run", 20*time.Second, func() bool {
-		r, _ := h.srv.db.GetRun(id)
-		return Status(r.Status) != StatusQueued
+		r, _ := h.db().GetRun(id)
+		return store.Status(r.Status) != store.StatusQueued
 	})
 	drain() // SIGTERM while the control node prepares the job w1 took
 	select {
@@ -306,9 +310,9 @@ func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the drained worker did not return")
 	}
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusInterrupted, StatusCancelled)
-	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusSucceeded {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusInterrupted, store.StatusCancelled)
+	r, _ := h.db().GetRun(id)
+	if store.Status(r.Status) != store.StatusSucceeded {
 		t.Fatalf("run %s, taken by w1 just before its drain, ended %s: %s\naudit:\n%s", id, r.Status, r.Message, h.mustSSH("alice", "audit", "--run", id))
 	}
 }
