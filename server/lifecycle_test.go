@@ -145,24 +145,7 @@ func (h *harness) identity(name string) Identity {
 	return id
 }
 
-const secretDataTemplate = `
-template "data-secret" {
-  project = "infra"
-  command = "infra/data"
-  survey "instances" {
-    type = "number"
-  }
-  survey "token" {
-    type      = "string"
-    sensitive = true
-  }
-}
-rule "destroys" {
-  templates   = ["data-secret"]
-  max_destroy = 0
-  approvers   = ["bob"]
-}
-`
+const secretDataTemplate = testkit.SecretDataTemplate
 
 // A held apply goes stale when another apply in its working directory
 // changes the state: stale before anyone approves, approval refused with

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/screentext"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchtender/switchtender/screentext"
 
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"

@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -235,25 +234,11 @@ func TestRelayScanMessagesOutOfTurn(t *testing.T) {
 	}
 }
 
-// gitIn runs git in dir and returns its trimmed output.
-func gitIn(t *testing.T, dir string) func(args ...string) string {
-	return func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-}
+func gitIn(t *testing.T, dir string) func(args ...string) string { return testkit.GitIn(t, dir) }
 
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteFile(t, path, text)
 }
 
 // A worker's findings are capped at maxFindings and one line saying how

@@ -17,27 +17,14 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// scanCases are the fixtures of testdata/scan, each a working directory a
-// template of the same name ("scan-CASE") runs in.
-var scanCases = []string{"deep", "post", "methodvar", "get", "shadow", "json", "check", "localcmd",
-	"encryption", "modvar", "registry", "broken", "clean"}
+// scanCases are the fixtures of testdata/scan (testkit.ScanCases).
+var scanCases = testkit.ScanCases
 
 // scanHarness is a server whose rule "review" holds every run for bob but
 // exempts dry runs by exclude_dry_run, with a template per scan fixture.
 func scanHarness(t *testing.T, extra string) *harness {
 	t.Helper()
-	var cfg strings.Builder
-	for _, c := range scanCases {
-		fmt.Fprintf(&cfg, "template %q {\n  project = \"infra\"\n  command = \"infra/scan/%s\"\n}\n", "scan-"+c, c)
-	}
-	cfg.WriteString(`
-rule "review" {
-  require_approval = true
-  exclude_dry_run  = true
-  approvers        = ["bob"]
-}
-`)
-	h := newHarness(t, cfg.String()+extra)
+	h := newHarness(t, testkit.ScanConfig()+extra)
 	if err := os.CopyFS(filepath.Join(h.project, "infra", "scan"), os.DirFS("testdata/scan")); err != nil {
 		t.Fatal(err)
 	}

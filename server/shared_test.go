@@ -80,3 +80,20 @@ func openConsole(h *harness, user string, w, hgt int) *ptyTerm {
 	}
 	return testkit.OpenConsole(h.t, client, user, w, hgt)
 }
+
+// sshStdin runs one command over a real SSH connection with stdin as its
+// standard input.
+func (h *harness) sshStdin(user, stdin string, args ...string) (string, string, int) {
+	h.t.Helper()
+	client, err := dialAs(h, user)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer client.Close()
+	return testkit.SSHStdin(h.t, client, stdin, args...)
+}
+
+func exitCodeOf(t *testing.T, err error) int {
+	t.Helper()
+	return testkit.ExitCodeOf(t, err)
+}

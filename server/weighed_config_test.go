@@ -3,79 +3,30 @@ package server
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
-// markerProgram writes a shell script that leaves a marker file when it
-// runs (a program nobody weighed), and returns the script's path and the
-// marker's.
-func markerProgram(t *testing.T) (script, marker string) {
-	t.Helper()
-	dir := t.TempDir()
-	script, marker = filepath.Join(dir, "marker.sh"), filepath.Join(dir, "it-ran")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return script, marker
-}
+// Programs nobody weighed, placed in a checkout (testkit's markers).
 
-// markerEncryption is a terraform block whose state encryption takes its
-// key from OpenTofu's built-in external key provider running script: any
-// OpenTofu process started where it is read runs script first.
-func markerEncryption(script string) string {
-	return fmt.Sprintf(`terraform {
-  encryption {
-    key_provider "external" "k" {
-      command = [%q]
-    }
-    method "aes_gcm" "m" {
-      keys = key_provider.external.k
-    }
-    state {
-      method = method.aes_gcm.m
-    }
-  }
-}
-`, script)
-}
+func markerProgram(t *testing.T) (script, marker string) { return testkit.MarkerProgram(t) }
 
-// testTofu is the pinned OpenTofu the tests' runs find first on PATH.
-func testTofu(t *testing.T) string {
-	t.Helper()
-	for _, dir := range filepath.SplitList(envValue(testEnviron, "PATH")) {
-		if fi, err := os.Stat(filepath.Join(dir, "tofu")); err == nil && fi.Mode().IsRegular() {
-			return filepath.Join(dir, "tofu")
-		}
-	}
-	t.Fatal("no tofu on the tests' PATH")
-	return ""
-}
+func markerEncryption(script string) string { return testkit.MarkerEncryption(script) }
 
-// assertWouldRun fails the test unless OpenTofu started in dir with args
-// runs the program the marker comes from: the change placed there does
-// run it, so a test that it never ran can fail.
+func testTofu(t *testing.T) string { return testkit.Tofu(t) }
+
 func assertWouldRun(t *testing.T, dir, marker string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(testTofu(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, testEnviron...), "CHECKPOINT_DISABLE=1")
-	out, _ := cmd.CombinedOutput()
-	if _, err := os.Stat(marker); err != nil {
-		t.Fatalf("the program placed in %s does not run when OpenTofu starts there, so this test proves nothing:\n%s", dir, out)
-	}
-	os.Remove(marker)
+	testkit.AssertWouldRun(t, dir, marker, args...)
 }
 
-// assertNeverRan fails the test if the marker exists.
 func assertNeverRan(t *testing.T, marker, when string) {
 	t.Helper()
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatalf("the program placed in the checkout %s ran", when)
-	}
+	testkit.AssertNeverRan(t, marker, when)
 }
 
 // A change to the configuration placed in the checkout after a gated

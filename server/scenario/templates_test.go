@@ -14,4 +14,5 @@ const (
 	slowPoolTemplate       = testkit.SlowPoolTemplate
 	slowCredentialTemplate = testkit.SlowCredentialTemplate
 	relayScanConfig        = testkit.RelayScanConfig
+	secretDataTemplate     = testkit.SecretDataTemplate
 )

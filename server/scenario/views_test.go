@@ -5,6 +5,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"testing"
 
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/internal/testkit"
@@ -93,3 +94,14 @@ func (h *harness) launchWait(user string, args ...string) api.RunView {
 }
 
 func stepNames(v api.RunView) []string { return testkit.StepNames(v) }
+
+// scanHarness is a server whose rule "review" holds every run for bob but
+// exempts dry runs by exclude_dry_run, with a template per scan fixture.
+func scanHarness(t *testing.T, extra string) *harness {
+	t.Helper()
+	h := newHarness(t, testkit.ScanConfig()+extra)
+	if err := os.CopyFS(filepath.Join(h.project, "infra", "scan"), os.DirFS(testdata+"/scan")); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

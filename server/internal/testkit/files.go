@@ -94,3 +94,25 @@ func PolicyFile(t testing.TB, text string) string {
 	}
 	return p
 }
+
+// GitIn runs git in dir and returns its trimmed output.
+func GitIn(t testing.TB, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		cmd := osexec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+}
+
+// WriteFile writes text to path, failing t on an error.
+func WriteFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

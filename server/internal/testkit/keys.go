@@ -1,9 +1,11 @@
 package testkit
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -100,4 +102,34 @@ func ShellJoin(args []string) string {
 		parts = append(parts, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
 	return strings.Join(parts, " ")
+}
+
+// SSHStdin runs the command args (quoted by ShellJoin) in a new session
+// on client with stdin as its standard input, and returns its stdout,
+// stderr and exit status; an error that is no exit status fails t.
+func SSHStdin(t testing.TB, client *gossh.Client, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var out, errOut bytes.Buffer
+	sess.Stdin, sess.Stdout, sess.Stderr = strings.NewReader(stdin), &out, &errOut
+	code := 0
+	if err := sess.Run(ShellJoin(args)); err != nil {
+		code = ExitCodeOf(t, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// ExitCodeOf is the exit status in err, an SSH session's Run error; an
+// error that holds none fails t.
+func ExitCodeOf(t testing.TB, err error) int {
+	t.Helper()
+	var ee *gossh.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("ssh: %v", err)
+	}
+	return ee.ExitStatus()
 }

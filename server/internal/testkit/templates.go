@@ -1,5 +1,10 @@
 package testkit
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Configuration blocks the scenario and internal tests share.
 
 // ApproveAllData is a rule that holds every run of template "data".
@@ -153,5 +158,47 @@ template "rpr" {
   project = "infra"
   command = "infra/data"
   queue   = "eu"
+}
+`
+
+// ScanCases are the fixtures of package server's testdata/scan, each a
+// working directory a template of the same name ("scan-CASE") runs in.
+var ScanCases = []string{"deep", "post", "methodvar", "get", "shadow", "json", "check", "localcmd",
+	"encryption", "modvar", "registry", "broken", "clean"}
+
+// ScanConfig is a template per scan fixture and a rule "review" that holds
+// every run for bob but exempts dry runs by exclude_dry_run.
+func ScanConfig() string {
+	var cfg strings.Builder
+	for _, c := range ScanCases {
+		fmt.Fprintf(&cfg, "template %q {\n  project = \"infra\"\n  command = \"infra/scan/%s\"\n}\n", "scan-"+c, c)
+	}
+	cfg.WriteString(`
+rule "review" {
+  require_approval = true
+  exclude_dry_run  = true
+  approvers        = ["bob"]
+}
+`)
+	return cfg.String()
+}
+
+// SecretDataTemplate is a configuration block of the tests.
+const SecretDataTemplate = `
+template "data-secret" {
+  project = "infra"
+  command = "infra/data"
+  survey "instances" {
+    type = "number"
+  }
+  survey "token" {
+    type      = "string"
+    sensitive = true
+  }
+}
+rule "destroys" {
+  templates   = ["data-secret"]
+  max_destroy = 0
+  approvers   = ["bob"]
 }
 `

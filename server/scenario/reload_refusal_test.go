@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"errors"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/store"
 )
 
 // A reload to a configuration whose plan_gate does not compile is refused
@@ -32,7 +34,7 @@ rule "deny" {
 `
 	h, logs := newLoggedHarness(t, "", networkTemplate+dataTemplates+rules)
 	h.mustSSH("alice", "launch", "network", "--var", "region=x")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	before := h.show("bob", "1").Proposal.Holds
 
 	good, _ := os.ReadFile(h.cfgPath)
@@ -48,7 +50,7 @@ rule "deny" {
 		t.Fatalf("after the refused reloads, a launch the deny policy refuses: exit %d\n%s", code, out)
 	}
 	v := h.show("bob", "1")
-	if v.Status != string(StatusAwaitingApproval) || len(v.Proposal.Holds) != len(before) || v.Proposal.Holds[0].Rule != before[0].Rule {
+	if v.Status != string(store.StatusAwaitingApproval) || len(v.Proposal.Holds) != len(before) || v.Proposal.Holds[0].Rule != before[0].Rule {
 		t.Fatalf("the waiting run is %s with holds %+v, was held by %+v", v.Status, v.Proposal.Holds, before)
 	}
 	if n := strings.Count(logs.String(), "reload refused: the configuration has errors serve refuses"); n != 2 {
@@ -68,7 +70,7 @@ func (h *harness) mustRefuseReload(mention string) {
 		h.t.Fatalf("loading: %v", err)
 	}
 	err = h.srv.Reload(cfg)
-	var refused *ReloadRefused
+	var refused *server.ReloadRefused
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), mention) || !strings.Contains(err.Error(), "does not compile") {
 		h.t.Fatalf("reload naming %s: %v", mention, err)
 	}

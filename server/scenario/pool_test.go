@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"fmt"
@@ -6,12 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server"
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/store"
 )
 
 // A template on a relay pool's queue is named at start when its working
 // directory keeps state the pool's workers cannot share; a pool that lists
 // no workers is named too.
 func TestPoolTemplateProblemsAtStart(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `
 queue "eu" { pool = "eu" }
 pool "eu" {
@@ -40,6 +46,7 @@ template "remote" {
 // option is refused at launch, as on the control node. An
 // ungated apply on the pool without a delivery key is queued.
 func TestRelayRefusesWhatNeedsThePlanHandOff(t *testing.T) {
+	t.Parallel()
 	h, keys, _ := relayHarness(t, `
 rule "gate-rnet" {
   templates   = ["rnet", "bnet"]
@@ -63,7 +70,7 @@ template "bfree" {
 	}
 	for _, c := range cases {
 		_, errOut, code := h.ssh("alice", append([]string{"launch"}, c.args...)...)
-		if code != exitRefused || !strings.Contains(errOut, c.want) {
+		if code != api.ExitRefused || !strings.Contains(errOut, c.want) {
 			t.Errorf("launch %v: exit %d %q, want %q", c.args, code, errOut, c.want)
 		}
 	}
@@ -76,8 +83,8 @@ template "bfree" {
 		t.Errorf("an ungated apply on the pool without a delivery key:\n%s", show)
 	}
 	startWorker(t, relayWorkerCfg(t, h, "b1", "bare", keys["b1"], ""))
-	h.waitStatus(id, StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) || r.AppliedBy != "b1" {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
+	if r, _ := h.db().GetRun(id); r.Status != string(store.StatusSucceeded) || r.AppliedBy != "b1" {
 		t.Errorf("the ungated apply on pool bare: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
 	}
 }
@@ -85,6 +92,7 @@ template "bfree" {
 // A pool template whose configuration names a remote backend, or a local
 // one with a path, draws no state warning.
 func TestPoolTemplateSharedStateNoWarning(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `
 queue "eu" { pool = "eu" }
 pool "eu" {
@@ -103,13 +111,13 @@ template "remote" {
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("terraform {\n  backend \"local\" { path = \"/mnt/pool/state/shared.tfstate\" }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(Check(h.srv.config(), testEnviron)); strings.Contains(got, "different states") {
+	if got := fmt.Sprint(server.Check(h.srv.Config(), testkit.Environ())); strings.Contains(got, "different states") {
 		t.Errorf("a local backend with a path drew the warning:\n%s", got)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte("terraform {\n  backend \"local\" {}\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(Check(h.srv.config(), testEnviron)); !strings.Contains(got, "uses the local backend without a path") {
+	if got := fmt.Sprint(server.Check(h.srv.Config(), testkit.Environ())); !strings.Contains(got, "uses the local backend without a path") {
 		t.Errorf("a local backend without a path drew no warning:\n%s", got)
 	}
 }

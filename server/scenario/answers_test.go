@@ -1,15 +1,14 @@
-package server
+package scenario
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	gossh "golang.org/x/crypto/ssh"
+	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
 // sshStdin runs one command over a real SSH connection with stdin as its
@@ -21,23 +20,13 @@ func (h *harness) sshStdin(user, stdin string, args ...string) (string, string, 
 		h.t.Fatal(err)
 	}
 	defer client.Close()
-	sess, err := client.NewSession()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer sess.Close()
-	var out, errOut bytes.Buffer
-	sess.Stdin, sess.Stdout, sess.Stderr = strings.NewReader(stdin), &out, &errOut
-	code := 0
-	if err := sess.Run(shellJoin(args)); err != nil {
-		code = exitCodeOf(h.t, err)
-	}
-	return out.String(), errOut.String(), code
+	return testkit.SSHStdin(h.t, client, stdin, args...)
 }
 
 // A secret answer given with --answers - reaches the run, never a process
 // argument list on the server's side nor the log; --var combines with it.
 func TestAnswersFromStandardInput(t *testing.T) {
+	t.Parallel()
 	const canary = "stdin-canary-5150aa"
 	h := newHarness(t, dataTemplates+secretDataTemplate+`
 template "leak-check" {
@@ -80,7 +69,7 @@ template "leak-check" {
 	if strings.Contains(out, canary) || !strings.Contains(out, "db_password") && !strings.Contains(out, "sensitive value") {
 		t.Errorf("log of the run:\n%s", out)
 	}
-	r, _ := h.srv.db.GetRun("1")
+	r, _ := h.db().GetRun("1")
 	if len(r.SecretVars) != 1 || r.SecretVars[0] != "db_password" || len(r.SealedVars) == 0 {
 		t.Errorf("run: secret vars %v", r.SecretVars)
 	}
@@ -101,16 +90,7 @@ template "leak-check" {
 	if code != 0 || strings.Contains(out, "tok-canary-777") {
 		t.Errorf("typed answers: exit %d %s %s", code, out, errOut)
 	}
-	if runs, _ := h.srv.db.ListRuns(); len(runs) != 2 {
+	if runs, _ := h.db().ListRuns(); len(runs) != 2 {
 		t.Errorf("%d runs, want 2 (the refused launches queue nothing)", len(runs))
 	}
-}
-
-func exitCodeOf(t *testing.T, err error) int {
-	t.Helper()
-	var ee *gossh.ExitError
-	if !errors.As(err, &ee) {
-		t.Fatalf("ssh: %v", err)
-	}
-	return ee.ExitStatus()
 }

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"errors"
@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
 // brokenPolicy is a plan_gate that does not compile.
@@ -48,14 +50,14 @@ func TestCheckServeAndReloadJudgeAConfigurationAlike(t *testing.T) {
 	broken := writePolicy(t, "broken.rego", brokenPolicy)
 	cases := []struct {
 		name, serverExtra, extra string
-		want                     Severity // the worst severity found
+		want                     server.Severity // the worst severity found
 		mention                  string
 	}{
-		{"plan_gate that does not compile", "", "rule \"broken\" {\n  plan_gate = \"" + broken + "\"\n}\n", SeverityError, "broken.rego"},
-		{"metrics_listen on every address", "  metrics_listen = \"0.0.0.0:0\"\n", "", SeverityWarning, "not a loopback address"},
-		{"metrics_listen on a host name", "  metrics_listen = \"switchtender.internal:9464\"\n", "", SeverityWarning, "not a loopback address"},
-		{"working directory missing", "", "template \"gone\" {\n  project = \"infra\"\n  command = \"infra/missing\"\n}\n", SeverityWarning, "infra/missing"},
-		{"credential command not found", "", "credential \"vault\" {\n  command = [\"no-such-vault-cli\"]\n  env_var = \"TOKEN\"\n}\n", SeverityWarning, "no-such-vault-cli"},
+		{"plan_gate that does not compile", "", "rule \"broken\" {\n  plan_gate = \"" + broken + "\"\n}\n", server.SeverityError, "broken.rego"},
+		{"metrics_listen on every address", "  metrics_listen = \"0.0.0.0:0\"\n", "", server.SeverityWarning, "not a loopback address"},
+		{"metrics_listen on a host name", "  metrics_listen = \"switchtender.internal:9464\"\n", "", server.SeverityWarning, "not a loopback address"},
+		{"working directory missing", "", "template \"gone\" {\n  project = \"infra\"\n  command = \"infra/missing\"\n}\n", server.SeverityWarning, "infra/missing"},
+		{"credential command not found", "", "credential \"vault\" {\n  command = [\"no-such-vault-cli\"]\n  env_var = \"TOKEN\"\n}\n", server.SeverityWarning, "no-such-vault-cli"},
 	}
 	live := newHarness(t, networkTemplate)
 	for _, c := range cases {
@@ -65,8 +67,8 @@ func TestCheckServeAndReloadJudgeAConfigurationAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checked := Check(cfg, testEnviron)
-			srv, err := New(cfg, Options{Environ: testEnviron})
+			checked := server.Check(cfg, testkit.Environ())
+			srv, err := server.New(cfg, server.Options{Environ: testkit.Environ()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,9 +77,9 @@ func TestCheckServeAndReloadJudgeAConfigurationAlike(t *testing.T) {
 			if !reflect.DeepEqual(checked, served) {
 				t.Fatalf("check and serve disagree:\ncheck: %+v\nserve: %+v", checked, served)
 			}
-			worst := Severity("")
+			worst := server.Severity("")
 			for _, p := range checked {
-				if p.Severity == SeverityError || worst == "" {
+				if p.Severity == server.SeverityError || worst == "" {
 					worst = p.Severity
 				}
 			}
@@ -85,8 +87,8 @@ func TestCheckServeAndReloadJudgeAConfigurationAlike(t *testing.T) {
 				t.Fatalf("want %s naming %q, got %+v", c.want, c.mention, checked)
 			}
 			err = live.srv.Reload(cfg)
-			var refused *ReloadRefused
-			if refusedNow := errors.As(err, &refused); refusedNow != (c.want == SeverityError) {
+			var refused *server.ReloadRefused
+			if refusedNow := errors.As(err, &refused); refusedNow != (c.want == server.SeverityError) {
 				t.Fatalf("reload: %v, for a configuration whose worst problem is a %s", err, c.want)
 			}
 			if refused != nil && !strings.Contains(err.Error(), c.mention) {
@@ -97,7 +99,7 @@ func TestCheckServeAndReloadJudgeAConfigurationAlike(t *testing.T) {
 }
 
 // problemText joins problems' sentences.
-func problemText(ps []Problem) string {
+func problemText(ps []server.Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString(p.What + "\n")

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"fmt"
@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/store"
 )
 
 // keyProgram writes an external key provider that answers OpenTofu's
@@ -15,7 +18,7 @@ import (
 func keyProgram(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "key.sh")
-	writeFile(t, p, `#!/bin/sh
+	testkit.WriteFile(t, p, `#!/bin/sh
 echo '{"magic":"OpenTofu-External-Key-Provider","version":1}'
 INPUT=$(cat)
 if [ "$INPUT" = "null" ]; then
@@ -43,8 +46,8 @@ func writeKeyVarDir(t *testing.T, dir, key string) {
 	if err := os.MkdirAll(filepath.Join(dir, "conf"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "conf", "keycmd.json"), fmt.Sprintf("[%q]\n", key))
-	writeFile(t, filepath.Join(dir, "main.tf"), `variable "key_command" {
+	testkit.WriteFile(t, filepath.Join(dir, "conf", "keycmd.json"), fmt.Sprintf("[%q]\n", key))
+	testkit.WriteFile(t, filepath.Join(dir, "main.tf"), `variable "key_command" {
   type    = list(string)
   default = null
 }
@@ -94,7 +97,7 @@ rule "everything" {
 }
 `)
 	key := keyProgram(t)
-	script, marker := markerProgram(t)
+	script, marker := testkit.MarkerProgram(t)
 	dir := filepath.Join(h.project, "infra", "keyvar")
 	writeKeyVarDir(t, dir, key)
 	h.start()
@@ -109,47 +112,47 @@ rule "everything" {
 	}
 	for _, c := range cases {
 		id := runIDOf(t, h.mustSSH("carol", "launch", "keyvar", "--json"))
-		h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+		h.waitStatus(id, store.StatusAwaitingApproval, store.StatusFailed)
 		v := h.show("bob", id)
-		if statusOf(v.Run) != StatusAwaitingApproval {
+		if store.Status(v.Run.Status) != store.StatusAwaitingApproval {
 			t.Fatalf("%s: the plan was not held: %s: %s\n%s", c.name, v.Status, v.Message, h.mustSSH("bob", "log", id))
 		}
-		writeFile(t, filepath.Join(dir, c.file), c.content)
-		assertWouldRun(t, dir, marker, "state", "pull", "-no-color")
+		testkit.WriteFile(t, filepath.Join(dir, c.file), c.content)
+		testkit.AssertWouldRun(t, dir, marker, "state", "pull", "-no-color")
 		h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
-		h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
+		h.waitStatus(id, store.StatusFailed, store.StatusSucceeded, store.StatusStale)
 		v = h.show("bob", id)
 		log := h.mustSSH("bob", "log", id)
-		assertNeverRan(t, marker, "after the plan was held ("+c.name+")")
-		if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, c.file) {
+		testkit.AssertNeverRan(t, marker, "after the plan was held ("+c.name+")")
+		if store.Status(v.Run.Status) != store.StatusFailed || !strings.Contains(v.Message, c.file) {
 			t.Fatalf("%s: run %s is %s: %s", c.name, id, v.Status, v.Message)
 		}
 		if strings.Contains(log, "$ tofu apply") || slices.Contains(stepNames(v), "apply") {
 			t.Fatalf("%s: a process of the apply phase started:\n%s", c.name, log)
 		}
 		os.Remove(filepath.Join(dir, c.file))
-		writeFile(t, filepath.Join(dir, "conf", "keycmd.json"), fmt.Sprintf("[%q]\n", key))
+		testkit.WriteFile(t, filepath.Join(dir, "conf", "keycmd.json"), fmt.Sprintf("[%q]\n", key))
 	}
 
 	// The neighbours: a var file there at the plan, unchanged, applies; the
 	// same file edited after the hold is refused by name.
-	writeFile(t, filepath.Join(dir, "n.auto.tfvars"), "n = \"2\"\n")
+	testkit.WriteFile(t, filepath.Join(dir, "n.auto.tfvars"), "n = \"2\"\n")
 	id := runIDOf(t, h.mustSSH("carol", "launch", "keyvar", "--json"))
-	h.waitStatus(id, StatusAwaitingApproval)
+	h.waitStatus(id, store.StatusAwaitingApproval)
 	h.mustSSH("bob", "approve", id, "--digest", h.show("bob", id).Proposal.Digest)
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-	if v := h.show("bob", id); statusOf(v.Run) != StatusSucceeded {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusStale)
+	if v := h.show("bob", id); store.Status(v.Run.Status) != store.StatusSucceeded {
 		t.Fatalf("an apply with its var file unchanged: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
 	}
-	writeFile(t, filepath.Join(dir, "n.auto.tfvars"), "n = \"3\"\n")
+	testkit.WriteFile(t, filepath.Join(dir, "n.auto.tfvars"), "n = \"3\"\n")
 	id = runIDOf(t, h.mustSSH("carol", "launch", "keyvar", "--json"))
-	h.waitStatus(id, StatusAwaitingApproval)
+	h.waitStatus(id, store.StatusAwaitingApproval)
 	digest := h.show("bob", id).Proposal.Digest
-	writeFile(t, filepath.Join(dir, "n.auto.tfvars"), fmt.Sprintf("n = \"3\"\nkey_command = [%q]\n", script))
+	testkit.WriteFile(t, filepath.Join(dir, "n.auto.tfvars"), fmt.Sprintf("n = \"3\"\nkey_command = [%q]\n", script))
 	h.mustSSH("bob", "approve", id, "--digest", digest)
-	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-	assertNeverRan(t, marker, "after the var file was edited")
-	if v := h.show("bob", id); statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, "n.auto.tfvars changed") {
+	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusStale)
+	testkit.AssertNeverRan(t, marker, "after the var file was edited")
+	if v := h.show("bob", id); store.Status(v.Run.Status) != store.StatusFailed || !strings.Contains(v.Message, "n.auto.tfvars changed") {
 		t.Fatalf("an apply whose var file was edited after the hold: %s: %s", v.Status, v.Message)
 	}
 }
@@ -179,30 +182,30 @@ rule "hold-rkeyvar" {
 	writeKeyVarDir(t, dir, key)
 	writeKeyVarDir(t, filepath.Join(h.project, "infra", "keyvar"), key)
 	startWorker(t, w1)
-	script, marker := markerProgram(t)
+	script, marker := testkit.MarkerProgram(t)
 	for _, changed := range []bool{true, false} {
 		id := runIDOf(t, h.mustSSH("alice", "launch", "rkeyvar", "--json"))
-		h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
-		held, _ := h.srv.db.GetRun(id)
+		h.waitStatus(id, store.StatusAwaitingApproval, store.StatusFailed)
+		held, _ := h.db().GetRun(id)
 		if held.Proposal == nil {
 			t.Fatalf("not held: %s: %s\n%s", held.Status, held.Message, h.mustSSH("alice", "log", id))
 		}
 		if changed {
-			writeFile(t, filepath.Join(dir, "evil.auto.tfvars"), fmt.Sprintf("key_command = [%q]\n", script))
-			assertWouldRun(t, dir, marker, "state", "pull", "-no-color")
+			testkit.WriteFile(t, filepath.Join(dir, "evil.auto.tfvars"), fmt.Sprintf("key_command = [%q]\n", script))
+			testkit.AssertWouldRun(t, dir, marker, "state", "pull", "-no-color")
 		}
 		h.mustSSH("bob", "approve", id, "--digest", held.Proposal.Digest)
-		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-		done, _ := h.srv.db.GetRun(id)
+		h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusStale)
+		done, _ := h.db().GetRun(id)
 		log := h.mustSSH("alice", "log", id)
-		assertNeverRan(t, marker, "on the worker after the plan was held")
+		testkit.AssertNeverRan(t, marker, "on the worker after the plan was held")
 		if !changed {
-			if Status(done.Status) != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
+			if store.Status(done.Status) != store.StatusSucceeded || !strings.Contains(log, "Apply complete!") {
 				t.Fatalf("an apply with nothing changed: %s: %s\n%s", done.Status, done.Message, log)
 			}
 			continue
 		}
-		if Status(done.Status) != StatusFailed || !strings.Contains(done.Message, "evil.auto.tfvars is new") || !strings.Contains(done.Message, "on worker w1") {
+		if store.Status(done.Status) != store.StatusFailed || !strings.Contains(done.Message, "evil.auto.tfvars is new") || !strings.Contains(done.Message, "on worker w1") {
 			t.Fatalf("released after the change: %s: %s\n%s", done.Status, done.Message, log)
 		}
 		os.Remove(filepath.Join(dir, "evil.auto.tfvars"))
@@ -227,12 +230,12 @@ rule "everything" {
 }
 `)
 	key := keyProgram(t)
-	script, marker := markerProgram(t)
+	script, marker := testkit.MarkerProgram(t)
 	dir := filepath.Join(h.project, "infra", "wsenc")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "main.tf"), fmt.Sprintf(`terraform {
+	testkit.WriteFile(t, filepath.Join(dir, "main.tf"), fmt.Sprintf(`terraform {
   encryption {
     key_provider "external" "k" {
       command = terraform.workspace == "default" ? [%q] : [%q]
@@ -249,21 +252,21 @@ resource "terraform_data" "x" { input = "x" }
 `, key, script))
 	h.start()
 	id := runIDOf(t, h.mustSSH("carol", "launch", "wsenc", "--json"))
-	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
+	h.waitStatus(id, store.StatusAwaitingApproval, store.StatusFailed)
 	v := h.show("bob", id)
-	if statusOf(v.Run) != StatusAwaitingApproval {
+	if store.Status(v.Run.Status) != store.StatusAwaitingApproval {
 		t.Fatalf("the plan was not held: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".terraform"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, ".terraform", "environment"), "other")
-	assertWouldRun(t, dir, marker, "state", "pull", "-no-color")
+	testkit.WriteFile(t, filepath.Join(dir, ".terraform", "environment"), "other")
+	testkit.AssertWouldRun(t, dir, marker, "state", "pull", "-no-color")
 	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
-	h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
+	h.waitStatus(id, store.StatusFailed, store.StatusSucceeded, store.StatusStale)
 	v = h.show("bob", id)
-	assertNeverRan(t, marker, "after another workspace was selected")
-	if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, filepath.Join(".terraform", "environment")+" is new") {
+	testkit.AssertNeverRan(t, marker, "after another workspace was selected")
+	if store.Status(v.Run.Status) != store.StatusFailed || !strings.Contains(v.Message, filepath.Join(".terraform", "environment")+" is new") {
 		t.Fatalf("run %s is %s: %s", id, v.Status, v.Message)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"bufio"
@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/store"
 	gossh "golang.org/x/crypto/ssh"
 )
 
 // mcpTSDir holds the TypeScript client of the cross-implementation check;
 // `npm ci` there installs the official TypeScript MCP SDK.
-const mcpTSDir = "testdata/mcp-ts"
+const mcpTSDir = testdata + "/mcp-ts"
 
 // The cross-implementation check: the official TypeScript MCP SDK's client,
 // spawning the real OpenSSH client `ssh … mcp` over stdio as an MCP client
@@ -32,6 +33,7 @@ const mcpTSDir = "testdata/mcp-ts"
 // this one skips when node, ssh or the installed SDK is missing (it never
 // fetches anything itself).
 func TestMCPTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	node := mcpTSPrerequisites(t)
 	agentKey, agentPub := writeTestKey(t, "ts-agent")
 	personKey, personPub := writeTestKey(t, "ts-person")
@@ -54,7 +56,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	if !strings.Contains(out, "OK person cannot approve over MCP") || !strings.Contains(out, "OK done") {
 		t.Errorf("the TypeScript client's person check:\n%s", out)
 	}
-	if r, err := h.srv.db.GetRun("2"); err != nil || Status(r.Status) != StatusAwaitingApproval || len(r.Approvals) != 0 {
+	if r, err := h.db().GetRun("2"); err != nil || store.Status(r.Status) != store.StatusAwaitingApproval || len(r.Approvals) != 0 {
 		t.Errorf("run 2 after the TypeScript client: %s %+v %v", r.Status, r.Approvals, err)
 	}
 }
