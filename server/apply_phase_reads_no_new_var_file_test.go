@@ -111,7 +111,7 @@ rule "everything" {
 		id := runIDOf(t, h.mustSSH("carol", "launch", "keyvar", "--json"))
 		h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
 		v := h.show("bob", id)
-		if statusOf(v.Run) != StatusAwaitingApproval {
+		if v.Run.Status != StatusAwaitingApproval {
 			t.Fatalf("%s: the plan was not held: %s: %s\n%s", c.name, v.Status, v.Message, h.mustSSH("bob", "log", id))
 		}
 		writeFile(t, filepath.Join(dir, c.file), c.content)
@@ -121,7 +121,7 @@ rule "everything" {
 		v = h.show("bob", id)
 		log := h.mustSSH("bob", "log", id)
 		assertNeverRan(t, marker, "after the plan was held ("+c.name+")")
-		if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, c.file) {
+		if v.Run.Status != StatusFailed || !strings.Contains(v.Message, c.file) {
 			t.Fatalf("%s: run %s is %s: %s", c.name, id, v.Status, v.Message)
 		}
 		if strings.Contains(log, "$ tofu apply") || slices.Contains(stepNames(v), "apply") {
@@ -138,7 +138,7 @@ rule "everything" {
 	h.waitStatus(id, StatusAwaitingApproval)
 	h.mustSSH("bob", "approve", id, "--digest", h.show("bob", id).Proposal.Digest)
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-	if v := h.show("bob", id); statusOf(v.Run) != StatusSucceeded {
+	if v := h.show("bob", id); v.Run.Status != StatusSucceeded {
 		t.Fatalf("an apply with its var file unchanged: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
 	}
 	writeFile(t, filepath.Join(dir, "n.auto.tfvars"), "n = \"3\"\n")
@@ -149,7 +149,7 @@ rule "everything" {
 	h.mustSSH("bob", "approve", id, "--digest", digest)
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
 	assertNeverRan(t, marker, "after the var file was edited")
-	if v := h.show("bob", id); statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, "n.auto.tfvars changed") {
+	if v := h.show("bob", id); v.Run.Status != StatusFailed || !strings.Contains(v.Message, "n.auto.tfvars changed") {
 		t.Fatalf("an apply whose var file was edited after the hold: %s: %s", v.Status, v.Message)
 	}
 }
@@ -197,12 +197,12 @@ rule "hold-rkeyvar" {
 		log := h.mustSSH("alice", "log", id)
 		assertNeverRan(t, marker, "on the worker after the plan was held")
 		if !changed {
-			if Status(done.Status) != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
+			if done.Status != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
 				t.Fatalf("an apply with nothing changed: %s: %s\n%s", done.Status, done.Message, log)
 			}
 			continue
 		}
-		if Status(done.Status) != StatusFailed || !strings.Contains(done.Message, "evil.auto.tfvars is new") || !strings.Contains(done.Message, "on worker w1") {
+		if done.Status != StatusFailed || !strings.Contains(done.Message, "evil.auto.tfvars is new") || !strings.Contains(done.Message, "on worker w1") {
 			t.Fatalf("released after the change: %s: %s\n%s", done.Status, done.Message, log)
 		}
 		os.Remove(filepath.Join(dir, "evil.auto.tfvars"))
@@ -251,7 +251,7 @@ resource "terraform_data" "x" { input = "x" }
 	id := runIDOf(t, h.mustSSH("carol", "launch", "wsenc", "--json"))
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
 	v := h.show("bob", id)
-	if statusOf(v.Run) != StatusAwaitingApproval {
+	if v.Run.Status != StatusAwaitingApproval {
 		t.Fatalf("the plan was not held: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".terraform"), 0o755); err != nil {
@@ -263,7 +263,7 @@ resource "terraform_data" "x" { input = "x" }
 	h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
 	v = h.show("bob", id)
 	assertNeverRan(t, marker, "after another workspace was selected")
-	if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, filepath.Join(".terraform", "environment")+" is new") {
+	if v.Run.Status != StatusFailed || !strings.Contains(v.Message, filepath.Join(".terraform", "environment")+" is new") {
 		t.Fatalf("run %s is %s: %s", id, v.Status, v.Message)
 	}
 }

@@ -238,7 +238,7 @@ func TestFollowLogLateJoinersSeeWholeLogOnce(t *testing.T) {
 			mid = int64(i)
 			break
 		}
-		if r, _ := h.srv.db.GetRun("1"); !Status(r.Status).Active() || time.Now().After(deadline) {
+		if r, _ := h.srv.db.GetRun("1"); !r.Status.Active() || time.Now().After(deadline) {
 			t.Fatalf("the first part never arrived; run is %s (%s):\n%s", r.Status, r.Message, all)
 		}
 		time.Sleep(20 * time.Millisecond)

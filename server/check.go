@@ -191,7 +191,7 @@ func (s *Server) supersedeChecks(r store.Run) {
 	dir := s.runDir(r)
 	for _, o := range runs {
 		n, _ := strconv.ParseUint(o.ID, 10, 64)
-		if n >= me || Kind(o.Kind) != KindCheck || o.Check == nil || !o.Check.Kept || s.runDir(o) != dir {
+		if n >= me || o.Kind != KindCheck || o.Check == nil || !o.Check.Kept || s.runDir(o) != dir {
 			continue
 		}
 		s.dropKept(o.ID, func(c *store.Check) { c.SupersededBy = r.ID },
@@ -235,8 +235,8 @@ func (s *Server) dropKept(id string, note func(c *store.Check), entry store.Audi
 func reconcileNote(r store.Run) string {
 	c := r.Check
 	switch {
-	case c == nil && statusOf(r).Final():
-		return "cannot be proposed: the check kept no plan (it is " + r.Status + ")"
+	case c == nil && r.Status.Final():
+		return "cannot be proposed: the check kept no plan (it is " + string(r.Status) + ")"
 	case c == nil:
 		return "not yet: the check has not finished"
 	case !c.Drifted:

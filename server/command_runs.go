@@ -123,7 +123,7 @@ func writeRunList(w io.Writer, views []runView) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED")
 	for _, v := range views {
-		who := v.Requester + " (" + requesterKind(v.RequesterKind) + ")"
+		who := v.Requester + " (" + requesterKind(string(v.RequesterKind)) + ")"
 		status := v.Status
 		if v.WaitingForYou {
 			status += " ▶ you"

@@ -292,7 +292,7 @@ func writeApprovals(w io.Writer, approvals []store.Approval) {
 			}
 			fmt.Fprintf(w, "  no rule held the saved plan %s (%s)\n", a.Digest, at)
 		default:
-			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", screentext.Field(a.Decision), a.Stage, screentext.Field(a.By), at, a.Digest, screentext.Field(a.Reason))
+			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", screentext.Field(string(a.Decision)), a.Stage, screentext.Field(a.By), at, a.Digest, screentext.Field(a.Reason))
 		}
 	}
 }

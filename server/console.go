@@ -66,7 +66,7 @@ func (c *console) summary(r store.Run) tui.RunSummary {
 		waiting, msg = false, "Cannot be approved: "+why+"."
 	}
 	return tui.RunSummary{
-		ID: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
+		ID: r.ID, Template: r.Template, Kind: string(r.Kind), Status: string(r.Status),
 		Requester: r.Requester, Agent: r.RequesterKind == "agent",
 		CreatedAt: r.CreatedAt, WaitingForMe: waiting, Message: msg,
 		Stale: statusOf(r) == StatusStale || (r.Proposal != nil && r.Proposal.Stale),
@@ -161,7 +161,7 @@ func (c *console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 func (c *console) proposal(r store.Run) *tui.Proposal {
 	p := r.Proposal
 	tp := &tui.Proposal{
-		Digest: p.Digest, Stage: p.Stage, Add: p.Add, Change: p.Change, Destroy: p.Destroy,
+		Digest: p.Digest, Stage: string(p.Stage), Add: p.Add, Change: p.Change, Destroy: p.Destroy,
 		Replace: p.Replace, Forget: p.Forget, Requested: p.Requested, PlanText: p.PlanText,
 		Addresses: map[string][]string{},
 		Stale:     p.Stale, StaleReason: p.StaleReason, NewerRun: c.s.newerProposal(r),

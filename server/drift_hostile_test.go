@@ -66,7 +66,7 @@ rule "bot-applies" {
 		t.Errorf("deploy-bot's reconcile is held by %v, not by rule bot-applies, which holds deploy-bot's applies for dave", holdRules(r))
 	}
 	_, _, _ = h.ssh("bob", "approve", "3", "--digest", r.Proposal.Digest)
-	if v := h.show("bob", "3"); v.Status != string(StatusAwaitingApproval) {
+	if v := h.show("bob", "3"); v.Status != StatusAwaitingApproval {
 		h.waitStatus("3", StatusSucceeded, StatusFailed, StatusStale)
 		t.Errorf("bob alone released deploy-bot's reconcile (now %s, %d servers); rule bot-applies names dave only", h.show("bob", "3").Status, h.stateCount())
 	}
@@ -91,7 +91,7 @@ rule "no-destroys" {
 		t.Errorf("the reconcile (destroys %d) is held by %v, not by rule no-destroys configured since the check", r.Proposal.Destroy, holdRules(r))
 	}
 	_, _, _ = h.ssh("bob", "approve", "3", "--digest", r.Proposal.Digest)
-	if v := h.show("bob", "3"); v.Status != string(StatusAwaitingApproval) {
+	if v := h.show("bob", "3"); v.Status != StatusAwaitingApproval {
 		h.waitStatus("3", StatusSucceeded, StatusFailed, StatusStale)
 		t.Errorf("bob alone released a reconcile destroying 2 under a max_destroy = 0 rule naming dave (now %s, %d servers)", h.show("bob", "3").Status, h.stateCount())
 	}
@@ -243,7 +243,7 @@ func TestAReconcileFromTheEmptyStateNeverAppliesOnceAStateExists(t *testing.T) {
 	if code == 0 {
 		h2.waitStatus("2", StatusSucceeded, StatusFailed, StatusStale)
 	}
-	if n := h2.stateCount(); n != 2 || !h2.show("bob", "2").Stale && h2.show("bob", "2").Status == string(StatusSucceeded) {
+	if n := h2.stateCount(); n != 2 || !h2.show("bob", "2").Stale && h2.show("bob", "2").Status == StatusSucceeded {
 		t.Errorf("a reconcile from no state proposed after a state appeared: %s, %d servers", h2.show("bob", "2").Status, n)
 	}
 }
@@ -374,7 +374,7 @@ func TestAScheduledAndAManualCheckLeaveOneCheckPending(t *testing.T) {
 	runs, _ := h.srv.db.ListRuns()
 	pending := 0
 	for _, r := range runs {
-		if Kind(r.Kind) == KindCheck && (statusOf(r).Active() || statusOf(r) == StatusAwaitingApproval) {
+		if r.Kind == KindCheck && (r.Status.Active() || r.Status == StatusAwaitingApproval) {
 			pending++
 		}
 	}
@@ -412,11 +412,11 @@ func TestCheckRefusesTheFlagsThatDoNotGoWithIt(t *testing.T) {
 		t.Fatalf("--check --answers - --wait --json: %d %q %q", code, out, errOut)
 	}
 	h.waitStatus("2", StatusSucceeded)
-	if v := h.show("alice", "2"); v.Kind != string(KindCheck) || v.Check == nil || !v.Check.Kept {
+	if v := h.show("alice", "2"); v.Kind != KindCheck || v.Check == nil || !v.Check.Kept {
 		t.Errorf("check with --answers: kind %s, check %+v", v.Kind, v.Check)
 	}
 	h.mustSSH("alice", "rerun", "2", "--wait")
-	if v := h.show("alice", "3"); v.Kind != string(KindCheck) || v.Check == nil || !v.Check.Kept {
+	if v := h.show("alice", "3"); v.Kind != KindCheck || v.Check == nil || !v.Check.Kept {
 		t.Errorf("the rerun of a check is %s with %+v", v.Kind, v.Check)
 	}
 	h.mustSSH("alice", "reconcile", "3")
@@ -453,7 +453,7 @@ func TestShowJSONOfASupersededCheckSaysWhyItCannotReconcile(t *testing.T) {
 	if raw["waiting_for_you"] == true || raw["waiting"] != nil || len(raw["holds"].([]any)) != 0 || raw["stale"] == true {
 		t.Errorf("a superseded check shows something to act on: waiting %v, waiting_for_you %v, holds %v, stale %v", raw["waiting"], raw["waiting_for_you"], raw["holds"], raw["stale"])
 	}
-	if raw["status"] != string(StatusSucceeded) {
+	if raw["status"] != StatusSucceeded {
 		t.Errorf("status = %v", raw["status"])
 	}
 	text := h.mustSSH("bob", "show", "2")

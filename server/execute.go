@@ -120,24 +120,24 @@ func (s *Server) stepsFor(r store.Run) []step {
 	// any of its processes, the state's own state pull included.
 	apply := []step{xstep("configuration", configStep), xstep("verify", verifyStep), xstep("mask", maskStep), xstep("apply", applyPlanStep)}
 	init := []step{xstep("init", initStep), runstep.StateSecretsStep}
-	if why, _ := s.scanFor(r); why != "" && Phase(r.Phase) == phasePlan {
+	if why, _ := s.scanFor(r); why != "" && r.Phase == phasePlan {
 		init = append(scanSteps(), runstep.StateSecretsStep)
 		if why == scanForPullRequest {
 			init = append([]step{xstep("export", exportStep)}, init...)
 		}
 	}
 	switch {
-	case Phase(r.Phase) == phaseApply:
+	case r.Phase == phaseApply:
 		pre := []step{apply[0]}
 		if s.plannedInCopy(r) {
 			pre = append(pre, xstep("init", applyInitStep))
 		}
 		return append(append(pre, runstep.StateSecretsStep), apply[1:]...)
-	case Kind(r.Kind) == KindPlan:
+	case r.Kind == KindPlan:
 		return append(init, xstep("plan", dryRunStep))
-	case Kind(r.Kind) == KindCheck:
+	case r.Kind == KindCheck:
 		return append(init, checkSteps()...)
-	case Kind(r.Kind) == KindReconcile:
+	case r.Kind == KindReconcile:
 		return []step{xstep("plan", func(context.Context, *execution) error {
 			return errors.New("a reconcile only applies the plan its check kept, once released; it never plans")
 		})}

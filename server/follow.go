@@ -56,7 +56,7 @@ func (s *Server) FollowLog(ctx context.Context, id string, from int64, fn func(s
 			cancel()
 			return s.coded(id, err)
 		}
-		if !Status(run.Status).Active() {
+		if !run.Status.Active() {
 			cancel()
 			return catchUp()
 		}
@@ -89,7 +89,7 @@ func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, 
 				if err != nil {
 					return false, err
 				}
-				return Status(run.Status).Active(), nil
+				return run.Status.Active(), nil
 			}
 			if ev.Offset > *from {
 				return true, nil // a gap: read the store again
@@ -102,7 +102,7 @@ func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, 
 			if err != nil {
 				return false, err
 			}
-			if !Status(run.Status).Active() {
+			if !run.Status.Active() {
 				return false, catchUp()
 			}
 		}

@@ -30,7 +30,7 @@ func TestHoldAtStartIsAuditedInTheTransactionThatHoldsTheRun(t *testing.T) {
 			return
 		}
 		r, err := db.GetRun(id)
-		if err != nil || Status(r.Status) != StatusAwaitingApproval {
+		if err != nil || r.Status != StatusAwaitingApproval {
 			return
 		}
 		seen = true

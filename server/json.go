@@ -61,7 +61,7 @@ type wireView runView
 func (v runView) MarshalJSON() ([]byte, error) {
 	w := runWire{
 		wireView:      wireView(v),
-		RequesterKind: requesterKind(v.RequesterKind),
+		RequesterKind: requesterKind(string(v.RequesterKind)),
 		Phase:         v.JSONPhase,
 		StartedAt:     v.StartedAt,
 		FinishedAt:    v.FinishedAt,

@@ -266,7 +266,7 @@ func without(words []string, w string) []string {
 // as "person", in text and JSON alike.
 func TestStoredUserKindReadsAsPerson(t *testing.T) {
 	v := runView{}
-	v.ID, v.Status, v.RequesterKind, v.ExitCode = "1", string(StatusQueued), "user", -1
+	v.ID, v.Status, v.RequesterKind, v.ExitCode = "1", StatusQueued, "user", -1
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 )
 
 // statusOf is a stored run's status, typed.
-func statusOf(r store.Run) Status { return Status(r.Status) }
+func statusOf(r store.Run) Status { return r.Status }
 
 // transition moves run id to status to in one store transaction: it reads
 // the run, checks the move with [Status.To], lets fn (may be nil) change the
@@ -77,7 +77,7 @@ func setStatus(r *store.Run, to Status) error {
 	if err := statusOf(*r).To(to); err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, conflictOf(err))
 	}
-	r.PrevStatus, r.Status, r.StatusAt = r.Status, string(to), time.Now()
+	r.PrevStatus, r.Status, r.StatusAt = r.Status, to, time.Now()
 	if to.Final() {
 		r.FinishedAt = r.StatusAt
 	}

@@ -275,7 +275,7 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	bot := h.mcpAs("deploy-bot")
 	var run runView
 	bot.ok("launch", map[string]any{"template": "data"}, &run)
-	if Status(run.Status) != StatusAwaitingApproval || run.Proposal == nil || run.Proposal.Stage != string(StageRequest) || !run.AIProposal {
+	if Status(run.Status) != StatusAwaitingApproval || run.Proposal == nil || run.Proposal.Stage != StageRequest || !run.AIProposal {
 		t.Fatalf("agent apply: %+v", run)
 	}
 	for _, name := range []string{"approve", "reject", "approve_run"} {
@@ -308,7 +308,7 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	alice.ok("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
 	h.waitStatus(run.ID, StatusAwaitingApproval, StatusFailed)
 	alice.ok("show_run", map[string]any{"run": run.ID}, &run)
-	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != string(StagePlan) || !strings.Contains(run.Proposal.PlanText, "terraform_data.server[0]") {
+	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != StagePlan || !strings.Contains(run.Proposal.PlanText, "terraform_data.server[0]") {
 		t.Fatalf("a person's apply over MCP did not wait with its plan: %s %s %+v", run.Status, run.Message, run.Proposal)
 	}
 	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
@@ -325,7 +325,7 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	}
 	h.waitStatus(run.ID, StatusAwaitingApproval, StatusSucceeded, StatusFailed)
 	carol.ok("show_run", map[string]any{"run": run.ID}, &run)
-	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != string(StagePlan) {
+	if Status(run.Status) != StatusAwaitingApproval || run.Proposal.Stage != StagePlan {
 		t.Fatalf("rerun %s over MCP did not wait for a person: %s %s", run.ID, run.Status, run.Message)
 	}
 }

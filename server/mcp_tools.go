@@ -467,7 +467,7 @@ func (m *mcpSession) readLog(_ context.Context, in mcpLogArgs) (string, mcpLog, 
 	if err != nil {
 		return "", mcpLog{}, err
 	}
-	out := mcpLog{Run: r.ID, Status: r.Status, Offset: in.Offset, NextOffset: next, Size: size,
+	out := mcpLog{Run: r.ID, Status: string(r.Status), Offset: in.Offset, NextOffset: next, Size: size,
 		More: next < size, Finished: !statusOf(r).Active(), Text: text}
 	head := fmt.Sprintf("run %s (%s): log bytes %d to %d of %d; next_offset %d", r.ID, r.Status, in.Offset, next, size, next)
 	if out.More {

@@ -359,8 +359,8 @@ func eventOf(r store.Run, tn transitionNote) string {
 
 // payloadOf is the json payload of event for r.
 func payloadOf(r store.Run, event string) notifyPayload {
-	p := notifyPayload{Event: event, Run: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
-		Requester: r.Requester, RequesterKind: r.RequesterKind, At: time.Now().UTC()}
+	p := notifyPayload{Event: event, Run: r.ID, Template: r.Template, Kind: string(r.Kind), Status: string(r.Status),
+		Requester: r.Requester, RequesterKind: string(r.RequesterKind), At: time.Now().UTC()}
 	prop := r.Proposal
 	if event == config.EventDrift && r.Check != nil {
 		prop = r.Check.Plan

@@ -144,8 +144,8 @@ func (s *Server) noteRun(r store.Run) {
 		level = slog.LevelWarn
 	}
 	attrs := []slog.Attr{
-		slog.String("run", r.ID), slog.String("template", r.Template), slog.String("kind", r.Kind),
-		slog.String("requester", r.Requester), slog.String("requester_kind", r.RequesterKind),
+		slog.String("run", r.ID), slog.String("template", r.Template), slog.String("kind", string(r.Kind)),
+		slog.String("requester", r.Requester), slog.String("requester_kind", string(r.RequesterKind)),
 		slog.String("from", string(tn.from)), slog.String("status", string(tn.to)),
 		slog.Float64("duration_seconds", tn.at.Sub(r.CreatedAt).Seconds()),
 	}
@@ -155,8 +155,8 @@ func (s *Server) noteRun(r store.Run) {
 	s.log.LogAttrs(context.Background(), level, "run "+string(tn.to), attrs...)
 	s.notifyRun(r, tn)
 	if tn.to.Final() {
-		s.metrics.runsTotal.WithLabelValues(r.Template, r.Kind, string(tn.to)).Inc()
-		s.metrics.runDuration.WithLabelValues(r.Template, r.Kind, string(tn.to)).Observe(tn.at.Sub(r.CreatedAt).Seconds())
+		s.metrics.runsTotal.WithLabelValues(r.Template, string(r.Kind), string(tn.to)).Inc()
+		s.metrics.runDuration.WithLabelValues(r.Template, string(r.Kind), string(tn.to)).Observe(tn.at.Sub(r.CreatedAt).Seconds())
 	}
 }
 

@@ -185,7 +185,7 @@ func TestRunTrackerOutOfOrder(t *testing.T) {
 	t0 := time.Now()
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Millisecond) }
 	run := func(prev, st Status, i int) store.Run {
-		return store.Run{ID: "1", CreatedAt: t0, PrevStatus: string(prev), Status: string(st), StatusAt: at(i)}
+		return store.Run{ID: "1", CreatedAt: t0, PrevStatus: prev, Status: st, StatusAt: at(i)}
 	}
 	steps := []struct {
 		r    store.Run

@@ -21,7 +21,7 @@ func pendingHolds(r store.Run) []store.Hold {
 	}
 	released := map[string]bool{}
 	for _, a := range r.Approvals {
-		if Decision(a.Decision) == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest {
+		if a.Decision == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest {
 			for _, rule := range a.Rules {
 				released[rule] = true
 			}
@@ -43,7 +43,7 @@ func releasedBy(r store.Run, rule string) string {
 		return ""
 	}
 	for _, a := range r.Approvals {
-		if Decision(a.Decision) == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest && slices.Contains(a.Rules, rule) {
+		if a.Decision == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest && slices.Contains(a.Rules, rule) {
 			return a.By
 		}
 	}
@@ -83,7 +83,7 @@ func (s *Server) mayApprove(r store.Run, who Identity) error {
 		return errorf(ErrForbidden, "agents cannot approve; a person with the approve role must")
 	case !who.Has("approve"):
 		return errorf(ErrForbidden, "%s may not approve: the approve role is missing from user %q in the configuration", who.Name, who.Name)
-	case statusOf(r) != StatusAwaitingApproval || r.Proposal == nil:
+	case r.Status != StatusAwaitingApproval || r.Proposal == nil:
 		return notHeld(r)
 	case r.Proposal.Stale:
 		return errorf(ErrConflict, "run %s's plan is stale: %s", r.ID, r.Proposal.StaleReason)
@@ -114,7 +114,7 @@ func (s *Server) mayReject(r store.Run, who Identity) error {
 	switch {
 	case who.Agent || !who.Has("approve"):
 		return errorf(ErrForbidden, "%s may not reject: only people with the approve role can", who.Name)
-	case statusOf(r) != StatusAwaitingApproval || r.Proposal == nil:
+	case r.Status != StatusAwaitingApproval || r.Proposal == nil:
 		return notHeld(r)
 	}
 	var named []string
@@ -135,7 +135,7 @@ func (s *Server) mayCancel(r store.Run, who Identity) error {
 	if !own && (who.Agent || !who.Has("approve")) {
 		return errorf(ErrForbidden, "%s may cancel only runs they asked for; run %s was asked for by %s (people with the approve role may cancel any run)", who.Name, r.ID, r.Requester)
 	}
-	if statusOf(r).Final() {
+	if r.Status.Final() {
 		return errorf(ErrConflict, "run %s already ended (%s)", r.ID, r.Status)
 	}
 	return nil
@@ -188,7 +188,7 @@ func (s *Server) holdViews(r store.Run) []HoldView {
 	var out []HoldView
 	for _, h := range r.Proposal.Holds {
 		v := HoldView{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers, ReleasedBy: releasedBy(r, h.Rule)}
-		if v.ReleasedBy == "" && statusOf(r) == StatusAwaitingApproval {
+		if v.ReleasedBy == "" && r.Status == StatusAwaitingApproval {
 			v.WaitsFor = s.waitsForIn(r, h)
 		}
 		out = append(out, v)

@@ -77,7 +77,7 @@ template "bfree" {
 	}
 	startWorker(t, relayWorkerCfg(t, h, "b1", "bare", keys["b1"], ""))
 	h.waitStatus(id, StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) || r.AppliedBy != "b1" {
+	if r, _ := h.srv.db.GetRun(id); r.Status != StatusSucceeded || r.AppliedBy != "b1" {
 		t.Errorf("the ungated apply on pool bare: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
 	}
 }

@@ -63,7 +63,7 @@ func (h *harness) queued(user string, args ...string) string {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		h.t.Fatalf("launch %v: %v\n%s", args, err, out)
 	}
-	if Status(v.Status) != StatusQueued {
+	if v.Status != StatusQueued {
 		h.t.Fatalf("run %s is %s, want it queued behind the wait apply: %s", v.ID, v.Status, v.Message)
 	}
 	return v.ID
@@ -75,7 +75,7 @@ func (h *harness) heldAtStart(id, rule string) runView {
 	h.t.Helper()
 	h.waitStatus(id, StatusAwaitingApproval, StatusSucceeded, StatusFailed)
 	v := h.show("bob", id)
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageRequest {
+	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageRequest {
 		h.t.Fatalf("run %s is %s (%s), want held before planning", id, v.Status, v.Message)
 	}
 	if !slices.ContainsFunc(v.Proposal.Holds, func(hd store.Hold) bool { return hd.Rule == rule }) {
@@ -110,7 +110,7 @@ rule "dry-gate" {
 	logs.waitFor(t, `"msg":"start: the rules in force now hold a queued run before planning","run":"`+id+`"`)
 	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
-	if done := h.show("bob", id); Status(done.Status) != StatusSucceeded {
+	if done := h.show("bob", id); done.Status != StatusSucceeded {
 		t.Fatalf("the released dry run is %s: %s", done.Status, done.Message)
 	}
 }
@@ -132,7 +132,7 @@ rule "dry-gate" {
 	release()
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
 	v := h.show("bob", id)
-	if Status(v.Status) != StatusSucceeded || v.Scan == nil || v.Scan.Why != scanForExemption || v.Scan.Modules < 1 {
+	if v.Status != StatusSucceeded || v.Scan == nil || v.Scan.Why != scanForExemption || v.Scan.Modules < 1 {
 		t.Fatalf("the queued dry run is %s with scan %+v, want scanned and planned", v.Status, v.Scan)
 	}
 }
@@ -148,7 +148,7 @@ func TestQueuedApplyIsHeldWhenAReloadAddedRequireApproval(t *testing.T) {
 	release()
 	h.waitStatus(id, StatusAwaitingApproval, StatusSucceeded, StatusFailed)
 	v := h.show("bob", id)
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StagePlan || v.Proposal.Holds[0].Rule != "everything" {
+	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StagePlan || v.Proposal.Holds[0].Rule != "everything" {
 		t.Fatalf("the queued apply is %s (%s), want held with its plan by rule everything", v.Status, v.Message)
 	}
 	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
@@ -188,7 +188,7 @@ rule "checks" {
 		t.Errorf("the check is held for %v, want alice", a)
 	}
 	h.waitStatus(dry, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
-	if d := h.show("bob", dry); Status(d.Status) != StatusSucceeded {
+	if d := h.show("bob", dry); d.Status != StatusSucceeded {
 		t.Errorf("a dry run was held by a rule for checks: %s %s", d.Status, d.Message)
 	}
 }
@@ -206,7 +206,7 @@ rule "dry-gate" {
 }
 `)
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=q", "--json"))
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusQueued {
+	if r, _ := h.srv.db.GetRun(id); r.Status != StatusQueued {
 		t.Fatalf("the pool's dry run is %s, want queued", r.Status)
 	}
 	h.reloadReplacing("  exclude_dry_run  = true\n", "")
@@ -218,12 +218,12 @@ rule "dry-gate" {
 	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		if r, _ := h.srv.db.GetRun(id); statusOf(r).Final() {
+		if r, _ := h.srv.db.GetRun(id); r.Status.Final() {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if done := h.show("bob", id); Status(done.Status) != StatusSucceeded || done.PlannedBy != "w1" {
+	if done := h.show("bob", id); done.Status != StatusSucceeded || done.PlannedBy != "w1" {
 		t.Fatalf("the released pool dry run is %s by %q: %s", done.Status, done.PlannedBy, done.Message)
 	}
 	if !strings.Contains(h.mustSSH("bob", "log", id), "vpc-q") {

@@ -91,7 +91,7 @@ func throughput(t *testing.T, h *harness, prefix string) time.Duration {
 	}
 	for _, id := range ids {
 		h.waitStatus(id, StatusSucceeded, StatusFailed)
-		if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) {
+		if r, _ := h.srv.db.GetRun(id); r.Status != StatusSucceeded {
 			t.Fatalf("run %s: %s %s", id, r.Status, r.Message)
 		}
 	}

@@ -43,7 +43,7 @@ template "rslow" {
 	waitFor(t, "workers to show the drain", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "draining") })
 	next := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d", "--json"))
 	h.waitStatus(id, StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) {
+	if r, _ := h.srv.db.GetRun(id); r.Status != StatusSucceeded {
 		t.Fatalf("the drained worker's run: %s %s", r.Status, r.Message)
 	}
 	select {
@@ -54,7 +54,7 @@ template "rslow" {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the drained worker did not stop")
 	}
-	if r, _ := h.srv.db.GetRun(next); r.Status != string(StatusQueued) {
+	if r, _ := h.srv.db.GetRun(next); r.Status != StatusQueued {
 		t.Errorf("a run launched during the drain is %s, want queued", r.Status)
 	}
 	// Audited as draining when it began, as drained once the worker left
@@ -80,12 +80,12 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	h.waitStatus(leased, StatusRunning)
 	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
 	h.restart()
-	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
+	if r, _ := h.srv.db.GetRun(leased); r.Status != StatusInterrupted || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
 		t.Errorf("the leased run after the restart: %s %s", r.Status, r.Message)
 	}
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	h.waitStatus(queued, StatusSucceeded, StatusFailed)
-	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusSucceeded) || r.PlannedBy != "w1" {
+	if r, _ := h.srv.db.GetRun(queued); r.Status != StatusSucceeded || r.PlannedBy != "w1" {
 		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
 	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
@@ -93,7 +93,7 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	if m := late.recv(); m.Type != relay.MsgReject {
 		t.Errorf("a result from before the restart: %+v", m)
 	}
-	if r, _ := h.srv.db.GetRun(leased); r.Status != string(StatusInterrupted) {
+	if r, _ := h.srv.db.GetRun(leased); r.Status != StatusInterrupted {
 		t.Errorf("the late result changed the run: %s", r.Status)
 	}
 }
@@ -103,7 +103,7 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
 	h, keys, identity := relayHarness(t, "")
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
-	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); v.Status != StatusSucceeded {
 		t.Fatalf("before the restart: %s %s", v.Status, v.Message)
 	}
 	cfg, err := os.ReadFile(h.cfgPath)
@@ -117,7 +117,7 @@ func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
 	h.restart()
 	waitFor(t, "w1 to reconnect", 30*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=after")
-	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+	if v.Status != StatusSucceeded || v.PlannedBy != "w1" {
 		t.Errorf("after the restart: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
 }
@@ -149,7 +149,7 @@ template "rslow" {
 	stop()
 	h.waitStatus(id, StatusInterrupted, StatusFailed, StatusSucceeded)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusInterrupted || !strings.Contains(r.Message, "Worker w1 was stopped during apply") || time.Since(stopped) > 30*time.Second {
+	if r.Status != StatusInterrupted || !strings.Contains(r.Message, "Worker w1 was stopped during apply") || time.Since(stopped) > 30*time.Second {
 		t.Fatalf("the stopped worker's run after %s: %s: %s", time.Since(stopped), r.Status, r.Message)
 	}
 	select {
@@ -250,7 +250,7 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 	if !strings.Contains(audit, "worker stopped") {
 		t.Errorf("a worker stopped outright is not audited as stopped:\n%s", audit)
 	}
-	if Status(r.Status) == StatusInterrupted && strings.Contains(audit, "finished the one it had") {
+	if r.Status == StatusInterrupted && strings.Contains(audit, "finished the one it had") {
 		t.Fatalf("a worker stopped during its run after a drain is audited as drained, having \"finished the one it had\", while its run %s is %s:\n%s", id, r.Status, audit)
 	}
 }
@@ -297,7 +297,7 @@ func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslowcred", "--dry-run", "--var", "region=drain", "--json"))
 	waitFor(t, "w1 to take the run", 20*time.Second, func() bool {
 		r, _ := h.srv.db.GetRun(id)
-		return Status(r.Status) != StatusQueued
+		return r.Status != StatusQueued
 	})
 	drain() // SIGTERM while the control node prepares the job w1 took
 	select {
@@ -308,7 +308,7 @@ func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
 	}
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusInterrupted, StatusCancelled)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusSucceeded {
+	if r.Status != StatusSucceeded {
 		t.Fatalf("run %s, taken by w1 just before its drain, ended %s: %s\naudit:\n%s", id, r.Status, r.Message, h.mustSSH("alice", "audit", "--run", id))
 	}
 }

@@ -131,10 +131,10 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 	// The pool goes on, and the lost run is not offered again.
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x2")
-	if Status(v.Status) != StatusSucceeded || v.PlannedBy != "w1" {
+	if v.Status != StatusSucceeded || v.PlannedBy != "w1" {
 		t.Errorf("the next run: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
-	if r3, _ := h.srv.db.GetRun(id); r3.Status != string(StatusFailed) {
+	if r3, _ := h.srv.db.GetRun(id); r3.Status != StatusFailed {
 		t.Errorf("the lost run was re-run: %s", r3.Status)
 	}
 }
@@ -255,7 +255,7 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	if offered[0] != second {
 		t.Errorf("the reconnected worker was offered run %s, want %s", offered[0], second)
 	}
-	if r, _ := h.srv.db.GetRun(first); r.Status != string(StatusFailed) {
+	if r, _ := h.srv.db.GetRun(first); r.Status != StatusFailed {
 		t.Errorf("the lost run is %s, want failed before anything else is offered", r.Status)
 	}
 }
@@ -278,7 +278,7 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 	}
 	startWorker(t, w1)
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x")
-	if Status(v.Status) != StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
+	if v.Status != StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
 		t.Errorf("a symlink out of the worker's checkout: %s steps=%v: %s", v.Status, stepNames(v), v.Message)
 	}
 }
@@ -336,7 +336,7 @@ func TestHostileRelayInputChangesNothing(t *testing.T) {
 	a.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
 	h.waitStatus(id, StatusSucceeded, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusSucceeded {
+	if r.Status != StatusSucceeded {
 		t.Errorf("the holder's result: %s %s", r.Status, r.Message)
 	}
 	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "INJECTED") || strings.Contains(log, "WRONGTOKEN") {
@@ -452,7 +452,7 @@ func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusRefused, Exit: -1,
 		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
 	h.waitStatus(id, StatusRefused, StatusFailed)
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) == StatusRefused {
+	if r, _ := h.srv.db.GetRun(id); r.Status == StatusRefused {
 		t.Fatalf("a worker's refusal of a job that has no refusal on a worker was recorded as the run's: %s: %s", r.Status, r.Message)
 	}
 }
@@ -477,7 +477,7 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
 		}
 		r, _ := h.srv.db.GetRun(id)
-		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || Status(r.Status) != StatusInterrupted {
+		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || r.Status != StatusInterrupted {
 			t.Fatalf("%v: interrupted left %s, scan %+v, proposal %+v", args, r.Status, r.Scan, r.Proposal)
 		}
 	}
@@ -496,7 +496,7 @@ func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 			Message: "Cancelled by bob during plan on worker w2."})
 		h.waitStatus(id, StatusStale, StatusCancelled, StatusFailed)
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) == st {
+		if r.Status == st {
 			t.Errorf("a worker's %q for a dry run nobody cancelled and that holds no saved plan was recorded as the run's: %s: %s (cancel requested by %q)",
 				st, r.Status, r.Message, r.CancelRequested)
 		}

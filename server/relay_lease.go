@@ -80,7 +80,7 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	run, err := h.claim(l.job.runID, w.name)
 	if err != nil {
 		h.release(l)
-		if r, gerr := s.db.GetRun(l.job.runID); gerr == nil && statusOf(r) == StatusRunning && r.CancelRequested != "" {
+		if r, gerr := s.db.GetRun(l.job.runID); gerr == nil && r.Status == StatusRunning && r.CancelRequested != "" {
 			s.endCancelledBetweenPhases(r) // its apply phase was cancelled before a worker took it
 		}
 		return relay.Msg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
@@ -90,7 +90,7 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	s.maskConfigSecrets(m, run)
 	l.sink = newLogSink(run.ID, s.db, s.broker)
 	l.masker, l.out = m, m.NewWriter(l.sink)
-	l.kind = Kind(run.Kind)
+	l.kind = run.Kind
 	plan, err := h.releasedPlan(run)
 	if err != nil {
 		h.end(l, StatusFailed, -1, err.Error())
@@ -106,16 +106,16 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	hb := h.leaseTimeout(w.pool) / 3
 	msg := relay.Msg{Type: relay.MsgJob, Run: run.ID, Token: l.token, Kind: string(run.Kind), Project: run.Project,
 		Command: run.Command, Tool: run.Tool, Heartbeat: hb, Payload: payload, Grace: s.config().Server.CancelGrace,
-		Phase: run.Phase, Gated: Phase(run.Phase) == phasePlan && Kind(run.Kind) == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(run))}
+		Phase: string(run.Phase), Gated: run.Phase == phasePlan && run.Kind == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(run))}
 	msg.Clear = !sealed
-	if why, _ := s.scanFor(run); why != "" && Phase(run.Phase) == phasePlan {
+	if why, _ := s.scanFor(run); why != "" && run.Phase == phasePlan {
 		msg.ScanWhy, l.scanWhy = why, why
 		if why == scanForPullRequest {
 			msg.Ref, msg.SHA = run.Commit.Ref, run.Commit.SHA
 		}
 	}
-	l.gated, l.applies = msg.Gated, Phase(run.Phase) == phaseApply
-	l.handsPlan = msg.Gated || (Kind(run.Kind) == KindCheck && Phase(run.Phase) == phasePlan)
+	l.gated, l.applies = msg.Gated, run.Phase == phaseApply
+	l.handsPlan = msg.Gated || (run.Kind == KindCheck && run.Phase == phasePlan)
 	return msg, nil
 }
 
@@ -124,9 +124,9 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 // its plan phase.
 func markWorker(r *store.Run, worker string, gated bool) {
 	switch {
-	case Phase(r.Phase) == phaseApply:
+	case r.Phase == phaseApply:
 		r.AppliedBy = worker
-	case Kind(r.Kind) == KindApply && !gated:
+	case r.Kind == KindApply && !gated:
 		r.PlannedBy, r.AppliedBy = worker, worker
 	default:
 		r.PlannedBy = worker

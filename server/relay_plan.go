@@ -90,7 +90,7 @@ func (h *relayHub) planned(l *relayLease) {
 	}
 	_ = l.sink.Flush()
 	x.planText = h.s.logText(run.ID, l.planFrom)
-	if Kind(run.Kind) == KindCheck {
+	if run.Kind == KindCheck {
 		x.current = "keep"
 		err = checkMeasureStep(context.Background(), x)
 		if err == nil {
@@ -199,7 +199,7 @@ func (h *relayHub) passOn(l *relayLease, r store.Run) {
 // running one in its apply phase (a plan no rule held, passed on) goes on.
 func (h *relayHub) claim(id, worker string) (store.Run, error) {
 	r, err := h.s.db.GetRun(id)
-	if err == nil && statusOf(r) == StatusRunning && Phase(r.Phase) == phaseApply {
+	if err == nil && r.Status == StatusRunning && r.Phase == phaseApply {
 		r, err = h.s.db.UpdateRun(id, func(r *store.Run) error {
 			if statusOf(*r) != StatusRunning {
 				return fmt.Errorf("run %s is %s", r.ID, r.Status)
@@ -219,7 +219,7 @@ func (h *relayHub) claim(id, worker string) (store.Run, error) {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
-		markWorker(r, worker, Kind(r.Kind) == KindApply && gate.NeedsSavedPlan(h.s.currentRules(), h.s.gateRequest(*r)))
+		markWorker(r, worker, r.Kind == KindApply && gate.NeedsSavedPlan(h.s.currentRules(), h.s.gateRequest(*r)))
 		return nil
 	})
 }
@@ -234,7 +234,7 @@ type relayPlan struct {
 // checks it: the proposal's plan, used once, whose digest the release
 // covers, opened from its seal in memory. Nil for a plan phase.
 func (h *relayHub) releasedPlan(r store.Run) (*relayPlan, error) {
-	if Phase(r.Phase) != phaseApply {
+	if r.Phase != phaseApply {
 		return nil, nil
 	}
 	run, approved, why := h.s.useReleasedPlan(r.ID)

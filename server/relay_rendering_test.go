@@ -44,7 +44,7 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 	handOverPlan(raw, id, job.Token, destroy, harmless)
 	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
-	if statusOf(r) == StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && Phase(r.Phase) != phaseApply {
+	if r.Status == StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && r.Phase != phaseApply {
 		return // fixed: the control node counts the plan file's own changes and refuses a rendering that does not match
 	}
 	if r.Proposal == nil {
@@ -56,7 +56,7 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 			bobApproved = true
 		}
 	}
-	if Phase(r.Phase) == phaseApply && !bobApproved {
+	if r.Phase == phaseApply && !bobApproved {
 		t.Errorf("a plan destroying 3 resources passed max_destroy = 0 without bob (proposal: %d to destroy, digest %s; approvals %+v): the control node decided on the worker's JSON, not on the plan it sealed; status %s",
 			r.Proposal.Destroy, r.Proposal.Digest, r.Approvals, r.Status)
 	}
@@ -97,7 +97,7 @@ rule "primary13e" {
 	id, job := leaseRun(t, h, raw, ch, "rdata13e")
 	handOverPlan(raw, id, job.Token, plan, honest)
 	settlePlanPhase(h, id, 15*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "primary") {
+	if r, _ := h.srv.db.GetRun(id); r.Phase == phaseApply || !strings.Contains(r.Message, "primary") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
 	id, job = leaseRun(t, h, raw, ch, "rdata13e")
@@ -108,7 +108,7 @@ rule "primary13e" {
 	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
-	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
+	if r.Phase == phaseApply && r.Status == StatusRunning {
 		t.Fatalf("a plan replacing terraform_data.server[0], which the plan_gate forbids, passed the rules on a rendering that replaces server[2] and is queued to apply (digest %s)", r.Proposal.Digest)
 	}
 }
@@ -126,7 +126,7 @@ func TestARenderingCannotForgeTheResourceType(t *testing.T) {
 	r := handOverForgedType(t, "rdata13f", func(honest []byte) []byte {
 		return forgeRendering(t, honest, map[string]any{"type": "null_resource"})
 	})
-	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
+	if r.Phase == phaseApply && r.Status == StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose addresses and actions are the plan file's and whose \"type\" is forged; it is queued to apply (digest %s, %d to destroy)",
 			r.Proposal.Digest, r.Proposal.Destroy)
 	}
@@ -142,7 +142,7 @@ func TestARenderingsTypeInAnotherCaseIsRefused(t *testing.T) {
 	r := handOverForgedType(t, "rdata13g", func(honest []byte) []byte {
 		return bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))
 	})
-	if Phase(r.Phase) == phaseApply && Status(r.Status) == StatusRunning {
+	if r.Phase == phaseApply && r.Status == StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose changes say \"type\":\"null_resource\" then \"TYPE\":\"terraform_data\"; it is queued to apply (digest %s, %d to destroy)",
 			r.Proposal.Digest, r.Proposal.Destroy)
 	}
@@ -250,7 +250,7 @@ rule "types-%[1]s" {
 	id, job := leaseRun(t, h, raw, ch, template)
 	handOverPlan(raw, id, job.Token, plan, honest)
 	settlePlanPhase(h, id, 15*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) == phaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
+	if r, _ := h.srv.db.GetRun(id); r.Phase == phaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
 

@@ -133,7 +133,7 @@ func (s *Server) heldAtReload() []store.AuditEvent {
 	}
 	var out []store.AuditEvent
 	for _, r := range runs {
-		if statusOf(r) != StatusAwaitingApproval || r.Proposal == nil {
+		if r.Status != StatusAwaitingApproval || r.Proposal == nil {
 			continue
 		}
 		var rules []string

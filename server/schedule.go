@@ -155,7 +155,7 @@ func (c *checkSchedule) tick(ctx context.Context) int {
 		launched++
 		// Until the next tick reads it, the new check is pending here too,
 		// for another template of the same working directory.
-		pending = append(pending, store.Run{Kind: string(KindCheck), Template: t.Name, Project: t.Project, Command: t.Command, Workdir: wd})
+		pending = append(pending, store.Run{Kind: KindCheck, Template: t.Name, Project: t.Project, Command: t.Command, Workdir: wd})
 	}
 	return launched
 }

@@ -47,7 +47,7 @@ func newFakeChecks(t *testing.T, start time.Time, loc *time.Location, templates 
 		tp := cfg.Templates[name]
 		f.launched = append(f.launched, name)
 		f.add(store.Run{Template: name, Project: tp.Project, Command: tp.Command, Workdir: "/checkout/" + tp.Command,
-			Kind: string(KindCheck), Status: string(StatusQueued), CreatedAt: f.now, Requester: scheduleIdentity.Name})
+			Kind: KindCheck, Status: StatusQueued, CreatedAt: f.now, Requester: scheduleIdentity.Name})
 		return nil
 	}
 	return f
@@ -63,7 +63,7 @@ func (f *fakeChecks) add(r store.Run) {
 func (f *fakeChecks) finish() {
 	for i := range f.runs {
 		if Kind(f.runs[i].Kind) == KindCheck && !Status(f.runs[i].Status).Final() {
-			f.runs[i].Status = string(StatusSucceeded)
+			f.runs[i].Status = StatusSucceeded
 		}
 	}
 }
@@ -97,7 +97,7 @@ func TestScheduleNoPileUp(t *testing.T) {
 			// a long apply holds the working directory all along: the check
 			// the schedule launches stays queued behind it
 			f.add(store.Run{Template: "net", Project: "infra", Command: "net", Workdir: "/checkout/net",
-				Kind: string(KindApply), Status: string(StatusRunning), CreatedAt: start.Add(-time.Hour)})
+				Kind: KindApply, Status: StatusRunning, CreatedAt: start.Add(-time.Hour)})
 			f.c.tick(context.Background())
 			n := 1 + f.ticks(5*60/15, 15*time.Second) // every 15 s for five minutes
 			if len(f.launched) != 1 || n != 1 {
@@ -114,13 +114,13 @@ func TestScheduleNoPileUp(t *testing.T) {
 	// a check queued by hand (or before a restart) counts as pending: none
 	// is added while it waits
 	f := newFakeChecks(t, start, nil, &config.Template{Name: "net", Command: "net", CheckEvery: time.Minute})
-	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-		Status: string(StatusQueued), CreatedAt: start.Add(-time.Hour)})
+	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: KindCheck,
+		Status: StatusQueued, CreatedAt: start.Add(-time.Hour)})
 	if got := f.ticks(20, 15*time.Second); got != 0 {
 		t.Errorf("launched %d checks while one was queued, want 0", got)
 	}
 	// a check awaiting approval is pending as well
-	f.runs[0].Status = string(StatusAwaitingApproval)
+	f.runs[0].Status = StatusAwaitingApproval
 	if got := f.ticks(4, 15*time.Second); got != 0 {
 		t.Errorf("launched %d checks while one awaited approval, want 0", got)
 	}
@@ -166,8 +166,8 @@ func TestScheduleMissedSlots(t *testing.T) {
 	} {
 		t.Run(scheduleText(tp), func(t *testing.T) {
 			f := newFakeChecks(t, start, time.UTC, tp)
-			f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-				Status: string(StatusSucceeded), CreatedAt: start.Add(-25 * time.Hour)})
+			f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: KindCheck,
+				Status: StatusSucceeded, CreatedAt: start.Add(-25 * time.Hour)})
 			f.c.tick(context.Background())
 			if len(f.launched) != 1 {
 				t.Fatalf("at start after a day down, launched %d checks, want 1", len(f.launched))
@@ -200,8 +200,8 @@ func TestScheduleTimeZone(t *testing.T) {
 	nine, _ := config.ParseCron("0 9 * * *")
 	start := time.Date(2025, 1, 15, 7, 58, 0, 0, time.UTC)
 	f := newFakeChecks(t, start, paris, &config.Template{Name: "net", Command: "net", CheckCron: nine})
-	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-		Status: string(StatusSucceeded), CreatedAt: time.Date(2025, 1, 14, 8, 0, 5, 0, time.UTC)})
+	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: KindCheck,
+		Status: StatusSucceeded, CreatedAt: time.Date(2025, 1, 14, 8, 0, 5, 0, time.UTC)})
 	f.c.tick(context.Background())
 	if got := f.ticks(7, 15*time.Second); len(f.launched) != 0 || got != 0 { // up to 07:59:45 UTC
 		t.Fatalf("launched %v before 08:00 UTC (09:00 Paris)", f.launched)
@@ -215,8 +215,8 @@ func TestScheduleTimeZone(t *testing.T) {
 	}
 	// the same schedule in UTC would wait for 09:00 UTC
 	g := newFakeChecks(t, start, time.UTC, &config.Template{Name: "net", Command: "net", CheckCron: nine})
-	g.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-		Status: string(StatusSucceeded), CreatedAt: time.Date(2025, 1, 14, 9, 0, 5, 0, time.UTC)})
+	g.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: KindCheck,
+		Status: StatusSucceeded, CreatedAt: time.Date(2025, 1, 14, 9, 0, 5, 0, time.UTC)})
 	g.c.tick(context.Background())
 	g.ticks(8, 15*time.Second) // to 08:00 UTC
 	if len(g.launched) != 0 {

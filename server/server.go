@@ -152,7 +152,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	armKillAfterCommit(db)
-	db.DropBlobsAtEnd(func(st string) bool { return Status(st).Final() }, blobPlan) // spec: the plan is "wiped when the apply ends"
+	db.DropBlobsAtEnd(Status.Final, blobPlan) // spec: the plan is "wiped when the apply ends"
 	s := &Server{
 		env:        opts.Environ,
 		log:        opts.Logger,
@@ -237,7 +237,7 @@ func (s *Server) recover() error {
 	for _, r := range runs {
 		s.held.note(s.runDir(r), r)
 		s.runs.seed(r)
-		if statusOf(r) == StatusRunning {
+		if r.Status == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
 	}
@@ -249,7 +249,7 @@ func (s *Server) recover() error {
 	var requeued, held int
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
-		switch statusOf(r) {
+		switch r.Status {
 		case StatusRunning:
 			if _, err := s.transitionAudited(r.ID, StatusInterrupted, func(r *store.Run) error {
 				r.Message = s.interruptedMessage(*r)
