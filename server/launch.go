@@ -176,7 +176,7 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 		Queue:           t.Queue,
 		Kind:            lp.kind,
 		Requester:       who.Name,
-		RequesterKind:   "user",
+		RequesterKind:   RequesterPerson,
 		RequireApproval: req.RequireApproval,
 		AIProposal:      req.AIProposal,
 		Vars:            lp.vals.vars,
@@ -189,7 +189,7 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 		CreatedAt:       time.Now(),
 	}
 	if who.Agent {
-		r.RequesterKind = "agent"
+		r.RequesterKind = RequesterAgent
 	}
 	for name := range lp.vals.secrets {
 		r.SecretVars = append(r.SecretVars, name)
@@ -399,7 +399,7 @@ func requestDigest(r store.Run) string {
 // requestedHow is the sentence that says who asked for a run and how.
 func requestedHow(r store.Run) string {
 	how := r.Requester + " (person)"
-	if r.RequesterKind == "agent" {
+	if r.RequesterKind == RequesterAgent {
 		how = r.Requester + " (agent)"
 	}
 	switch {

@@ -116,7 +116,7 @@ func TestOperatorLogOneRecordPerTransition(t *testing.T) {
 		switch msg, _ := rec["msg"].(string); {
 		case strings.HasPrefix(msg, "run ") && rec["run"] == "1":
 			got = append(got, rec["from"].(string)+">"+rec["status"].(string))
-			for k, want := range map[string]string{"template": "held-secret", "kind": "apply", "requester": "alice", "requester_kind": "user"} {
+			for k, want := range map[string]string{"template": "held-secret", "kind": "apply", "requester": "alice", "requester_kind": "person"} {
 				if rec[k] != want {
 					t.Errorf("record %v: %s = %v, want %s", rec, k, rec[k], want)
 				}

@@ -71,7 +71,7 @@ func releasable(r store.Run, who Identity) []string {
 
 // isSelf reports whether who asked for r as a person.
 func isSelf(r store.Run, who Identity) bool {
-	return !who.Agent && r.RequesterKind == "user" && r.Requester == who.Name
+	return !who.Agent && r.RequesterKind == RequesterPerson && r.Requester == who.Name
 }
 
 // mayApprove says whether who may release anything of r's held proposal now:
@@ -131,7 +131,7 @@ func (s *Server) mayReject(r store.Run, who Identity) error {
 // mayCancel says whether who may cancel r: the requester their own run, a
 // person with the approve role any run; a run that ended cannot be.
 func (s *Server) mayCancel(r store.Run, who Identity) error {
-	own := r.Requester == who.Name && (r.RequesterKind == "agent") == who.Agent
+	own := r.Requester == who.Name && (r.RequesterKind == RequesterAgent) == who.Agent
 	if !own && (who.Agent || !who.Has("approve")) {
 		return errorf(ErrForbidden, "%s may cancel only runs they asked for; run %s was asked for by %s (people with the approve role may cancel any run)", who.Name, r.ID, r.Requester)
 	}
@@ -159,7 +159,7 @@ func waitsFor(h store.Hold) string {
 // run may not release it (unless allow_self_approval), so a hold whose only
 // approvers asked says that no one can.
 func (s *Server) waitsForIn(r store.Run, h store.Hold) string {
-	if len(h.Approvers) == 0 || s.config().Server.AllowSelfApproval || r.RequesterKind != "user" {
+	if len(h.Approvers) == 0 || s.config().Server.AllowSelfApproval || r.RequesterKind != RequesterPerson {
 		return waitsFor(h)
 	}
 	others := slices.DeleteFunc(slices.Clone(h.Approvers), func(a string) bool { return a == r.Requester })

@@ -190,12 +190,12 @@ func reconcileRun(check store.Run, who Identity) *store.Run {
 		Template: check.Template, Project: check.Project, Tool: check.Tool, Command: check.Command,
 		Workdir: check.Workdir, WorkdirID: check.WorkdirID, Queue: check.Queue,
 		Kind: KindReconcile, ReconcileOf: check.ID,
-		Requester: who.Name, RequesterKind: "user",
+		Requester: who.Name, RequesterKind: RequesterPerson,
 		Vars: check.Vars, SecretVars: check.SecretVars, Answers: check.Answers,
 		Status: StatusAwaitingApproval, Phase: phasePlan, ExitCode: -1, CreatedAt: time.Now(),
 	}
 	if who.Agent {
-		r.RequesterKind = "agent"
+		r.RequesterKind = RequesterAgent
 	}
 	return r
 }

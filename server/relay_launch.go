@@ -30,9 +30,9 @@ func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Tem
 		return nil, errorf(ErrInvalid, "template %q: refusing working directory: %v", t.Name, err)
 	}
 	probe := store.Run{Template: t.Name, Project: t.Project, Kind: kind, Requester: who.Name,
-		RequesterKind: "user", RequireApproval: req.RequireApproval, AIProposal: req.AIProposal}
+		RequesterKind: RequesterPerson, RequireApproval: req.RequireApproval, AIProposal: req.AIProposal}
 	if who.Agent {
-		probe.RequesterKind = "agent"
+		probe.RequesterKind = RequesterAgent
 	}
 	if err := s.relayRefusal(probe, t, pool); err != nil {
 		return nil, err

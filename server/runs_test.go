@@ -231,7 +231,7 @@ func TestRestartRecovery(t *testing.T) {
 	}
 	crashed := func(status Status) string {
 		r := &store.Run{Template: "network", Project: "infra", Tool: "opentofu", Command: "infra/network",
-			Queue: "default", Kind: KindApply, Phase: phasePlan, Requester: "alice", RequesterKind: "user",
+			Queue: "default", Kind: KindApply, Phase: phasePlan, Requester: "alice", RequesterKind: RequesterPerson,
 			Vars: map[string]string{"region": "b"}, Status: status}
 		if err := db.CreateRun(r); err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ func (lc *liveConfig) gateRequest(r store.Run) gate.Request {
 		Project:         r.Project,
 		Kind:            string(r.Kind),
 		Requester:       r.Requester,
-		Agent:           r.RequesterKind == "agent",
+		Agent:           r.RequesterKind == RequesterAgent,
 		RequireApproval: r.RequireApproval,
 		AIProposal:      r.AIProposal,
 	}
