@@ -41,7 +41,7 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 		if err := s.mayCancel(*r, who); err != nil {
 			return err
 		}
-		was = statusOf(*r)
+		was = r.Status
 		running = was == StatusRunning
 		if running {
 			if r.CancelRequested == "" {

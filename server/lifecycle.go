@@ -8,7 +8,8 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// statusOf is a stored run's status, typed.
+// statusOf is r.Status. The front door's files still call it; new code
+// reads r.Status.
 func statusOf(r store.Run) Status { return r.Status }
 
 // transition moves run id to status to in one store transaction: it reads
@@ -25,7 +26,7 @@ func (s *Server) transition(id string, to Status, fn func(r *store.Run) error) (
 // so the move and its entry are stored together or not at all.
 func (s *Server) transitionAudited(id string, to Status, fn func(r *store.Run) error, entry func(r store.Run) store.AuditEvent) (store.Run, error) {
 	return s.updateAudited(id, func(r *store.Run) error {
-		if err := statusOf(*r).To(to); err != nil {
+		if err := r.Status.To(to); err != nil {
 			return fmt.Errorf("run %s: %w", r.ID, conflictOf(err))
 		}
 		if fn != nil {
@@ -74,7 +75,7 @@ func (s *Server) changed(r store.Run) {
 // transaction the caller holds; it sets StatusAt, PrevStatus (for the
 // operator log, never stored) and FinishedAt for a final status.
 func setStatus(r *store.Run, to Status) error {
-	if err := statusOf(*r).To(to); err != nil {
+	if err := r.Status.To(to); err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, conflictOf(err))
 	}
 	r.PrevStatus, r.Status, r.StatusAt = r.Status, to, time.Now()

@@ -201,7 +201,7 @@ func (h *relayHub) claim(id, worker string) (store.Run, error) {
 	r, err := h.s.db.GetRun(id)
 	if err == nil && r.Status == StatusRunning && r.Phase == phaseApply {
 		r, err = h.s.db.UpdateRun(id, func(r *store.Run) error {
-			if statusOf(*r) != StatusRunning {
+			if r.Status != StatusRunning {
 				return fmt.Errorf("run %s is %s", r.ID, r.Status)
 			}
 			if r.CancelRequested != "" {

@@ -148,7 +148,7 @@ func (s *Server) holdAtStart(id string) bool {
 	lc := s.live.Load()
 	var holds []store.Hold
 	run, err := s.updateAudited(id, func(r *store.Run) error {
-		if statusOf(*r) != StatusQueued || r.Phase != phasePlan || r.Kind == KindReconcile || r.CancelRequested != "" {
+		if r.Status != StatusQueued || r.Phase != phasePlan || r.Kind == KindReconcile || r.CancelRequested != "" {
 			return errNotHeldAtStart
 		}
 		if holds = lc.startDecision(*r).holds; len(holds) == 0 {
