@@ -453,7 +453,7 @@ func TestShowJSONOfASupersededCheckSaysWhyItCannotReconcile(t *testing.T) {
 	if raw["waiting_for_you"] == true || raw["waiting"] != nil || len(raw["holds"].([]any)) != 0 || raw["stale"] == true {
 		t.Errorf("a superseded check shows something to act on: waiting %v, waiting_for_you %v, holds %v, stale %v", raw["waiting"], raw["waiting_for_you"], raw["holds"], raw["stale"])
 	}
-	if raw["status"] != StatusSucceeded {
+	if raw["status"] != string(StatusSucceeded) {
 		t.Errorf("status = %v", raw["status"])
 	}
 	text := h.mustSSH("bob", "show", "2")
