@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/notify"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -158,6 +159,20 @@ func (s *Server) noteRun(r store.Run) {
 		s.metrics.runsTotal.WithLabelValues(r.Template, r.Kind, string(tn.to)).Inc()
 		s.metrics.runDuration.WithLabelValues(r.Template, r.Kind, string(tn.to)).Observe(tn.at.Sub(r.CreatedAt).Seconds())
 	}
+}
+
+// notifyRun posts the deliveries a status change of r makes, if any.
+func (s *Server) notifyRun(r store.Run, tn transitionNote) {
+	event := notify.EventOf(r, tn.from, tn.to)
+	if event == "" || s.notifier == nil {
+		return
+	}
+	ds, err := notify.Deliveries(r, event, s.config().Notifies)
+	if err != nil {
+		s.log.Error("encoding a notification", "run", r.ID, "err", err)
+		return
+	}
+	s.notifier.Post(ds...)
 }
 
 // scrub masks, in a sentence bound for the operator log, every static

@@ -15,6 +15,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/notify"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -91,15 +93,15 @@ type Server struct {
 	relay      *relayHub // the pools' queues, workers and leases (relay.go)
 	runsDir    string
 	policyTime time.Duration
-	runner     toolRunner // starts tool processes; package exec
-	held       heldIndex  // runs holding a saved plan, by working directory
-	runs       runTracker // every run not ended, for the operator log and metrics
-	metrics    *metrics   // Prometheus metrics, served on metrics_listen
-	notifier   *notifier  // sends notify blocks' deliveries in the background
-	secretsMu  sync.Mutex // serialises remembering a project's secret answers
-	checkMu    sync.Mutex // serialises launching checks: at most one pending per working directory
-	driftMu    sync.Mutex // serialises moving and dropping the plans drift checks keep
-	sshLimits  sshLimits  // Options' SSH limits with defaults filled in
+	runner     toolRunner       // starts tool processes; package exec
+	held       heldIndex        // runs holding a saved plan, by working directory
+	runs       runTracker       // every run not ended, for the operator log and metrics
+	metrics    *metrics         // Prometheus metrics, served on metrics_listen
+	notifier   *notify.Notifier // sends notify blocks' deliveries in the background
+	secretsMu  sync.Mutex       // serialises remembering a project's secret answers
+	checkMu    sync.Mutex       // serialises launching checks: at most one pending per working directory
+	driftMu    sync.Mutex       // serialises moving and dropping the plans drift checks keep
+	sshLimits  sshLimits        // Options' SSH limits with defaults filled in
 	// checks launches scheduled drift checks (schedule.go); nil when no
 	// template has a schedule. Set by Start, stopped by Close's cancel.
 	checks *checkSchedule
@@ -164,7 +166,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		runner:     execRunner{},
 	}
 	s.metrics = newMetrics(s.liveCounts)
-	s.notifier = newNotifier(s, opts.NotifyBackoff, opts.NotifyTimeout)
+	s.notifier = notify.New(notify.Options{Store: db, Blocks: func() map[string]*config.Notify { return s.config().Notifies },
+		Log: s.log, Backoff: opts.NotifyBackoff, Timeout: opts.NotifyTimeout,
+		Meters: notify.Meters{Sent: s.metrics.notifySent, Failed: s.metrics.notifyFailed, Queue: s.metrics.notifyQueue}})
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.live.Store(newLiveConfig(cfg))
 	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
@@ -422,7 +426,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.notifyStop = ncancel
 	s.mu.Unlock()
-	s.notifier.start(nctx)
+	s.notifier.Start(nctx)
 	s.relay.start(ctx)
 	srv, err := s.newSSHServer()
 	if err != nil {
@@ -489,7 +493,7 @@ func (s *Server) Close() error {
 	if stopNotify != nil {
 		stopNotify()
 	}
-	s.notifier.wait()
+	s.notifier.Wait()
 	return s.db.Close()
 }
 
@@ -497,4 +501,14 @@ func (s *Server) audit(runID, actor, action, detail string) {
 	if err := s.db.Audit(auditEvent(runID, actor, action, detail)); err != nil {
 		s.log.Error("writing audit event", "run", runID, "err", err)
 	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
