@@ -14,6 +14,7 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/logs"
 	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/store"
 )
@@ -60,7 +61,7 @@ type execution struct {
 	engine  exec.Engine
 	env     []string
 	masker  *mask.Masker
-	sink    *logSink
+	sink    *logs.Sink
 	out     *mask.Writer
 	current string // the step executing, for messages
 
@@ -238,7 +239,7 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 func (s *Server) newExecution(r store.Run) *execution {
 	m := mask.New()
 	s.maskOwnKeys(m)
-	sink := newLogSink(r.ID, s.db, s.broker)
+	sink := logs.NewSink(r.ID, s.db, s.broker.Broker)
 	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(countingWriter{sink, s.metrics.maskerBytes}),
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }
