@@ -16,6 +16,7 @@ import (
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/logs"
 	"github.com/switchtender/switchtender/server/runstep"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -83,11 +84,11 @@ type execution struct {
 // execute is the scheduler's job function: it decides a queued run again
 // under the rules now (holdAtStart), claims it, prepares it and runs the
 // steps of its current phase, then ends it in one place.
-func (s *Server) execute(ctx context.Context, j job) {
-	if s.holdAtStart(j.runID) {
+func (s *Server) execute(ctx context.Context, j schedule.Job) {
+	if s.holdAtStart(j.RunID) {
 		return // the rules now hold it before anything of it runs
 	}
-	run, err := s.transition(j.runID, StatusRunning, func(r *store.Run) error {
+	run, err := s.transition(j.RunID, StatusRunning, func(r *store.Run) error {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
@@ -95,7 +96,7 @@ func (s *Server) execute(ctx context.Context, j job) {
 	})
 	if err != nil {
 		if ErrorCode(err) != ErrConflict {
-			s.log.Error("claiming run", "run", j.runID, "err", err)
+			s.log.Error("claiming run", "run", j.RunID, "err", err)
 		}
 		return
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/server/notify"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -102,9 +103,9 @@ type Server struct {
 	checkMu    sync.Mutex       // serialises launching checks: at most one pending per working directory
 	driftMu    sync.Mutex       // serialises moving and dropping the plans drift checks keep
 	sshLimits  sshLimits        // Options' SSH limits with defaults filled in
-	// checks launches scheduled drift checks (schedule.go); nil when no
+	// checks launches scheduled drift checks (server/schedule); nil when no
 	// template has a schedule. Set by Start, stopped by Close's cancel.
-	checks *checkSchedule
+	checks *schedule.Checks
 	// sealed lists, from start, held or kept sealed values the sealing key
 	// cannot open (the key was changed).
 	sealed []Problem
@@ -171,7 +172,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Meters: notify.Meters{Sent: s.metrics.notifySent, Failed: s.metrics.notifyFailed, Queue: s.metrics.notifyQueue}})
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.live.Store(newLiveConfig(cfg))
-	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
+	s.sched = &scheduler{schedule.NewQueue(cfg.Server.MaxParallel, s.execute)}
 	s.relay = newRelayHub(s)
 	if err := s.recover(); err != nil {
 		db.Close()
@@ -297,7 +298,7 @@ func (s *Server) enqueue(r store.Run) {
 		s.fail(r.ID, fmt.Sprintf("%v; nothing ran", err))
 		return
 	}
-	s.sched.enqueue(job{runID: r.ID, workdir: wd})
+	s.sched.Enqueue(schedule.Job{RunID: r.ID, Workdir: wd})
 }
 
 // fail ends a queued or held run that cannot go on, with a sentence.
@@ -418,7 +419,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cancel = cancel
 	s.mu.Unlock()
-	s.sched.start(ctx)
+	s.sched.Start(ctx)
 	// The notifier outlives the runs at Close: a run the stop interrupts
 	// posts its event after the server's context ended, and the notifier
 	// must still store it (it stops once the scheduler has).
@@ -486,7 +487,7 @@ func (s *Server) Close() error {
 	if cancel != nil {
 		cancel(errShutdown)
 	}
-	s.sched.stop()
+	s.sched.Stop()
 	s.mu.Lock()
 	stopNotify := s.notifyStop
 	s.mu.Unlock()
