@@ -105,7 +105,7 @@ func (c liveCollector) Collect(ch chan<- prometheus.Metric) {
 
 // liveCounts reads the tracker and the scheduler for a scrape.
 func (s *Server) liveCounts() liveCounts {
-	n, oldest := s.runs.counts()
+	n, oldest := s.runs.Counts()
 	depth, executing := s.sched.Depth()
 	return liveCounts{queued: n[StatusQueued], running: n[StatusRunning], held: n[StatusAwaitingApproval],
 		queueDepth: depth, executing: executing, oldestHeld: oldest}

@@ -26,6 +26,7 @@ import (
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/server/notify"
+	"github.com/switchtender/switchtender/server/oplog"
 	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
@@ -96,7 +97,7 @@ type Server struct {
 	policyTime time.Duration
 	runner     toolRunner       // starts tool processes; package exec
 	held       heldIndex        // runs holding a saved plan, by working directory
-	runs       runTracker       // every run not ended, for the operator log and metrics
+	runs       oplog.Tracker    // every run not ended, for the operator log and metrics
 	metrics    *metrics         // Prometheus metrics, served on metrics_listen
 	notifier   *notify.Notifier // sends notify blocks' deliveries in the background
 	secretsMu  sync.Mutex       // serialises remembering a project's secret answers
@@ -241,7 +242,7 @@ func (s *Server) recover() error {
 	var interrupted []string
 	for _, r := range runs {
 		s.held.note(s.runDir(r), r)
-		s.runs.seed(r)
+		s.runs.Seed(r)
 		if statusOf(r) == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
