@@ -15,6 +15,7 @@ import (
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/logs"
+	"github.com/switchtender/switchtender/server/metrics"
 	"github.com/switchtender/switchtender/server/runstep"
 	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
@@ -241,7 +242,7 @@ func (s *Server) newExecution(r store.Run) *execution {
 	m := mask.New()
 	s.maskOwnKeys(m)
 	sink := logs.NewSink(r.ID, s.db, s.broker.Broker)
-	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(countingWriter{sink, s.metrics.maskerBytes}),
+	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(metrics.CountingWriter{W: sink, C: s.metrics.MaskerBytes}),
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }
 
@@ -409,7 +410,7 @@ func (x *execution) toolErr(name string, res exec.Result, err error) error {
 func (x *execution) recordStep(name string, code int, started time.Time) {
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
 		r.Steps = append(r.Steps, store.Step{Name: name, ExitCode: code, Started: started, Finished: time.Now()})
-		x.s.metrics.stepDuration.WithLabelValues(name).Observe(time.Since(started).Seconds())
+		x.s.metrics.StepDuration.WithLabelValues(name).Observe(time.Since(started).Seconds())
 		r.ExitCode = code
 		return nil
 	}); err != nil {

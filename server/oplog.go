@@ -39,8 +39,8 @@ func (s *Server) noteRun(r store.Run) {
 	s.log.LogAttrs(context.Background(), level, "run "+string(tn.To), attrs...)
 	s.notifyRun(r, tn)
 	if tn.To.Final() {
-		s.metrics.runsTotal.WithLabelValues(r.Template, r.Kind, string(tn.To)).Inc()
-		s.metrics.runDuration.WithLabelValues(r.Template, r.Kind, string(tn.To)).Observe(tn.At.Sub(r.CreatedAt).Seconds())
+		s.metrics.RunsTotal.WithLabelValues(r.Template, r.Kind, string(tn.To)).Inc()
+		s.metrics.RunDuration.WithLabelValues(r.Template, r.Kind, string(tn.To)).Observe(tn.At.Sub(r.CreatedAt).Seconds())
 	}
 }
 

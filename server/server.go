@@ -98,7 +98,7 @@ type Server struct {
 	runner     toolRunner       // starts tool processes; package exec
 	held       heldIndex        // runs holding a saved plan, by working directory
 	runs       oplog.Tracker    // every run not ended, for the operator log and metrics
-	metrics    *metrics         // Prometheus metrics, served on metrics_listen
+	metrics    *serverMetrics   // Prometheus metrics, served on metrics_listen
 	notifier   *notify.Notifier // sends notify blocks' deliveries in the background
 	secretsMu  sync.Mutex       // serialises remembering a project's secret answers
 	checkMu    sync.Mutex       // serialises launching checks: at most one pending per working directory
@@ -167,10 +167,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		policyTime: opts.PolicyTimeout,
 		runner:     execRunner{},
 	}
-	s.metrics = newMetrics(s.liveCounts)
+	s.metrics = newServerMetrics(s.liveCounts)
 	s.notifier = notify.New(notify.Options{Store: db, Blocks: func() map[string]*config.Notify { return s.config().Notifies },
 		Log: s.log, Backoff: opts.NotifyBackoff, Timeout: opts.NotifyTimeout,
-		Meters: notify.Meters{Sent: s.metrics.notifySent, Failed: s.metrics.notifyFailed, Queue: s.metrics.notifyQueue}})
+		Meters: notify.Meters{Sent: s.metrics.NotifySent, Failed: s.metrics.NotifyFailed, Queue: s.metrics.NotifyQueue}})
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.live.Store(newLiveConfig(cfg))
 	s.sched = &scheduler{schedule.NewQueue(cfg.Server.MaxParallel, s.execute)}
