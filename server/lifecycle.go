@@ -66,7 +66,7 @@ func auditEvent(runID, actor, action, detail string) store.AuditEvent {
 func (s *Server) changed(r store.Run) {
 	s.held.note(s.runDir(r), r)
 	s.noteRun(r)
-	s.broker.runChanged()
+	s.broker.RunChanged()
 }
 
 // setStatus moves r to status to, guarded by [Status.To], inside a store
