@@ -103,7 +103,7 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 		what = "the approved plan " + x.approved
 	}
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Message = "Applying " + what + "."; return nil }); err == nil {
-		x.s.broker.runChanged()
+		x.s.broker.RunChanged()
 	}
 	res, err := runstep.ApplyPlan(ctx, x, x.planPath, x.approved)
 	if errors.Is(err, runstep.ErrStale) {

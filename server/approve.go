@@ -112,14 +112,6 @@ func queueReleased(r *store.Run, by string) {
 	}
 }
 
-// rulesPhrase is "rule a" or "rules a, b".
-func rulesPhrase(rules []string) string {
-	if len(rules) == 1 {
-		return "rule " + rules[0]
-	}
-	return "rules " + strings.Join(rules, ", ")
-}
-
 // notHeld is the refusal for approving or rejecting a run that does not
 // wait for approval, saying what became of it.
 func notHeld(r store.Run) error {

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
-	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -228,76 +225,4 @@ func (s *Server) dropKept(id string, note func(c *store.Check), entry store.Audi
 		return
 	}
 	s.changed(run)
-}
-
-// reconcileNote says whether a reconcile can still be proposed from check
-// r, and if not why not.
-func reconcileNote(r store.Run) string {
-	c := r.Check
-	switch {
-	case c == nil && r.Status.Final():
-		return "cannot be proposed: the check kept no plan (it is " + string(r.Status) + ")"
-	case c == nil:
-		return "not yet: the check has not finished"
-	case !c.Drifted:
-		return "cannot be proposed: no drift, so no plan was kept"
-	case c.SupersededBy != "":
-		return "cannot be proposed: superseded by check " + c.SupersededBy + ", which dropped this plan"
-	case c.ReconciledBy != "":
-		return "cannot be proposed again: reconciled by run " + c.ReconciledBy
-	case !c.Kept:
-		return "cannot be proposed: the plan is no longer kept"
-	case c.Plan != nil && len(c.Plan.Refusals) > 0:
-		return "cannot be proposed: the rules refuse this plan (" + reasons(c.Plan.Refusals) + ")"
-	}
-	return "can be proposed: `reconcile " + r.ID + "` proposes applying exactly this plan"
-}
-
-// writeCheck writes what a drift check found: when it ran, the drift per
-// address and attribute, the changes the configuration would make, the
-// counts and the digest of the kept plan, and its masked plan text when
-// the view has it.
-func writeCheck(w io.Writer, v runView) {
-	c := v.Check
-	fmt.Fprintf(w, "drift check at %s\n", c.CheckedAt.Format(time.RFC3339))
-	if !c.Drifted {
-		fmt.Fprintln(w, "  no drift: the state matches the configuration")
-		return
-	}
-	writeDiffs(w, "changed outside OpenTofu", c.Drift)
-	writeDiffs(w, "the configuration would", c.Changes)
-	if p := c.Plan; p != nil {
-		fmt.Fprintf(w, "  digest   %s\n", p.Digest)
-		fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
-		fmt.Fprintf(w, "  plan:    %s\n", planCounts(p))
-		for _, l := range lookalikes(p.Addresses) {
-			fmt.Fprintf(w, "  LOOKALIKE %s %s\n", screentext.Field(l.Address), l)
-		}
-		for _, h := range p.Holds {
-			fmt.Fprintf(w, "  a reconcile would be held by rule %s too: %s\n", screentext.Field(h.Rule), screentext.Sentence(h.Reason))
-		}
-		if p.PlanText != "" {
-			fmt.Fprintf(w, "plan (masked):\n%s", p.PlanText)
-		}
-	}
-}
-
-// writeDiffs writes resource diffs under a heading, attributes by name.
-func writeDiffs(w io.Writer, heading string, ds []store.ResourceDiff) {
-	if len(ds) == 0 {
-		fmt.Fprintf(w, "  %s: nothing\n", heading)
-		return
-	}
-	fmt.Fprintf(w, "  %s:\n", heading)
-	for _, d := range ds {
-		attrs := ""
-		if len(d.Attributes) > 0 {
-			shown := make([]string, len(d.Attributes))
-			for i, a := range d.Attributes {
-				shown[i] = screentext.Field(a)
-			}
-			attrs = " (" + strings.Join(shown, ", ") + ")"
-		}
-		fmt.Fprintf(w, "    %s %s%s\n", d.Action, screentext.Field(d.Address), attrs)
-	}
 }

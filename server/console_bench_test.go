@@ -258,7 +258,7 @@ user "follower" {
 	if n.srv, err = New(c, Options{Environ: testEnviron}); err != nil {
 		b.Fatal(err)
 	}
-	if err := n.srv.Start(context.Background()); err != nil {
+	if err := n.srv.startWithDoor(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { n.srv.Close() })

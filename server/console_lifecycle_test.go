@@ -13,7 +13,7 @@ import (
 
 // consoleAs is the console's Backend for who, as one SSH session gets it.
 func consoleAs(h *harness, who Identity) *console {
-	return &console{s: h.srv, id: who}
+	return newConsole(h.srv, who)
 }
 
 // consoleRun is run id's detail as c shows it; it fails the test on error.
@@ -21,7 +21,7 @@ func consoleRun(t *testing.T, c *console, id string) tui.RunDetail {
 	t.Helper()
 	d, err := c.Run(context.Background(), id)
 	if err != nil {
-		t.Fatalf("console Run(%s) as %s: %v", id, c.id.Name, err)
+		t.Fatalf("console Run(%s) as %s: %v", id, c.Identity().Name, err)
 	}
 	return d
 }
@@ -39,7 +39,7 @@ func waitingInList(t *testing.T, c *console, id string) bool {
 			return r.WaitingForMe
 		}
 	}
-	t.Fatalf("run %s is not in %s's list", id, c.id.Name)
+	t.Fatalf("run %s is not in %s's list", id, c.Identity().Name)
 	return false
 }
 

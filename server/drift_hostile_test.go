@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -353,24 +354,25 @@ func TestAScheduledAndAManualCheckLeaveOneCheckPending(t *testing.T) {
 	tpl := *cfg.Templates["data-free"]
 	tpl.CheckEvery = 1
 	cfg.Templates = map[string]*config.Template{"data-free": &tpl}
-	c := newCheckSchedule(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	c.listRuns = func() ([]store.Run, error) {
-		runs, err := h.srv.db.ListRuns()
-		// Someone launches a check by hand right now.
-		if _, lerr := h.srv.Launch(context.Background(), h.identity("alice"), LaunchRequest{Template: "data", Kind: KindCheck}); lerr != nil {
-			t.Fatal(lerr)
-		}
-		return runs, err
-	}
-	c.workdirOf = func(t *config.Template) string {
-		wd, _ := h.srv.workdir(store.Run{Project: t.Project, Command: t.Command})
-		return wd
-	}
-	c.launchCheck = func(template string) error {
-		_, err := h.srv.Launch(context.Background(), scheduleIdentity, LaunchRequest{Template: template, Kind: KindCheck})
-		return err
-	}
-	c.tick(context.Background())
+	c := schedule.NewChecks(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), schedule.Funcs{
+		ListRuns: func() ([]store.Run, error) {
+			runs, err := h.srv.db.ListRuns()
+			// Someone launches a check by hand right now.
+			if _, lerr := h.srv.Launch(context.Background(), h.identity("alice"), LaunchRequest{Template: "data", Kind: KindCheck}); lerr != nil {
+				t.Fatal(lerr)
+			}
+			return runs, err
+		},
+		WorkdirOf: func(t *config.Template) string {
+			wd, _ := h.srv.workdir(store.Run{Project: t.Project, Command: t.Command})
+			return wd
+		},
+		LaunchCheck: func(template string) error {
+			_, err := h.srv.Launch(context.Background(), scheduleIdentity, LaunchRequest{Template: template, Kind: KindCheck})
+			return err
+		},
+	})
+	c.Tick(context.Background())
 	runs, _ := h.srv.db.ListRuns()
 	pending := 0
 	for _, r := range runs {

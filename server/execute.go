@@ -14,7 +14,10 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/logs"
+	"github.com/switchtender/switchtender/server/metrics"
 	"github.com/switchtender/switchtender/server/runstep"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -60,7 +63,7 @@ type execution struct {
 	engine  exec.Engine
 	env     []string
 	masker  *mask.Masker
-	sink    *logSink
+	sink    *logs.Sink
 	out     *mask.Writer
 	current string // the step executing, for messages
 
@@ -82,11 +85,11 @@ type execution struct {
 // execute is the scheduler's job function: it decides a queued run again
 // under the rules now (holdAtStart), claims it, prepares it and runs the
 // steps of its current phase, then ends it in one place.
-func (s *Server) execute(ctx context.Context, j job) {
-	if s.holdAtStart(j.runID) {
+func (s *Server) execute(ctx context.Context, j schedule.Job) {
+	if s.holdAtStart(j.RunID) {
 		return // the rules now hold it before anything of it runs
 	}
-	run, err := s.transition(j.runID, StatusRunning, func(r *store.Run) error {
+	run, err := s.transition(j.RunID, StatusRunning, func(r *store.Run) error {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
@@ -94,7 +97,7 @@ func (s *Server) execute(ctx context.Context, j job) {
 	})
 	if err != nil {
 		if ErrorCode(err) != ErrConflict {
-			s.log.Error("claiming run", "run", j.runID, "err", err)
+			s.log.Error("claiming run", "run", j.RunID, "err", err)
 		}
 		return
 	}
@@ -238,8 +241,8 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 func (s *Server) newExecution(r store.Run) *execution {
 	m := mask.New()
 	s.maskOwnKeys(m)
-	sink := newLogSink(r.ID, s.db, s.broker)
-	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(countingWriter{sink, s.metrics.maskerBytes}),
+	sink := logs.NewSink(r.ID, s.db, s.broker.Broker)
+	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(metrics.CountingWriter{W: sink, C: s.metrics.MaskerBytes}),
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }
 
@@ -407,7 +410,7 @@ func (x *execution) toolErr(name string, res exec.Result, err error) error {
 func (x *execution) recordStep(name string, code int, started time.Time) {
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
 		r.Steps = append(r.Steps, store.Step{Name: name, ExitCode: code, Started: started, Finished: time.Now()})
-		x.s.metrics.stepDuration.WithLabelValues(name).Observe(time.Since(started).Seconds())
+		x.s.metrics.StepDuration.WithLabelValues(name).Observe(time.Since(started).Seconds())
 		r.ExitCode = code
 		return nil
 	}); err != nil {

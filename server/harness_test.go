@@ -133,7 +133,7 @@ func (h *harness) start() {
 	if err != nil {
 		h.t.Fatalf("starting server: %v", err)
 	}
-	if err := srv.Start(context.Background()); err != nil {
+	if err := srv.startWithDoor(context.Background()); err != nil {
 		h.t.Fatalf("starting server: %v", err)
 	}
 	h.srv = srv

@@ -33,7 +33,7 @@ func (s *Server) startHTTP() (*httpServer, error) {
 	// A metrics_listen off loopback is a warning of the judgement
 	// (metricsExposure, judge.go), logged by serve at start.
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}, Timeout: 10 * time.Second}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}, Timeout: 10 * time.Second}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { answerHealth(w, s.db.Ping()) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { answerHealth(w, s.ready()) })
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
@@ -58,11 +58,11 @@ func (h *httpServer) close() {
 	}
 }
 
-// ready is nil when SSH listens and the store can take writes (checked
+// ready is nil when the attached front door listens and the store can take writes (checked
 // without writing: store.Ready).
 func (s *Server) ready() error {
 	s.mu.Lock()
-	up := s.sshSrv != nil && !s.closed
+	up := s.door != nil && s.door.Listening() && !s.closed
 	s.mu.Unlock()
 	if !up {
 		return errors.New("SSH is not listening")

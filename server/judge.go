@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
 )
 
@@ -40,7 +41,7 @@ type judging struct {
 	cfg     *config.Config
 	environ []string
 	rules   []*gate.Rule
-	ssh     sshLimits
+	ssh     api.SSHLimits
 }
 
 // configCheck is one check of the judgement and the severity of what it
@@ -132,9 +133,9 @@ func descriptorProblems(j judging) []Problem {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return []Problem{{Where: "ssh_max_connections", What: fmt.Sprintf("the file-descriptor limit could not be read (%v), so the SSH connection cap is not checked against it", err)}}
 	}
-	l, lowered := j.ssh.fitDescriptors(rl.Cur)
+	l, lowered := j.ssh.FitDescriptors(rl.Cur)
 	if !lowered {
 		return nil
 	}
-	return []Problem{{Where: "ssh_max_connections", What: fmt.Sprintf("ssh_max_connections %d is over half the file-descriptor limit (RLIMIT_NOFILE %d), so serve lowers it to %d and connections cannot take the descriptors runs need; raise the limit (ulimit -n) to allow more", j.ssh.total, rl.Cur, l.total)}}
+	return []Problem{{Where: "ssh_max_connections", What: fmt.Sprintf("ssh_max_connections %d is over half the file-descriptor limit (RLIMIT_NOFILE %d), so serve lowers it to %d and connections cannot take the descriptors runs need; raise the limit (ulimit -n) to allow more", j.ssh.Total, rl.Cur, l.Total)}}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"charm.land/ssh"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -16,50 +15,17 @@ import (
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
 
-// Identity is who asks, as the SSH key identified them.
-type Identity struct {
-	Name  string
-	Agent bool
-	Roles []string
-	// key is the SSH key the identity was found by, nil where none was
-	// (tests, the schedule): current finds the identity again by it.
-	key ssh.PublicKey
-}
+// Identity is who asks ([api.Identity]).
+type Identity = api.Identity
 
-// Has reports whether the identity holds role ("launch", "approve"). Agents
-// hold no roles but may launch.
-func (id Identity) Has(role string) bool {
-	for _, r := range id.Roles {
-		if r == role {
-			return true
-		}
-	}
-	return false
-}
-
-// LaunchRequest is a run as a person or an agent asks for it.
-type LaunchRequest struct {
-	Template string
-	Kind     Kind              // KindApply, KindPlan or KindCheck; empty means KindApply
-	Answers  map[string]string // survey answers as typed: NAME -> VALUE; a field left out takes its default
-	// RequireApproval asks that the apply its plan proposes wait for a
-	// person whatever the rules say (spec "A gated apply ...").
-	RequireApproval bool
-	// AIProposal marks an apply an AI proposed; it is handled as
-	// RequireApproval.
-	AIProposal bool
-	// Ref, with Kind KindPlan, makes the run a pull request's plan: it
-	// plans the commit Ref names (a branch, tag or SHA) in a private tree,
-	// scanned first (spec "What a plan runs, and what the gate reads").
-	Ref string
-	// secret names answers that stay secret whatever the template says now
-	// (a rerun's answers that were sealed).
-	secret []string
-}
+// LaunchRequest is a run as a person or an agent asks for it
+// ([api.LaunchRequest]).
+type LaunchRequest = api.LaunchRequest
 
 // launchPlan is a checked launch: everything Launch stores.
 type launchPlan struct {
@@ -105,7 +71,7 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if err != nil {
 		return nil, errorf(ErrInvalid, "template %q: %v", t.Name, err)
 	}
-	vals, err := resolveVars(t, req.Answers, secretNames(wd, req.secret))
+	vals, err := resolveVars(t, req.Answers, secretNames(wd, req.Secret))
 	if err != nil {
 		return nil, err
 	}
@@ -394,21 +360,6 @@ func requestDigest(r store.Run) string {
 	}{r.ID, r.Template, string(r.Kind), r.Requester, r.Vars, r.SecretVars})
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// requestedHow is the sentence that says who asked for a run and how.
-func requestedHow(r store.Run) string {
-	how := r.Requester + " (person)"
-	if r.RequesterKind == RequesterAgent {
-		how = r.Requester + " (agent)"
-	}
-	switch {
-	case r.AIProposal:
-		how += ", as an AI proposal"
-	case r.RequireApproval:
-		how += ", with require_approval"
-	}
-	return how
 }
 
 // gateRequest describes a run to the gate under the configuration now.

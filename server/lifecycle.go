@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/switchtender/switchtender/store"
@@ -68,7 +67,7 @@ func auditEvent(runID, actor, action, detail string) store.AuditEvent {
 func (s *Server) changed(r store.Run) {
 	s.held.note(s.runDir(r), r)
 	s.noteRun(r)
-	s.broker.runChanged()
+	s.broker.RunChanged()
 }
 
 // setStatus moves r to status to, guarded by [Status.To], inside a store
@@ -83,23 +82,4 @@ func setStatus(r *store.Run, to Status) error {
 		r.FinishedAt = r.StatusAt
 	}
 	return nil
-}
-
-// statusHelp is the README's table of statuses, for `help`: what each means
-// and what may follow it.
-func statusHelp() string {
-	var b strings.Builder
-	for _, st := range []Status{StatusQueued, StatusRunning, StatusAwaitingApproval, StatusSucceeded,
-		StatusFailed, StatusCancelled, StatusInterrupted, StatusRejected, StatusRefused, StatusStale} {
-		next := "nothing (final)"
-		if n := transitions[st]; len(n) > 0 {
-			var names []string
-			for _, x := range n {
-				names = append(names, string(x))
-			}
-			next = strings.Join(names, ", ")
-		}
-		fmt.Fprintf(&b, "  %-18s then: %s\n", st, next)
-	}
-	return b.String()
 }

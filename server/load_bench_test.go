@@ -192,7 +192,7 @@ user "alice" {
 	if n.srv, err = New(cfg, Options{Environ: testEnviron}); err != nil {
 		b.Fatalf("starting server: %v", err)
 	}
-	if err := n.srv.Start(context.Background()); err != nil {
+	if err := n.srv.startWithDoor(context.Background()); err != nil {
 		b.Fatalf("starting server: %v", err)
 	}
 	b.Cleanup(func() { n.srv.Close() })

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -169,15 +170,8 @@ func (s *Server) waitsForIn(r store.Run, h store.Hold) string {
 	return strings.Join(others, " or ")
 }
 
-// HoldView is one rule that holds a proposal, as `show` and the console
-// present it: who it waits for, or who released it.
-type HoldView struct {
-	Rule       string   `json:"rule"`
-	Reason     string   `json:"reason"`
-	Approvers  []string `json:"approvers"`             // empty: anyone with the approve role
-	ReleasedBy string   `json:"released_by,omitempty"` // who released it; empty while it holds
-	WaitsFor   string   `json:"waits_for,omitempty"`   // a phrase naming who may release it, while it holds
-}
+// HoldView is one rule that holds a proposal ([api.HoldView]).
+type HoldView = api.HoldView
 
 // holdViews lists the rules that hold r's current proposal, released or not,
 // in the order the gate gave them.

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
-	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
 )
@@ -164,19 +162,4 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		p.Refusals = append(p.Refusals, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason)})
 	}
 	return p
-}
-
-// planCounts says what proposal p does in tofu's words
-// (screentext.PlanCounts): the gate's Add counts pure creates and its
-// Destroy every delete.
-func planCounts(p *store.Proposal) string {
-	return screentext.PlanCounts(p.Add, p.Change, p.Destroy, p.Replace, p.Forget)
-}
-
-func reasons(hs []store.Hold) string {
-	var parts []string
-	for _, h := range hs {
-		parts = append(parts, fmt.Sprintf("%s (rule %s)", h.Reason, h.Rule))
-	}
-	return strings.Join(parts, "; ")
 }

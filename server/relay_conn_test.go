@@ -54,13 +54,13 @@ func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("the apply phase: %s: %s", r.Status, r.Message)
 	time.Sleep(6 * time.Second) // three lease timeouts after the write stuck
-	shuts := countStacks("(*relay.Conn).shut")
+	shuts := countStacks("relay.(*Conn).Shut")
 	stuck := c.StuckFor(time.Now())
 	still := relayConnOf(h, "eu", "w2") == c
 	workers := h.mustSSH("alice", "workers")
 	t.Logf("write stuck for %s; %d goroutines in relay.Conn.shut; still connected: %v\n%s", stuck.Round(time.Second), shuts, still, workers)
 	if still || shuts > 1 {
-		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", countStacks("(*relay.Conn).shut", "(*channel).Close"))
+		t.Logf("%d of them are the first shut, blocked in the SSH channel's Close", countStacks("relay.(*Conn).Shut", "(*channel).Close"))
 		t.Fatalf("worker w2 stopped reading %s ago (lease timeout 2s), yet the control node never closed its connection (it is still w2's: %v) and %d goroutines wait in relay.Conn.shut, one more every 250ms",
 			stuck.Round(time.Second), still, shuts)
 	}
@@ -118,7 +118,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the writer to stick in TCP", 5*time.Second, func() bool {
-		return countStacks("(*relay.Conn).writeLoop", "internal/poll.(*FD).Write") > 0
+		return countStacks("relay.(*Conn).writeLoop", "internal/poll.(*FD).Write") > 0
 	})
 	time.Sleep(200 * time.Millisecond)
 	for n := 0; outboxLen(c) < relay.Outbox; n++ {
@@ -155,7 +155,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, countStacks("(*relayHub).lose", "(*relay.Conn).shut"))
+	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, countStacks("(*relayHub).lose", "relay.(*Conn).Shut"))
 	if br.Status == StatusRunning {
 		t.Fatalf("10s after worker b1 of pool bare went silent (lease timeout 2s) its run %s is still running: the lease watcher is blocked in lose -> send -> shut -> sess.Close behind worker w2 of pool eu, which stopped reading", bid)
 	}
@@ -167,7 +167,7 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 // left.
 func TestRelayWritersEndWithTheirSessions(t *testing.T) {
 	h, keys, _ := relayHarness(t, "")
-	before := countStacks("(*relay.Conn).writeLoop")
+	before := countStacks("relay.(*Conn).writeLoop")
 	for i := range 10 {
 		raw, welcome := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu", Version: "raw"})
 		if welcome.Type != relay.MsgWelcome {
@@ -181,7 +181,7 @@ func TestRelayWritersEndWithTheirSessions(t *testing.T) {
 		raw.client.Close() // a second connection of the name is refused while this one is alive
 	}
 	waitFor(t, "the writers of closed sessions to end", 10*time.Second, func() bool {
-		return countStacks("(*relay.Conn).writeLoop") <= before+5
+		return countStacks("relay.(*Conn).writeLoop") <= before+5
 	})
 }
 

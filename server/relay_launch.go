@@ -41,7 +41,7 @@ func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Tem
 	// copy of the checkout when it has one; otherwise every answer is
 	// treated as secret (sealed, masked).
 	wd, _ := s.workdir(store.Run{Project: t.Project, Command: t.Command})
-	vals, err := resolveVars(t, req.Answers, secretNames(wd, req.secret))
+	vals, err := resolveVars(t, req.Answers, secretNames(wd, req.Secret))
 	if err != nil {
 		return nil, err
 	}

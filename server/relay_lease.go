@@ -9,6 +9,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/logs"
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
@@ -88,7 +89,7 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	m := mask.New()
 	s.maskOwnKeys(m) // the worker's log is masked again here
 	s.maskConfigSecrets(m, run)
-	l.sink = newLogSink(run.ID, s.db, s.broker)
+	l.sink = logs.NewSink(run.ID, s.db, s.broker.Broker)
 	l.masker, l.out = m, m.NewWriter(l.sink)
 	l.kind = run.Kind
 	plan, err := h.releasedPlan(run)

@@ -123,7 +123,7 @@ func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 	digest := h.show("alice", "1").Proposal.Digest
 
 	// bob opens a console before the reload (what serveTUI builds).
-	con := &console{s: h.srv, id: h.identity("bob")}
+	con := newConsole(h.srv, h.identity("bob"))
 	if !con.Identity().CanApprove {
 		t.Fatal("bob's console cannot approve even before the reload")
 	}
@@ -149,7 +149,7 @@ func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
 	digest := h.show("alice", "1").Proposal.Digest
-	con := &console{s: h.srv, id: h.identity("bob")}
+	con := newConsole(h.srv, h.identity("bob"))
 
 	b, _ := os.ReadFile(h.cfgPath)
 	re := regexp.MustCompile(`(?s)(user "bob" \{.*?roles = )\["approve"\]`)

@@ -48,7 +48,7 @@ func (s *Server) rerun(ctx context.Context, who Identity, id string, aiProposal 
 		}
 	}
 	req := LaunchRequest{Template: old.Template, Kind: old.Kind, Answers: answers,
-		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal || aiProposal && old.Kind == KindApply, secret: old.SecretVars}
+		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal || aiProposal && old.Kind == KindApply, Secret: old.SecretVars}
 	if old.Commit != nil && old.Commit.Ref != "" {
 		req.Ref = old.Commit.Ref // a pull request's plan plans its ref again, as it names a commit now
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/scan"
-	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -245,30 +244,4 @@ func findingsPhrase(fs []store.Finding) string {
 		parts = append(parts, findingText(f))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// findingText is one finding: "address (file:line): reason", each of the
-// three escaped as one unit (screentext.Field), so a file name or a block
-// label holding a newline or an escape sequence can neither forge a line
-// nor hide the reason after it.
-func findingText(f store.Finding) string {
-	where := screentext.Field(f.File)
-	if f.Line > 0 {
-		where = fmt.Sprintf("%s:%d", where, f.Line)
-	}
-	addr := screentext.Field(f.Address)
-	if f.Address == "" {
-		addr = "the root module"
-	}
-	if f.File != "" || f.Line > 0 {
-		return fmt.Sprintf("%s (%s): %s", addr, where, screentext.Field(f.Reason))
-	}
-	return fmt.Sprintf("%s: %s", addr, screentext.Field(f.Reason))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

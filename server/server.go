@@ -1,8 +1,10 @@
 // Package server is Switchtender's control node: it loads the configuration,
 // keeps the queue of runs and their state machine, executes OpenTofu and
 // Terraform through package exec, gates applies through package gate, seals
-// saved plans through package seal, persists everything through package store,
-// and serves SSH commands and the terminal UI (package tui) over wish.
+// saved plans through package seal, and persists everything through package
+// store. Its front door (SSH commands, MCP and the terminal UI) is package
+// server/sshd, which reaches the service through the interface it declares;
+// Attach tells the service about the door, so /readyz follows it.
 //
 // The behaviour it implements is specified in spec/opentofu-runs.txt ("OpenTofu
 // runs"); section names quoted in comments refer to that text.
@@ -15,6 +17,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +26,11 @@ import (
 	"github.com/switchtender/switchtender/exec"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/notify"
+	"github.com/switchtender/switchtender/server/oplog"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -91,18 +98,18 @@ type Server struct {
 	relay      *relayHub // the pools' queues, workers and leases (relay.go)
 	runsDir    string
 	policyTime time.Duration
-	runner     toolRunner // starts tool processes; package exec
-	held       heldIndex  // runs holding a saved plan, by working directory
-	runs       runTracker // every run not ended, for the operator log and metrics
-	metrics    *metrics   // Prometheus metrics, served on metrics_listen
-	notifier   *notifier  // sends notify blocks' deliveries in the background
-	secretsMu  sync.Mutex // serialises remembering a project's secret answers
-	checkMu    sync.Mutex // serialises launching checks: at most one pending per working directory
-	driftMu    sync.Mutex // serialises moving and dropping the plans drift checks keep
-	sshLimits  sshLimits  // Options' SSH limits with defaults filled in
-	// checks launches scheduled drift checks (schedule.go); nil when no
+	runner     toolRunner       // starts tool processes; package exec
+	held       heldIndex        // runs holding a saved plan, by working directory
+	runs       oplog.Tracker    // every run not ended, for the operator log and metrics
+	metrics    *serverMetrics   // Prometheus metrics, served on metrics_listen
+	notifier   *notify.Notifier // sends notify blocks' deliveries in the background
+	secretsMu  sync.Mutex       // serialises remembering a project's secret answers
+	checkMu    sync.Mutex       // serialises launching checks: at most one pending per working directory
+	driftMu    sync.Mutex       // serialises moving and dropping the plans drift checks keep
+	sshLimits  api.SSHLimits    // Options' SSH limits with defaults filled in
+	// checks launches scheduled drift checks (server/schedule); nil when no
 	// template has a schedule. Set by Start, stopped by Close's cancel.
-	checks *checkSchedule
+	checks *schedule.Checks
 	// sealed lists, from start, held or kept sealed values the sealing key
 	// cannot open (the key was changed).
 	sealed []Problem
@@ -112,7 +119,7 @@ type Server struct {
 	// notifyStop stops the notifier, after the scheduler at Close.
 	notifyStop context.CancelFunc
 	closed     bool
-	sshSrv     sshServer
+	door       Door        // the front door Attach was given; nil before
 	httpSrv    *httpServer // metrics_listen; nil without it
 	// runCtx is Start's context; checksStop stops the check schedule
 	// started from it (Reload starts a new one).
@@ -163,11 +170,13 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		policyTime: opts.PolicyTimeout,
 		runner:     execRunner{},
 	}
-	s.metrics = newMetrics(s.liveCounts)
-	s.notifier = newNotifier(s, opts.NotifyBackoff, opts.NotifyTimeout)
+	s.metrics = newServerMetrics(s.liveCounts)
+	s.notifier = notify.New(notify.Options{Store: db, Blocks: func() map[string]*config.Notify { return s.config().Notifies },
+		Log: s.log, Backoff: opts.NotifyBackoff, Timeout: opts.NotifyTimeout,
+		Meters: notify.Meters{Sent: s.metrics.NotifySent, Failed: s.metrics.NotifyFailed, Queue: s.metrics.NotifyQueue}})
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.live.Store(newLiveConfig(cfg))
-	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
+	s.sched = &scheduler{schedule.NewQueue(cfg.Server.MaxParallel, s.execute)}
 	s.relay = newRelayHub(s)
 	if err := s.recover(); err != nil {
 		db.Close()
@@ -236,7 +245,7 @@ func (s *Server) recover() error {
 	var interrupted []string
 	for _, r := range runs {
 		s.held.note(s.runDir(r), r)
-		s.runs.seed(r)
+		s.runs.Seed(r)
 		if r.Status == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
@@ -293,7 +302,7 @@ func (s *Server) enqueue(r store.Run) {
 		s.fail(r.ID, fmt.Sprintf("%v; nothing ran", err))
 		return
 	}
-	s.sched.enqueue(job{runID: r.ID, workdir: wd})
+	s.sched.Enqueue(schedule.Job{RunID: r.ID, Workdir: wd})
 }
 
 // fail ends a queued or held run that cannot go on, with a sentence.
@@ -407,14 +416,15 @@ func isPlaintextPlan(name string) bool {
 	return name == planFileName || name == planJSONName
 }
 
-// Start begins executing queued runs and serving SSH on the configured
-// address. It returns once the listener is bound; Close stops both.
+// Start begins executing queued runs and serving metrics_listen. It
+// returns once the listeners are bound; Close stops them. The front door
+// (package server/sshd) is started after it and given to Attach.
 func (s *Server) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	s.cancel = cancel
 	s.mu.Unlock()
-	s.sched.start(ctx)
+	s.sched.Start(ctx)
 	// The notifier outlives the runs at Close: a run the stop interrupts
 	// posts its event after the server's context ended, and the notifier
 	// must still store it (it stops once the scheduler has).
@@ -422,23 +432,10 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.notifyStop = ncancel
 	s.mu.Unlock()
-	s.notifier.start(nctx)
+	s.notifier.Start(nctx)
 	s.relay.start(ctx)
-	srv, err := s.newSSHServer()
-	if err != nil {
-		cancel(err)
-		return err
-	}
-	if err := srv.start(); err != nil {
-		cancel(err)
-		return err
-	}
-	s.mu.Lock()
-	s.sshSrv = srv
-	s.mu.Unlock()
 	hs, err := s.startHTTP()
 	if err != nil {
-		srv.close()
 		cancel(err)
 		return err
 	}
@@ -452,18 +449,41 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// SSHAddr is the address the SSH listener is bound to (useful with port 0).
+// Door is the front door as the service sees it: where it listens, and
+// how it shuts. Package server/sshd's *Door is one.
+type Door interface {
+	// Addr is the address the door listens on.
+	Addr() string
+	// Listening reports whether the door takes connections now.
+	Listening() bool
+	// Close stops the door: no new connection or command reaches the
+	// service. A second call does nothing.
+	Close() error
+}
+
+// Attach tells the service that d serves its front door: /readyz reports
+// ready only while a door is attached and the service is open, SSHAddr is
+// d's address, and Close closes d before anything else.
+func (s *Server) Attach(d Door) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.door = d
+}
+
+// SSHAddr is the address the attached front door listens on (useful with
+// port 0), or "" before Attach.
 func (s *Server) SSHAddr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sshSrv == nil {
+	if s.door == nil {
 		return ""
 	}
-	return s.sshSrv.addr()
+	return s.door.Addr()
 }
 
-// Close stops SSH, cancels running runs (tofu gets an interrupt first) and
-// waits for them, then closes the store.
+// Close closes the attached front door first, then metrics_listen, cancels
+// running runs (tofu gets an interrupt first) and waits for them, then
+// closes the store.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -471,25 +491,25 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	srv := s.sshSrv
+	door := s.door
 	cancel := s.cancel
 	hs := s.httpSrv
 	s.mu.Unlock()
-	hs.close()
-	if srv != nil {
-		srv.close()
+	if door != nil {
+		_ = door.Close()
 	}
+	hs.close()
 	if cancel != nil {
 		cancel(errShutdown)
 	}
-	s.sched.stop()
+	s.sched.Stop()
 	s.mu.Lock()
 	stopNotify := s.notifyStop
 	s.mu.Unlock()
 	if stopNotify != nil {
 		stopNotify()
 	}
-	s.notifier.wait()
+	s.notifier.Wait()
 	return s.db.Close()
 }
 
@@ -497,4 +517,14 @@ func (s *Server) audit(runID, actor, action, detail string) {
 	if err := s.db.Audit(auditEvent(runID, actor, action, detail)); err != nil {
 		s.log.Error("writing audit event", "run", runID, "err", err)
 	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -113,8 +113,8 @@ func TestOneConnectionHoldsAtMostItsSessions(t *testing.T) {
 func TestSessionCapDefaultsToTenPerConnection(t *testing.T) {
 	t.Parallel()
 	h, _ := newSessionHarness(t, "")
-	if h.srv.sshLimits.sessions != defaultSSHMaxSessions || defaultSSHMaxSessions != 10 {
-		t.Fatalf("default cap %d", h.srv.sshLimits.sessions)
+	if h.srv.sshLimits.Sessions != defaultSSHMaxSessions || defaultSSHMaxSessions != 10 {
+		t.Fatalf("default cap %d", h.srv.sshLimits.Sessions)
 	}
 	first, second := mustDial(t, h, "mallory"), mustDial(t, h, "mallory")
 	for i := range 10 {

@@ -111,7 +111,7 @@ func checkShownUnapprovable(t *testing.T, h *harness, advice string) {
 	if !strings.Contains(v.Unapprovable, advice) || v.Waiting != "" || v.WaitingForYou || strings.Contains(v.Message, "--digest") {
 		t.Errorf("show 1 --json: unapprovable %q, waiting %q, waiting_for_you %v, message %q", v.Unapprovable, v.Waiting, v.WaitingForYou, v.Message)
 	}
-	con := &console{s: h.srv, id: h.identity("bob")}
+	con := newConsole(h.srv, h.identity("bob"))
 	d, err := con.Run(context.Background(), "1")
 	if err != nil {
 		t.Fatal(err)

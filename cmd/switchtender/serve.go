@@ -137,8 +137,9 @@ func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logg
 		}
 		return fmt.Errorf("--strict: %d problems (logged above); nothing was started", len(problems))
 	}
-	if err := srv.Start(ctx); err != nil {
-		srv.Close()
+	n := &controlNode{srv: srv}
+	if err := n.Start(ctx); err != nil {
+		n.Close()
 		return err
 	}
 	removePID, err := writePIDFile(cfg.Server.DataDir)
@@ -150,5 +151,5 @@ func serveLogged(ctx context.Context, cfg *config.Config, environ []string, logg
 	ready(srv.SSHAddr())
 	reloadOn(ctx, srv, flags.cfgPath, cfg.Server.DataDir, logger)
 	logger.Info("stopping; a run executing now is interrupted (its tool gets an interrupt so it can release its state lock) and is not re-run; queued and held runs wait for the next start")
-	return srv.Close()
+	return n.Close()
 }

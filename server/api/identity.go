@@ -1,0 +1,49 @@
+package api
+
+import (
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// Identity is who asks, as the SSH key identified them.
+type Identity struct {
+	Name  string
+	Agent bool
+	Roles []string
+	// Key is the SSH key the identity was found by, nil where none was
+	// (tests, the schedule): current finds the identity again by it.
+	Key gossh.PublicKey
+}
+
+// Has reports whether the identity holds role ("launch", "approve"). Agents
+// hold no roles but may launch.
+func (id Identity) Has(role string) bool {
+	for _, r := range id.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// LaunchRequest is a run as a person or an agent asks for it.
+type LaunchRequest struct {
+	Template string
+	Kind     store.Kind        // KindApply, KindPlan or KindCheck; empty means KindApply
+	Answers  map[string]string // survey answers as typed: NAME -> VALUE; a field left out takes its default
+	// RequireApproval asks that the apply its plan proposes wait for a
+	// person whatever the rules say (spec "A gated apply ...").
+	RequireApproval bool
+	// AIProposal marks an apply an AI proposed; it is handled as
+	// RequireApproval.
+	AIProposal bool
+	// Ref, with Kind KindPlan, makes the run a pull request's plan: it
+	// plans the commit Ref names (a branch, tag or SHA) in a private tree,
+	// scanned first (spec "What a plan runs, and what the gate reads").
+	Ref string
+	// Secret names answers that stay secret whatever the template says
+	// now (a rerun's answers that were sealed); the service sets it, a
+	// door leaves it empty.
+	Secret []string
+}

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/switchtender/switchtender/store"
+)
+
+// The JSON contract (docs/json.md): every run a command prints with --json
+// is the object RunView marshals to, whatever the command; times not yet
+// known are left out, exit_code is left out until the run ended with a tool
+// process's exit, lists are [] and maps {} (never null), requester_kind is
+// "person" or "agent" as the text says, and a refusal is an object on
+// stderr: {"error": {"code", "message", "field"?}}.
+
+// Requester kinds as commands show them. Runs stored before this contract
+// say "user" for a person; requesterKind reads both.
+const (
+	RequesterPerson = "person"
+	RequesterAgent  = "agent"
+)
+
+// RequesterKind returns the vocabulary commands use for a stored
+// requester_kind: "agent" for an agent, "person" for anything else (the
+// store says "user").
+func RequesterKind(stored string) string {
+	if stored == RequesterAgent {
+		return RequesterAgent
+	}
+	return RequesterPerson
+}
+
+// runWire is RunView as JSON: the fields the contract reshapes shadow the
+// stored ones (a shallower field wins in encoding/json).
+type runWire struct {
+	wireView
+	RequesterKind string            `json:"requester_kind"`
+	Phase         string            `json:"phase"`
+	ExitCode      *int              `json:"exit_code,omitempty"`
+	StartedAt     time.Time         `json:"started_at,omitzero"`
+	FinishedAt    time.Time         `json:"finished_at,omitzero"`
+	Vars          map[string]string `json:"vars"`
+	SecretVars    []string          `json:"secret_vars"`
+	Answers       map[string]string `json:"answers"`
+	Proposal      *store.Proposal   `json:"proposal,omitempty"`
+	Approvals     []store.Approval  `json:"approvals"`
+	Steps         []store.Step      `json:"steps"`
+	Holds         []HoldView        `json:"holds"`
+	Check         *store.Check      `json:"check,omitempty"`
+	Scan          *store.Scan       `json:"scan,omitempty"`
+}
+
+// wireView is RunView without its MarshalJSON, so runWire can embed it.
+type wireView RunView
+
+// MarshalJSON writes v as the contract's run object (see runWire).
+func (v RunView) MarshalJSON() ([]byte, error) {
+	w := runWire{
+		wireView:      wireView(v),
+		RequesterKind: RequesterKind(string(v.RequesterKind)),
+		Phase:         v.JSONPhase,
+		StartedAt:     v.StartedAt,
+		FinishedAt:    v.FinishedAt,
+		Vars:          orEmptyMap(v.Vars),
+		SecretVars:    OrEmpty(v.SecretVars),
+		Answers:       orEmptyMap(v.Answers),
+		Proposal:      normalProposal(v.Proposal),
+		Approvals:     OrEmpty(v.Approvals),
+		Steps:         OrEmpty(v.Steps),
+		Holds:         OrEmpty(v.Holds),
+		Check:         normalCheck(v.Check),
+		Scan:          normalScan(v.Scan),
+	}
+	for i := range w.Approvals {
+		w.Approvals[i].Rules = OrEmpty(w.Approvals[i].Rules)
+	}
+	for i := range w.Holds {
+		w.Holds[i].Approvers = OrEmpty(w.Holds[i].Approvers)
+	}
+	if store.Status(v.Status).Final() && v.ExitCode >= 0 {
+		code := v.ExitCode
+		w.ExitCode = &code
+	}
+	return json.Marshal(w)
+}
+
+// normalProposal returns a copy of p whose lists and maps are never nil.
+func normalProposal(p *store.Proposal) *store.Proposal {
+	if p == nil {
+		return nil
+	}
+	cp := *p
+	if cp.Addresses == nil {
+		cp.Addresses = map[string][]string{}
+	}
+	cp.Holds, cp.Refusals, cp.Findings = OrEmpty(cp.Holds), OrEmpty(cp.Refusals), OrEmpty(cp.Findings)
+	for i := range cp.Holds {
+		cp.Holds[i].Approvers = OrEmpty(cp.Holds[i].Approvers)
+	}
+	for i := range cp.Refusals {
+		cp.Refusals[i].Approvers = OrEmpty(cp.Refusals[i].Approvers)
+	}
+	return &cp
+}
+
+// normalCheck returns a copy of c whose lists are never nil.
+func normalCheck(c *store.Check) *store.Check {
+	if c == nil {
+		return nil
+	}
+	cc := *c
+	cc.Drift, cc.Changes = OrEmpty(cc.Drift), OrEmpty(cc.Changes)
+	cc.Plan = normalProposal(cc.Plan)
+	return &cc
+}
+
+// normalScan returns a copy of sc whose findings are never nil.
+func normalScan(sc *store.Scan) *store.Scan {
+	if sc == nil {
+		return nil
+	}
+	cs := *sc
+	cs.Findings = OrEmpty(cs.Findings)
+	return &cs
+}
+
+// OrEmpty returns a copy of s, or an empty slice for nil, so JSON says []
+// and the caller may change elements without touching the stored run.
+func OrEmpty[T any](s []T) []T {
+	return append(make([]T, 0, len(s)), s...)
+}
+
+// orEmptyMap returns m, or an empty map for nil, so JSON says {}.
+func orEmptyMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
