@@ -7,10 +7,6 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// statusOf is r.Status. The front door's files still call it; new code
-// reads r.Status.
-func statusOf(r store.Run) Status { return r.Status }
-
 // transition moves run id to status to in one store transaction: it reads
 // the run, checks the move with [Status.To], lets fn (may be nil) change the
 // run and veto the move with an error, sets the status (and FinishedAt for a

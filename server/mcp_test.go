@@ -232,7 +232,7 @@ func TestMCPAgentDryRunNotified(t *testing.T) {
 	c.waitFor("run://1", time.Minute)
 	for Status(run.Status) != StatusSucceeded {
 		c.ok("show_run", map[string]any{"run": "1"}, &run)
-		if statusOf(run.Run).Final() && Status(run.Status) != StatusSucceeded {
+		if run.Run.Status.Final() && Status(run.Status) != StatusSucceeded {
 			t.Fatalf("run 1 ended %s: %s", run.Status, run.Message)
 		}
 		if Status(run.Status) != StatusSucceeded {

@@ -444,7 +444,7 @@ template "slow" {
 	}
 	h.restart()
 	r, _ := h.srv.db.GetRun("1")
-	if !statusOf(r).Final() {
+	if !r.Status.Final() {
 		t.Fatalf("run 1 after the restart: %s", r.Status)
 	}
 	deadline = time.Now().Add(10 * time.Second)
