@@ -105,15 +105,15 @@ func (s *Server) execute(ctx context.Context, j schedule.Job) {
 	defer x.sink.Close()
 	defer x.closeDir()
 	defer wipe(s, filepath.Join(x.private, planFileName))
-	if err := x.prepare(ctx); err != nil {
-		x.end(ctx, err)
+	if err := x.resolveRun(ctx); err != nil {
+		x.recordEnd(ctx, err)
 		return
 	}
 	if err := runstep.Run(ctx, x, s.stepsFor(run)); err != nil {
-		x.end(ctx, err)
+		x.recordEnd(ctx, err)
 		return
 	}
-	x.end(ctx, errors.New("the run's steps ended without an outcome"))
+	x.recordEnd(ctx, errors.New("the run's steps ended without an outcome"))
 }
 
 // stepsFor lists what a run does in its current phase (spec "What runs", "A
@@ -161,12 +161,12 @@ func (x *execution) checkBefore(ctx context.Context) error {
 	return x.checkWorkdir()
 }
 
-// end records how the run ended, in one place: an *outcome as it says, a
+// recordEnd records how the run ended, in one place: an *outcome as it says, a
 // failed tool step as failed with its exit code, a context ended by a cancel
 // as cancelled and by the server stopping as interrupted, anything else as
 // failed with its message. The log gets the sentence first, so a follower
 // that stops at the status change has the whole log.
-func (x *execution) end(ctx context.Context, err error) {
+func (x *execution) recordEnd(ctx context.Context, err error) {
 	o := x.outcomeOf(ctx, err)
 	if o.Status != StatusSucceeded {
 		x.say("%s", o.Msg)
@@ -246,12 +246,12 @@ func (s *Server) newExecution(r store.Run) *execution {
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }
 
-// prepare resolves everything a run's processes need before any starts: the
+// resolveRun resolves everything a run's processes need before any starts: the
 // template, the working directory (as at launch, refusing escapes), the
 // private directory, the tool binary on the run's PATH, credentials
 // (command-source ones run now), sealed answers, the masker and the
 // environment.
-func (x *execution) prepare(ctx context.Context) error {
+func (x *execution) resolveRun(ctx context.Context) error {
 	s, r := x.s, x.run
 	t := s.config().Templates[r.Template]
 	if t == nil {

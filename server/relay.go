@@ -117,8 +117,8 @@ func (h *relayHub) leaseTimeout(pool string) time.Duration {
 	return defaultLeaseTimeout
 }
 
-// start watches leases and offers until ctx ends.
-func (h *relayHub) start(ctx context.Context) {
+// watchLeases watches leases and offers until ctx ends.
+func (h *relayHub) watchLeases(ctx context.Context) {
 	go func() {
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()

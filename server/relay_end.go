@@ -57,12 +57,12 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relay.Conn, m relay.Msg) {
 func (h *relayHub) planHandover(w *relayWorker, l *relayLease, c *relay.Conn, m relay.Msg) {
 	if l.scanWhy != "" && !l.scanDone {
 		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over a plan only after its scan"})
-		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job scanned before it plans without sending its scan; nothing of it was kept.", w.name))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job scanned before it plans without sending its scan; nothing of it was kept.", w.name))
 		return
 	}
 	if !l.handsPlan {
 		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
-		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
 		return
 	}
 	h.planMessage(l, m)
@@ -142,7 +142,7 @@ const relayMaxSteps = 32
 // only moves the lease's step.
 func (h *relayHub) recordStep(l *relayLease, m relay.Msg) {
 	if !slices.Contains(relaySteps, m.Step) {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported a step this version does not run (%d bytes of name); the run was ended there. Check the worker's version and host.", l.worker.name, len(m.Step)))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported a step this version does not run (%d bytes of name); the run was ended there. Check the worker's version and host.", l.worker.name, len(m.Step)))
 		return
 	}
 	if m.Quiet {
@@ -165,7 +165,7 @@ func (h *relayHub) recordStep(l *relayLease, m relay.Msg) {
 		r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: m.Exit, Started: m.Started, Finished: m.Finished})
 		return nil
 	}); errors.Is(err, errTooMany) {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported more steps than a run has (%d); the run was ended there. Check the worker's version and host.", l.worker.name, relayMaxSteps))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported more steps than a run has (%d); the run was ended there. Check the worker's version and host.", l.worker.name, relayMaxSteps))
 	} else if err != nil {
 		h.s.log.Error("recording a worker's step", "run", l.job.runID, "err", err)
 	}
@@ -176,7 +176,7 @@ func (h *relayHub) recordStep(l *relayLease, m relay.Msg) {
 func (h *relayHub) result(l *relayLease, m relay.Msg) {
 	status, msg, refusal := h.reportedEnd(l, m)
 	if refusal != "" {
-		h.end(l, StatusFailed, m.Exit, refusal)
+		h.finishLease(l, StatusFailed, m.Exit, refusal)
 		return
 	}
 	if m.Commit != nil {
@@ -184,7 +184,7 @@ func (h *relayHub) result(l *relayLease, m relay.Msg) {
 			h.s.log.Error("recording a worker's commit", "run", l.job.runID, "err", err)
 		}
 	}
-	h.end(l, status, m.Exit, msg)
+	h.finishLease(l, status, m.Exit, msg)
 }
 
 // reportedEnd is the status and sentence a worker's result m ends l with:
@@ -258,9 +258,9 @@ func (h *relayHub) takeBack(l *relayLease) bool {
 	return true
 }
 
-// end records how a leased run ended, once: the sentence in the log, the
+// finishLease records how a leased run ended, once: the sentence in the log, the
 // status, the audit entry; the lease is dropped and the pool goes on.
-func (h *relayHub) end(l *relayLease, status Status, exit int, msg string) {
+func (h *relayHub) finishLease(l *relayLease, status Status, exit int, msg string) {
 	if !h.takeBack(l) {
 		return
 	}
@@ -301,7 +301,7 @@ func (h *relayHub) expire(now time.Time) {
 	for _, l := range unstopped {
 		l.mu.Lock()
 		if h.current(l) {
-			h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled; worker %s did not end the run within cancel_grace and the lease timeout after the cancel, so its lease was taken back and anything it still reports is rejected. Check the state: a state lock may be left.", l.worker.name))
+			h.finishLease(l, StatusCancelled, -1, fmt.Sprintf("Cancelled; worker %s did not end the run within cancel_grace and the lease timeout after the cancel, so its lease was taken back and anything it still reports is rejected. Check the state: a state lock may be left.", l.worker.name))
 		}
 		l.mu.Unlock()
 	}
@@ -368,7 +368,7 @@ func (h *relayHub) lose(l *relayLease, now time.Time) {
 	msg := fmt.Sprintf("Worker %s of pool %s stopped heartbeating %s: no heartbeat for %s (the lease timeout), so it lost its lease and the run failed; %s. Nothing was re-run: check the state, then `rerun %s` if it should go on.",
 		l.worker.name, l.job.pool, where, timeout, lock, l.job.runID)
 	h.s.workerEvent(l.job.runID, l.worker.name, "worker lost", msg)
-	h.end(l, StatusFailed, -1, msg)
+	h.finishLease(l, StatusFailed, -1, msg)
 	if c != nil {
 		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: l.job.runID, Token: l.token, Message: msg})
 	}

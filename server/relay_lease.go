@@ -33,7 +33,7 @@ func (h *relayHub) take(w *relayWorker, c *relay.Conn, runID string) {
 	h.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	job, err := h.prepare(l)
+	job, err := h.claimJob(l)
 	var line []byte
 	if err == nil {
 		line, err = relay.Encode(job) // a job with a plan takes a while to encode: before the cancel check
@@ -45,7 +45,7 @@ func (h *relayHub) take(w *relayWorker, c *relay.Conn, runID string) {
 		if r, gerr := h.s.db.GetRun(runID); gerr == nil && r.CancelRequested != "" {
 			by = r.CancelRequested
 		}
-		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its job reached worker %s; nothing ran there.", by, w.name))
+		h.finishLease(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its job reached worker %s; nothing ran there.", by, w.name))
 	}
 	if err != nil {
 		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: runID, Token: l.token, Message: err.Error()})
@@ -70,9 +70,9 @@ func (h *relayHub) cancelledBeforeSent(l *relayLease, c *relay.Conn, line []byte
 	return false
 }
 
-// prepare claims the leased run and builds its job message. On an error
+// claimJob claims the leased run and builds its job message. On an error
 // the lease is ended (and the run failed when it was claimed).
-func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
+func (h *relayHub) claimJob(l *relayLease) (relay.Msg, error) {
 	s, w := h.s, l.worker
 	if s.holdAtStart(l.job.runID) {
 		h.release(l)
@@ -94,12 +94,12 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	l.kind = run.Kind
 	plan, err := h.releasedPlan(run)
 	if err != nil {
-		h.end(l, StatusFailed, -1, err.Error())
+		h.finishLease(l, StatusFailed, -1, err.Error())
 		return relay.Msg{}, err
 	}
 	payload, sealed, err := h.payload(run, m, plan)
 	if err != nil {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
 		return relay.Msg{}, err
 	}
 	s.workerEvent(run.ID, w.name, "leased", fmt.Sprintf("worker %s of pool %s, fencing token %d", w.name, w.pool, l.token))

@@ -23,11 +23,11 @@ func (h *relayHub) planMessage(l *relayLease, m relay.Msg) {
 		l.planFrom, _ = h.s.db.LogSize(l.job.runID)
 	case relay.MsgPlanStart:
 		if m.Size > relay.PlanLimit {
-			h.end(l, StatusFailed, -1, planTooLarge(l.kind, m.Size))
+			h.finishLease(l, StatusFailed, -1, planTooLarge(l.kind, m.Size))
 			return
 		}
 		if m.Size < 0 || m.JSONSize < 0 || m.JSONSize > relay.JSONLimit {
-			h.end(l, StatusFailed, -1, fmt.Sprintf("The worker declared a plan rendering of %d bytes, over the %d the control node reads; nothing was applied.", m.JSONSize, relay.JSONLimit))
+			h.finishLease(l, StatusFailed, -1, fmt.Sprintf("The worker declared a plan rendering of %d bytes, over the %d the control node reads; nothing was applied.", m.JSONSize, relay.JSONLimit))
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
@@ -59,7 +59,7 @@ func (h *relayHub) planChunk(l *relayLease, m relay.Msg) {
 			msg = planTooLarge(l.kind, size)
 		}
 		clear(l.plan)
-		h.end(l, StatusFailed, -1, msg)
+		h.finishLease(l, StatusFailed, -1, msg)
 	}
 }
 
@@ -70,16 +70,16 @@ func (h *relayHub) planChunk(l *relayLease, m relay.Msg) {
 func (h *relayHub) planned(l *relayLease) {
 	defer func() { clear(l.plan); clear(l.planJSON); l.plan, l.planJSON = nil, nil }()
 	if int64(len(l.plan)) != l.planSize || int64(len(l.planJSON)) != l.jsonSize || l.planSize == 0 {
-		h.end(l, StatusFailed, -1, "The worker's saved plan arrived incomplete; nothing was applied.")
+		h.finishLease(l, StatusFailed, -1, "The worker's saved plan arrived incomplete; nothing was applied.")
 		return
 	}
 	run, err := h.s.db.GetRun(l.job.runID)
 	if err != nil {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
 		return
 	}
 	if run.CancelRequested != "" {
-		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its plan was handed over; the plan was not kept and nothing was applied.", run.CancelRequested))
+		h.finishLease(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its plan was handed over; the plan was not kept and nothing was applied.", run.CancelRequested))
 		return
 	}
 	x := h.execution(l, run, "seal")
@@ -173,7 +173,7 @@ func (h *relayHub) endWith(l *relayLease, x *execution, err error) {
 	if !h.takeBack(l) {
 		return
 	}
-	x.end(context.Background(), err)
+	x.recordEnd(context.Background(), err)
 	l.sink.Close()
 	h.release(l)
 }

@@ -433,7 +433,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.notifyStop = ncancel
 	s.mu.Unlock()
 	s.notifier.Start(nctx)
-	s.relay.start(ctx)
+	s.relay.watchLeases(ctx)
 	hs, err := s.startHTTP()
 	if err != nil {
 		cancel(err)

@@ -257,7 +257,7 @@ func (st *sessionState) job(ctx context.Context, m relay.Msg) {
 		_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
 		return
 	}
-	st.cur = st.w.start(ctx, st.c, m)
+	st.cur = st.w.spawnJob(ctx, st.c, m)
 }
 
 // rejected carries out a reject: the run it took is not given to it, or
@@ -274,8 +274,8 @@ func (st *sessionState) rejected(m relay.Msg) {
 	}
 }
 
-// start runs job in its own goroutine, heartbeating until it ends.
-func (w *worker) start(ctx context.Context, c *relay.Conn, job relay.Msg) *runningJob {
+// spawnJob runs job in its own goroutine, heartbeating until it ends.
+func (w *worker) spawnJob(ctx context.Context, c *relay.Conn, job relay.Msg) *runningJob {
 	jctx, cancel := context.WithCancelCause(ctx)
 	rj := &runningJob{run: job.Run, token: job.Token, cancel: cancel, done: make(chan jobEnd, 1), verdict: make(chan relay.Msg, 1)}
 	every := job.Heartbeat
