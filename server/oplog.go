@@ -9,7 +9,7 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// The operator log (README "Operations"): one record per run transition,
+// The operator log (docs/monitoring.md, "The operator log"): one record per run transition,
 // approval, rejection, refusal, recovery action and reload, through the
 // *slog.Logger in Options. Records carry names, statuses, digests and
 // sentences the store already keeps, never a value; what a person typed is

@@ -49,7 +49,7 @@ type Options struct {
 	// NotifyTimeout bounds one notification attempt. 0 means 10 s.
 	NotifyTimeout time.Duration
 
-	// SSH limits (see README "SSH limits"). Zero or negative means the
+	// SSH limits (see docs/ssh-limits.md). Zero or negative means the
 	// default; none can be turned off.
 
 	// SSHHandshakeTimeout is how long a connection may take from accept to

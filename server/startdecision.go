@@ -10,7 +10,7 @@ import (
 )
 
 // A queued run is decided when it starts, under the rules in force then
-// (README "Reloading": "a queued run plans under the new rules when it
+// (docs/operations.md, "Reload": "a queued run plans under the new rules when it
 // starts"): before anything of it runs, the holds a person must release
 // before planning (an agent's run, an approval rule covering a dry run or
 // check) are decided again, and the scan (scanFor) and a gated apply's

@@ -1,6 +1,6 @@
-// Package metrics holds the control node's Prometheus metrics (README
-// "Metrics"): counters and histograms the server adds to, and gauges read
-// from the server when scraped.
+// Package metrics holds the control node's Prometheus metrics
+// (docs/monitoring.md, "Metrics and health checks"): counters and histograms
+// the server adds to, and gauges read from the server when scraped.
 package metrics
 
 import (

@@ -1,5 +1,4 @@
-// Package notify sends webhook notifications of run events (README
-// "Notifications"): a run event becomes one delivery per notify block that
+// Package notify sends webhook notifications of run events (docs/notifications.md): a run event becomes one delivery per notify block that
 // names the event. Deliveries are posted in memory by the run's own
 // goroutine (a lock and an append: never a write, never the network),
 // stored by the notifier's goroutine, and sent in the background with
@@ -37,7 +36,7 @@ const (
 	notifyReadLimit  = 64 << 10        // bytes of a receiver's answer read (and discarded)
 )
 
-// Payload is the json format's body; see README "Notifications".
+// Payload is the json format's body; see docs/notifications.md.
 // It holds names, counts, a digest and a one-line summary: nothing secret.
 type Payload struct {
 	Event         string    `json:"event"`

@@ -1,4 +1,4 @@
-// Package oplog holds what the operator log (README "Operations") is
+// Package oplog holds what the operator log (docs/monitoring.md, "The operator log") is
 // written from: the tracker that tells a run's status change from a
 // repeated or late write, and the masker of the configuration's secrets
 // that sentences bound for the log pass through.

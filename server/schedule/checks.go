@@ -17,7 +17,7 @@ import (
 const refusalLogEvery = time.Hour
 
 // Checks launches the drift checks templates ask for with
-// check_every or check_cron (README "Scheduled drift checks"). Every tick
+// check_every or check_cron (docs/drift.md, "Scheduled drift checks"). Every tick
 // it reads the runs and, for each scheduled template, launches a check when
 // one is due and none is pending in the template's working directory:
 //
