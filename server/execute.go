@@ -241,7 +241,7 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 func (s *Server) newExecution(r store.Run) *execution {
 	m := mask.New()
 	s.maskOwnKeys(m)
-	sink := logs.NewSink(r.ID, s.db, s.broker.Broker)
+	sink := logs.NewSink(r.ID, s.db, s.broker)
 	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(metrics.CountingWriter{W: sink, C: s.metrics.MaskerBytes}),
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }

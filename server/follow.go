@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/switchtender/switchtender/server/logs"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) FollowLog(ctx context.Context, id string, from int64, fn func(s
 		return nil
 	}
 	for {
-		ch, cancel := s.broker.subscribeLog(id)
+		ch, cancel := s.broker.SubscribeLog(id)
 		if err := catchUp(); err != nil {
 			cancel()
 			return err
@@ -70,7 +71,7 @@ func (s *Server) FollowLog(ctx context.Context, id string, from int64, fn func(s
 
 // followLive reads live events until the log ends (false), the subscriber
 // was dropped or missed a chunk (true: rejoin), or ctx ends.
-func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, from *int64, emit func(store.Chunk) error, catchUp func() error) (bool, error) {
+func (s *Server) followLive(ctx context.Context, id string, ch <-chan logs.Event, from *int64, emit func(store.Chunk) error, catchUp func() error) (bool, error) {
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {

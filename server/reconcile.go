@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchtender/switchtender/screentext"
 	"time"
+
+	"github.com/switchtender/switchtender/screentext"
 
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"

@@ -4,8 +4,9 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/switchtender/switchtender/exec/mask"
 	"time"
+
+	"github.com/switchtender/switchtender/exec/mask"
 
 	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/store"

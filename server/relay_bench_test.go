@@ -103,7 +103,7 @@ func firstLineLatency(t *testing.T, h *harness, prefix string) time.Duration {
 	for i := range 15 {
 		runs, _ := h.srv.db.ListRuns()
 		next := strconv.Itoa(len(runs) + 1)
-		events, stop := h.srv.broker.subscribeLog(next)
+		events, stop := h.srv.broker.SubscribeLog(next)
 		start := time.Now()
 		r, err := h.srv.Launch(context.Background(), benchWho, LaunchRequest{Template: fmt.Sprintf("%s%d", prefix, i%10), Kind: KindPlan})
 		if err != nil || r.ID != next {

@@ -89,7 +89,7 @@ func (h *relayHub) claimJob(l *relayLease) (relay.Msg, error) {
 	m := mask.New()
 	s.maskOwnKeys(m) // the worker's log is masked again here
 	s.maskConfigSecrets(m, run)
-	l.sink = logs.NewSink(run.ID, s.db, s.broker.Broker)
+	l.sink = logs.NewSink(run.ID, s.db, s.broker)
 	l.masker, l.out = m, m.NewWriter(l.sink)
 	l.kind = run.Kind
 	plan, err := h.releasedPlan(run)

@@ -12,13 +12,6 @@ import (
 // The queue and the drift-check schedule live in server/schedule; this is
 // how the server starts them.
 
-// scheduler is the job queue ([schedule.Queue]), with the lower-case name
-// the front door's files still call it by.
-type scheduler struct{ *schedule.Queue }
-
-// waitReason is [schedule.Queue.WaitReason].
-func (q *scheduler) waitReason(runID string) string { return q.WaitReason(runID) }
-
 // checkScheduleTick is how often the check schedule looks for due drift
 // checks (15 s). A check therefore starts up to one tick after its time.
 // Tests shorten it before Start.

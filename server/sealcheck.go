@@ -3,9 +3,10 @@ package server
 import (
 	"errors"
 	"fmt"
-	gossh "golang.org/x/crypto/ssh"
 	"os"
 	"path/filepath"
+
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"

@@ -28,6 +28,8 @@ import (
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/logs"
+	"github.com/switchtender/switchtender/server/metrics"
 	"github.com/switchtender/switchtender/server/notify"
 	"github.com/switchtender/switchtender/server/oplog"
 	"github.com/switchtender/switchtender/server/schedule"
@@ -93,15 +95,15 @@ type Server struct {
 	log        *slog.Logger
 	db         *store.DB
 	key        *seal.Key
-	broker     *broker
-	sched      *scheduler
+	broker     *logs.Broker
+	sched      *schedule.Queue
 	relay      *relayHub // the pools' queues, workers and leases (relay.go)
 	runsDir    string
 	policyTime time.Duration
 	runner     toolRunner       // starts tool processes; package exec
 	held       heldIndex        // runs holding a saved plan, by working directory
 	runs       oplog.Tracker    // every run not ended, for the operator log and metrics
-	metrics    *serverMetrics   // Prometheus metrics, served on metrics_listen
+	metrics    *metrics.Set     // Prometheus metrics, served on metrics_listen
 	notifier   *notify.Notifier // sends notify blocks' deliveries in the background
 	secretsMu  sync.Mutex       // serialises remembering a project's secret answers
 	checkMu    sync.Mutex       // serialises launching checks: at most one pending per working directory
@@ -165,18 +167,18 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		log:        opts.Logger,
 		db:         db,
 		key:        key,
-		broker:     newBroker(),
+		broker:     logs.NewBroker(),
 		runsDir:    runsDir,
 		policyTime: opts.PolicyTimeout,
 		runner:     execRunner{},
 	}
-	s.metrics = newServerMetrics(s.liveCounts)
+	s.metrics = metrics.New(s.liveCounts)
 	s.notifier = notify.New(notify.Options{Store: db, Blocks: func() map[string]*config.Notify { return s.config().Notifies },
 		Log: s.log, Backoff: opts.NotifyBackoff, Timeout: opts.NotifyTimeout,
 		Meters: notify.Meters{Sent: s.metrics.NotifySent, Failed: s.metrics.NotifyFailed, Queue: s.metrics.NotifyQueue}})
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.live.Store(newLiveConfig(cfg))
-	s.sched = &scheduler{schedule.NewQueue(cfg.Server.MaxParallel, s.execute)}
+	s.sched = schedule.NewQueue(cfg.Server.MaxParallel, s.execute)
 	s.relay = newRelayHub(s)
 	if err := s.recover(); err != nil {
 		db.Close()

@@ -33,7 +33,7 @@ func (s *Server) View(r store.Run, who Identity, withPlan bool) api.RunView {
 	r.SealedVars, r.SealedAnswers = nil, nil
 	v := api.RunView{Holds: s.holdViews(r), Findings: []store.Finding{}, JSONPhase: s.jsonPhase(r), Unapprovable: why}
 	if r.Status == StatusQueued && s.sched != nil {
-		v.WaitsBehind = s.sched.waitReason(r.ID)
+		v.WaitsBehind = s.sched.WaitReason(r.ID)
 		if v.WaitsBehind == "" {
 			v.WaitsBehind = s.relay.waitReason(r.ID)
 		}
