@@ -158,7 +158,8 @@ func (x *workerRun) resolveJob(ctx context.Context) error {
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // open reads the job's payload: sealed to the pool's delivery key, or in
-// clear when it holds no secret.
+// clear when it holds no secret. A payload in clear that carries secrets
+// to mask or a saved plan is refused: those only ever come sealed.
 func (x *workerRun) open() (relay.Payload, error) {
 	var p relay.Payload
 	plain := x.job.Payload
@@ -175,6 +176,9 @@ func (x *workerRun) open() (relay.Payload, error) {
 	}
 	if err := json.Unmarshal(plain, &p); err != nil {
 		return p, fmt.Errorf("reading the run's payload: %w", err)
+	}
+	if x.job.Clear && (len(p.Secrets) > 0 || p.Plan != nil || p.Digest != "") {
+		return relay.Payload{}, fmt.Errorf("the control node sent run %s's payload in clear, yet it carries secrets or a saved plan, which only ever come sealed to the pool's delivery key; nothing ran", x.job.Run)
 	}
 	return p, nil
 }
