@@ -22,7 +22,7 @@ import (
 // node's verify step and a relay apply's lease use it.
 func (s *Server) useReleasedPlan(id string) (store.Run, string, string) {
 	run, err := s.db.UpdateRun(id, func(r *store.Run) error {
-		if r.Proposal == nil || Stage(r.Proposal.Stage) != StagePlan {
+		if r.Proposal == nil || r.Proposal.Stage != StagePlan {
 			return fmt.Errorf("there is no saved plan to apply")
 		}
 		if r.Proposal.Used {
@@ -103,7 +103,7 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 		what = "the approved plan " + x.approved
 	}
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Message = "Applying " + what + "."; return nil }); err == nil {
-		x.s.broker.runChanged()
+		x.s.broker.RunChanged()
 	}
 	res, err := runstep.ApplyPlan(ctx, x, x.planPath, x.approved)
 	if errors.Is(err, runstep.ErrStale) {
@@ -117,7 +117,7 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 
 // staleMessage is what run r says when its saved plan proved stale.
 func staleMessage(r store.Run) string {
-	if Kind(r.Kind) == KindReconcile {
+	if r.Kind == KindReconcile {
 		return "The saved plan is stale: the state changed after check " + r.ReconcileOf + " made it, so it was refused and nothing was applied. " + againHint(r)
 	}
 	return "The saved plan is stale: the state changed after the plan was made, so it was refused and nothing was applied. The proposal has to be made again: `rerun " + r.ID + "` (same answers), or submit the apply again, and it is planned afresh."
@@ -126,7 +126,7 @@ func staleMessage(r store.Run) string {
 // againHint says how a stale proposal is made again: a rerun, or for a
 // reconcile the check run again and the reconcile proposed from it.
 func againHint(r store.Run) string {
-	if Kind(r.Kind) == KindReconcile {
+	if r.Kind == KindReconcile {
 		return "Run the check again (`launch " + r.Template + " --check`) and propose the reconcile from it (`reconcile` with the new check's run)."
 	}
 	return "`rerun " + r.ID + "` plans it afresh with the same answers."
@@ -137,8 +137,8 @@ func againHint(r store.Run) string {
 func releasedDigest(r store.Run) string {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
 		a := r.Approvals[i]
-		d := Decision(a.Decision)
-		if Stage(a.Stage) == StagePlan && (d == DecisionApprove || d == DecisionPass) {
+		d := a.Decision
+		if a.Stage == StagePlan && (d == DecisionApprove || d == DecisionPass) {
 			return a.Digest
 		}
 	}
@@ -149,7 +149,7 @@ func releasedDigest(r store.Run) string {
 // opposed to no rule holding it.
 func approvedByPerson(r store.Run) bool {
 	for _, a := range r.Approvals {
-		if Stage(a.Stage) == StagePlan && Decision(a.Decision) == DecisionApprove && r.Proposal != nil && a.Digest == r.Proposal.Digest {
+		if a.Stage == StagePlan && a.Decision == DecisionApprove && r.Proposal != nil && a.Digest == r.Proposal.Digest {
 			return true
 		}
 	}

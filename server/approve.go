@@ -41,8 +41,8 @@ func (s *Server) Approve(ctx context.Context, who Identity, id, digest string) (
 			return errorf(ErrConflict, "digest %s is not the digest of run %s's held proposal (it may be another run's, or a superseded plan's); read the plan with `show %s`, then approve the digest shown there", digest, r.ID, r.ID)
 		}
 		released = releasable(*r, who)
-		a := store.Approval{By: who.Name, Digest: digest, Stage: p.Stage, Decision: string(DecisionApprove), Rules: released, At: time.Now()}
-		if Stage(p.Stage) == StageScan && r.Scan != nil {
+		a := store.Approval{By: who.Name, Digest: digest, Stage: p.Stage, Decision: DecisionApprove, Rules: released, At: time.Now()}
+		if p.Stage == StageScan && r.Scan != nil {
 			a.Modules = r.Scan.Digest // the approval carries the modules the scan read
 		}
 		r.Approvals = append(r.Approvals, a)
@@ -95,18 +95,18 @@ func (s *Server) beforeApprove(id string, who Identity) error {
 // proposal's stage: apply the saved plan, plan exactly the scanned modules,
 // or plan (a request-stage proposal is done with).
 func queueReleased(r *store.Run, by string) {
-	switch Stage(r.Proposal.Stage) {
+	switch r.Proposal.Stage {
 	case StagePlan:
-		r.Phase = string(phaseApply)
+		r.Phase = phaseApply
 		r.Message = fmt.Sprintf("Approved by %s; the saved plan %s is queued to apply.", by, r.Proposal.Digest)
 	case StageScan:
-		r.Phase = string(phasePlan)
+		r.Phase = phasePlan
 		r.Message = fmt.Sprintf("Released by %s; queued to plan exactly the modules scanned (%s).", by, r.Scan.Digest)
 	default:
-		r.Phase = string(phasePlan)
+		r.Phase = phasePlan
 		r.Proposal = nil
 		r.Message = fmt.Sprintf("Released by %s; queued to plan.", by)
-		if Kind(r.Kind) != KindPlan {
+		if r.Kind != KindPlan {
 			r.Message += " The apply its plan proposes is held again."
 		}
 	}
@@ -119,7 +119,7 @@ func notHeld(r store.Run) error {
 	if n := len(r.Approvals); n > 0 {
 		last = &r.Approvals[n-1]
 	}
-	st := statusOf(r)
+	st := r.Status
 	switch {
 	case st == StatusSucceeded && r.Proposal != nil && r.Proposal.Used:
 		return errorf(ErrConflict, "run %s already applied its plan; an approval cannot be given twice", r.ID)
@@ -127,7 +127,7 @@ func notHeld(r store.Run) error {
 		return errorf(ErrConflict, "run %s is stale: the state changed after its plan was made, so it can never apply. %s", r.ID, againHint(r))
 	case st.Final():
 		return errorf(ErrConflict, "run %s is %s, not awaiting approval; `rerun %s` submits it again for a new proposal", r.ID, r.Status, r.ID)
-	case last != nil && Decision(last.Decision) == DecisionApprove:
+	case last != nil && last.Decision == DecisionApprove:
 		return errorf(ErrConflict, "run %s was already released by %s and is %s", r.ID, last.By, r.Status)
 	}
 	return errorf(ErrConflict, "run %s is %s, not awaiting approval", r.ID, r.Status)

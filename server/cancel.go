@@ -41,7 +41,7 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 		if err := s.mayCancel(*r, who); err != nil {
 			return err
 		}
-		was = statusOf(*r)
+		was = r.Status
 		running = was == StatusRunning
 		if running {
 			if r.CancelRequested == "" {
@@ -61,7 +61,7 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 		return store.Run{}, "", err
 	}
 	if running {
-		s.sched.cancel(id, cancelCause{by: who.Name})
+		s.sched.Cancel(id, cancelCause{by: who.Name})
 		if dequeued, _ := s.relay.cancel(id); dequeued {
 			// A pool run between its phases waits in the pool's queue with
 			// status running and no worker: it ends here.
@@ -69,7 +69,7 @@ func (s *Server) cancelRun(ctx context.Context, who Identity, id string) (store.
 		}
 		return run, was, nil
 	}
-	s.sched.cancel(id, cancelCause{by: who.Name})
+	s.sched.Cancel(id, cancelCause{by: who.Name})
 	s.relay.dequeue(id)
 	s.dropHeld(id)
 	return run, was, nil

@@ -53,13 +53,13 @@ func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 	if r.CancelRequested == "" {
 		t.Fatalf("the cancel was not recorded: %+v", r.Status)
 	}
-	if Phase(r.Phase) == phaseApply || Status(r.Status) == StatusSucceeded {
+	if r.Phase == phaseApply || r.Status == StatusSucceeded {
 		t.Errorf("run %s, cancelled by alice during its plan, went on to its apply phase (status %s, phase %s): %s", id, r.Status, r.Phase, r.Message)
 	}
-	if Status(r.Status) != StatusCancelled {
+	if r.Status != StatusCancelled {
 		t.Errorf("the cancelled run is %s, not cancelled: %s", r.Status, r.Message)
 	}
-	if Phase(r.Phase) != phaseApply {
+	if r.Phase != phaseApply {
 		return
 	}
 	// An honest worker of the pool joins: it takes the cancelled run's
@@ -68,12 +68,12 @@ func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 	startWorker(t, w1)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if r, _ = h.srv.db.GetRun(id); Status(r.Status) != StatusRunning {
+		if r, _ = h.srv.db.GetRun(id); r.Status != StatusRunning {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if Status(r.Status) == StatusSucceeded || r.AppliedBy != "" {
+	if r.Status == StatusSucceeded || r.AppliedBy != "" {
 		t.Errorf("the run alice cancelled was applied by worker %q: status %s: %s", r.AppliedBy, r.Status, r.Message)
 	}
 }
@@ -101,13 +101,13 @@ func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 			break
 		}
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) != StatusRunning {
+		if r.Status != StatusRunning {
 			return // held: the cancel ended it
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) == StatusRunning {
+	if r.Status == StatusRunning {
 		t.Errorf("12s after alice's cancel (cancel_grace 5s, lease timeout 2s) run %s is still running on a worker that ignores cancels and heartbeats: nothing bounds it", id)
 	}
 }
@@ -132,7 +132,7 @@ func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
 	handOverPlan(raw, id, job.Token, plan, js)
 	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
-	if Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+	if r.Phase != phaseApply || r.Status != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
 	// No worker polls: the apply phase waits in the queue. Alice cancels.
@@ -140,12 +140,12 @@ func TestCancelEndsARunWhoseApplyPhaseIsQueued(t *testing.T) {
 	t.Logf("cancel: %d %s %s", code, out, errOut)
 	deadline := time.Now().Add(8 * time.Second)
 	for time.Now().Before(deadline) {
-		if r, _ = h.srv.db.GetRun(id); Status(r.Status) != StatusRunning {
+		if r, _ = h.srv.db.GetRun(id); r.Status != StatusRunning {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if Status(r.Status) == StatusRunning {
+	if r.Status == StatusRunning {
 		t.Errorf("8s after cancelling run %s while its apply phase was queued, it is still running (cancel requested by %q), on no worker and in no queue: %q",
 			id, r.CancelRequested, h.srv.relay.waitReason(id))
 	}
@@ -167,7 +167,7 @@ func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			r, _ := h.srv.db.GetRun(id)
-			if len(r.Steps) > 0 || Status(r.Status) != StatusRunning && Status(r.Status) != StatusQueued || time.Now().After(deadline) {
+			if len(r.Steps) > 0 || r.Status != StatusRunning && r.Status != StatusQueued || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(2 * time.Millisecond)
@@ -183,7 +183,7 @@ func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
 		if strings.Contains(audit, "result rejected") {
 			t.Fatalf("a cancel during the worker's scan left a rejected result in the audit trail (%s: %s):\n%s", r.Status, r.Message, audit)
 		}
-		if Status(r.Status) != StatusCancelled {
+		if r.Status != StatusCancelled {
 			t.Fatalf("the cancelled run ended %s: %s", r.Status, r.Message)
 		}
 	}
@@ -206,7 +206,7 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	}
 	handOverPlan(raw, id, job.Token, plan, js)
 	settlePlanPhase(h, id, 15*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+	if r, _ := h.srv.db.GetRun(id); r.Phase != phaseApply || r.Status != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
 	raw.Send(relay.Msg{Type: relay.MsgPoll})
@@ -227,16 +227,16 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	deadline := time.Now().Add(8 * time.Second)
 	var r store.Run
 	for time.Now().Before(deadline) {
-		if r, _ = h.srv.db.GetRun(id); Status(r.Status) != StatusRunning {
+		if r, _ = h.srv.db.GetRun(id); r.Status != StatusRunning {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if Status(r.Status) == StatusRunning {
+	if r.Status == StatusRunning {
 		t.Fatalf("run %s, cancelled by alice while its apply phase was offered to a worker, is still running (cancel requested by %q), in no queue (%q) and under no lease; nothing will end it",
 			id, r.CancelRequested, h.srv.relay.waitReason(id))
 	}
-	if r.AppliedBy != "" || Status(r.Status) == StatusSucceeded {
+	if r.AppliedBy != "" || r.Status == StatusSucceeded {
 		t.Fatalf("the cancelled run was applied: %s by %q", r.Status, r.AppliedBy)
 	}
 }
@@ -258,7 +258,7 @@ func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslowcred", "--var", "region=cancelled", "--json"))
 	waitFor(t, "the run to be claimed", 20*time.Second, func() bool {
 		r, _ := h.srv.db.GetRun(id)
-		return Status(r.Status) != StatusQueued
+		return r.Status != StatusQueued
 	})
 	out, errOut, code := h.ssh("alice", "cancel", id) // the credential command is still running
 	t.Logf("cancel: %d %s %s", code, strings.TrimSpace(out), strings.TrimSpace(errOut))
@@ -266,7 +266,7 @@ func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
 	r, _ := h.srv.db.GetRun(id)
 	state := filepath.Join(w1.Projects["infra"].Path, "infra/network/terraform.tfstate")
 	_, applied := os.Stat(state)
-	if Status(r.Status) != StatusCancelled || applied == nil {
+	if r.Status != StatusCancelled || applied == nil {
 		b, _ := os.ReadFile(state)
 		t.Fatalf("an apply cancelled by alice (%q) before its job reached the worker ended %s (%s); steps %v; the worker's state: %.200s",
 			r.CancelRequested, r.Status, r.Message, stepNames(runView{Run: r}), b)
@@ -308,7 +308,7 @@ rule "slow13f" {
 	settlePlanPhase(h, id, 20*time.Second)
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("after the rules (%s): %s phase %s cancel %q: %s", time.Since(start).Round(time.Millisecond), r.Status, r.Phase, r.CancelRequested, r.Message)
-	if Status(r.Status) != StatusRunning {
+	if r.Status != StatusRunning {
 		return // held: the cancel ended it
 	}
 	// The worker's job ended with the hand-over; it polls again as a real
@@ -323,11 +323,11 @@ rule "slow13f" {
 	time.Sleep(3 * time.Second)
 	h.ssh("alice", "cancel", id)
 	time.Sleep(3 * time.Second)
-	if r, _ = h.srv.db.GetRun(id); Status(r.Status) == StatusRunning {
+	if r, _ = h.srv.db.GetRun(id); r.Status == StatusRunning {
 		t.Fatalf("run %s, cancelled by alice while the rules decided on its plan, is still running (phase %s, cancel requested by %q), in no queue (%q) and under no lease; a second cancel changed nothing",
 			id, r.Phase, r.CancelRequested, h.srv.relay.waitReason(id))
 	}
-	if r.AppliedBy != "" || Status(r.Status) == StatusSucceeded {
+	if r.AppliedBy != "" || r.Status == StatusSucceeded {
 		t.Fatalf("the cancelled run was applied: %s by %q", r.Status, r.AppliedBy)
 	}
 }
@@ -364,7 +364,7 @@ rule "hold13f" {
 	handOverPlan(raw, id, job.Token, plan, js)
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed, StatusRefused)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil {
+	if r.Status != StatusAwaitingApproval || r.Proposal == nil {
 		t.Fatalf("the destroying plan was not held: %s: %s", r.Status, r.Message)
 	}
 	digest := r.Proposal.Digest
@@ -377,7 +377,7 @@ rule "hold13f" {
 	raw.Send(relay.Msg{Type: relay.MsgTake, Run: id})
 	waitFor(t, "the apply phase to be claimed", 10*time.Second, func() bool {
 		r, _ := h.srv.db.GetRun(id)
-		return Status(r.Status) == StatusRunning
+		return r.Status == StatusRunning
 	})
 	h.mustSSH("alice", "cancel", id) // the 3-second credential command runs
 	deadline := time.After(15 * time.Second)
@@ -394,7 +394,7 @@ rule "hold13f" {
 	}
 	h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded)
 	r, _ = h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusCancelled || r.Proposal == nil || !r.Proposal.Used {
+	if r.Status != StatusCancelled || r.Proposal == nil || !r.Proposal.Used {
 		t.Fatalf("the apply phase cancelled during its preparation: %s (%s), proposal %+v", r.Status, r.Message, r.Proposal)
 	}
 	if _, _, code := h.ssh("bob", "approve", id, "--digest", digest); code == 0 {
@@ -458,7 +458,7 @@ func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 	audit := h.mustSSH("alice", "audit", "--run", id)
 	_, statErr := os.Stat(filepath.Join(w1.Projects["infra"].Path, "infra/blob13f/terraform.tfstate"))
 	t.Logf("%s (applied by %q): %s; state written: %v\n%s", r.Status, r.AppliedBy, r.Message, statErr == nil, audit)
-	if Status(r.Status) == StatusSucceeded || statErr == nil {
+	if r.Status == StatusSucceeded || statErr == nil {
 		t.Fatalf("alice cancelled run %s as its apply phase was leased to w1 (audit: \"interrupt sent\"), yet w1 applied the plan: the run is %s and its state was written", id, r.Status)
 	}
 }
@@ -602,7 +602,7 @@ func TestCancelRacingTheLastApprovalEndsTheRunOnce(t *testing.T) {
 		id := strconv.Itoa(i)
 		h.mustSSH("carol", "launch", "data", "--var", "instances="+id, "--wait")
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) != StatusAwaitingApproval {
+		if r.Status != StatusAwaitingApproval {
 			t.Fatalf("run %s is %s", id, r.Status)
 		}
 		if _, err := h.srv.Approve(context.Background(), h.identity("alice"), id, r.Proposal.Digest); err != nil {
@@ -625,13 +625,13 @@ func TestCancelRacingTheLastApprovalEndsTheRunOnce(t *testing.T) {
 			applied = applied || st.Name == "apply"
 		}
 		t.Logf("run %s: approve err=%v cancel err=%v (cancel saw %s) -> %s applied=%v", id, aerr, cerr, cancelled.Status, final.Status, applied)
-		if cerr == nil && Status(cancelled.Status) == StatusCancelled && (applied || Status(final.Status) != StatusCancelled) {
+		if cerr == nil && cancelled.Status == StatusCancelled && (applied || final.Status != StatusCancelled) {
 			t.Errorf("run %s: cancel said cancelled, yet the run is %s (applied %v)", id, final.Status, applied)
 		}
 		if aerr != nil && cerr != nil {
 			t.Errorf("run %s: both approve and cancel refused: %v / %v", id, aerr, cerr)
 		}
-		if Status(final.Status) == StatusSucceeded && !applied {
+		if final.Status == StatusSucceeded && !applied {
 			t.Errorf("run %s succeeded without applying", id)
 		}
 	}
@@ -653,7 +653,7 @@ template "slow" {
 	h.waitStatus("1", StatusRunning)
 	h.mustSSH("alice", "launch", "slow")
 	r2, _ := h.srv.db.GetRun("2")
-	if Status(r2.Status) != StatusQueued {
+	if r2.Status != StatusQueued {
 		t.Fatalf("run 2 is %s", r2.Status)
 	}
 	h.mustSSH("alice", "cancel", "2")
@@ -679,7 +679,7 @@ template "slow" {
 	r4, _ := h.srv.db.GetRun("4")
 	h.mustSSH("alice", "approve", "4", "--digest", r4.Proposal.Digest)
 	h.mustSSH("bob", "reject", "4", "--reason", "no")
-	if r, _ := h.srv.db.GetRun("4"); Status(r.Status) != StatusRejected {
+	if r, _ := h.srv.db.GetRun("4"); r.Status != StatusRejected {
 		t.Errorf("reject after a partial release: %s", r.Status)
 	}
 	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
@@ -735,7 +735,7 @@ func TestCancelAndInterruptAreTheCause(t *testing.T) {
 	srv.Close()
 	h.start()
 	r, _ := h.srv.db.GetRun("2")
-	if Status(r.Status) != StatusInterrupted || !strings.Contains(r.Message, "server stopped during apply") {
+	if r.Status != StatusInterrupted || !strings.Contains(r.Message, "server stopped during apply") {
 		t.Errorf("interrupted run: %s %q", r.Status, r.Message)
 	}
 }
@@ -760,10 +760,10 @@ template "rslow" {
 	})
 	h.mustSSH("alice", "cancel", id)
 	h.waitStatus(id, StatusCancelled, StatusFailed, StatusSucceeded)
-	if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusCancelled) || !strings.Contains(r.Message, "Cancelled by alice") || !strings.Contains(r.Message, "worker w1") {
+	if r, _ := h.srv.db.GetRun(id); r.Status != StatusCancelled || !strings.Contains(r.Message, "Cancelled by alice") || !strings.Contains(r.Message, "worker w1") {
 		t.Errorf("the running run: %s %s", r.Status, r.Message)
 	}
-	if r, _ := h.srv.db.GetRun(queued); r.Status != string(StatusCancelled) || r.PlannedBy != "" {
+	if r, _ := h.srv.db.GetRun(queued); r.Status != StatusCancelled || r.PlannedBy != "" {
 		t.Errorf("the queued run reached a worker: %s by %q", r.Status, r.PlannedBy)
 	}
 }

@@ -188,7 +188,7 @@ func (s *Server) supersedeChecks(r store.Run) {
 	dir := s.runDir(r)
 	for _, o := range runs {
 		n, _ := strconv.ParseUint(o.ID, 10, 64)
-		if n >= me || Kind(o.Kind) != KindCheck || o.Check == nil || !o.Check.Kept || s.runDir(o) != dir {
+		if n >= me || o.Kind != KindCheck || o.Check == nil || !o.Check.Kept || s.runDir(o) != dir {
 			continue
 		}
 		s.dropKept(o.ID, func(c *store.Check) { c.SupersededBy = r.ID },

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -66,7 +67,7 @@ rule "bot-applies" {
 		t.Errorf("deploy-bot's reconcile is held by %v, not by rule bot-applies, which holds deploy-bot's applies for dave", holdRules(r))
 	}
 	_, _, _ = h.ssh("bob", "approve", "3", "--digest", r.Proposal.Digest)
-	if v := h.show("bob", "3"); v.Status != string(StatusAwaitingApproval) {
+	if v := h.show("bob", "3"); v.Status != StatusAwaitingApproval {
 		h.waitStatus("3", StatusSucceeded, StatusFailed, StatusStale)
 		t.Errorf("bob alone released deploy-bot's reconcile (now %s, %d servers); rule bot-applies names dave only", h.show("bob", "3").Status, h.stateCount())
 	}
@@ -91,7 +92,7 @@ rule "no-destroys" {
 		t.Errorf("the reconcile (destroys %d) is held by %v, not by rule no-destroys configured since the check", r.Proposal.Destroy, holdRules(r))
 	}
 	_, _, _ = h.ssh("bob", "approve", "3", "--digest", r.Proposal.Digest)
-	if v := h.show("bob", "3"); v.Status != string(StatusAwaitingApproval) {
+	if v := h.show("bob", "3"); v.Status != StatusAwaitingApproval {
 		h.waitStatus("3", StatusSucceeded, StatusFailed, StatusStale)
 		t.Errorf("bob alone released a reconcile destroying 2 under a max_destroy = 0 rule naming dave (now %s, %d servers)", h.show("bob", "3").Status, h.stateCount())
 	}
@@ -243,7 +244,7 @@ func TestAReconcileFromTheEmptyStateNeverAppliesOnceAStateExists(t *testing.T) {
 	if code == 0 {
 		h2.waitStatus("2", StatusSucceeded, StatusFailed, StatusStale)
 	}
-	if n := h2.stateCount(); n != 2 || !h2.show("bob", "2").Stale && h2.show("bob", "2").Status == string(StatusSucceeded) {
+	if n := h2.stateCount(); n != 2 || !h2.show("bob", "2").Stale && h2.show("bob", "2").Status == StatusSucceeded {
 		t.Errorf("a reconcile from no state proposed after a state appeared: %s, %d servers", h2.show("bob", "2").Status, n)
 	}
 }
@@ -353,28 +354,29 @@ func TestAScheduledAndAManualCheckLeaveOneCheckPending(t *testing.T) {
 	tpl := *cfg.Templates["data-free"]
 	tpl.CheckEvery = 1
 	cfg.Templates = map[string]*config.Template{"data-free": &tpl}
-	c := newCheckSchedule(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	c.listRuns = func() ([]store.Run, error) {
-		runs, err := h.srv.db.ListRuns()
-		// Someone launches a check by hand right now.
-		if _, lerr := h.srv.Launch(context.Background(), h.identity("alice"), LaunchRequest{Template: "data", Kind: KindCheck}); lerr != nil {
-			t.Fatal(lerr)
-		}
-		return runs, err
-	}
-	c.workdirOf = func(t *config.Template) string {
-		wd, _ := h.srv.workdir(store.Run{Project: t.Project, Command: t.Command})
-		return wd
-	}
-	c.launchCheck = func(template string) error {
-		_, err := h.srv.Launch(context.Background(), scheduleIdentity, LaunchRequest{Template: template, Kind: KindCheck})
-		return err
-	}
-	c.tick(context.Background())
+	c := schedule.NewChecks(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), schedule.Funcs{
+		ListRuns: func() ([]store.Run, error) {
+			runs, err := h.srv.db.ListRuns()
+			// Someone launches a check by hand right now.
+			if _, lerr := h.srv.Launch(context.Background(), h.identity("alice"), LaunchRequest{Template: "data", Kind: KindCheck}); lerr != nil {
+				t.Fatal(lerr)
+			}
+			return runs, err
+		},
+		WorkdirOf: func(t *config.Template) string {
+			wd, _ := h.srv.workdir(store.Run{Project: t.Project, Command: t.Command})
+			return wd
+		},
+		LaunchCheck: func(template string) error {
+			_, err := h.srv.Launch(context.Background(), scheduleIdentity, LaunchRequest{Template: template, Kind: KindCheck})
+			return err
+		},
+	})
+	c.Tick(context.Background())
 	runs, _ := h.srv.db.ListRuns()
 	pending := 0
 	for _, r := range runs {
-		if Kind(r.Kind) == KindCheck && (statusOf(r).Active() || statusOf(r) == StatusAwaitingApproval) {
+		if r.Kind == KindCheck && (r.Status.Active() || r.Status == StatusAwaitingApproval) {
 			pending++
 		}
 	}
@@ -412,11 +414,11 @@ func TestCheckRefusesTheFlagsThatDoNotGoWithIt(t *testing.T) {
 		t.Fatalf("--check --answers - --wait --json: %d %q %q", code, out, errOut)
 	}
 	h.waitStatus("2", StatusSucceeded)
-	if v := h.show("alice", "2"); v.Kind != string(KindCheck) || v.Check == nil || !v.Check.Kept {
+	if v := h.show("alice", "2"); v.Kind != KindCheck || v.Check == nil || !v.Check.Kept {
 		t.Errorf("check with --answers: kind %s, check %+v", v.Kind, v.Check)
 	}
 	h.mustSSH("alice", "rerun", "2", "--wait")
-	if v := h.show("alice", "3"); v.Kind != string(KindCheck) || v.Check == nil || !v.Check.Kept {
+	if v := h.show("alice", "3"); v.Kind != KindCheck || v.Check == nil || !v.Check.Kept {
 		t.Errorf("the rerun of a check is %s with %+v", v.Kind, v.Check)
 	}
 	h.mustSSH("alice", "reconcile", "3")

@@ -83,7 +83,7 @@ func TestCheckFindsDriftAndReconcileAppliesIt(t *testing.T) {
 	}
 	r := h.show("bob", "3")
 	p := r.Proposal
-	if r.Kind != string(KindReconcile) || r.ReconcileOf != "2" || p.Digest != c.Plan.Digest || p.Holds[0].Rule != reconcileHold || p.Destroy != 2 {
+	if r.Kind != KindReconcile || r.ReconcileOf != "2" || p.Digest != c.Plan.Digest || p.Holds[0].Rule != reconcileHold || p.Destroy != 2 {
 		t.Fatalf("reconcile = %+v %+v", r.Run, p)
 	}
 	if _, err := h.srv.db.GetBlob(blobDrift, "2"); !errors.Is(err, store.ErrNotFound) {
@@ -188,7 +188,7 @@ func TestStaleReconcile(t *testing.T) {
 // The stale message of a reconcile whose plan OpenTofu or the basis check
 // refuses at apply time says to run the check again.
 func TestReconcileStaleMessage(t *testing.T) {
-	msg := staleMessage(store.Run{ID: "9", Kind: string(KindReconcile), ReconcileOf: "4", Template: "data"})
+	msg := staleMessage(store.Run{ID: "9", Kind: KindReconcile, ReconcileOf: "4", Template: "data"})
 	if !strings.Contains(msg, "check 4") || !strings.Contains(msg, "launch data --check") || !strings.Contains(msg, "reconcile") {
 		t.Errorf("message = %q", msg)
 	}
@@ -270,7 +270,7 @@ func TestKeptPlanSurvivesRestart(t *testing.T) {
 func TestADriftCheckWithAFindingIsHeldAtTheScan(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-deep", "--check")
-	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan ||
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageScan ||
 		strings.Contains(h.mustSSH("bob", "log", v.ID), "$ tofu plan") {
 		t.Fatalf("a drift check with an external data source: %s (%s)", v.Status, v.Message)
 	}

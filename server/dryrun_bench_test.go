@@ -195,7 +195,7 @@ func (n *dryRunNode) launch(b *testing.B, c dryRunCase, tmpl string) dryRunSampl
 		b.Fatalf("listing runs: %v", err)
 	}
 	r := runs[0] // newest first
-	if Status(r.Status) != StatusSucceeded || len(r.Steps) != 2 || r.Steps[0].Name != "init" || r.Steps[1].Name != "plan" {
+	if r.Status != StatusSucceeded || len(r.Steps) != 2 || r.Steps[0].Name != "init" || r.Steps[1].Name != "plan" {
 		b.Fatalf("run %s: status %s, steps %+v", r.ID, r.Status, r.Steps)
 	}
 	init, plan := r.Steps[0], r.Steps[1]

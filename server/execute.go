@@ -14,7 +14,10 @@ import (
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/logs"
+	"github.com/switchtender/switchtender/server/metrics"
 	"github.com/switchtender/switchtender/server/runstep"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -60,7 +63,7 @@ type execution struct {
 	engine  exec.Engine
 	env     []string
 	masker  *mask.Masker
-	sink    *logSink
+	sink    *logs.Sink
 	out     *mask.Writer
 	current string // the step executing, for messages
 
@@ -82,11 +85,11 @@ type execution struct {
 // execute is the scheduler's job function: it decides a queued run again
 // under the rules now (holdAtStart), claims it, prepares it and runs the
 // steps of its current phase, then ends it in one place.
-func (s *Server) execute(ctx context.Context, j job) {
-	if s.holdAtStart(j.runID) {
+func (s *Server) execute(ctx context.Context, j schedule.Job) {
+	if s.holdAtStart(j.RunID) {
 		return // the rules now hold it before anything of it runs
 	}
-	run, err := s.transition(j.runID, StatusRunning, func(r *store.Run) error {
+	run, err := s.transition(j.RunID, StatusRunning, func(r *store.Run) error {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
@@ -94,7 +97,7 @@ func (s *Server) execute(ctx context.Context, j job) {
 	})
 	if err != nil {
 		if ErrorCode(err) != ErrConflict {
-			s.log.Error("claiming run", "run", j.runID, "err", err)
+			s.log.Error("claiming run", "run", j.RunID, "err", err)
 		}
 		return
 	}
@@ -102,15 +105,15 @@ func (s *Server) execute(ctx context.Context, j job) {
 	defer x.sink.Close()
 	defer x.closeDir()
 	defer wipe(s, filepath.Join(x.private, planFileName))
-	if err := x.prepare(ctx); err != nil {
-		x.end(ctx, err)
+	if err := x.resolveRun(ctx); err != nil {
+		x.recordEnd(ctx, err)
 		return
 	}
 	if err := runstep.Run(ctx, x, s.stepsFor(run)); err != nil {
-		x.end(ctx, err)
+		x.recordEnd(ctx, err)
 		return
 	}
-	x.end(ctx, errors.New("the run's steps ended without an outcome"))
+	x.recordEnd(ctx, errors.New("the run's steps ended without an outcome"))
 }
 
 // stepsFor lists what a run does in its current phase (spec "What runs", "A
@@ -120,24 +123,24 @@ func (s *Server) stepsFor(r store.Run) []step {
 	// any of its processes, the state's own state pull included.
 	apply := []step{xstep("configuration", configStep), xstep("verify", verifyStep), xstep("mask", maskStep), xstep("apply", applyPlanStep)}
 	init := []step{xstep("init", initStep), runstep.StateSecretsStep}
-	if why, _ := s.scanFor(r); why != "" && Phase(r.Phase) == phasePlan {
+	if why, _ := s.scanFor(r); why != "" && r.Phase == phasePlan {
 		init = append(scanSteps(), runstep.StateSecretsStep)
 		if why == scanForPullRequest {
 			init = append([]step{xstep("export", exportStep)}, init...)
 		}
 	}
 	switch {
-	case Phase(r.Phase) == phaseApply:
+	case r.Phase == phaseApply:
 		pre := []step{apply[0]}
 		if s.plannedInCopy(r) {
 			pre = append(pre, xstep("init", applyInitStep))
 		}
 		return append(append(pre, runstep.StateSecretsStep), apply[1:]...)
-	case Kind(r.Kind) == KindPlan:
+	case r.Kind == KindPlan:
 		return append(init, xstep("plan", dryRunStep))
-	case Kind(r.Kind) == KindCheck:
+	case r.Kind == KindCheck:
 		return append(init, checkSteps()...)
-	case Kind(r.Kind) == KindReconcile:
+	case r.Kind == KindReconcile:
 		return []step{xstep("plan", func(context.Context, *execution) error {
 			return errors.New("a reconcile only applies the plan its check kept, once released; it never plans")
 		})}
@@ -158,12 +161,12 @@ func (x *execution) checkBefore(ctx context.Context) error {
 	return x.checkWorkdir()
 }
 
-// end records how the run ended, in one place: an *outcome as it says, a
+// recordEnd records how the run ended, in one place: an *outcome as it says, a
 // failed tool step as failed with its exit code, a context ended by a cancel
 // as cancelled and by the server stopping as interrupted, anything else as
 // failed with its message. The log gets the sentence first, so a follower
 // that stops at the status change has the whole log.
-func (x *execution) end(ctx context.Context, err error) {
+func (x *execution) recordEnd(ctx context.Context, err error) {
 	o := x.outcomeOf(ctx, err)
 	if o.Status != StatusSucceeded {
 		x.say("%s", o.Msg)
@@ -238,17 +241,17 @@ func (x *execution) outcomeOf(ctx context.Context, err error) *outcome {
 func (s *Server) newExecution(r store.Run) *execution {
 	m := mask.New()
 	s.maskOwnKeys(m)
-	sink := newLogSink(r.ID, s.db, s.broker)
-	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(countingWriter{sink, s.metrics.maskerBytes}),
+	sink := logs.NewSink(r.ID, s.db, s.broker)
+	return &execution{s: s, run: r, masker: m, sink: sink, out: m.NewWriter(metrics.CountingWriter{W: sink, C: s.metrics.MaskerBytes}),
 		dir: r.Workdir, private: filepath.Join(s.runsDir, r.ID), current: "preparation"}
 }
 
-// prepare resolves everything a run's processes need before any starts: the
+// resolveRun resolves everything a run's processes need before any starts: the
 // template, the working directory (as at launch, refusing escapes), the
 // private directory, the tool binary on the run's PATH, credentials
 // (command-source ones run now), sealed answers, the masker and the
 // environment.
-func (x *execution) prepare(ctx context.Context) error {
+func (x *execution) resolveRun(ctx context.Context) error {
 	s, r := x.s, x.run
 	t := s.config().Templates[r.Template]
 	if t == nil {
@@ -407,7 +410,7 @@ func (x *execution) toolErr(name string, res exec.Result, err error) error {
 func (x *execution) recordStep(name string, code int, started time.Time) {
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
 		r.Steps = append(r.Steps, store.Step{Name: name, ExitCode: code, Started: started, Finished: time.Now()})
-		x.s.metrics.stepDuration.WithLabelValues(name).Observe(time.Since(started).Seconds())
+		x.s.metrics.StepDuration.WithLabelValues(name).Observe(time.Since(started).Seconds())
 		r.ExitCode = code
 		return nil
 	}); err != nil {

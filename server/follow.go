@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/switchtender/switchtender/server/logs"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) FollowLog(ctx context.Context, id string, from int64, fn func(s
 		return nil
 	}
 	for {
-		ch, cancel := s.broker.subscribeLog(id)
+		ch, cancel := s.broker.SubscribeLog(id)
 		if err := catchUp(); err != nil {
 			cancel()
 			return err
@@ -56,7 +57,7 @@ func (s *Server) FollowLog(ctx context.Context, id string, from int64, fn func(s
 			cancel()
 			return s.coded(id, err)
 		}
-		if !Status(run.Status).Active() {
+		if !run.Status.Active() {
 			cancel()
 			return catchUp()
 		}
@@ -70,7 +71,7 @@ func (s *Server) FollowLog(ctx context.Context, id string, from int64, fn func(s
 
 // followLive reads live events until the log ends (false), the subscriber
 // was dropped or missed a chunk (true: rejoin), or ctx ends.
-func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, from *int64, emit func(store.Chunk) error, catchUp func() error) (bool, error) {
+func (s *Server) followLive(ctx context.Context, id string, ch <-chan logs.Event, from *int64, emit func(store.Chunk) error, catchUp func() error) (bool, error) {
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
@@ -89,7 +90,7 @@ func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, 
 				if err != nil {
 					return false, err
 				}
-				return Status(run.Status).Active(), nil
+				return run.Status.Active(), nil
 			}
 			if ev.Offset > *from {
 				return true, nil // a gap: read the store again
@@ -102,7 +103,7 @@ func (s *Server) followLive(ctx context.Context, id string, ch <-chan logEvent, 
 			if err != nil {
 				return false, err
 			}
-			if !Status(run.Status).Active() {
+			if !run.Status.Active() {
 				return false, catchUp()
 			}
 		}

@@ -250,7 +250,7 @@ exemption "helper" {
 	h.mustSSH("bob", "approve", "1", "--digest", v.Proposal.Digest)
 	h.waitStatus("1", StatusAwaitingApproval, StatusFailed)
 	v = h.show("bob", "1")
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != "plan" {
+	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != "plan" {
 		t.Fatalf("after the first release: %s %s %+v", v.Status, v.Message, v.Proposal)
 	}
 	h.mustSSH("bob", "approve", "1", "--digest", v.Proposal.Digest)
@@ -497,7 +497,7 @@ rule "everything" {
 	h.mustSSH("alice", "launch", "pause")
 	h.waitStatus("2", StatusRunning)
 	h.mustSSH("bob", "approve", "1", "--digest", p.Digest)
-	if r, _ := h.srv.db.GetRun("1"); Status(r.Status) != StatusQueued || Phase(r.Phase) != phaseApply {
+	if r, _ := h.srv.db.GetRun("1"); r.Status != StatusQueued || r.Phase != phaseApply {
 		t.Fatalf("approved run 1 is %s in phase %s, want queued to apply", r.Status, r.Phase)
 	}
 	h.restart()

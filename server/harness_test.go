@@ -189,7 +189,7 @@ func (h *harness) waitStatus(id string, statuses ...Status) {
 		r, err := h.srv.db.GetRun(id)
 		if err == nil {
 			for _, s := range statuses {
-				if Status(r.Status) == s {
+				if r.Status == s {
 					return
 				}
 			}

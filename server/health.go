@@ -33,7 +33,7 @@ func (s *Server) startHTTP() (*httpServer, error) {
 	// A metrics_listen off loopback is a warning of the judgement
 	// (metricsExposure, judge.go), logged by serve at start.
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}, Timeout: 10 * time.Second}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}, Timeout: 10 * time.Second}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { answerHealth(w, s.db.Ping()) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { answerHealth(w, s.ready()) })
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,

@@ -140,22 +140,22 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 		Workdir:         lp.workdir,
 		WorkdirID:       lp.workdirID,
 		Queue:           t.Queue,
-		Kind:            string(lp.kind),
+		Kind:            lp.kind,
 		Requester:       who.Name,
-		RequesterKind:   "user",
+		RequesterKind:   RequesterPerson,
 		RequireApproval: req.RequireApproval,
 		AIProposal:      req.AIProposal,
 		Vars:            lp.vals.vars,
 		Answers:         lp.vals.answers,
 		RerunOf:         rerunOf,
 		Commit:          lp.commit,
-		Status:          string(StatusQueued),
-		Phase:           string(phasePlan),
+		Status:          StatusQueued,
+		Phase:           phasePlan,
 		ExitCode:        -1,
 		CreatedAt:       time.Now(),
 	}
 	if who.Agent {
-		r.RequesterKind = "agent"
+		r.RequesterKind = RequesterAgent
 	}
 	for name := range lp.vals.secrets {
 		r.SecretVars = append(r.SecretVars, name)
@@ -213,7 +213,7 @@ func launchWhat(r store.Run) string {
 // holdRequest holds a new run before anything plans, with a request-stage
 // proposal its approvers release.
 func holdRequest(r *store.Run, holds []store.Hold) {
-	r.Status = string(StatusAwaitingApproval)
+	r.Status = StatusAwaitingApproval
 	requestHold(r, holds)
 }
 
@@ -222,7 +222,7 @@ func holdRequest(r *store.Run, holds []store.Hold) {
 func requestHold(r *store.Run, holds []store.Hold) {
 	r.Message = "Held before anything plans: " + reasons(holds) + ". Planning runs provider code with the run's credentials, so a person must release it first; approve it with the digest `show " + r.ID + "` gives."
 	r.Proposal = &store.Proposal{
-		Stage:     string(StageRequest),
+		Stage:     StageRequest,
 		Digest:    requestDigest(*r),
 		Requested: requestedHow(*r),
 		Holds:     holds,
@@ -357,7 +357,7 @@ func requestDigest(r store.Run) string {
 		ID, Template, Kind, Requester string
 		Vars                          map[string]string
 		Secret                        []string
-	}{r.ID, r.Template, r.Kind, r.Requester, r.Vars, r.SecretVars})
+	}{r.ID, r.Template, string(r.Kind), r.Requester, r.Vars, r.SecretVars})
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
@@ -373,8 +373,8 @@ func (s *Server) pendingCheck(dir string) string {
 		return ""
 	}
 	for _, r := range runs {
-		st := statusOf(r)
-		if Kind(r.Kind) == KindCheck && (st.Active() || st == StatusAwaitingApproval) && s.runDir(r) == dir {
+		st := r.Status
+		if r.Kind == KindCheck && (st.Active() || st == StatusAwaitingApproval) && s.runDir(r) == dir {
 			return r.ID
 		}
 	}

@@ -7,9 +7,6 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// statusOf is a stored run's status, typed.
-func statusOf(r store.Run) Status { return Status(r.Status) }
-
 // transition moves run id to status to in one store transaction: it reads
 // the run, checks the move with [Status.To], lets fn (may be nil) change the
 // run and veto the move with an error, sets the status (and FinishedAt for a
@@ -24,7 +21,7 @@ func (s *Server) transition(id string, to Status, fn func(r *store.Run) error) (
 // so the move and its entry are stored together or not at all.
 func (s *Server) transitionAudited(id string, to Status, fn func(r *store.Run) error, entry func(r store.Run) store.AuditEvent) (store.Run, error) {
 	return s.updateAudited(id, func(r *store.Run) error {
-		if err := statusOf(*r).To(to); err != nil {
+		if err := r.Status.To(to); err != nil {
 			return fmt.Errorf("run %s: %w", r.ID, conflictOf(err))
 		}
 		if fn != nil {
@@ -66,17 +63,17 @@ func auditEvent(runID, actor, action, detail string) store.AuditEvent {
 func (s *Server) changed(r store.Run) {
 	s.held.note(s.runDir(r), r)
 	s.noteRun(r)
-	s.broker.runChanged()
+	s.broker.RunChanged()
 }
 
 // setStatus moves r to status to, guarded by [Status.To], inside a store
 // transaction the caller holds; it sets StatusAt, PrevStatus (for the
 // operator log, never stored) and FinishedAt for a final status.
 func setStatus(r *store.Run, to Status) error {
-	if err := statusOf(*r).To(to); err != nil {
+	if err := r.Status.To(to); err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, conflictOf(err))
 	}
-	r.PrevStatus, r.Status, r.StatusAt = r.Status, string(to), time.Now()
+	r.PrevStatus, r.Status, r.StatusAt = r.Status, to, time.Now()
 	if to.Final() {
 		r.FinishedAt = r.StatusAt
 	}

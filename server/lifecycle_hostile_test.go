@@ -35,7 +35,7 @@ func TestAnApplyStaleAtApplyTimeShowsStale(t *testing.T) {
 	h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
 	h.waitStatus("1", StatusStale, StatusSucceeded, StatusFailed)
 	r, _ = h.srv.db.GetRun("1")
-	if Status(r.Status) != StatusStale {
+	if r.Status != StatusStale {
 		t.Fatalf("run 1 is %s: %s", r.Status, r.Message)
 	}
 	raw := h.showRaw("alice", "1")
@@ -139,7 +139,7 @@ func TestConcurrentApprovalsApplyOnce(t *testing.T) {
 			applies++
 		}
 	}
-	if ok != 2 || applies != 1 || Status(r.Status) != StatusSucceeded || len(r.Approvals) != 2 {
+	if ok != 2 || applies != 1 || r.Status != StatusSucceeded || len(r.Approvals) != 2 {
 		t.Errorf("concurrent approvals: %d accepted (want 2), %d applies, %s, approvals %+v, errs %v", ok, applies, r.Status, r.Approvals, errs)
 	}
 }
@@ -231,7 +231,7 @@ func TestAnInterruptedApplyMakesAHeldPlanStale(t *testing.T) {
 	}
 	h.mustSSH("carol", "launch", "two-gated", "--wait")
 	held, _ := h.srv.db.GetRun("1")
-	if Status(held.Status) != StatusAwaitingApproval {
+	if held.Status != StatusAwaitingApproval {
 		t.Fatalf("run 1 is %s: %s", held.Status, held.Message)
 	}
 	h.mustSSH("alice", "launch", "two-free")
@@ -431,7 +431,7 @@ func TestARerunOfARerunKeepsItsAnswers(t *testing.T) {
 	if r5.RerunOf != "4" || err != nil || secret["token"] != canary || r5.Answers["instances"] != "1" {
 		t.Errorf("rerun of a rerun: rerun_of %q answers %v secret ok=%v %v", r5.RerunOf, r5.Answers, secret["token"] == canary, err)
 	}
-	if Status(r5.Status) != StatusAwaitingApproval || r5.Proposal.Destroy != 3 {
+	if r5.Status != StatusAwaitingApproval || r5.Proposal.Destroy != 3 {
 		t.Errorf("run 5: %s %+v", r5.Status, r5.Proposal)
 	}
 }
@@ -521,7 +521,7 @@ func TestApprovingTheOlderProposalMakesTheNewerStale(t *testing.T) {
 	h.mustSSH("alice", "approve", "1", "--digest", r1.Proposal.Digest)
 	h.waitStatus("1", StatusSucceeded)
 	r2, _ := h.srv.db.GetRun("2")
-	if Status(r2.Status) != StatusStale || !r2.Proposal.Stale {
+	if r2.Status != StatusStale || !r2.Proposal.Stale {
 		t.Errorf("run 2 after run 1 applied: %s stale=%v", r2.Status, r2.Proposal.Stale)
 	}
 	v := h.show("bob", "2")
@@ -547,7 +547,7 @@ func TestAnAgentsApplyUnderTwoRulesRunsOnce(t *testing.T) {
 	var r store.Run
 	for {
 		r, _ = h.srv.db.GetRun("1")
-		if r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan && Status(r.Status) == StatusAwaitingApproval {
+		if r.Proposal != nil && r.Proposal.Stage == StagePlan && r.Status == StatusAwaitingApproval {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -562,7 +562,7 @@ func TestAnAgentsApplyUnderTwoRulesRunsOnce(t *testing.T) {
 		t.Logf("dave at plan stage (releases the agent hold only): exit %d %q", code, errOut)
 	}
 	h.mustSSH("alice", "approve", "1", "--digest", r.Proposal.Digest)
-	if r, _ := h.srv.db.GetRun("1"); Status(r.Status) != StatusAwaitingApproval {
+	if r, _ := h.srv.db.GetRun("1"); r.Status != StatusAwaitingApproval {
 		t.Fatalf("released before bob: %s", r.Status)
 	}
 	h.mustSSH("bob", "approve", "1", "--digest", r.Proposal.Digest)
@@ -570,10 +570,10 @@ func TestAnAgentsApplyUnderTwoRulesRunsOnce(t *testing.T) {
 	r, _ = h.srv.db.GetRun("1")
 	var released []string
 	for _, a := range r.Approvals {
-		released = append(released, a.Stage+":"+a.By+":"+strings.Join(a.Rules, ","))
+		released = append(released, string(a.Stage)+":"+a.By+":"+strings.Join(a.Rules, ","))
 	}
 	t.Logf("approvals: %v", released)
-	if Status(r.Status) != StatusSucceeded || h.stateCount() != 3 {
+	if r.Status != StatusSucceeded || h.stateCount() != 3 {
 		t.Errorf("run 1: %s, state %d", r.Status, h.stateCount())
 	}
 }

@@ -84,7 +84,7 @@ func TestEachHoldingRuleReleasedByItsApprover(t *testing.T) {
 
 	h.mustSSH("alice", "approve", "1", "--digest", digest)
 	r, _ = h.srv.db.GetRun("1")
-	if Status(r.Status) != StatusAwaitingApproval || len(pendingHolds(r)) != 1 || pendingHolds(r)[0].Rule != "bob-reviews" {
+	if r.Status != StatusAwaitingApproval || len(pendingHolds(r)) != 1 || pendingHolds(r)[0].Rule != "bob-reviews" {
 		t.Fatalf("after alice: %s, pending %+v", r.Status, pendingHolds(r))
 	}
 	if v := h.srv.holdViews(r); v[0].ReleasedBy != "alice" || v[1].ReleasedBy != "" || v[1].WaitsFor != "bob" {
@@ -129,7 +129,7 @@ func TestOneApprovalReleasesEveryRuleNamingTheApprover(t *testing.T) {
 
 	h.mustSSH("carol", "launch", "data", "--var", "instances=1", "--wait")
 	h.mustSSH("bob", "reject", "2", "--reason", "too risky")
-	if r, _ := h.srv.db.GetRun("2"); Status(r.Status) != StatusRejected || !strings.Contains(r.Message, "too risky") {
+	if r, _ := h.srv.db.GetRun("2"); r.Status != StatusRejected || !strings.Contains(r.Message, "too risky") {
 		t.Errorf("after bob's reject: %s %q", r.Status, r.Message)
 	}
 }
@@ -157,7 +157,7 @@ func TestStaleBeforeApprovalThenRerun(t *testing.T) {
 	h.mustSSH("alice", "launch", "data-free", "--wait")
 	h.mustSSH("alice", "launch", "data-secret", "--var", "instances=1", "--var", "token="+canary, "--wait")
 	held, _ := h.srv.db.GetRun("2")
-	if Status(held.Status) != StatusAwaitingApproval {
+	if held.Status != StatusAwaitingApproval {
 		t.Fatalf("run 2 is %s: %s", held.Status, held.Message)
 	}
 	if got := h.srv.newerProposal(held); got != "" {
@@ -166,7 +166,7 @@ func TestStaleBeforeApprovalThenRerun(t *testing.T) {
 	h.mustSSH("alice", "launch", "data-free", "--var", "instances=5", "--wait")
 
 	r, _ := h.srv.db.GetRun("2")
-	if Status(r.Status) != StatusStale || !r.Proposal.Stale || !strings.Contains(r.Proposal.StaleReason, "rerun 2") {
+	if r.Status != StatusStale || !r.Proposal.Stale || !strings.Contains(r.Proposal.StaleReason, "rerun 2") {
 		t.Fatalf("run 2 after another apply: %s stale=%v %q", r.Status, r.Proposal.Stale, r.Proposal.StaleReason)
 	}
 	if _, err := h.srv.db.GetBlob(blobPlan, "2"); err == nil {

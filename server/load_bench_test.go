@@ -318,7 +318,7 @@ func (n *loadNode) scenario(b *testing.B) *loadResult {
 		active := 0
 		var last time.Time
 		for _, r := range runs {
-			if Status(r.Status).Active() {
+			if r.Status.Active() {
 				active++
 			} else if r.FinishedAt.After(last) {
 				last = r.FinishedAt
@@ -399,7 +399,7 @@ func (n *loadNode) follow(f *loadFollower, id string, late bool, deadline time.T
 				f.err = err
 				return
 			}
-			f.status = Status(r.Status)
+			f.status = r.Status
 			if !late || f.status != StatusQueued || time.Now().After(deadline) {
 				break
 			}
@@ -533,10 +533,10 @@ func (n *loadNode) report(b *testing.B, res *loadResult, direct *loadDirect) {
 		if dry {
 			wantStep = "plan"
 		}
-		if r.Template != loadDir(dir) || (Kind(r.Kind) == KindPlan) != dry || r.Vars["generation"] != gen {
+		if r.Template != loadDir(dir) || (r.Kind == KindPlan) != dry || r.Vars["generation"] != gen {
 			problem(id, "is %s of %s with generation %q; launch %d asked for %s (dry %v, generation %s)", r.Kind, r.Template, r.Vars["generation"], k, loadDir(dir), dry, gen)
 		}
-		if Status(r.Status) != StatusSucceeded {
+		if r.Status != StatusSucceeded {
 			problem(id, "is %s: %s", r.Status, r.Message)
 		}
 		var names []string

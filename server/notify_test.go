@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchtender/switchtender/store"
+	"github.com/switchtender/switchtender/server/notify"
 )
 
 const (
@@ -124,10 +124,10 @@ func TestNotifySignedAndNothingSecret(t *testing.T) {
 			t.Errorf("slack delivery %s %s", g.path, g.body)
 		}
 	}
-	if want := signature(notifySecret, hook.body); hook.sig != want || !hmac.Equal([]byte(hook.sig), []byte(want)) {
+	if want := notify.Sign(notifySecret, hook.body); hook.sig != want || !hmac.Equal([]byte(hook.sig), []byte(want)) {
 		t.Errorf("signature %q does not verify (want %q)", hook.sig, want)
 	}
-	var p notifyPayload
+	var p notify.Payload
 	if err := json.Unmarshal(hook.body, &p); err != nil || p.Event != "awaiting_approval" || p.Run != "1" || p.Template != "held-secret" ||
 		p.Requester != "alice" || p.Digest != digest || p.Counts == nil || hook.event != "awaiting_approval" {
 		t.Errorf("payload %s: %v", hook.body, err)
@@ -202,7 +202,7 @@ func TestNotifyReceiverDownThenUp(t *testing.T) {
 	ts.Start()
 	defer ts.Close()
 	got := rc.waitFor(t, "the delivery after the receiver came back", func(g []received) bool { return len(g) >= 1 })
-	if got[0].event != "awaiting_approval" || got[0].sig != signature(notifySecret, got[0].body) {
+	if got[0].event != "awaiting_approval" || got[0].sig != notify.Sign(notifySecret, got[0].body) {
 		t.Errorf("delivery %+v", got[0])
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -265,43 +265,6 @@ func TestNotifyHostileReceiversNeverSlowARun(t *testing.T) {
 	h.stop()
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Close waited %v for a receiver that never answers", d)
-	}
-}
-
-// Which status change is which event, and the summary says what happened
-// with names and counts only.
-func TestNotifyEventOf(t *testing.T) {
-	drifted := store.Run{ID: "9", Kind: "check", Template: "net", Requester: "schedule",
-		Check: &store.Check{Drifted: true, Drift: []store.ResourceDiff{{Address: "a"}}, Plan: &store.Proposal{Digest: "sha256:d", Change: 1}}}
-	cases := []struct {
-		r        store.Run
-		from, to Status
-		want     string
-	}{
-		{store.Run{Kind: "apply"}, StatusRunning, StatusAwaitingApproval, "awaiting_approval"},
-		{store.Run{Kind: "apply"}, "", StatusAwaitingApproval, "awaiting_approval"},
-		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusQueued, "approved"},
-		{store.Run{Kind: "apply"}, "", StatusQueued, ""},
-		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusRejected, "rejected"},
-		{store.Run{Kind: "apply"}, StatusRunning, StatusSucceeded, "applied"},
-		{store.Run{Kind: "reconcile"}, StatusRunning, StatusSucceeded, "applied"},
-		{store.Run{Kind: "plan"}, StatusRunning, StatusSucceeded, ""},
-		{store.Run{Kind: "check"}, StatusRunning, StatusSucceeded, ""},
-		{drifted, StatusRunning, StatusSucceeded, "drift"},
-		{store.Run{Kind: "apply"}, StatusRunning, StatusFailed, "failed"},
-		{store.Run{Kind: "apply"}, StatusRunning, StatusRefused, "failed"},
-		{store.Run{Kind: "apply"}, StatusRunning, StatusInterrupted, "failed"},
-		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusStale, "stale"},
-		{store.Run{Kind: "apply"}, StatusAwaitingApproval, StatusCancelled, ""},
-	}
-	for _, tc := range cases {
-		if got := eventOf(tc.r, transitionNote{from: tc.from, to: tc.to}); got != tc.want {
-			t.Errorf("%s %s→%s: %q, want %q", tc.r.Kind, tc.from, tc.to, got, tc.want)
-		}
-	}
-	p := payloadOf(drifted, "drift")
-	if p.Summary != "run 9 (check of net by schedule) found drift: 1 changed outside OpenTofu; plan: 0 to add, 1 to change, 0 to destroy" || p.Digest != "sha256:d" {
-		t.Errorf("drift payload %+v", p)
 	}
 }
 
@@ -481,7 +444,7 @@ template "slow" {
 	}
 	h.restart()
 	r, _ := h.srv.db.GetRun("1")
-	if !statusOf(r).Final() {
+	if !r.Status.Final() {
 		t.Fatalf("run 1 after the restart: %s", r.Status)
 	}
 	deadline = time.Now().Add(10 * time.Second)

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/switchtender/switchtender/store"
 )
 
 // logBuffer collects an operator log safely across goroutines.
@@ -116,7 +114,7 @@ func TestOperatorLogOneRecordPerTransition(t *testing.T) {
 		switch msg, _ := rec["msg"].(string); {
 		case strings.HasPrefix(msg, "run ") && rec["run"] == "1":
 			got = append(got, rec["from"].(string)+">"+rec["status"].(string))
-			for k, want := range map[string]string{"template": "held-secret", "kind": "apply", "requester": "alice", "requester_kind": "user"} {
+			for k, want := range map[string]string{"template": "held-secret", "kind": "apply", "requester": "alice", "requester_kind": "person"} {
 				if rec[k] != want {
 					t.Errorf("record %v: %s = %v, want %s", rec, k, rec[k], want)
 				}
@@ -177,49 +175,6 @@ func TestOperatorLogRecovery(t *testing.T) {
 }
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
-
-// The tracker reports each status change once, even when two changes of a
-// run are reported in the other order, and keeps the newest status.
-func TestRunTrackerOutOfOrder(t *testing.T) {
-	var tr runTracker
-	t0 := time.Now()
-	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Millisecond) }
-	run := func(prev, st Status, i int) store.Run {
-		return store.Run{ID: "1", CreatedAt: t0, PrevStatus: string(prev), Status: string(st), StatusAt: at(i)}
-	}
-	steps := []struct {
-		r    store.Run
-		want string // "from>to", or "" for not reported
-	}{
-		{store.Run{ID: "1", CreatedAt: t0, Status: "queued"}, ">queued"},
-		{run(StatusQueued, StatusRunning, 1), "queued>running"},
-		{run(StatusAwaitingApproval, StatusQueued, 3), "awaiting_approval>queued"}, // the approver reports first
-		{run(StatusRunning, StatusAwaitingApproval, 2), "running>awaiting_approval"},
-		{run(StatusAwaitingApproval, StatusQueued, 3), ""}, // a repeat
-		{run("", StatusQueued, 3), ""},                     // a write that changed no status
-		{run(StatusQueued, StatusRunning, 4), "queued>running"},
-		{run(StatusRunning, StatusSucceeded, 5), "running>succeeded"},
-		{run("", StatusSucceeded, 5), ""},
-	}
-	for i, st := range steps {
-		tn, ok := tr.note(st.r)
-		got := ""
-		if ok {
-			got = string(tn.from) + ">" + string(tn.to)
-		}
-		if got != st.want {
-			t.Errorf("step %d: %q, want %q", i, got, st.want)
-		}
-		if i == 3 {
-			if n, _ := tr.counts(); n[StatusQueued] != 1 || n[StatusAwaitingApproval] != 0 {
-				t.Errorf("after the late report the tracker holds %v, want the newer queued", n)
-			}
-		}
-	}
-	if n, oldest := tr.counts(); len(n) != 0 || !oldest.IsZero() {
-		t.Errorf("after the end: %v %v", n, oldest)
-	}
-}
 
 // Promise (brief: "a secret inside a reject reason"): nothing secret in any
 // operator log record ("the masker's rules apply"). Once, a reject reason

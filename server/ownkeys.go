@@ -12,7 +12,7 @@ import (
 // executes on: on the control node the sealing key and the SSH host key,
 // on a relay worker its SSH key and the pool's delivery identity. (What a
 // plan can send elsewhere, through a GET it is allowed, masking cannot
-// stop: see the README, "Pull-request plans".) A pull request's plan
+// stop: see docs/pull-requests.md.) A pull request's plan
 // masks every secret the configuration file holds as well.
 
 // maskOwnKeys adds the control node's key files to m.

@@ -22,7 +22,7 @@ func pendingHolds(r store.Run) []store.Hold {
 	}
 	released := map[string]bool{}
 	for _, a := range r.Approvals {
-		if Decision(a.Decision) == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest {
+		if a.Decision == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest {
 			for _, rule := range a.Rules {
 				released[rule] = true
 			}
@@ -44,7 +44,7 @@ func releasedBy(r store.Run, rule string) string {
 		return ""
 	}
 	for _, a := range r.Approvals {
-		if Decision(a.Decision) == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest && slices.Contains(a.Rules, rule) {
+		if a.Decision == DecisionApprove && a.Stage == p.Stage && a.Digest == p.Digest && slices.Contains(a.Rules, rule) {
 			return a.By
 		}
 	}
@@ -72,7 +72,7 @@ func releasable(r store.Run, who Identity) []string {
 
 // isSelf reports whether who asked for r as a person.
 func isSelf(r store.Run, who Identity) bool {
-	return !who.Agent && r.RequesterKind == "user" && r.Requester == who.Name
+	return !who.Agent && r.RequesterKind == RequesterPerson && r.Requester == who.Name
 }
 
 // mayApprove says whether who may release anything of r's held proposal now:
@@ -84,7 +84,7 @@ func (s *Server) mayApprove(r store.Run, who Identity) error {
 		return errorf(ErrForbidden, "agents cannot approve; a person with the approve role must")
 	case !who.Has("approve"):
 		return errorf(ErrForbidden, "%s may not approve: the approve role is missing from user %q in the configuration", who.Name, who.Name)
-	case statusOf(r) != StatusAwaitingApproval || r.Proposal == nil:
+	case r.Status != StatusAwaitingApproval || r.Proposal == nil:
 		return notHeld(r)
 	case r.Proposal.Stale:
 		return errorf(ErrConflict, "run %s's plan is stale: %s", r.ID, r.Proposal.StaleReason)
@@ -115,7 +115,7 @@ func (s *Server) mayReject(r store.Run, who Identity) error {
 	switch {
 	case who.Agent || !who.Has("approve"):
 		return errorf(ErrForbidden, "%s may not reject: only people with the approve role can", who.Name)
-	case statusOf(r) != StatusAwaitingApproval || r.Proposal == nil:
+	case r.Status != StatusAwaitingApproval || r.Proposal == nil:
 		return notHeld(r)
 	}
 	var named []string
@@ -132,11 +132,11 @@ func (s *Server) mayReject(r store.Run, who Identity) error {
 // mayCancel says whether who may cancel r: the requester their own run, a
 // person with the approve role any run; a run that ended cannot be.
 func (s *Server) mayCancel(r store.Run, who Identity) error {
-	own := r.Requester == who.Name && (r.RequesterKind == "agent") == who.Agent
+	own := r.Requester == who.Name && (r.RequesterKind == RequesterAgent) == who.Agent
 	if !own && (who.Agent || !who.Has("approve")) {
 		return errorf(ErrForbidden, "%s may cancel only runs they asked for; run %s was asked for by %s (people with the approve role may cancel any run)", who.Name, r.ID, r.Requester)
 	}
-	if statusOf(r).Final() {
+	if r.Status.Final() {
 		return errorf(ErrConflict, "run %s already ended (%s)", r.ID, r.Status)
 	}
 	return nil
@@ -160,7 +160,7 @@ func waitsFor(h store.Hold) string {
 // run may not release it (unless allow_self_approval), so a hold whose only
 // approvers asked says that no one can.
 func (s *Server) waitsForIn(r store.Run, h store.Hold) string {
-	if len(h.Approvers) == 0 || s.config().Server.AllowSelfApproval || r.RequesterKind != "user" {
+	if len(h.Approvers) == 0 || s.config().Server.AllowSelfApproval || r.RequesterKind != RequesterPerson {
 		return waitsFor(h)
 	}
 	others := slices.DeleteFunc(slices.Clone(h.Approvers), func(a string) bool { return a == r.Requester })
@@ -182,7 +182,7 @@ func (s *Server) holdViews(r store.Run) []HoldView {
 	var out []HoldView
 	for _, h := range r.Proposal.Holds {
 		v := HoldView{Rule: h.Rule, Reason: h.Reason, Approvers: h.Approvers, ReleasedBy: releasedBy(r, h.Rule)}
-		if v.ReleasedBy == "" && statusOf(r) == StatusAwaitingApproval {
+		if v.ReleasedBy == "" && r.Status == StatusAwaitingApproval {
 			v.WaitsFor = s.waitsForIn(r, h)
 		}
 		out = append(out, v)

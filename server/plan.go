@@ -123,8 +123,8 @@ func decideStep(ctx context.Context, x *execution) error {
 	x.say("no rule holds this proposal; applying the saved plan")
 	run, err := x.s.db.UpdateRun(r.ID, func(r *store.Run) error {
 		r.Proposal = p
-		r.Phase = string(phaseApply)
-		r.Approvals = append(r.Approvals, store.Approval{By: "rules", Digest: p.Digest, Stage: string(StagePlan), Decision: string(DecisionPass), At: time.Now()})
+		r.Phase = phaseApply
+		r.Approvals = append(r.Approvals, store.Approval{By: "rules", Digest: p.Digest, Stage: StagePlan, Decision: DecisionPass, At: time.Now()})
 		return nil
 	})
 	if err != nil {
@@ -142,7 +142,7 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		Requested: requestedHow(x.run),
 		Lineage:   x.basis.Lineage,
 		Serial:    x.basis.Serial,
-		Stage:     string(StagePlan),
+		Stage:     StagePlan,
 		CreatedAt: time.Now(),
 	}
 	switch id, err := scan.DirIdentity(x.procDir()); {

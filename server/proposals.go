@@ -44,7 +44,7 @@ func (s *Server) dropEndedPlans() (int, error) {
 	n := 0
 	for _, id := range keys {
 		r, err := s.db.GetRun(id)
-		if err == nil && !statusOf(r).Final() {
+		if err == nil && !r.Status.Final() {
 			continue
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {

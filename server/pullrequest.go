@@ -43,7 +43,7 @@ func (s *Server) resolveRef(ctx context.Context, project, ref string, kind Kind)
 // whether the working tree is dirty, when its plan phase starts. A checkout
 // that is not a git repository records nothing.
 func (x *execution) recordCommit(ctx context.Context) {
-	if x.run.Commit != nil && x.run.Commit.Ref != "" || Phase(x.run.Phase) != phasePlan {
+	if x.run.Commit != nil && x.run.Commit.Ref != "" || x.run.Phase != phasePlan {
 		return
 	}
 	c, err := vcs.Head(ctx, x.dir)

@@ -137,7 +137,7 @@ func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T
 		t.Fatalf("a branch's override file redefined the local the backend takes, and the pull request's plan sent the run's state credentials to the branch's host (%s: %s; steps %v): %v",
 			v.Status, v.Message, stepNames(v), got)
 	}
-	if statusOf(v.Run) != StatusRefused {
+	if v.Run.Status != StatusRefused {
 		t.Fatalf("not refused: %s: %s", v.Status, v.Message)
 	}
 }
@@ -163,7 +163,7 @@ func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 				v.Status, v.Message, stepNames(v), seen())
 		}
 	}
-	if statusOf(v.Run) != StatusRefused {
+	if v.Run.Status != StatusRefused {
 		t.Fatalf("not refused: %s: %s (requests %v)", v.Status, v.Message, seen())
 	}
 }
@@ -223,7 +223,7 @@ func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 			if got := seen(); len(got) > 0 {
 				t.Fatalf("the branch's host got requests (%s: %s): %v", v.Status, v.Message, got)
 			}
-			if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "backend") {
+			if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "backend") {
 				t.Fatalf("not refused as another backend: %s: %s", v.Status, v.Message)
 			}
 		})
@@ -246,7 +246,7 @@ func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
 		"terraform.tfvars": "addr = \"" + legit.URL + "/state\"\nmore = \"d\"\n",
 		"extra.tf":         "locals {\n  unrelated = var.more\n}\n\nresource \"terraform_data\" \"y\" {\n  input = local.unrelated\n}\n",
 	})
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("a pull request that leaves the backend's inputs alone: %s: %s", v.Status, v.Message)
 	}
 	if len(seen()) == 0 {
@@ -269,7 +269,7 @@ func TestAJSONModulesResourceChangePlans(t *testing.T) {
 	}, map[string]string{
 		"main.tf.json": file(`"x": {"input": "x"}, "y": {"input": "y"}`),
 	})
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("a pull request that adds a resource to a JSON module, its backend untouched: %s: %s", v.Status, v.Message)
 	}
 }
@@ -288,7 +288,7 @@ func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 	}, map[string]string{
 		"more.tf": "variable \"size\" {\n  type    = number\n  default = 2\n}\n\nresource \"terraform_data\" \"y\" {\n  input = var.size\n}\n",
 	})
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("a pull request that adds an unrelated variable beside a JSON backend that takes var.addr: %s: %s", v.Status, v.Message)
 	}
 }
@@ -312,7 +312,7 @@ func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
 	if got := seen(); len(got) > 0 {
 		t.Fatalf("a file read behind a comment was not refused, and the branch's file sent the run's state credentials to its host (%s: %s): %v", v.Status, v.Message, got)
 	}
-	if statusOf(v.Run) != StatusRefused {
+	if v.Run.Status != StatusRefused {
 		t.Fatalf("not refused: %s: %s", v.Status, v.Message)
 	}
 }
@@ -346,7 +346,7 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 	if got := seen(); len(got) > 0 {
 		t.Fatalf("a committed .terraform redirected the pull request's plan (%s: %s): %v", v.Status, v.Message, got)
 	}
-	if statusOf(v.Run) != StatusSucceeded || len(lseen()) == 0 {
+	if v.Run.Status != StatusSucceeded || len(lseen()) == 0 {
 		t.Fatalf("the plan did not run against the checkout's host: %s: %s", v.Status, v.Message)
 	}
 }

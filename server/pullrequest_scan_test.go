@@ -134,7 +134,7 @@ func TestAPullRequestsGitModuleReadingRemoteStateIsRefused(t *testing.T) {
 		return map[string]string{"mod.tf": "module \"m\" {\n  source = \"git::file://" + repo + "\"\n}\n"}
 	})
 	t.Logf("%s: %s; steps %v; findings %+v", v.Status, v.Message, stepNames(v), v.Findings)
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "terraform_remote_state") || slices.Contains(stepNames(v), "plan") {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "terraform_remote_state") || slices.Contains(stepNames(v), "plan") {
 		t.Fatalf("a branch's git module reading a remote state: %s: %s", v.Status, v.Message)
 	}
 }

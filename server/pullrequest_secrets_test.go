@@ -112,7 +112,7 @@ func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 }
 
 // Promise (README "Pull-request plans": the branch's plan runs with the
-// checkout's credentials, its own keys are masked; oplog.go newScrubber knows
+// checkout's credentials, its own keys are masked; server/oplog NewScrubber knows
 // every static secret of the configuration, for the operator log). Once, a
 // branch whose resource read file() of the server's configuration file
 // printed another template's static production secret in clear into its plan

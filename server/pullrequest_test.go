@@ -51,7 +51,7 @@ func TestPullRequestPlanWithFindingIsRefused(t *testing.T) {
 	before := h.git("status", "--porcelain", "--ignored")
 	head := h.git("rev-parse", "HEAD")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "data.external.steal") || !strings.Contains(v.Message, "no tofu plan started") {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "data.external.steal") || !strings.Contains(v.Message, "no tofu plan started") {
 		t.Fatalf("a pull request's plan with an external data source: %s: %s", v.Status, v.Message)
 	}
 	if len(v.Steps) != 0 {
@@ -90,7 +90,7 @@ func TestPullRequestPlanOfACleanBranch(t *testing.T) {
 	state := readFile(t, filepath.Join(h.project, "infra/data/terraform.tfstate"))
 	before := h.git("status", "--porcelain", "--ignored")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "clean")
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("a clean branch: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 	if v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") || v.Commit.Ref != "clean" {
@@ -180,7 +180,7 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 	top("commit", "-q", "-m", "more")
 	top("checkout", "-q", "main")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "more")
-	if statusOf(v.Run) != StatusSucceeded || v.Commit == nil || v.Commit.SHA != top("rev-parse", "more") {
+	if v.Run.Status != StatusSucceeded || v.Commit == nil || v.Commit.SHA != top("rev-parse", "more") {
 		t.Fatalf("a project inside a repository: %s: %s (commit %+v)", v.Status, v.Message, v.Commit)
 	}
 	if log := h.mustSSH("bob", "log", v.ID); !strings.Contains(log, "terraform_data.more will be created") {
@@ -193,7 +193,7 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("deploy-bot", "data", "--dry-run", "--ref", "clean")
-	if statusOf(v.Run) != StatusAwaitingApproval || len(v.Steps) != 0 {
+	if v.Run.Status != StatusAwaitingApproval || len(v.Steps) != 0 {
 		t.Fatalf("an agent's pull-request plan: %s (%s), steps %v", v.Status, v.Message, stepNames(v))
 	}
 }
@@ -205,16 +205,16 @@ func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 	h.git("tag", "v-evil", "evil")
 	h.git("tag", "-a", "-m", "annotated", "v-clean", "clean")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "v-evil")
-	if statusOf(v.Run) != StatusRefused || len(v.Steps) != 0 {
+	if v.Run.Status != StatusRefused || len(v.Steps) != 0 {
 		t.Fatalf("tag of the evil branch: %s (%s) steps %v", v.Status, v.Message, stepNames(v))
 	}
 	v = h.launchWait("alice", "data", "--dry-run", "--ref", "v-clean")
-	if statusOf(v.Run) != StatusSucceeded || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") {
+	if v.Run.Status != StatusSucceeded || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") {
 		t.Fatalf("annotated tag: %s (%s) commit %+v", v.Status, v.Message, v.Commit)
 	}
 	short := h.git("rev-parse", "--short=8", "evil")
 	v = h.launchWait("alice", "data", "--dry-run", "--ref", short)
-	if statusOf(v.Run) != StatusRefused || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "evil") {
+	if v.Run.Status != StatusRefused || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "evil") {
 		t.Fatalf("abbreviated SHA: %s (%s) commit %+v", v.Status, v.Message, v.Commit)
 	}
 	// A commit message search and a reflog form name commits too; a ref
@@ -235,7 +235,7 @@ func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 func TestARerunOfARefusedPullRequestScansAgain(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
-	if statusOf(v.Run) != StatusRefused {
+	if v.Run.Status != StatusRefused {
 		t.Fatalf("evil: %s", v.Status)
 	}
 	out, _, _ := h.ssh("alice", "rerun", v.ID, "--wait", "--json")

@@ -34,14 +34,14 @@ func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 	startWorker(t, w1)
 
 	v := h.launchWait("alice", "rpr", "--dry-run", "--ref", "be")
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "backend") {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "backend") {
 		t.Fatalf("a branch changing the backend: %s: %s", v.Status, v.Message)
 	}
 	if v.Commit == nil || v.Commit.Ref != "be" || v.Commit.SHA != be {
 		t.Errorf("the refused pull request's plan records commit %+v, not ref be at %s (the worker's HEAD is %s)", v.Commit, be, head)
 	}
 	v = h.launchWait("alice", "rpr", "--dry-run", "--ref", "no-such-branch")
-	if statusOf(v.Run) != StatusFailed {
+	if v.Run.Status != StatusFailed {
 		t.Fatalf("a ref the worker lacks: %s: %s", v.Status, v.Message)
 	}
 	if v.Commit == nil || v.Commit.Ref != "no-such-branch" || v.Commit.SHA == head {

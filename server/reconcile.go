@@ -68,15 +68,15 @@ func (s *Server) Reconcile(ctx context.Context, who Identity, checkID string) (s
 func (s *Server) reconcilable(r store.Run) error {
 	c, t := r.Check, s.config().Templates[r.Template]
 	switch {
-	case Kind(r.Kind) != KindCheck:
-		return errorf(ErrInvalid, "run %s is %s, not a drift check; a reconcile is proposed only from a check that kept a plan (`launch %s --check`)", r.ID, kindPhrase(Kind(r.Kind)), r.Template)
+	case r.Kind != KindCheck:
+		return errorf(ErrInvalid, "run %s is %s, not a drift check; a reconcile is proposed only from a check that kept a plan (`launch %s --check`)", r.ID, kindPhrase(r.Kind), r.Template)
 	case c != nil && c.SupersededBy != "":
 		return errorf(ErrConflict, "check %s's plan was dropped by check %s, a newer check of the same working directory; propose the reconcile from that one (`show %s`)", r.ID, c.SupersededBy, c.SupersededBy)
 	case c != nil && c.ReconciledBy != "":
 		return errorf(ErrConflict, "check %s was already reconciled by run %s (`show %s`); a kept plan is proposed once", r.ID, c.ReconciledBy, c.ReconciledBy)
 	case c != nil && !c.Drifted:
 		return errorf(ErrConflict, "check %s found no drift, so it kept no plan and there is nothing to reconcile", r.ID)
-	case statusOf(r) != StatusSucceeded || c == nil || !c.Kept || c.Plan == nil:
+	case r.Status != StatusSucceeded || c == nil || !c.Kept || c.Plan == nil:
 		return errorf(ErrConflict, "check %s kept no plan (it is %s: %s); run the check again", r.ID, r.Status, screentext.Sentence(r.Message))
 	case t == nil:
 		return errorf(ErrConflict, "template %q of check %s is no longer configured, so its plan cannot be applied", r.Template, r.ID)
@@ -190,13 +190,13 @@ func reconcileRun(check store.Run, who Identity) *store.Run {
 	r := &store.Run{
 		Template: check.Template, Project: check.Project, Tool: check.Tool, Command: check.Command,
 		Workdir: check.Workdir, WorkdirID: check.WorkdirID, Queue: check.Queue,
-		Kind: string(KindReconcile), ReconcileOf: check.ID,
-		Requester: who.Name, RequesterKind: "user",
+		Kind: KindReconcile, ReconcileOf: check.ID,
+		Requester: who.Name, RequesterKind: RequesterPerson,
 		Vars: check.Vars, SecretVars: check.SecretVars, Answers: check.Answers,
-		Status: string(StatusAwaitingApproval), Phase: string(phasePlan), ExitCode: -1, CreatedAt: time.Now(),
+		Status: StatusAwaitingApproval, Phase: phasePlan, ExitCode: -1, CreatedAt: time.Now(),
 	}
 	if who.Agent {
-		r.RequesterKind = "agent"
+		r.RequesterKind = RequesterAgent
 	}
 	return r
 }
@@ -227,7 +227,7 @@ func resealAnswers(s *Server, check store.Run, r *store.Run) error {
 func reconcileProposal(check store.Run, r store.Run, holds []store.Hold) *store.Proposal {
 	p := *check.Check.Plan
 	p.Requested = requestedHow(r) + ", a reconcile of check " + check.ID
-	p.Stage = string(StagePlan)
+	p.Stage = StagePlan
 	p.Used, p.Stale, p.StaleReason = false, false, ""
 	p.Holds = append([]store.Hold{{Rule: reconcileHold, Reason: "a reconcile carries the plan check " + check.ID + " kept; a person releases it"}}, holds...)
 	p.Refusals = nil

@@ -171,7 +171,7 @@ func TestReconcileIsHeldForTheCheckPlanApprovers(t *testing.T) {
 	}
 	r := h.heldReconcile("2", "few-destroys", []string{"alice"})
 	h.mustSSH("bob", "approve", r.ID, "--digest", v.Check.Plan.Digest)
-	if now := h.show("bob", r.ID); Status(now.Status) != StatusAwaitingApproval || !strings.Contains(now.Message, "still held by rule few-destroys (alice)") {
+	if now := h.show("bob", r.ID); now.Status != StatusAwaitingApproval || !strings.Contains(now.Message, "still held by rule few-destroys (alice)") {
 		t.Fatalf("after bob's approval the reconcile is %s: %s", now.Status, now.Message)
 	}
 	if _, errOut, code := h.ssh("dave", "approve", r.ID, "--digest", v.Check.Plan.Digest); code == 0 || !strings.Contains(errOut, "not among the approvers") {
@@ -256,7 +256,7 @@ template "rdata" {
 }
 `)
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
-	if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "rdata"); v.Status != StatusSucceeded {
 		t.Fatalf("the first apply: %s %s", v.Status, v.Message)
 	}
 	check := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")

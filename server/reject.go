@@ -31,7 +31,7 @@ func (s *Server) Reject(ctx context.Context, who Identity, id, reason string) (s
 		if err := s.mayReject(*r, who); err != nil {
 			return err
 		}
-		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: string(DecisionReject), Reason: reason, At: time.Now()})
+		r.Approvals = append(r.Approvals, store.Approval{By: who.Name, Stage: r.Proposal.Stage, Digest: r.Proposal.Digest, Decision: DecisionReject, Reason: reason, At: time.Now()})
 		r.Message = fmt.Sprintf("Rejected by %s: %s", screentext.Field(who.Name), shown)
 		return setStatus(r, StatusRejected)
 	}, func(store.Run) store.AuditEvent { return auditEvent(id, who.Name, "reject", shown) })

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/server/logs"
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
@@ -74,7 +75,7 @@ type relayLease struct {
 	inStep bool      // and it has not reported its end (h.mu)
 	locks  string    // the first step started that can take a state lock, "" while none has (h.mu)
 	apply  bool      // an apply step started: it may have changed infrastructure and state (h.mu)
-	sink   *logSink
+	sink   *logs.Sink
 	masker *mask.Masker
 	out    *mask.Writer
 
@@ -116,8 +117,8 @@ func (h *relayHub) leaseTimeout(pool string) time.Duration {
 	return defaultLeaseTimeout
 }
 
-// start watches leases and offers until ctx ends.
-func (h *relayHub) start(ctx context.Context) {
+// watchLeases watches leases and offers until ctx ends.
+func (h *relayHub) watchLeases(ctx context.Context) {
 	go func() {
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()

@@ -34,9 +34,7 @@ func TestRelayBenchmark(t *testing.T) {
 		fmt.Fprintf(&tmpl, "template \"r%d\" {\n project = \"infra\"\n command = \"infra/n%d\"\n queue = \"eu\"\n vars = { region = \"r\" }\n}\n", i, i)
 	}
 	h, keys, identity := relayHarness(t, tmpl.String())
-	h.srv.sched.mu.Lock()
-	h.srv.sched.max = 1
-	h.srv.sched.mu.Unlock()
+	h.srv.sched.SetMax(1)
 	copyNetwork(t, h.project)
 	for _, name := range []string{"w1", "w2"} {
 		w := relayWorkerCfg(t, h, name, "eu", keys[name], identity)
@@ -47,9 +45,7 @@ func TestRelayBenchmark(t *testing.T) {
 	localLat, relayLat := firstLineLatency(t, h, "l"), firstLineLatency(t, h, "r")
 	local1 := throughput(t, h, "l")
 	relay := throughput(t, h, "r")
-	h.srv.sched.mu.Lock()
-	h.srv.sched.max = 2
-	h.srv.sched.mu.Unlock()
+	h.srv.sched.SetMax(2)
 	local2 := throughput(t, h, "l")
 	t.Logf("100 dry runs: control node alone (max_parallel 1) %s, (max_parallel 2) %s; 2 relay workers %s", local1, local2, relay)
 	t.Logf("throughput ratio 2 workers / control node alone: %.2f (max_parallel 1), %.2f (max_parallel 2)", local1.Seconds()/relay.Seconds(), local2.Seconds()/relay.Seconds())
@@ -91,7 +87,7 @@ func throughput(t *testing.T, h *harness, prefix string) time.Duration {
 	}
 	for _, id := range ids {
 		h.waitStatus(id, StatusSucceeded, StatusFailed)
-		if r, _ := h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) {
+		if r, _ := h.srv.db.GetRun(id); r.Status != StatusSucceeded {
 			t.Fatalf("run %s: %s %s", id, r.Status, r.Message)
 		}
 	}
@@ -107,7 +103,7 @@ func firstLineLatency(t *testing.T, h *harness, prefix string) time.Duration {
 	for i := range 15 {
 		runs, _ := h.srv.db.ListRuns()
 		next := strconv.Itoa(len(runs) + 1)
-		events, stop := h.srv.broker.subscribeLog(next)
+		events, stop := h.srv.broker.SubscribeLog(next)
 		start := time.Now()
 		r, err := h.srv.Launch(context.Background(), benchWho, LaunchRequest{Template: fmt.Sprintf("%s%d", prefix, i%10), Kind: KindPlan})
 		if err != nil || r.ID != next {

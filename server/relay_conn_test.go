@@ -38,7 +38,7 @@ func TestAPausedWorkersConnectionIsClosed(t *testing.T) {
 	}
 	handOverPlan(raw, id, job.Token, plan, js)
 	settlePlanPhase(h, id, 30*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+	if r, _ := h.srv.db.GetRun(id); r.Phase != phaseApply || r.Status != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
 	raw.Send(relay.Msg{Type: relay.MsgPoll})
@@ -150,13 +150,13 @@ func TestAFullOutboxCannotFreezeTheLeaseWatcher(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	var br store.Run
 	for time.Now().Before(deadline) {
-		if br, _ = h.srv.db.GetRun(bid); Status(br.Status) != StatusRunning {
+		if br, _ = h.srv.db.GetRun(bid); br.Status != StatusRunning {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Logf("b1's dry run: %s (%s); the watcher in lose -> shut: %d", br.Status, br.Message, countStacks("(*relayHub).lose", "relay.(*Conn).Shut"))
-	if Status(br.Status) == StatusRunning {
+	if br.Status == StatusRunning {
 		t.Fatalf("10s after worker b1 of pool bare went silent (lease timeout 2s) its run %s is still running: the lease watcher is blocked in lose -> send -> shut -> sess.Close behind worker w2 of pool eu, which stopped reading", bid)
 	}
 }

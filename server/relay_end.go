@@ -46,18 +46,26 @@ func (h *relayHub) leaseMessage(w *relayWorker, c *relay.Conn, m relay.Msg) {
 	case relay.MsgScanned:
 		h.scanned(l, c, m)
 	case relay.MsgPlanning, relay.MsgPlanStart, relay.MsgPlanChunk, relay.MsgPlanEnd:
-		if l.scanWhy != "" && !l.scanDone {
-			_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over a plan only after its scan"})
-			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job scanned before it plans without sending its scan; nothing of it was kept.", w.name))
-			return
-		}
-		if !l.handsPlan {
-			_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
-			h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
-			return
-		}
-		h.planMessage(l, m)
+		h.planHandover(w, l, c, m)
 	}
+}
+
+// planHandover carries out a message of a saved plan's handover, with
+// l.mu held: a job scanned before it plans hands its plan over only after
+// its scan, and a job that hands over no plan (a dry run, an apply's apply
+// phase) none; either is refused and ends the run failed.
+func (h *relayHub) planHandover(w *relayWorker, l *relayLease, c *relay.Conn, m relay.Msg) {
+	if l.scanWhy != "" && !l.scanDone {
+		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over a plan only after its scan"})
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job scanned before it plans without sending its scan; nothing of it was kept.", w.name))
+		return
+	}
+	if !l.handsPlan {
+		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: m.Run, Token: m.Token, Message: "this job hands over no saved plan"})
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s sent a saved plan for a job that hands over none (a dry run, or an apply's apply phase); it was refused and nothing of it was kept.", w.name))
+		return
+	}
+	h.planMessage(l, m)
 }
 
 // expired reports whether l has had no heartbeat for its pool's timeout.
@@ -134,7 +142,7 @@ const relayMaxSteps = 32
 // only moves the lease's step.
 func (h *relayHub) recordStep(l *relayLease, m relay.Msg) {
 	if !slices.Contains(relaySteps, m.Step) {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported a step this version does not run (%d bytes of name); the run was ended there. Check the worker's version and host.", l.worker.name, len(m.Step)))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported a step this version does not run (%d bytes of name); the run was ended there. Check the worker's version and host.", l.worker.name, len(m.Step)))
 		return
 	}
 	if m.Quiet {
@@ -157,7 +165,7 @@ func (h *relayHub) recordStep(l *relayLease, m relay.Msg) {
 		r.Steps = append(r.Steps, store.Step{Name: m.Step, ExitCode: m.Exit, Started: m.Started, Finished: m.Finished})
 		return nil
 	}); errors.Is(err, errTooMany) {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported more steps than a run has (%d); the run was ended there. Check the worker's version and host.", l.worker.name, relayMaxSteps))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("Worker %s reported more steps than a run has (%d); the run was ended there. Check the worker's version and host.", l.worker.name, relayMaxSteps))
 	} else if err != nil {
 		h.s.log.Error("recording a worker's step", "run", l.job.runID, "err", err)
 	}
@@ -166,47 +174,63 @@ func (h *relayHub) recordStep(l *relayLease, m relay.Msg) {
 // result ends a leased run as its worker reports: succeeded, failed, or
 // cancelled (after a cancel); anything else counts as failed.
 func (h *relayHub) result(l *relayLease, m relay.Msg) {
-	msg := l.masker.String(m.Message)
-	status := StatusFailed
-	switch m.Status {
-	case StatusSucceeded:
-		if l.scanWhy != "" && !l.scanDone {
-			h.end(l, StatusFailed, m.Exit, fmt.Sprintf("Worker %s reported success for a job scanned before it plans without sending its scan; nothing of it was kept as a plan the rules let through.", l.worker.name))
-			return
-		}
-		if l.gated {
-			h.end(l, StatusFailed, m.Exit, fmt.Sprintf("Worker %s reported success for a gated apply's plan without handing its saved plan over; nothing was proposed or applied.", l.worker.name))
-			return
-		}
-		status = StatusSucceeded
-		if l.kind == KindCheck {
-			msg = h.noDrift(l)
-		}
-	case StatusStale:
-		if r, err := h.s.db.GetRun(l.job.runID); err == nil && l.applies { // only a saved plan can be stale
-			status, msg = StatusStale, staleMessage(r)
-		}
-	case StatusRefused:
-		if l.scanWhy != "" { // only a scanned job's steps refuse on a worker; anything else counts as failed
-			status = StatusRefused
-		}
-	case StatusInterrupted:
-		status = StatusInterrupted // the worker was stopped outright
-		h.mu.Lock()
-		l.worker.stopped = true
-		h.mu.Unlock()
-	case StatusCancelled:
-		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" { // only a cancel cancels
-			status = StatusCancelled
-			msg = fmt.Sprintf("Cancelled by %s during %s on worker %s; the tool was sent an interrupt so it could release its state lock.", r.CancelRequested, l.step, l.worker.name)
-		}
+	status, msg, refusal := h.reportedEnd(l, m)
+	if refusal != "" {
+		h.finishLease(l, StatusFailed, m.Exit, refusal)
+		return
 	}
 	if m.Commit != nil {
 		if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error { recordWorkerCommit(r, *m.Commit); return nil }); err != nil {
 			h.s.log.Error("recording a worker's commit", "run", l.job.runID, "err", err)
 		}
 	}
-	h.end(l, status, m.Exit, msg)
+	h.finishLease(l, status, m.Exit, msg)
+}
+
+// reportedEnd is the status and sentence a worker's result m ends l with:
+// the status it reports where the job can have it, failed otherwise. A
+// success the job cannot have is a refusal instead: the sentence the run
+// ends failed with, nothing of it kept.
+func (h *relayHub) reportedEnd(l *relayLease, m relay.Msg) (status Status, msg, refusal string) {
+	msg = l.masker.String(m.Message)
+	switch m.Status {
+	case StatusSucceeded:
+		return h.reportedSuccess(l, msg)
+	case StatusStale:
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil && l.applies { // only a saved plan can be stale
+			return StatusStale, staleMessage(r), ""
+		}
+	case StatusRefused:
+		if l.scanWhy != "" { // only a scanned job's steps refuse on a worker; anything else counts as failed
+			return StatusRefused, msg, ""
+		}
+	case StatusInterrupted:
+		h.mu.Lock()
+		l.worker.stopped = true
+		h.mu.Unlock()
+		return StatusInterrupted, msg, "" // the worker was stopped outright
+	case StatusCancelled:
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.CancelRequested != "" { // only a cancel cancels
+			return StatusCancelled, fmt.Sprintf("Cancelled by %s during %s on worker %s; the tool was sent an interrupt so it could release its state lock.", r.CancelRequested, l.step, l.worker.name), ""
+		}
+	}
+	return StatusFailed, msg, ""
+}
+
+// reportedSuccess is reportedEnd of a success: refused for a job scanned
+// before it plans that sent no scan, and for a gated apply's plan (whose
+// saved plan must be handed over); a check's sentence says what it found.
+func (h *relayHub) reportedSuccess(l *relayLease, msg string) (Status, string, string) {
+	if l.scanWhy != "" && !l.scanDone {
+		return "", "", fmt.Sprintf("Worker %s reported success for a job scanned before it plans without sending its scan; nothing of it was kept as a plan the rules let through.", l.worker.name)
+	}
+	if l.gated {
+		return "", "", fmt.Sprintf("Worker %s reported success for a gated apply's plan without handing its saved plan over; nothing was proposed or applied.", l.worker.name)
+	}
+	if l.kind == KindCheck {
+		msg = h.noDrift(l)
+	}
+	return StatusSucceeded, msg, ""
 }
 
 // recordWorkerCommit records on r the commit its worker reports it ran. A
@@ -234,9 +258,9 @@ func (h *relayHub) takeBack(l *relayLease) bool {
 	return true
 }
 
-// end records how a leased run ended, once: the sentence in the log, the
+// finishLease records how a leased run ended, once: the sentence in the log, the
 // status, the audit entry; the lease is dropped and the pool goes on.
-func (h *relayHub) end(l *relayLease, status Status, exit int, msg string) {
+func (h *relayHub) finishLease(l *relayLease, status Status, exit int, msg string) {
 	if !h.takeBack(l) {
 		return
 	}
@@ -263,9 +287,33 @@ func (h *relayHub) end(l *relayLease, status Status, exit int, msg string) {
 // expire ends the leases whose worker stopped heartbeating and takes back
 // offers nobody answered.
 func (h *relayHub) expire(now time.Time) {
-	var lost []*relayLease
 	h.mu.Lock()
-	var unstopped []*relayLease
+	lost, unstopped := h.overdueLocked(now)
+	pools := h.expireWorkersLocked(now)
+	h.mu.Unlock()
+	for _, l := range lost {
+		l.mu.Lock()
+		if h.current(l) && h.expired(l, time.Now()) {
+			h.lose(l, now)
+		}
+		l.mu.Unlock()
+	}
+	for _, l := range unstopped {
+		l.mu.Lock()
+		if h.current(l) {
+			h.finishLease(l, StatusCancelled, -1, fmt.Sprintf("Cancelled; worker %s did not end the run within cancel_grace and the lease timeout after the cancel, so its lease was taken back and anything it still reports is rejected. Check the state: a state lock may be left.", l.worker.name))
+		}
+		l.mu.Unlock()
+	}
+	for _, p := range pools {
+		h.dispatch(p)
+	}
+}
+
+// overdueLocked lists, with h.mu held, the sent leases at now with no
+// heartbeat for their pool's timeout (lost) and those still running past
+// the time a cancel gave them (unstopped).
+func (h *relayHub) overdueLocked(now time.Time) (lost, unstopped []*relayLease) {
 	for _, l := range h.leases {
 		switch {
 		case !l.sent: // the control node still prepares its job
@@ -275,6 +323,14 @@ func (h *relayHub) expire(now time.Time) {
 			unstopped = append(unstopped, l)
 		}
 	}
+	return lost, unstopped
+}
+
+// expireWorkersLocked, with h.mu held, shuts the sessions of workers that
+// stopped reading for their pool's timeout and takes back the offers
+// unanswered as long; it returns the pools of the offers taken back, in
+// the workers' order.
+func (h *relayHub) expireWorkersLocked(now time.Time) []string {
 	var pools []string
 	for _, w := range h.workers {
 		if w.conn != nil && !w.conn.Closed() && w.conn.StuckFor(now) > h.timeoutLocked(w.pool) {
@@ -287,24 +343,7 @@ func (h *relayHub) expire(now time.Time) {
 			pools = append(pools, w.pool)
 		}
 	}
-	h.mu.Unlock()
-	for _, l := range lost {
-		l.mu.Lock()
-		if h.current(l) && h.expired(l, time.Now()) {
-			h.lose(l, now)
-		}
-		l.mu.Unlock()
-	}
-	for _, l := range unstopped {
-		l.mu.Lock()
-		if h.current(l) {
-			h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled; worker %s did not end the run within cancel_grace and the lease timeout after the cancel, so its lease was taken back and anything it still reports is rejected. Check the state: a state lock may be left.", l.worker.name))
-		}
-		l.mu.Unlock()
-	}
-	for _, p := range pools {
-		h.dispatch(p)
-	}
+	return pools
 }
 
 // lose fails a run whose worker stopped heartbeating, naming the step it
@@ -329,7 +368,7 @@ func (h *relayHub) lose(l *relayLease, now time.Time) {
 	msg := fmt.Sprintf("Worker %s of pool %s stopped heartbeating %s: no heartbeat for %s (the lease timeout), so it lost its lease and the run failed; %s. Nothing was re-run: check the state, then `rerun %s` if it should go on.",
 		l.worker.name, l.job.pool, where, timeout, lock, l.job.runID)
 	h.s.workerEvent(l.job.runID, l.worker.name, "worker lost", msg)
-	h.end(l, StatusFailed, -1, msg)
+	h.finishLease(l, StatusFailed, -1, msg)
 	if c != nil {
 		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: l.job.runID, Token: l.token, Message: msg})
 	}

@@ -35,7 +35,7 @@ rule "hold-rnet" {
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region=g1", "--json"))
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
 	held, _ := h.srv.db.GetRun(id)
-	if Status(held.Status) != StatusAwaitingApproval || held.PlannedBy != "w1" || held.Proposal == nil {
+	if held.Status != StatusAwaitingApproval || held.PlannedBy != "w1" || held.Proposal == nil {
 		t.Fatalf("the gated plan: %s by %q: %s", held.Status, held.PlannedBy, held.Message)
 	}
 	if !strings.Contains(held.Proposal.PlanText, "vpc-g1") {
@@ -53,7 +53,7 @@ rule "hold-rnet" {
 	h.mustSSH("bob", "approve", id, "--digest", digest)
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
 	done, _ := h.srv.db.GetRun(id)
-	if Status(done.Status) != StatusSucceeded || done.PlannedBy != "w1" || done.AppliedBy != "w2" || !strings.Contains(done.Message, digest) {
+	if done.Status != StatusSucceeded || done.PlannedBy != "w1" || done.AppliedBy != "w2" || !strings.Contains(done.Message, digest) {
 		t.Fatalf("the apply: %s planned by %q applied by %q: %s", done.Status, done.PlannedBy, done.AppliedBy, done.Message)
 	}
 	if _, err := os.Stat(filepath.Join(w2.Projects["infra"].Path, "infra/network/terraform.tfstate")); err != nil {
@@ -122,7 +122,7 @@ rule "hold-rnet" {
 		t.Errorf("a chunk after the refusal: %+v", m)
 	}
 	b, _ := json.Marshal(r)
-	if strings.Contains(string(b), "approve") && r.Status != string(StatusFailed) {
+	if strings.Contains(string(b), "approve") && r.Status != StatusFailed {
 		t.Errorf("run %s", b)
 	}
 }
@@ -144,11 +144,11 @@ template "rdata" {
 }
 `)
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
-	if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "rdata"); v.Status != StatusSucceeded {
 		t.Fatalf("the first apply: %s %s", v.Status, v.Message)
 	}
 	check := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
-	if Status(check.Status) != StatusSucceeded || check.Check == nil || !check.Check.Kept || check.PlannedBy != "w1" ||
+	if check.Status != StatusSucceeded || check.Check == nil || !check.Check.Kept || check.PlannedBy != "w1" ||
 		!strings.Contains(check.Message, "`reconcile "+check.ID+"`") {
 		t.Fatalf("the check: %s kept=%v by %q: %s", check.Status, check.Check != nil && check.Check.Kept, check.PlannedBy, check.Message)
 	}
@@ -158,11 +158,11 @@ template "rdata" {
 	}
 	h.mustSSH("bob", "approve", rec.ID, "--digest", rec.Proposal.Digest)
 	h.waitStatus(rec.ID, StatusSucceeded, StatusFailed, StatusStale)
-	if r, _ := h.srv.db.GetRun(rec.ID); r.Status != string(StatusSucceeded) || r.AppliedBy != "w1" || !strings.Contains(r.Message, rec.Proposal.Digest) {
+	if r, _ := h.srv.db.GetRun(rec.ID); r.Status != StatusSucceeded || r.AppliedBy != "w1" || !strings.Contains(r.Message, rec.Proposal.Digest) {
 		t.Fatalf("the reconcile: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
 	}
 	again := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
-	if Status(again.Status) != StatusSucceeded || !strings.Contains(again.Message, "No drift") || again.Check == nil || again.Check.Kept {
+	if again.Status != StatusSucceeded || !strings.Contains(again.Message, "No drift") || again.Check == nil || again.Check.Kept {
 		t.Errorf("the check after the reconcile: %s %s", again.Status, again.Message)
 	}
 }
@@ -221,7 +221,7 @@ rule "hold-big" {
 	}
 	startWorker(t, w1)
 	v := h.launchWait("alice", "rbig")
-	if Status(v.Status) != StatusFailed || v.Proposal != nil {
+	if v.Status != StatusFailed || v.Proposal != nil {
 		t.Fatalf("the big plan: %s proposal=%v: %s", v.Status, v.Proposal != nil, v.Message)
 	}
 	for _, want := range []string{" MiB (", "bytes), over the 19 MiB a plan file may cross the relay", "without proposing an apply", "Run it on a queue the control node executes, or split the configuration"} {
@@ -242,21 +242,21 @@ func TestRelayAgentApplyTakesTwoApprovals(t *testing.T) {
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	id := runIDOf(t, h.mustSSH("deploy-bot", "launch", "rnet", "--var", "region=bot", "--json"))
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil || Stage(r.Proposal.Stage) != StageRequest || len(r.Steps) != 0 {
+	if r.Status != StatusAwaitingApproval || r.Proposal == nil || r.Proposal.Stage != StageRequest || len(r.Steps) != 0 {
 		t.Fatalf("the agent's apply: %s %+v steps %v", r.Status, r.Proposal, r.Steps)
 	}
 	h.mustSSH("alice", "approve", id, "--digest", r.Proposal.Digest)
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
 	waitFor(t, "the plan's proposal", 30*time.Second, func() bool {
 		r, _ = h.srv.db.GetRun(id)
-		return r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan || Status(r.Status) == StatusFailed
+		return r.Proposal != nil && r.Proposal.Stage == StagePlan || r.Status == StatusFailed
 	})
-	if Stage(r.Proposal.Stage) != StagePlan || r.PlannedBy != "w1" {
+	if r.Proposal.Stage != StagePlan || r.PlannedBy != "w1" {
 		t.Fatalf("after the first release: %s %s by %q: %s", r.Status, r.Proposal.Stage, r.PlannedBy, r.Message)
 	}
 	h.mustSSH("alice", "approve", id, "--digest", r.Proposal.Digest)
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-	if r, _ = h.srv.db.GetRun(id); r.Status != string(StatusSucceeded) || r.AppliedBy != "w1" {
+	if r, _ = h.srv.db.GetRun(id); r.Status != StatusSucceeded || r.AppliedBy != "w1" {
 		t.Errorf("after the second release: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
 	}
 }
@@ -317,12 +317,12 @@ func TestAnApplyWorkerCannotSwapTheApprovedPlan(t *testing.T) {
 		}
 		t.Errorf("the approved run's proposal is now %s (approved %s): the apply worker's plan replaced it; status %s: %s", got, digestA, r.Status, r.Message)
 	}
-	if Status(r.Status) == StatusAwaitingApproval {
+	if r.Status == StatusAwaitingApproval {
 		t.Errorf("the approved run went back to awaiting approval with the worker's plan: %s", r.Message)
 	}
 	// The refusal ends the run, and its end drops the sealed plan (spec:
 	// "wiped when the apply ends"); while a plan is stored it is A's.
-	if _, err := h.srv.db.GetBlob(blobPlan, a); err == nil || !statusOf(r).Final() {
+	if _, err := h.srv.db.GetBlob(blobPlan, a); err == nil || !r.Status.Final() {
 		if _, err := h.srv.openSealedPlan(a, digestA); err != nil {
 			t.Errorf("the approved run's sealed plan was overwritten by the worker's: %v", err)
 		}
@@ -361,13 +361,13 @@ func TestADryRunWorkerCannotTurnItIntoAnApply(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) != StatusRunning && Status(r.Status) != StatusQueued {
+		if r.Status != StatusRunning && r.Status != StatusQueued {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	r, _ := h.srv.db.GetRun(id)
-	if Phase(r.Phase) == phaseApply || r.AppliedBy != "" {
+	if r.Phase == phaseApply || r.AppliedBy != "" {
 		t.Errorf("dry run %s got an apply phase: status %s, applied by %q: %s", id, r.Status, r.AppliedBy, r.Message)
 	}
 	if _, err := os.Stat(filepath.Join(w3.Projects["infra"].Path, "infra/network/terraform.tfstate")); err == nil {
@@ -398,7 +398,7 @@ func TestAGatedPlanPhaseCannotEndItsApplySucceeded(t *testing.T) {
 	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "Applied."})
 	h.waitStatus(id, StatusSucceeded, StatusFailed, StatusAwaitingApproval)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) == StatusSucceeded {
+	if r.Status == StatusSucceeded {
 		t.Errorf("a held apply is recorded succeeded with no approval (proposal %v, approvals %d): %q", r.Proposal != nil, len(r.Approvals), r.Message)
 	}
 }
@@ -424,7 +424,7 @@ func TestAHeldPlanShowsNoApplier(t *testing.T) {
 	handOverPlan(raw, id, job.Token, plan, js)
 	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusAwaitingApproval {
+	if r.Status != StatusAwaitingApproval {
 		t.Fatalf("the destroy plan was not held: %s %s", r.Status, r.Message)
 	}
 	if r.AppliedBy != "" {
@@ -465,7 +465,7 @@ rule "gate13f" {
 	}
 	blob, _ := h.srv.db.GetBlob(blobPlan, id)
 	t.Logf("%s: %s\nproposal %s (sealed plan %d bytes; planned by %s, applied by %q)", r.Status, r.Message, r.Proposal.Digest, len(blob), r.PlannedBy, r.AppliedBy)
-	if Status(r.Status) != StatusSucceeded {
+	if r.Status != StatusSucceeded {
 		t.Fatalf("a plan of 17.5 MiB, under the 19 MiB the relay takes, planned on worker w1 and passed by the rules, was not applied: %s: %s", r.Status, r.Message)
 	}
 }
@@ -484,7 +484,7 @@ func heldPlans(t *testing.T, h *harness, keys map[string]relayKey, identity stri
 		id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--var", "region="+region, "--json"))
 		h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil {
+		if r.Status != StatusAwaitingApproval || r.Proposal == nil {
 			t.Fatalf("gated plan %s: %s %s", id, r.Status, r.Message)
 		}
 		plain, err := h.srv.openSealedPlan(id, r.Proposal.Digest)

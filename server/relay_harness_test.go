@@ -152,7 +152,7 @@ func settlePlanPhase(h *harness, id string, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) != StatusRunning || Phase(r.Phase) == phaseApply {
+		if r.Status != StatusRunning || r.Phase == phaseApply {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -29,10 +29,10 @@ func (s *Server) checkRelayLaunch(who Identity, req LaunchRequest, t *config.Tem
 	if err := exec.CheckCommand(t.Command); err != nil {
 		return nil, errorf(ErrInvalid, "template %q: refusing working directory: %v", t.Name, err)
 	}
-	probe := store.Run{Template: t.Name, Project: t.Project, Kind: string(kind), Requester: who.Name,
-		RequesterKind: "user", RequireApproval: req.RequireApproval, AIProposal: req.AIProposal}
+	probe := store.Run{Template: t.Name, Project: t.Project, Kind: kind, Requester: who.Name,
+		RequesterKind: RequesterPerson, RequireApproval: req.RequireApproval, AIProposal: req.AIProposal}
 	if who.Agent {
-		probe.RequesterKind = "agent"
+		probe.RequesterKind = RequesterAgent
 	}
 	if err := s.relayRefusal(probe, t, pool); err != nil {
 		return nil, err
@@ -73,10 +73,10 @@ func (s *Server) relayRef(project, ref string, kind Kind) (*store.Commit, error)
 func (s *Server) relayRefusal(probe store.Run, t *config.Template, pool string) error {
 	where := fmt.Sprintf("template %q runs on pool %s", t.Name, pool)
 	instead := "point the template at a queue the control node executes for it"
-	if Kind(probe.Kind) == KindCheck || Kind(probe.Kind) == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(probe)) {
+	if probe.Kind == KindCheck || probe.Kind == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(probe)) {
 		if p := s.config().Pools[pool]; p == nil || p.DeliveryKey == "" {
 			what := "a gated apply: a rule covers this apply, and its saved plan"
-			if Kind(probe.Kind) == KindCheck {
+			if probe.Kind == KindCheck {
 				what = "a drift check: the plan it keeps for a reconcile"
 			}
 			return errorf(ErrInvalid, "%s, and pool %s has no delivery_key, so it cannot run %s could reach the apply's worker only sealed to the pool's delivery key. Nothing planned. Add delivery_key (`switchtender keygen pool --out FILE`) to the pool, or %s", where, pool, what, instead)

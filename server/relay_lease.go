@@ -9,6 +9,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/logs"
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
@@ -32,7 +33,7 @@ func (h *relayHub) take(w *relayWorker, c *relay.Conn, runID string) {
 	h.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	job, err := h.prepare(l)
+	job, err := h.claimJob(l)
 	var line []byte
 	if err == nil {
 		line, err = relay.Encode(job) // a job with a plan takes a while to encode: before the cancel check
@@ -44,7 +45,7 @@ func (h *relayHub) take(w *relayWorker, c *relay.Conn, runID string) {
 		if r, gerr := h.s.db.GetRun(runID); gerr == nil && r.CancelRequested != "" {
 			by = r.CancelRequested
 		}
-		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its job reached worker %s; nothing ran there.", by, w.name))
+		h.finishLease(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its job reached worker %s; nothing ran there.", by, w.name))
 	}
 	if err != nil {
 		_ = c.Send(relay.Msg{Type: relay.MsgReject, Run: runID, Token: l.token, Message: err.Error()})
@@ -69,9 +70,9 @@ func (h *relayHub) cancelledBeforeSent(l *relayLease, c *relay.Conn, line []byte
 	return false
 }
 
-// prepare claims the leased run and builds its job message. On an error
+// claimJob claims the leased run and builds its job message. On an error
 // the lease is ended (and the run failed when it was claimed).
-func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
+func (h *relayHub) claimJob(l *relayLease) (relay.Msg, error) {
 	s, w := h.s, l.worker
 	if s.holdAtStart(l.job.runID) {
 		h.release(l)
@@ -80,7 +81,7 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	run, err := h.claim(l.job.runID, w.name)
 	if err != nil {
 		h.release(l)
-		if r, gerr := s.db.GetRun(l.job.runID); gerr == nil && statusOf(r) == StatusRunning && r.CancelRequested != "" {
+		if r, gerr := s.db.GetRun(l.job.runID); gerr == nil && r.Status == StatusRunning && r.CancelRequested != "" {
 			s.endCancelledBetweenPhases(r) // its apply phase was cancelled before a worker took it
 		}
 		return relay.Msg{}, fmt.Errorf("run %s can no longer start (%v)", l.job.runID, err)
@@ -88,17 +89,17 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	m := mask.New()
 	s.maskOwnKeys(m) // the worker's log is masked again here
 	s.maskConfigSecrets(m, run)
-	l.sink = newLogSink(run.ID, s.db, s.broker)
+	l.sink = logs.NewSink(run.ID, s.db, s.broker)
 	l.masker, l.out = m, m.NewWriter(l.sink)
-	l.kind = Kind(run.Kind)
+	l.kind = run.Kind
 	plan, err := h.releasedPlan(run)
 	if err != nil {
-		h.end(l, StatusFailed, -1, err.Error())
+		h.finishLease(l, StatusFailed, -1, err.Error())
 		return relay.Msg{}, err
 	}
 	payload, sealed, err := h.payload(run, m, plan)
 	if err != nil {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("%v; nothing ran", err))
 		return relay.Msg{}, err
 	}
 	s.workerEvent(run.ID, w.name, "leased", fmt.Sprintf("worker %s of pool %s, fencing token %d", w.name, w.pool, l.token))
@@ -106,16 +107,16 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 	hb := h.leaseTimeout(w.pool) / 3
 	msg := relay.Msg{Type: relay.MsgJob, Run: run.ID, Token: l.token, Kind: string(run.Kind), Project: run.Project,
 		Command: run.Command, Tool: run.Tool, Heartbeat: hb, Payload: payload, Grace: s.config().Server.CancelGrace,
-		Phase: run.Phase, Gated: Phase(run.Phase) == phasePlan && Kind(run.Kind) == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(run))}
+		Phase: string(run.Phase), Gated: run.Phase == phasePlan && run.Kind == KindApply && gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(run))}
 	msg.Clear = !sealed
-	if why, _ := s.scanFor(run); why != "" && Phase(run.Phase) == phasePlan {
+	if why, _ := s.scanFor(run); why != "" && run.Phase == phasePlan {
 		msg.ScanWhy, l.scanWhy = why, why
 		if why == scanForPullRequest {
 			msg.Ref, msg.SHA = run.Commit.Ref, run.Commit.SHA
 		}
 	}
-	l.gated, l.applies = msg.Gated, Phase(run.Phase) == phaseApply
-	l.handsPlan = msg.Gated || (Kind(run.Kind) == KindCheck && Phase(run.Phase) == phasePlan)
+	l.gated, l.applies = msg.Gated, run.Phase == phaseApply
+	l.handsPlan = msg.Gated || (run.Kind == KindCheck && run.Phase == phasePlan)
 	return msg, nil
 }
 
@@ -124,9 +125,9 @@ func (h *relayHub) prepare(l *relayLease) (relay.Msg, error) {
 // its plan phase.
 func markWorker(r *store.Run, worker string, gated bool) {
 	switch {
-	case Phase(r.Phase) == phaseApply:
+	case r.Phase == phaseApply:
 		r.AppliedBy = worker
-	case Kind(r.Kind) == KindApply && !gated:
+	case r.Kind == KindApply && !gated:
 		r.PlannedBy, r.AppliedBy = worker, worker
 	default:
 		r.PlannedBy = worker

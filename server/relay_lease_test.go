@@ -48,7 +48,7 @@ func TestAnotherKeyCannotTakeOverAWorkersLease(t *testing.T) {
 	imp.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: StatusSucceeded, Message: "forged"})
 	time.Sleep(500 * time.Millisecond)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) == StatusSucceeded {
+	if r.Status == StatusSucceeded {
 		t.Errorf("another key's result ended w1's lease: %s %q", r.Status, r.Message)
 	}
 	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "forged by w2's key") {
@@ -71,7 +71,7 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 	go func() {
 		defer close(done)
 		for time.Since(started) < 8*time.Second {
-			if r, _ := h.srv.db.GetRun(id); Status(r.Status).Final() {
+			if r, _ := h.srv.db.GetRun(id); r.Status.Final() {
 				return
 			}
 			_ = raw.Conn.Send(relay.Msg{Type: relay.MsgHeartbeat})
@@ -83,7 +83,7 @@ func TestALeaseLivesOnItsOwnHeartbeatsOnly(t *testing.T) {
 	h.waitStatus(id, StatusFailed, StatusSucceeded)
 	<-done
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "stopped heartbeating") || time.Since(started) > 7*time.Second {
+	if r.Status != StatusFailed || !strings.Contains(r.Message, "stopped heartbeating") || time.Since(started) > 7*time.Second {
 		t.Fatalf("a lease kept by idle or wrong-token heartbeats for %s: %s: %s", time.Since(started), r.Status, r.Message)
 	}
 	m, err := raw.Conn.Recv()
@@ -110,7 +110,7 @@ func TestASlowCredentialCommandKeepsTheLease(t *testing.T) {
 	h, keys, identity := relayHarness(t, slowCredentialTemplate)
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	v := h.launchWait("alice", "rslowcred", "--dry-run", "--var", "region=slow")
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("a run whose credential command took 3s (lease timeout 2s) on a healthy worker: %s: %s", v.Status, v.Message)
 	}
 }
@@ -161,7 +161,7 @@ rule "gate13f" {
 	pauseOn = id // the next offer of this run is the last message w2 reads
 	handOverPlan(raw, id, job.Token, plan, js)
 	settlePlanPhase(h, id, 30*time.Second)
-	if r, _ := h.srv.db.GetRun(id); Phase(r.Phase) != phaseApply || Status(r.Status) != StatusRunning {
+	if r, _ := h.srv.db.GetRun(id); r.Phase != phaseApply || r.Status != StatusRunning {
 		t.Fatalf("the plan was not passed on: %s %s %s", r.Status, r.Phase, r.Message)
 	}
 	raw.Send(relay.Msg{Type: relay.MsgPoll})
@@ -186,14 +186,14 @@ rule "gate13f" {
 	deadline := time.Now().Add(12 * time.Second)
 	var br store.Run
 	for time.Now().Before(deadline) {
-		if br, _ = h.srv.db.GetRun(bid); Status(br.Status) != StatusRunning {
+		if br, _ = h.srv.db.GetRun(bid); br.Status != StatusRunning {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	r, _ := h.srv.db.GetRun(id)
 	t.Logf("w2's apply phase: %s (%s); b1's dry run: %s (%s)", r.Status, r.Message, br.Status, br.Message)
-	if Status(br.Status) == StatusRunning || Status(r.Status) == StatusRunning {
+	if br.Status == StatusRunning || r.Status == StatusRunning {
 		t.Fatalf("12s after worker b1 of pool bare went silent (lease timeout 2s) its run %s is %s, and run %s, whose apply-phase job w2 (pool eu) stopped reading, is %s: the lease watcher is stuck behind w2's lease",
 			bid, br.Status, id, r.Status)
 	}

@@ -206,7 +206,7 @@ func TestRelayWorkerLostMidStepNamesTheStepAndItsLock(t *testing.T) {
 			kill()
 			h.waitStatus(id, StatusFailed, StatusSucceeded, StatusInterrupted, StatusCancelled)
 			r, _ := h.srv.db.GetRun(id)
-			if Status(r.Status) != StatusFailed {
+			if r.Status != StatusFailed {
 				t.Fatalf("the run of the killed worker: %s: %s", r.Status, r.Message)
 			}
 			for _, w := range c.want {

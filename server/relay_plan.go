@@ -23,11 +23,11 @@ func (h *relayHub) planMessage(l *relayLease, m relay.Msg) {
 		l.planFrom, _ = h.s.db.LogSize(l.job.runID)
 	case relay.MsgPlanStart:
 		if m.Size > relay.PlanLimit {
-			h.end(l, StatusFailed, -1, planTooLarge(l.kind, m.Size))
+			h.finishLease(l, StatusFailed, -1, planTooLarge(l.kind, m.Size))
 			return
 		}
 		if m.Size < 0 || m.JSONSize < 0 || m.JSONSize > relay.JSONLimit {
-			h.end(l, StatusFailed, -1, fmt.Sprintf("The worker declared a plan rendering of %d bytes, over the %d the control node reads; nothing was applied.", m.JSONSize, relay.JSONLimit))
+			h.finishLease(l, StatusFailed, -1, fmt.Sprintf("The worker declared a plan rendering of %d bytes, over the %d the control node reads; nothing was applied.", m.JSONSize, relay.JSONLimit))
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
@@ -59,7 +59,7 @@ func (h *relayHub) planChunk(l *relayLease, m relay.Msg) {
 			msg = planTooLarge(l.kind, size)
 		}
 		clear(l.plan)
-		h.end(l, StatusFailed, -1, msg)
+		h.finishLease(l, StatusFailed, -1, msg)
 	}
 }
 
@@ -70,16 +70,16 @@ func (h *relayHub) planChunk(l *relayLease, m relay.Msg) {
 func (h *relayHub) planned(l *relayLease) {
 	defer func() { clear(l.plan); clear(l.planJSON); l.plan, l.planJSON = nil, nil }()
 	if int64(len(l.plan)) != l.planSize || int64(len(l.planJSON)) != l.jsonSize || l.planSize == 0 {
-		h.end(l, StatusFailed, -1, "The worker's saved plan arrived incomplete; nothing was applied.")
+		h.finishLease(l, StatusFailed, -1, "The worker's saved plan arrived incomplete; nothing was applied.")
 		return
 	}
 	run, err := h.s.db.GetRun(l.job.runID)
 	if err != nil {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
 		return
 	}
 	if run.CancelRequested != "" {
-		h.end(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its plan was handed over; the plan was not kept and nothing was applied.", run.CancelRequested))
+		h.finishLease(l, StatusCancelled, -1, fmt.Sprintf("Cancelled by %s before its plan was handed over; the plan was not kept and nothing was applied.", run.CancelRequested))
 		return
 	}
 	x := h.execution(l, run, "seal")
@@ -90,7 +90,7 @@ func (h *relayHub) planned(l *relayLease) {
 	}
 	_ = l.sink.Flush()
 	x.planText = h.s.logText(run.ID, l.planFrom)
-	if Kind(run.Kind) == KindCheck {
+	if run.Kind == KindCheck {
 		x.current = "keep"
 		err = checkMeasureStep(context.Background(), x)
 		if err == nil {
@@ -173,7 +173,7 @@ func (h *relayHub) endWith(l *relayLease, x *execution, err error) {
 	if !h.takeBack(l) {
 		return
 	}
-	x.end(context.Background(), err)
+	x.recordEnd(context.Background(), err)
 	l.sink.Close()
 	h.release(l)
 }
@@ -199,9 +199,9 @@ func (h *relayHub) passOn(l *relayLease, r store.Run) {
 // running one in its apply phase (a plan no rule held, passed on) goes on.
 func (h *relayHub) claim(id, worker string) (store.Run, error) {
 	r, err := h.s.db.GetRun(id)
-	if err == nil && statusOf(r) == StatusRunning && Phase(r.Phase) == phaseApply {
+	if err == nil && r.Status == StatusRunning && r.Phase == phaseApply {
 		r, err = h.s.db.UpdateRun(id, func(r *store.Run) error {
-			if statusOf(*r) != StatusRunning {
+			if r.Status != StatusRunning {
 				return fmt.Errorf("run %s is %s", r.ID, r.Status)
 			}
 			if r.CancelRequested != "" {
@@ -219,7 +219,7 @@ func (h *relayHub) claim(id, worker string) (store.Run, error) {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
-		markWorker(r, worker, Kind(r.Kind) == KindApply && gate.NeedsSavedPlan(h.s.currentRules(), h.s.gateRequest(*r)))
+		markWorker(r, worker, r.Kind == KindApply && gate.NeedsSavedPlan(h.s.currentRules(), h.s.gateRequest(*r)))
 		return nil
 	})
 }
@@ -234,7 +234,7 @@ type relayPlan struct {
 // checks it: the proposal's plan, used once, whose digest the release
 // covers, opened from its seal in memory. Nil for a plan phase.
 func (h *relayHub) releasedPlan(r store.Run) (*relayPlan, error) {
-	if Phase(r.Phase) != phaseApply {
+	if r.Phase != phaseApply {
 		return nil, nil
 	}
 	run, approved, why := h.s.useReleasedPlan(r.ID)

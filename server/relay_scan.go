@@ -22,7 +22,7 @@ func (h *relayHub) scanned(l *relayLease, c *relay.Conn, m relay.Msg) {
 	}
 	run, err := h.s.db.GetRun(l.job.runID)
 	if err != nil {
-		h.end(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
+		h.finishLease(l, StatusFailed, -1, fmt.Sprintf("reading the run: %v", err))
 		return
 	}
 	x := h.execution(l, run, "scan")

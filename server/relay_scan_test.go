@@ -46,14 +46,14 @@ func TestRelayScanOnTheWorker(t *testing.T) {
 		})
 	}()
 	v := h.launchWait("alice", "rs-clean", "--dry-run")
-	if statusOf(v.Run) != StatusSucceeded || v.PlannedBy != "w1" {
+	if v.Run.Status != StatusSucceeded || v.PlannedBy != "w1" {
 		t.Fatalf("a clean scanned dry run on w1: %s by %q: %s\n%s", v.Status, v.PlannedBy, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 	if v.Scan == nil || v.Scan.Modules != 2 || len(v.Scan.Findings) != 0 || v.Scan.Why != scanForExemption {
 		t.Fatalf("scan evidence = %+v", v.Scan)
 	}
 	last := v.Approvals[len(v.Approvals)-1]
-	if last.Stage != string(StageScan) || last.Decision != string(DecisionPass) || last.Modules != v.Scan.Digest {
+	if last.Stage != StageScan || last.Decision != DecisionPass || last.Modules != v.Scan.Digest {
 		t.Fatalf("the scan's pass is not recorded with the modules' digest: %+v", v.Approvals)
 	}
 	if want := []string{"get", "init", "plan"}; !slices.Equal(stepNames(v), want) {
@@ -67,14 +67,14 @@ func TestRelayScanOnTheWorker(t *testing.T) {
 	}
 
 	v = h.launchWait("alice", "rs-deep", "--check")
-	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan || slices.Contains(stepNames(v), "plan") {
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageScan || slices.Contains(stepNames(v), "plan") {
 		t.Fatalf("a check with an external data source: %s (%s) %+v, steps %v", v.Status, v.Message, v.Proposal, stepNames(v))
 	}
 	if len(v.Findings) != 1 || v.Findings[0].Address != "module.a.module.b.data.external.x" || v.Findings[0].File != "infra/scan/deep/a/b/main.tf" {
 		t.Fatalf("findings = %+v", v.Findings)
 	}
 	v = h.launchWait("alice", "rs-clean", "--check")
-	if statusOf(v.Run) != StatusSucceeded || v.Check == nil || !v.Check.Kept || v.Scan == nil || len(v.Scan.Findings) != 0 {
+	if v.Run.Status != StatusSucceeded || v.Check == nil || !v.Check.Kept || v.Scan == nil || len(v.Scan.Findings) != 0 {
 		t.Fatalf("a clean check: %s (%s), check %+v, scan %+v", v.Status, v.Message, v.Check, v.Scan)
 	}
 	if tr := h.mustSSH("bob", "audit"); strings.Contains(tr, "result rejected") {
@@ -91,7 +91,7 @@ func TestRelayScanReleasedRunScannedAgainOnTheNextWorker(t *testing.T) {
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	_, drain1 := startWorker(t, scanWorkerCfg(t, h, "w1", keys["w1"], identity))
 	v := h.launchWait("alice", "rs-modvar", "--dry-run")
-	if statusOf(v.Run) != StatusAwaitingApproval || Stage(v.Proposal.Stage) != StageScan || v.PlannedBy != "w1" {
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal.Stage != StageScan || v.PlannedBy != "w1" {
 		t.Fatalf("modvar on w1: %s by %q %+v: %s", v.Status, v.PlannedBy, v.Proposal, v.Message)
 	}
 	drain1()
@@ -101,7 +101,7 @@ func TestRelayScanReleasedRunScannedAgainOnTheNextWorker(t *testing.T) {
 	h.waitStatus(v.ID, StatusSucceeded, StatusFailed, StatusRefused)
 	v = h.show("bob", v.ID)
 	log := h.mustSSH("bob", "log", v.ID)
-	if statusOf(v.Run) != StatusSucceeded || v.PlannedBy != "w2" {
+	if v.Run.Status != StatusSucceeded || v.PlannedBy != "w2" {
 		t.Fatalf("the released run: %s by %q: %s\n%s", v.Status, v.PlannedBy, v.Message, log)
 	}
 	if !strings.Contains(log, "worker w2 read the same") || !strings.Contains(log, "module.m.terraform_data.in_module will be created") {
@@ -109,7 +109,7 @@ func TestRelayScanReleasedRunScannedAgainOnTheNextWorker(t *testing.T) {
 	}
 
 	v = h.launchWait("alice", "rs-modvar", "--dry-run")
-	if statusOf(v.Run) != StatusAwaitingApproval {
+	if v.Run.Status != StatusAwaitingApproval {
 		t.Fatalf("held again: %s: %s", v.Status, v.Message)
 	}
 	main := filepath.Join(w2.Projects["infra"].Path, "infra/scan/modvar/main.tf")
@@ -120,7 +120,7 @@ func TestRelayScanReleasedRunScannedAgainOnTheNextWorker(t *testing.T) {
 	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
 	h.waitStatus(v.ID, StatusRefused, StatusSucceeded, StatusFailed)
 	v = h.show("bob", v.ID)
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "that a person released") || slices.Contains(stepNames(v), "plan") {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "that a person released") || slices.Contains(stepNames(v), "plan") {
 		t.Fatalf("a checkout changed after the hold: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
 	}
 }
@@ -155,7 +155,7 @@ func TestRelayPullRequestPlanOnTheWorker(t *testing.T) {
 	startWorker(t, w1)
 
 	v := h.launchWait("alice", "rpr", "--dry-run", "--ref", "evil")
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "data.external.steal") || len(v.Steps) != 0 {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "data.external.steal") || len(v.Steps) != 0 {
 		t.Fatalf("an evil branch on the pool: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
 	}
 	if v.Commit == nil || v.Commit.Ref != "evil" || v.Commit.SHA != git("rev-parse", "evil") || v.PlannedBy != "w1" {
@@ -166,7 +166,7 @@ func TestRelayPullRequestPlanOnTheWorker(t *testing.T) {
 	}
 	v = h.launchWait("alice", "rpr", "--dry-run", "--ref", "clean")
 	log := h.mustSSH("alice", "log", v.ID)
-	if statusOf(v.Run) != StatusSucceeded || !strings.Contains(log, "terraform_data.extra will be created") || !strings.Contains(log, "private tree on worker w1") {
+	if v.Run.Status != StatusSucceeded || !strings.Contains(log, "terraform_data.extra will be created") || !strings.Contains(log, "private tree on worker w1") {
 		t.Fatalf("a clean branch on the pool: %s: %s\n%s", v.Status, v.Message, log)
 	}
 	if v.Commit == nil || v.Commit.Ref != "clean" || v.Commit.SHA != git("rev-parse", "clean") {
@@ -191,7 +191,7 @@ func TestRelayPullRequestCommitMissingOnTheWorker(t *testing.T) {
 	git("commit", "-q", "-m", "the worker's history")
 	startWorker(t, w1)
 	v := h.launchWait("alice", "rpr", "--dry-run", "--ref", "main")
-	if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, "does not hold commit "+h.git("rev-parse", "main")) || len(v.Steps) != 0 {
+	if v.Run.Status != StatusFailed || !strings.Contains(v.Message, "does not hold commit "+h.git("rev-parse", "main")) || len(v.Steps) != 0 {
 		t.Fatalf("a commit the worker lacks: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
 	}
 }
@@ -318,7 +318,7 @@ func TestAScannedJobsResultWithoutItsScanIsRefused(t *testing.T) {
 			Commit: &store.Commit{Ref: "main", SHA: strings.Repeat("a", 40)}})
 		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusRefused)
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) == StatusSucceeded {
+		if r.Status == StatusSucceeded {
 			t.Errorf("%v: a scanned job's result without any scan was accepted: %s (%s), scan %+v, approvals %+v", args, r.Status, r.Message, r.Scan, r.Approvals)
 		}
 	}
@@ -336,7 +336,7 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	if m := raw.Recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a worker's own scan_pass was answered %+v", m)
 	}
-	if r, _ := h.srv.db.GetRun(id); r.Scan != nil || len(r.Approvals) != 0 || Status(r.Status) != StatusRunning {
+	if r, _ := h.srv.db.GetRun(id); r.Scan != nil || len(r.Approvals) != 0 || r.Status != StatusRunning {
 		t.Fatalf("a worker's own scan_pass changed the run: %s, scan %+v, approvals %+v", r.Status, r.Scan, r.Approvals)
 	}
 	raw.Send(relay.Msg{Type: relay.MsgScanned, Run: id, Token: job.Token, Scan: rawEvidence()})
@@ -346,7 +346,7 @@ func TestAWorkerSilentAfterItsScanLosesItsLeaseOnce(t *testing.T) {
 	started := time.Now()
 	h.waitStatus(id, StatusFailed, StatusSucceeded, StatusCancelled)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusFailed || time.Since(started) > 8*time.Second || !strings.Contains(r.Message, "stopped heartbeating") {
+	if r.Status != StatusFailed || time.Since(started) > 8*time.Second || !strings.Contains(r.Message, "stopped heartbeating") {
 		t.Fatalf("a worker silent after its scan: %s after %s: %s", r.Status, time.Since(started), r.Message)
 	}
 	if m := raw.Recv(); m.Type != relay.MsgReject {
@@ -413,7 +413,7 @@ func TestAWorkersScanKeepsSecretsOutAndRefusesUntrustedSettings(t *testing.T) {
 		}
 	}
 	v := h.launchWait("alice", "dd13c", "--dry-run")
-	if log := h.mustSSH("bob", "log", v.ID); strings.Contains(log, "never-scanned") || statusOf(v.Run) == StatusSucceeded {
+	if log := h.mustSSH("bob", "log", v.ID); strings.Contains(log, "never-scanned") || v.Run.Status == StatusSucceeded {
 		t.Errorf("TF_DATA_DIR in a credential on a worker: %s: %s\n%s", v.Status, v.Message, log)
 	}
 
@@ -456,7 +456,7 @@ func TestAWorkerScansWithItsDataDirInsideTheCheckout(t *testing.T) {
 	w1.DataDir = filepath.Join(w1.Projects["infra"].Path, "worker-data")
 	startWorker(t, w1)
 	v := h.launchWait("alice", "rs-clean", "--dry-run")
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("a clean scanned dry run on a worker whose data_dir is inside its checkout: %s: %.600s", v.Status, v.Message)
 	}
 }
@@ -489,7 +489,7 @@ func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	}
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil || Stage(r.Proposal.Stage) != StageScan || r.Check != nil {
+	if r.Status != StatusAwaitingApproval || r.Proposal == nil || r.Proposal.Stage != StageScan || r.Check != nil {
 		t.Fatalf("the pipelined check: %s (%s), proposal %+v, check %+v", r.Status, r.Message, r.Proposal, r.Check)
 	}
 
@@ -501,7 +501,7 @@ func TestAWorkersScanVerdictRacesChangeNothing(t *testing.T) {
 	if m := late.Recv(); m.Type != relay.MsgReject {
 		t.Fatalf("a scan from before the restart was answered %+v", m)
 	}
-	if r, _ := h.srv.db.GetRun(id); Status(r.Status) != StatusInterrupted || r.Scan != nil {
+	if r, _ := h.srv.db.GetRun(id); r.Status != StatusInterrupted || r.Scan != nil {
 		t.Fatalf("the run waiting for its verdict across a restart: %s (%s), scan %+v", r.Status, r.Message, r.Scan)
 	}
 }

@@ -85,29 +85,58 @@ func (h *relayHub) hello(c *relay.Conn, pool, fp string) (*relayWorker, error) {
 		h.s.workerEvent("", who, "worker refused", err.Error())
 		return nil, err
 	}
-	if m.Pool != pool {
-		return refuse("this worker's key is listed by pool %s, not pool %q: fix pool in the worker's file, or list its key in pool %q's workers", pool, m.Pool, m.Pool)
-	}
-	if m.Name == "" {
-		return refuse("a worker needs a name (name in its worker block, or a host name)")
-	}
-	if !workerNameRE.MatchString(m.Name) {
-		return refuse("a worker's name holds letters, digits, '.', '_' and '-' only, at most 63 of them; rename it in its worker block")
+	if err := helloProblem(m, pool); err != nil {
+		return refuse("%w", err)
 	}
 	m.Version = screentext.Field(m.Version)
 	if len(m.Version) > 64 {
 		m.Version = m.Version[:64]
 	}
+	w, replaced, err := h.register(c, m, pool, fp)
+	if err != nil {
+		return refuse("%w", err)
+	}
+	detail := fmt.Sprintf("pool %s, version %s, key %s, projects %v", pool, m.Version, fp, m.Projects)
+	if replaced {
+		detail += "; it replaces the earlier connection of the same name, silent for a lease timeout, which was closed"
+	}
+	h.s.workerEvent("", m.Name, "worker connected", detail)
+	if err := c.Send(relay.Msg{Type: relay.MsgWelcome, Pool: pool, Heartbeat: h.leaseTimeout(pool) / 3}); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// helloProblem is what refuses a hello m on a connection whose key pool
+// lists, before any worker is looked at: another pool, no name, or a name
+// of other characters than a worker's name may hold.
+func helloProblem(m relay.Msg, pool string) error {
+	if m.Pool != pool {
+		return fmt.Errorf("this worker's key is listed by pool %s, not pool %q: fix pool in the worker's file, or list its key in pool %q's workers", pool, m.Pool, m.Pool)
+	}
+	if m.Name == "" {
+		return fmt.Errorf("a worker needs a name (name in its worker block, or a host name)")
+	}
+	if !workerNameRE.MatchString(m.Name) {
+		return fmt.Errorf("a worker's name holds letters, digits, '.', '_' and '-' only, at most 63 of them; rename it in its worker block")
+	}
+	return nil
+}
+
+// register records c as the session of the worker hello m names in pool,
+// with key fp, and reports whether it replaced an earlier connection of
+// the name. A name another key registered is refused, and so is one
+// connected and heard from within the lease timeout (errNameConnected).
+func (h *relayHub) register(c *relay.Conn, m relay.Msg, pool, fp string) (*relayWorker, bool, error) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	w := h.workers[pool+"/"+m.Name]
 	if w != nil && w.key != fp {
-		h.mu.Unlock()
-		return refuse("worker name %q of pool %s belongs to another key (%s); give this worker a name of its own", m.Name, pool, w.key)
+		return nil, false, fmt.Errorf("worker name %q of pool %s belongs to another key (%s); give this worker a name of its own", m.Name, pool, w.key)
 	}
 	if w != nil && w.conn != nil && w.conn.HeardFor(time.Now()) < h.timeoutLocked(pool) {
 		heard := w.conn.HeardFor(time.Now()).Round(time.Second)
-		h.mu.Unlock()
-		return refuse("%w: worker %s of pool %s is connected and was heard from %s ago; a second process cannot take its name. Give this worker a name of its own, or stop the other one (this one tries again)", errNameConnected, m.Name, pool, heard)
+		return nil, false, fmt.Errorf("%w: worker %s of pool %s is connected and was heard from %s ago; a second process cannot take its name. Give this worker a name of its own, or stop the other one (this one tries again)", errNameConnected, m.Name, pool, heard)
 	}
 	replaced := w != nil && w.conn != nil
 	if replaced {
@@ -119,16 +148,7 @@ func (h *relayHub) hello(c *relay.Conn, pool, fp string) (*relayWorker, error) {
 	}
 	w.conn, w.version, w.lastSeen, w.polling, w.draining, w.stopped = c, m.Version, time.Now(), false, false, false
 	w.projects = slices.Clone(m.Projects)
-	h.mu.Unlock()
-	detail := fmt.Sprintf("pool %s, version %s, key %s, projects %v", pool, m.Version, fp, m.Projects)
-	if replaced {
-		detail += "; it replaces the earlier connection of the same name, silent for a lease timeout, which was closed"
-	}
-	h.s.workerEvent("", m.Name, "worker connected", detail)
-	if err := c.Send(relay.Msg{Type: relay.MsgWelcome, Pool: pool, Heartbeat: h.leaseTimeout(pool) / 3}); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return w, replaced, nil
 }
 
 // disconnected forgets a worker's session c; a run offered to it goes back

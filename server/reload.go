@@ -9,6 +9,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/oplog"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -24,7 +25,7 @@ type liveConfig struct {
 
 func newLiveConfig(cfg *config.Config) *liveConfig {
 	rules, ex := buildRules(context.Background(), cfg)
-	return &liveConfig{cfg: cfg, rules: rules, exemptions: ex, scrubber: newScrubber(cfg)}
+	return &liveConfig{cfg: cfg, rules: rules, exemptions: ex, scrubber: oplog.NewScrubber(cfg)}
 }
 
 // config is the configuration now. A caller that reads it more than once
@@ -133,7 +134,7 @@ func (s *Server) heldAtReload() []store.AuditEvent {
 	}
 	var out []store.AuditEvent
 	for _, r := range runs {
-		if statusOf(r) != StatusAwaitingApproval || r.Proposal == nil {
+		if r.Status != StatusAwaitingApproval || r.Proposal == nil {
 			continue
 		}
 		var rules []string

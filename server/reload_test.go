@@ -53,7 +53,7 @@ func TestReloadUsersAndHeldHolds(t *testing.T) {
 		t.Errorf("erin's templates: %s", out)
 	}
 	v := h.show("bob", "1")
-	if v.Status != string(StatusAwaitingApproval) || len(v.Proposal.Holds) != 1 || v.Proposal.Holds[0].Rule != "everything" {
+	if v.Status != StatusAwaitingApproval || len(v.Proposal.Holds) != 1 || v.Proposal.Holds[0].Rule != "everything" {
 		t.Fatalf("after the reload run 1 is %s with holds %+v", v.Status, v.Proposal.Holds)
 	}
 	if out := h.mustSSH("bob", "audit", "--run", "1"); !strings.Contains(out, "keeps the holds it was decided with (pending: everything)") {

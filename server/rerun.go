@@ -28,7 +28,7 @@ func (s *Server) rerun(ctx context.Context, who Identity, id string, aiProposal 
 	if err != nil {
 		return store.Run{}, err
 	}
-	if !statusOf(old).Final() {
+	if !old.Status.Final() {
 		return store.Run{}, errorf(ErrConflict, "run %s is %s; rerun repeats a run that ended (cancel it first, or wait)", id, old.Status)
 	}
 	if old.Answers == nil {
@@ -47,8 +47,8 @@ func (s *Server) rerun(ctx context.Context, who Identity, id string, aiProposal 
 			answers[k] = v
 		}
 	}
-	req := LaunchRequest{Template: old.Template, Kind: Kind(old.Kind), Answers: answers,
-		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal || aiProposal && Kind(old.Kind) == KindApply, Secret: old.SecretVars}
+	req := LaunchRequest{Template: old.Template, Kind: old.Kind, Answers: answers,
+		RequireApproval: old.RequireApproval, AIProposal: old.AIProposal || aiProposal && old.Kind == KindApply, Secret: old.SecretVars}
 	if old.Commit != nil && old.Commit.Ref != "" {
 		req.Ref = old.Commit.Ref // a pull request's plan plans its ref again, as it names a commit now
 	}

@@ -21,14 +21,14 @@ rule "checks" {
   approvers        = ["alice"]
 }
 `)
-	if v := h.launchWait("alice", "data"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "data"); v.Status != StatusSucceeded {
 		t.Fatalf("an apply was held by a rule for checks: %s %s", v.Status, v.Message)
 	}
-	if v := h.launchWait("alice", "data", "--dry-run"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "data", "--dry-run"); v.Status != StatusSucceeded {
 		t.Fatalf("a dry run was held by a rule for checks: %s %s", v.Status, v.Message)
 	}
 	v := h.launchWait("carol", "data", "--check")
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageRequest || len(v.Steps) != 0 {
+	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageRequest || len(v.Steps) != 0 {
 		t.Fatalf("the check is %s (%s) after steps %v, want held before planning", v.Status, v.Message, stepNames(v))
 	}
 	if hd := v.Proposal.Holds; len(hd) != 1 || hd[0].Rule != "checks" || strings.Join(hd[0].Approvers, ",") != "alice" {
@@ -51,11 +51,11 @@ rule "checks" {
   exclude_dry_run  = true
 }
 `)
-	if v := h.launchWait("alice", "data", "--dry-run"); Status(v.Status) != StatusSucceeded || v.Scan != nil {
+	if v := h.launchWait("alice", "data", "--dry-run"); v.Status != StatusSucceeded || v.Scan != nil {
 		t.Fatalf("the dry run: %s, scan %+v; want planned unscanned", v.Status, v.Scan)
 	}
 	v := h.launchWait("alice", "data", "--check")
-	if Status(v.Status) != StatusSucceeded || v.Scan == nil || v.Scan.Why != scanForExemption {
+	if v.Status != StatusSucceeded || v.Scan == nil || v.Scan.Why != scanForExemption {
 		t.Fatalf("the check: %s (%s), scan %+v; want scanned, then checked", v.Status, v.Message, v.Scan)
 	}
 }
@@ -72,7 +72,7 @@ rule "reconciles" {
   approvers        = ["alice"]
 }
 `)
-	if v := h.launchWait("alice", "data", "--var", "instances=5"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "data", "--var", "instances=5"); v.Status != StatusSucceeded {
 		t.Fatalf("an apply was held by a rule for reconciles: %s %s", v.Status, v.Message)
 	}
 	v := h.check("3")
@@ -83,7 +83,7 @@ rule "reconciles" {
 	h.tofuByHand("infra/data", "apply", "-auto-approve", "-input=false", "-var", "instances=5")
 	r := h.heldReconcile("3", "reconciles", []string{"alice"})
 	h.mustSSH("bob", "approve", r.ID, "--digest", r.Proposal.Digest)
-	if now := h.show("bob", r.ID); Status(now.Status) != StatusAwaitingApproval {
+	if now := h.show("bob", r.ID); now.Status != StatusAwaitingApproval {
 		t.Fatalf("bob alone released a reconcile held for alice: %s", now.Status)
 	}
 }

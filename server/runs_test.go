@@ -63,7 +63,7 @@ func TestSpecExampleOverSSH(t *testing.T) {
 		if len(runs) != 2 || runs[0].ID != "2" || runs[1].ID != "1" {
 			t.Fatalf("runs = %+v", runs)
 		}
-		if Status(runs[0].Status) != StatusSucceeded || Status(runs[1].Status) != StatusSucceeded || Kind(runs[0].Kind) != KindApply || Kind(runs[1].Kind) != KindPlan {
+		if runs[0].Status != StatusSucceeded || runs[1].Status != StatusSucceeded || runs[0].Kind != KindApply || runs[1].Kind != KindPlan {
 			t.Fatalf("runs = %+v", runs)
 		}
 		if runs[0].Vars["region"] != "eu-west-1" || runs[0].ExitCode != 0 || runs[0].FinishedAt.IsZero() {
@@ -224,8 +224,8 @@ func TestRestartRecovery(t *testing.T) {
 	}
 	crashed := func(status Status) string {
 		r := &store.Run{Template: "network", Project: "infra", Tool: "opentofu", Command: "infra/network",
-			Queue: "default", Kind: string(KindApply), Phase: string(phasePlan), Requester: "alice", RequesterKind: "user",
-			Vars: map[string]string{"region": "b"}, Status: string(status)}
+			Queue: "default", Kind: KindApply, Phase: phasePlan, Requester: "alice", RequesterKind: RequesterPerson,
+			Vars: map[string]string{"region": "b"}, Status: status}
 		if err := db.CreateRun(r); err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func (x *execution) decideScan(sc *store.Scan, why string, holds []store.Hold) e
 	if why == scanForPullRequest {
 		return end(StatusRefused, -1, "A pull request's plan that would run more than a read is refused rather than run; no tofu plan started. The scan of %s found: %s.", x.run.Commit.Ref, findingsPhrase(sc.Findings))
 	}
-	p := &store.Proposal{Stage: string(StageScan), Digest: scanStageDigest(run), Requested: requestedHow(run),
+	p := &store.Proposal{Stage: StageScan, Digest: scanStageDigest(run), Requested: requestedHow(run),
 		Holds: holds, Findings: sc.Findings, CreatedAt: time.Now()}
 	x.s.setProposal(run.ID, p)
 	return end(StatusAwaitingApproval, -1, "Held before anything plans: the configuration scan found %s. A plan would run that with the run's credentials, so a person must weigh it; releasing it plans exactly the modules scanned: approve %s --digest %s", findingsPhrase(sc.Findings), run.ID, p.Digest)
@@ -116,7 +116,7 @@ func (x *execution) decideScan(sc *store.Scan, why string, holds []store.Hold) e
 // digest of the modules it read.
 func (x *execution) recordScanPass() error {
 	run, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error {
-		r.Approvals = append(r.Approvals, store.Approval{By: "rules", Stage: string(StageScan), Decision: string(DecisionPass),
+		r.Approvals = append(r.Approvals, store.Approval{By: "rules", Stage: StageScan, Decision: DecisionPass,
 			Digest: scanStageDigest(*r), Modules: r.Scan.Digest, At: time.Now()})
 		return nil
 	})
@@ -131,7 +131,7 @@ func (x *execution) recordScanPass() error {
 // current evidence.
 func scanReleased(r store.Run) bool {
 	for _, a := range r.Approvals {
-		if Stage(a.Stage) == StageScan && Decision(a.Decision) == DecisionApprove && r.Scan != nil && a.Modules == r.Scan.Digest {
+		if a.Stage == StageScan && a.Decision == DecisionApprove && r.Scan != nil && a.Modules == r.Scan.Digest {
 			return true
 		}
 	}
@@ -210,7 +210,7 @@ func (x *execution) checkPlanConfig(path string) error {
 func scanReleasers(r store.Run) string {
 	var by []string
 	for _, a := range r.Approvals {
-		if Stage(a.Stage) == StageScan && Decision(a.Decision) == DecisionApprove {
+		if a.Stage == StageScan && a.Decision == DecisionApprove {
 			by = append(by, a.By)
 		}
 	}

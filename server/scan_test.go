@@ -68,7 +68,7 @@ func TestScanHoldsWhatWouldRunAtPlanTime(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			id := h.launchWait("alice", "scan-"+name, "--dry-run").ID
 			v := h.show("bob", id)
-			if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+			if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageScan {
 				t.Fatalf("status %s (%s), proposal %+v; want held at the scan stage", v.Status, v.Message, v.Proposal)
 			}
 			if slices.Contains(stepNames(v), "plan") || strings.Contains(h.mustSSH("bob", "log", id), "$ tofu plan") {
@@ -108,14 +108,14 @@ func orRoot(addr string) string {
 func TestScanExemptsCleanPlans(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("clean configuration: %s: %s", v.Status, v.Message)
 	}
 	if v.Scan == nil || len(v.Scan.Findings) != 0 || v.Scan.Modules != 2 || len(v.Findings) != 0 {
 		t.Fatalf("scan evidence = %+v, findings %+v", v.Scan, v.Findings)
 	}
 	last := v.Approvals[len(v.Approvals)-1]
-	if last.Stage != string(StageScan) || last.Decision != string(DecisionPass) || last.Modules != v.Scan.Digest {
+	if last.Stage != StageScan || last.Decision != DecisionPass || last.Modules != v.Scan.Digest {
 		t.Fatalf("the scan's pass is not recorded with the modules' digest: %+v", v.Approvals)
 	}
 	if want := []string{"get", "init", "plan"}; !slices.Equal(stepNames(v), want) {
@@ -126,7 +126,7 @@ func TestScanExemptsCleanPlans(t *testing.T) {
 		t.Fatalf("the plan did not run with the scanned modules:\n%s", log)
 	}
 	v = h.launchWait("alice", "scan-get", "--dry-run")
-	if statusOf(v.Run) == StatusAwaitingApproval || v.Scan == nil || len(v.Scan.Findings) != 0 ||
+	if v.Run.Status == StatusAwaitingApproval || v.Scan == nil || len(v.Scan.Findings) != 0 ||
 		!slices.Contains(stepNames(v), "init") {
 		t.Fatalf("GET and HEAD http data sources: %s (%s), scan %+v, steps %v", v.Status, v.Message, v.Scan, stepNames(v))
 	}
@@ -137,7 +137,7 @@ func TestScanExemptsCleanPlans(t *testing.T) {
 func TestScanAgentPlanStillWaitsForAPerson(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("deploy-bot", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageRequest ||
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageRequest ||
 		v.Proposal.Holds[0].Rule != "agent" {
 		t.Fatalf("an agent's clean plan: %s, %+v", v.Status, v.Proposal)
 	}
@@ -164,11 +164,11 @@ rule "held" {
 		t.Fatal(err)
 	}
 	v := h.launchWait("alice", "scan-deep", "--dry-run")
-	if Stage(v.Proposal.Stage) != StageRequest || v.Scan != nil {
+	if v.Proposal.Stage != StageRequest || v.Scan != nil {
 		t.Fatalf("approval rule without exclude_dry_run: %+v, scan %+v", v.Proposal, v.Scan)
 	}
 	v = h.launchWait("alice", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusSucceeded || v.Scan != nil || slices.Contains(stepNames(v), "get") {
+	if v.Run.Status != StatusSucceeded || v.Scan != nil || slices.Contains(stepNames(v), "get") {
 		t.Fatalf("a dry run no rule covers was scanned: %s, %+v, %v", v.Status, v.Scan, stepNames(v))
 	}
 }
@@ -179,17 +179,17 @@ rule "held" {
 func TestScanReleasedPlansExactlyTheScannedModules(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-modvar", "--dry-run")
-	if Stage(v.Proposal.Stage) != StageScan {
+	if v.Proposal.Stage != StageScan {
 		t.Fatalf("modvar: %s %+v", v.Status, v.Proposal)
 	}
 	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
 	h.waitStatus(v.ID, StatusSucceeded, StatusFailed, StatusRefused)
 	v = h.show("bob", v.ID)
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("the released run: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 	a := v.Approvals[len(v.Approvals)-1]
-	if a.By != "bob" || a.Stage != string(StageScan) || a.Modules != v.Scan.Digest || a.Modules == "" {
+	if a.By != "bob" || a.Stage != StageScan || a.Modules != v.Scan.Digest || a.Modules == "" {
 		t.Fatalf("the approval does not carry the modules' digest: %+v (scan %s)", a, v.Scan.Digest)
 	}
 	if log := h.mustSSH("bob", "log", v.ID); !strings.Contains(log, "module.m.terraform_data.in_module will be created") {
@@ -206,7 +206,7 @@ func TestScanReleasedPlansExactlyTheScannedModules(t *testing.T) {
 	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
 	h.waitStatus(v.ID, StatusRefused, StatusSucceeded, StatusFailed)
 	v = h.show("bob", v.ID)
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "changed after the scan") || slices.Contains(stepNames(v), "plan") {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "changed after the scan") || slices.Contains(stepNames(v), "plan") {
 		t.Fatalf("a configuration changed after the scan: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
 	}
 }
@@ -217,11 +217,11 @@ func TestScanReleasedPlansExactlyTheScannedModules(t *testing.T) {
 func TestScanCoversDriftChecks(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-deep", "--check")
-	if statusOf(v.Run) != StatusAwaitingApproval || Stage(v.Proposal.Stage) != StageScan || slices.Contains(stepNames(v), "plan") {
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal.Stage != StageScan || slices.Contains(stepNames(v), "plan") {
 		t.Fatalf("a check with an external data source: %s %+v, steps %v", v.Status, v.Proposal, stepNames(v))
 	}
 	v = h.launchWait("alice", "scan-clean", "--check")
-	if statusOf(v.Run) != StatusSucceeded || v.Check == nil || !v.Check.Kept || v.Scan == nil || len(v.Scan.Findings) != 0 {
+	if v.Run.Status != StatusSucceeded || v.Check == nil || !v.Check.Kept || v.Scan == nil || len(v.Scan.Findings) != 0 {
 		t.Fatalf("a clean check: %s (%s), check %+v, scan %+v", v.Status, v.Message, v.Check, v.Scan)
 	}
 }
@@ -240,7 +240,7 @@ func TestScanNeverTouchesALinkedDataDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := h.launchWait("alice", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusSucceeded || !strings.Contains(h.mustSSH("bob", "log", v.ID), "runs in the scan's private copy") {
+	if v.Run.Status != StatusSucceeded || !strings.Contains(h.mustSSH("bob", "log", v.ID), "runs in the scan's private copy") {
 		t.Fatalf("a linked .terraform: %s: %s", v.Status, v.Message)
 	}
 	if _, err := os.Stat(keep); err != nil {
@@ -268,7 +268,7 @@ template "scan-clean-enc" {
 }
 `)
 	v := h.launchWait("alice", "scan-clean-enc", "--dry-run")
-	if statusOf(v.Run) != StatusAwaitingApproval || len(v.Findings) != 1 || v.Findings[0].File != "TF_ENCRYPTION" {
+	if v.Run.Status != StatusAwaitingApproval || len(v.Findings) != 1 || v.Findings[0].File != "TF_ENCRYPTION" {
 		t.Fatalf("TF_ENCRYPTION with an external key provider: %s (%s), findings %+v", v.Status, v.Message, v.Findings)
 	}
 	for _, out := range []string{h.mustSSH("bob", "show", v.ID), h.mustSSH("bob", "show", v.ID, "--json"), h.mustSSH("bob", "audit"), h.mustSSH("bob", "log", v.ID)} {
@@ -370,7 +370,7 @@ template "enc-clean" {
 }
 `)
 	v := h.launchWait("alice", "enc-clean", "--dry-run")
-	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageScan {
 		t.Fatalf("TF_ENCRYPTION with an external key provider in a credential: %s (%s) findings %+v", v.Status, v.Message, v.Findings)
 	}
 }
@@ -430,7 +430,7 @@ template "enc-clean" {
 }
 `, script))
 	v := h.launchWait("alice", "enc-clean", "--dry-run")
-	if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageScan {
 		t.Fatalf("TF_ENCRYPTION from a credential command: %s (%s) findings %+v", v.Status, v.Message, v.Findings)
 	}
 }
@@ -479,7 +479,7 @@ func TestAReleasedRunPlansOnlyTheModulesScanned(t *testing.T) {
 	os.MkdirAll(filepath.Join(wd, "other"), 0o755)
 	os.WriteFile(filepath.Join(wd, "other/main.tf"), []byte("resource \"terraform_data\" \"tampered\" {}\n"), 0o644)
 	v := h.launchWait("alice", "scan-deep", "--dry-run")
-	if v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+	if v.Proposal == nil || v.Proposal.Stage != StageScan {
 		t.Fatalf("deep: %s %+v", v.Status, v.Proposal)
 	}
 	manifest := filepath.Join(h.srv.runsDir, v.ID, scanCopyName, "infra/scan/deep/.terraform/modules/modules.json")
@@ -615,14 +615,14 @@ resource "terraform_data" "x" {}
 func TestAReleaseAfterARestartPlansTheModulesScanned(t *testing.T) {
 	h := scanHarness(t, "")
 	v := h.launchWait("alice", "scan-modvar", "--dry-run")
-	if v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+	if v.Proposal == nil || v.Proposal.Stage != StageScan {
 		t.Fatalf("modvar: %s %+v", v.Status, v.Proposal)
 	}
 	h.restart()
 	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
 	h.waitStatus(v.ID, StatusSucceeded, StatusFailed, StatusRefused)
 	v = h.show("bob", v.ID)
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("released after a restart: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 }
@@ -656,7 +656,7 @@ template "clean13e" {
 	}
 	h.start()
 	v := h.launchWait("alice", "clean13e", "--dry-run")
-	if statusOf(v.Run) != StatusSucceeded {
+	if v.Run.Status != StatusSucceeded {
 		t.Fatalf("a clean scanned dry run with data_dir inside the checkout: %s: %.400s", v.Status, v.Message)
 	}
 }

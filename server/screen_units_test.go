@@ -84,7 +84,7 @@ func TestAFileNameCannotRewriteTheScanFinding(t *testing.T) {
 	t.Parallel()
 	h := forgedHarness(t)
 	v := h.launchWait("alice", "forged", "--dry-run")
-	if Status(v.Status) != StatusAwaitingApproval || len(v.Findings) != 1 {
+	if v.Status != StatusAwaitingApproval || len(v.Findings) != 1 {
 		t.Fatalf("the dry run is %s with findings %+v, want held on the scan's one finding (%s)", v.Status, v.Findings, v.Message)
 	}
 	if f := v.Findings[0]; f.File != "infra/forged/"+forgedName || f.Reason != realReason {
@@ -130,7 +130,7 @@ func TestTheConsoleShowsTheFindingsReasonAfterAForgedFileName(t *testing.T) {
 	t.Parallel()
 	h := forgedHarness(t)
 	v := h.launchWait("alice", "forged", "--dry-run")
-	if Status(v.Status) != StatusAwaitingApproval {
+	if v.Status != StatusAwaitingApproval {
 		t.Fatalf("the dry run is %s (%s), want held on the scan", v.Status, v.Message)
 	}
 	bob := openConsole(h, "bob", 200, 50)
@@ -185,7 +185,7 @@ rule "review" {
 		t.Fatal(err)
 	}
 	v := h.launchWait("alice", "heredoc")
-	if Status(v.Status) != StatusAwaitingApproval {
+	if v.Status != StatusAwaitingApproval {
 		t.Fatalf("the apply is %s (%s), want held with its plan", v.Status, v.Message)
 	}
 	full := h.show("bob", v.ID)
@@ -265,13 +265,13 @@ rule "no-destroys" {
 		}
 	}
 	write(lookalikeConfig(`["prod", "prod\u034f"]`))
-	if v := h.launchWait("alice", "look"); Status(v.Status) != StatusSucceeded {
+	if v := h.launchWait("alice", "look"); v.Status != StatusSucceeded {
 		t.Fatalf("creating both keys: %s (%s)", v.Status, v.Message)
 	}
 	write(lookalikeConfig(`[]`))
 	bidi := "ok\u202e1.0v-esaeler\u202c"
 	v := h.launchWait("alice", "look", "--var", "tag="+bidi)
-	if Status(v.Status) != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
+	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
 		t.Fatalf("destroying both keys: %s (%s), want held destroying 2", v.Status, v.Message)
 	}
 	plain, marked := `terraform_data.db["prod"]`, "terraform_data.db[\"prod\u034f\"]"
@@ -338,7 +338,7 @@ func TestABlockLabelCannotForgeAFindingLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := h.launchWait("alice", "forged", "--dry-run")
-	if Status(v.Status) != StatusAwaitingApproval || len(v.Findings) != 1 {
+	if v.Status != StatusAwaitingApproval || len(v.Findings) != 1 {
 		t.Fatalf("the dry run is %s with findings %+v, want held on one finding (%s)", v.Status, v.Findings, v.Message)
 	}
 	show := h.mustSSH("bob", "show", v.ID)

@@ -57,14 +57,14 @@ func neededBlobs(db *store.DB) ([]sealedBlob, error) {
 // runBlobs lists the sealed values run r may still use.
 func runBlobs(r store.Run) []sealedBlob {
 	var out []sealedBlob
-	st := statusOf(r)
-	if st == StatusAwaitingApproval && r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan {
+	st := r.Status
+	if st == StatusAwaitingApproval && r.Proposal != nil && r.Proposal.Stage == StagePlan {
 		out = append(out, sealedBlob{run: r.ID, kind: blobPlan, key: r.ID, binding: r.ID, what: "held plan", digest: r.Proposal.Digest})
 	}
 	if !st.Final() && len(r.SealedVars) > 0 {
 		out = append(out, sealedBlob{run: r.ID, binding: r.ID, what: "secret answers", inline: r.SealedVars})
 	}
-	if Kind(r.Kind) == KindCheck && r.Check != nil && r.Check.Kept {
+	if r.Kind == KindCheck && r.Check != nil && r.Check.Kept {
 		out = append(out, sealedBlob{run: r.ID, kind: blobDrift, key: r.ID, binding: driftBinding(r.ID), what: "kept drift plan"})
 	}
 	return out
@@ -86,7 +86,7 @@ func (s *Server) unsealable(r store.Run) error {
 // not held or whose sealed values all open. show, show --json and the
 // console present such a run as one that cannot be approved.
 func (s *Server) unapprovable(r store.Run) string {
-	if statusOf(r) != StatusAwaitingApproval || r.Proposal == nil {
+	if r.Status != StatusAwaitingApproval || r.Proposal == nil {
 		return ""
 	}
 	for _, b := range runBlobs(r) {

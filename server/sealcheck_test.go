@@ -15,7 +15,7 @@ func TestChangedSealKeyNamesHeldRuns(t *testing.T) {
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
 	v := h.show("bob", "1")
-	if v.Proposal == nil || v.Proposal.Stage != string(StagePlan) {
+	if v.Proposal == nil || v.Proposal.Stage != StagePlan {
 		t.Fatalf("run 1 is not held with a saved plan: %+v", v.Proposal)
 	}
 	h.stop()
@@ -38,7 +38,7 @@ func TestChangedSealKeyNamesHeldRuns(t *testing.T) {
 	if code != exitRefused || !strings.Contains(errOut, "cannot be approved: the sealing key cannot open its held plan") {
 		t.Errorf("approve: exit %d %s", code, errOut)
 	}
-	if v := h.show("bob", "1"); v.Status != string(StatusAwaitingApproval) || len(v.Approvals) != 0 {
+	if v := h.show("bob", "1"); v.Status != StatusAwaitingApproval || len(v.Approvals) != 0 {
 		t.Errorf("after the refused approve run 1 is %s with %d approvals", v.Status, len(v.Approvals))
 	}
 	if _, errOut, _ := h.ssh("carol", "approve", "1", "--digest", v.Proposal.Digest); strings.Contains(errOut, "sealing key") {

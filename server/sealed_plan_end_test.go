@@ -75,7 +75,7 @@ func heldWithPlan(t *testing.T, h *harness, template string) (string, string) {
 	id := runIDOf(t, h.mustSSH("alice", "launch", template, "--json"))
 	h.waitStatus(id, StatusAwaitingApproval, StatusFailed)
 	r, _ := h.srv.db.GetRun(id)
-	if Status(r.Status) != StatusAwaitingApproval || r.Proposal == nil {
+	if r.Status != StatusAwaitingApproval || r.Proposal == nil {
 		t.Fatalf("run %s of %s: %s: %s", id, template, r.Status, r.Message)
 	}
 	if _, err := h.srv.db.GetBlob(blobPlan, id); err != nil {
@@ -157,7 +157,7 @@ func TestEveryEndedApplyLeavesNoSealedPlan(t *testing.T) {
 		}, StatusSucceeded, ""},
 		{"relay reconcile applied", func(t *testing.T, h *harness, keys map[string]relayKey, identity string) string {
 			startWorker(t, pooledWorker(t, h, keys, identity, applyingTF))
-			if v := h.launchWait("alice", "rdata"); Status(v.Status) != StatusSucceeded {
+			if v := h.launchWait("alice", "rdata"); v.Status != StatusSucceeded {
 				t.Fatalf("the first apply: %s %s", v.Status, v.Message)
 			}
 			check := h.launchWait("alice", "rdata", "--check", "--var", "instances=2")
@@ -193,7 +193,7 @@ func TestEveryEndedApplyLeavesNoSealedPlan(t *testing.T) {
 			h, keys, identity := relayHarness(t, sealedPlanTemplates)
 			id := c.run(t, h, keys, identity)
 			h.waitStatus(id, StatusSucceeded, StatusFailed, StatusCancelled, StatusRejected, StatusStale, StatusInterrupted, StatusRefused)
-			if r, _ := h.srv.db.GetRun(id); Status(r.Status) != c.want {
+			if r, _ := h.srv.db.GetRun(id); r.Status != c.want {
 				t.Fatalf("run %s ended %s, want %s: %s", id, r.Status, c.want, r.Message)
 			} else if !strings.Contains(r.Message, c.say) {
 				t.Errorf("run %s's message %q lacks %q", id, r.Message, c.say)
@@ -221,7 +221,7 @@ func TestStartDropsSealedPlansOfRunsThatEnded(t *testing.T) {
 	startWorker(t, pooledWorker(t, h, keys, identity, applyingTF))
 	writeSlowDir(t, h.project, applyingTF)
 	ended := h.launchWait("alice", "rpass")
-	if Status(ended.Status) != StatusSucceeded {
+	if ended.Status != StatusSucceeded {
 		t.Fatalf("the apply: %s %s", ended.Status, ended.Message)
 	}
 	held, _ := heldWithPlan(t, h, "cplan")

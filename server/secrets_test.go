@@ -432,15 +432,15 @@ rule "destroys" {
 		if code == 0 || !strings.Contains(errOut, "cannot be approved: the sealing key cannot open its held plan") {
 			t.Errorf("approving run %s with a tampered sealed plan: exit %d %s", id, code, errOut)
 		}
-		if v := h.show("bob", id); v.Status != string(StatusAwaitingApproval) || len(v.Approvals) != 0 {
+		if v := h.show("bob", id); v.Status != StatusAwaitingApproval || len(v.Approvals) != 0 {
 			t.Errorf("run %s after the refused approve: %s with %d approvals", id, v.Status, len(v.Approvals))
 		}
 	}
 	h.tamperBlobs(func(db *store.DB) {
 		for _, id := range []string{"2", "3", "4"} {
 			_, err := db.UpdateRun(id, func(r *store.Run) error {
-				r.Approvals = append(r.Approvals, store.Approval{By: "bob", Digest: digests[id], Stage: string(StagePlan), Decision: string(DecisionApprove), At: time.Now()})
-				r.Status, r.Phase = string(StatusQueued), string(phaseApply)
+				r.Approvals = append(r.Approvals, store.Approval{By: "bob", Digest: digests[id], Stage: StagePlan, Decision: DecisionApprove, At: time.Now()})
+				r.Status, r.Phase = StatusQueued, phaseApply
 				return nil
 			})
 			if err != nil {
@@ -451,7 +451,7 @@ rule "destroys" {
 	for _, id := range []string{"2", "3", "4"} {
 		h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
 		r, _ := h.srv.db.GetRun(id)
-		if Status(r.Status) != StatusFailed || !strings.Contains(r.Message, "Refused to apply") || !strings.Contains(r.Message, "sealed plan") || !strings.Contains(r.Message, "nothing was applied") {
+		if r.Status != StatusFailed || !strings.Contains(r.Message, "Refused to apply") || !strings.Contains(r.Message, "sealed plan") || !strings.Contains(r.Message, "nothing was applied") {
 			t.Errorf("run %s after approval: %s: %q", id, r.Status, r.Message)
 		}
 		t.Logf("run %s: %s", id, r.Message)

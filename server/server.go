@@ -17,6 +17,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,11 @@ import (
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/logs"
+	"github.com/switchtender/switchtender/server/metrics"
+	"github.com/switchtender/switchtender/server/notify"
+	"github.com/switchtender/switchtender/server/oplog"
+	"github.com/switchtender/switchtender/server/schedule"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -52,7 +58,7 @@ type Options struct {
 	// timeout the configuration file does not say; nil changes nothing.
 	LeaseTimeouts map[string]time.Duration
 
-	// SSH limits (see README "SSH limits"). Zero or negative means the
+	// SSH limits (see docs/ssh-limits.md). Zero or negative means the
 	// default; none can be turned off.
 
 	// SSHHandshakeTimeout is how long a connection may take from accept to
@@ -96,23 +102,23 @@ type Server struct {
 	log        *slog.Logger
 	db         *store.DB
 	key        *seal.Key
-	broker     *broker
-	sched      *scheduler
+	broker     *logs.Broker
+	sched      *schedule.Queue
 	relay      *relayHub // the pools' queues, workers and leases (relay.go)
 	runsDir    string
 	policyTime time.Duration
-	runner     toolRunner    // starts tool processes; package exec
-	held       heldIndex     // runs holding a saved plan, by working directory
-	runs       runTracker    // every run not ended, for the operator log and metrics
-	metrics    *metrics      // Prometheus metrics, served on metrics_listen
-	notifier   *notifier     // sends notify blocks' deliveries in the background
-	secretsMu  sync.Mutex    // serialises remembering a project's secret answers
-	checkMu    sync.Mutex    // serialises launching checks: at most one pending per working directory
-	driftMu    sync.Mutex    // serialises moving and dropping the plans drift checks keep
-	sshLimits  api.SSHLimits // Options' SSH limits with defaults filled in
-	// checks launches scheduled drift checks (schedule.go); nil when no
+	runner     toolRunner       // starts tool processes; package exec
+	held       heldIndex        // runs holding a saved plan, by working directory
+	runs       oplog.Tracker    // every run not ended, for the operator log and metrics
+	metrics    *metrics.Set     // Prometheus metrics, served on metrics_listen
+	notifier   *notify.Notifier // sends notify blocks' deliveries in the background
+	secretsMu  sync.Mutex       // serialises remembering a project's secret answers
+	checkMu    sync.Mutex       // serialises launching checks: at most one pending per working directory
+	driftMu    sync.Mutex       // serialises moving and dropping the plans drift checks keep
+	sshLimits  api.SSHLimits    // Options' SSH limits with defaults filled in
+	// checks launches scheduled drift checks (server/schedule); nil when no
 	// template has a schedule. Set by Start, stopped by Close's cancel.
-	checks *checkSchedule
+	checks *schedule.Checks
 	// sealed lists, from start, held or kept sealed values the sealing key
 	// cannot open (the key was changed).
 	sealed []Problem
@@ -162,22 +168,24 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("opening the store: %w", err)
 	}
 	armKillAfterCommit(db)
-	db.DropBlobsAtEnd(func(st string) bool { return Status(st).Final() }, blobPlan) // spec: the plan is "wiped when the apply ends"
+	db.DropBlobsAtEnd(Status.Final, blobPlan) // spec: the plan is "wiped when the apply ends"
 	s := &Server{
 		env:        opts.Environ,
 		log:        opts.Logger,
 		db:         db,
 		key:        key,
-		broker:     newBroker(),
+		broker:     logs.NewBroker(),
 		runsDir:    runsDir,
 		policyTime: opts.PolicyTimeout,
 		runner:     execRunner{},
 	}
-	s.metrics = newMetrics(s.liveCounts)
-	s.notifier = newNotifier(s, opts.NotifyBackoff, opts.NotifyTimeout)
+	s.metrics = metrics.New(s.liveCounts)
+	s.notifier = notify.New(notify.Options{Store: db, Blocks: func() map[string]*config.Notify { return s.config().Notifies },
+		Log: s.log, Backoff: opts.NotifyBackoff, Timeout: opts.NotifyTimeout,
+		Meters: notify.Meters{Sent: s.metrics.NotifySent, Failed: s.metrics.NotifyFailed, Queue: s.metrics.NotifyQueue}})
 	s.sshLimits = opts.withConfig(cfg.Server).sshLimits()
 	s.live.Store(newLiveConfig(cfg))
-	s.sched = newScheduler(cfg.Server.MaxParallel, s.execute)
+	s.sched = schedule.NewQueue(cfg.Server.MaxParallel, s.execute)
 	s.relay = newRelayHub(s)
 	for pool, d := range opts.LeaseTimeouts {
 		if d > 0 {
@@ -251,8 +259,8 @@ func (s *Server) recover() error {
 	var interrupted []string
 	for _, r := range runs {
 		s.held.note(s.runDir(r), r)
-		s.runs.seed(r)
-		if statusOf(r) == StatusRunning {
+		s.runs.Seed(r)
+		if r.Status == StatusRunning {
 			interrupted = append(interrupted, r.ID)
 		}
 	}
@@ -264,7 +272,7 @@ func (s *Server) recover() error {
 	var requeued, held int
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
-		switch statusOf(r) {
+		switch r.Status {
 		case StatusRunning:
 			if _, err := s.transitionAudited(r.ID, StatusInterrupted, func(r *store.Run) error {
 				r.Message = s.interruptedMessage(*r)
@@ -308,7 +316,7 @@ func (s *Server) enqueue(r store.Run) {
 		s.fail(r.ID, fmt.Sprintf("%v; nothing ran", err))
 		return
 	}
-	s.sched.enqueue(job{runID: r.ID, workdir: wd})
+	s.sched.Enqueue(schedule.Job{RunID: r.ID, Workdir: wd})
 }
 
 // fail ends a queued or held run that cannot go on, with a sentence.
@@ -430,7 +438,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.cancel = cancel
 	s.mu.Unlock()
-	s.sched.start(ctx)
+	s.sched.Start(ctx)
 	// The notifier outlives the runs at Close: a run the stop interrupts
 	// posts its event after the server's context ended, and the notifier
 	// must still store it (it stops once the scheduler has).
@@ -438,8 +446,8 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.notifyStop = ncancel
 	s.mu.Unlock()
-	s.notifier.start(nctx)
-	s.relay.start(ctx)
+	s.notifier.Start(nctx)
+	s.relay.watchLeases(ctx)
 	hs, err := s.startHTTP()
 	if err != nil {
 		cancel(err)
@@ -508,14 +516,14 @@ func (s *Server) Close() error {
 	if cancel != nil {
 		cancel(errShutdown)
 	}
-	s.sched.stop()
+	s.sched.Stop()
 	s.mu.Lock()
 	stopNotify := s.notifyStop
 	s.mu.Unlock()
 	if stopNotify != nil {
 		stopNotify()
 	}
-	s.notifier.wait()
+	s.notifier.Wait()
 	return s.db.Close()
 }
 
@@ -523,4 +531,14 @@ func (s *Server) audit(runID, actor, action, detail string) {
 	if err := s.db.Audit(auditEvent(runID, actor, action, detail)); err != nil {
 		s.log.Error("writing audit event", "run", runID, "err", err)
 	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -31,11 +31,11 @@ func (s *Server) Scrub(text string) string { return s.scrub(text) }
 // SSHRefused is the counter of SSH connections or sessions refused for
 // reason (unknown_key, connection_limit, session_limit).
 func (s *Server) SSHRefused(reason string) prometheus.Counter {
-	return s.metrics.sshRefused.WithLabelValues(reason)
+	return s.metrics.SSHRefused.WithLabelValues(reason)
 }
 
 // SSHSessions is the gauge of SSH sessions open.
-func (s *Server) SSHSessions() prometheus.Gauge { return s.metrics.sshOpen }
+func (s *Server) SSHSessions() prometheus.Gauge { return s.metrics.SSHOpen }
 
 // CancelRun is Cancel that also returns the status the run had before.
 func (s *Server) CancelRun(ctx context.Context, who Identity, id string) (store.Run, Status, error) {
@@ -82,7 +82,7 @@ func (s *Server) NewerProposal(r store.Run) string { return s.newerProposal(r) }
 
 // WatchRuns returns a channel told (coalesced) whenever a run changes, and
 // the function that stops it.
-func (s *Server) WatchRuns() (<-chan struct{}, func()) { return s.broker.watchRuns() }
+func (s *Server) WatchRuns() (<-chan struct{}, func()) { return s.broker.WatchRuns() }
 
 // ReadLog is run id's masked log from byte offset from, as stored.
 func (s *Server) ReadLog(id string, from int64) ([]store.Chunk, error) { return s.db.ReadLog(id, from) }

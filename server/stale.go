@@ -104,7 +104,7 @@ func (h *heldIndex) note(dir string, r store.Run) {
 	if h.byDir == nil {
 		h.byDir = map[string]map[string]bool{}
 	}
-	held := statusOf(r) == StatusAwaitingApproval && r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan && !r.Proposal.Stale
+	held := r.Status == StatusAwaitingApproval && r.Proposal != nil && r.Proposal.Stage == StagePlan && !r.Proposal.Stale
 	if held {
 		if h.byDir[dir] == nil {
 			h.byDir[dir] = map[string]bool{}
@@ -137,8 +137,8 @@ func (s *Server) heldInDir(dir, except string) ([]store.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.runDir(r) == dir && statusOf(r) == StatusAwaitingApproval &&
-			r.Proposal != nil && Stage(r.Proposal.Stage) == StagePlan && !r.Proposal.Stale {
+		if s.runDir(r) == dir && r.Status == StatusAwaitingApproval &&
+			r.Proposal != nil && r.Proposal.Stage == StagePlan && !r.Proposal.Stale {
 			out = append(out, r)
 		}
 	}
@@ -216,7 +216,7 @@ func (s *Server) checkHeld(held []store.Run) {
 // after a run in the directory. It does nothing for any other run.
 func (s *Server) checkStale(r store.Run) error {
 	p := r.Proposal
-	if statusOf(r) != StatusAwaitingApproval || p == nil || Stage(p.Stage) != StagePlan || p.Stale {
+	if r.Status != StatusAwaitingApproval || p == nil || p.Stage != StagePlan || p.Stale {
 		return nil
 	}
 	if s.poolOf(r.Template) != "" {
@@ -292,7 +292,7 @@ func (s *Server) markStale(r store.Run, reason string) error {
 // there, and no state can be read while the server stops or starts, so the
 // plans are not trusted (the gate fails closed). A dry run changes no state.
 func (s *Server) staleAfterInterrupt(r store.Run) {
-	if k := Kind(r.Kind); k == KindPlan || k == KindCheck {
+	if k := r.Kind; k == KindPlan || k == KindCheck {
 		return
 	}
 	held, err := s.heldInDir(s.runDir(r), r.ID)
@@ -334,11 +334,11 @@ func (s *Server) newerProposal(r store.Run) string {
 	dir := s.runDir(r)
 	for _, o := range runs { // newest first
 		n, _ := strconv.ParseUint(o.ID, 10, 64)
-		if n <= me || o.Proposal == nil || Stage(o.Proposal.Stage) != StagePlan || s.runDir(o) != dir {
+		if n <= me || o.Proposal == nil || o.Proposal.Stage != StagePlan || s.runDir(o) != dir {
 			continue
 		}
-		held := statusOf(o) == StatusAwaitingApproval && !o.Proposal.Stale
-		applied := statusOf(o) == StatusSucceeded && o.Proposal.Used
+		held := o.Status == StatusAwaitingApproval && !o.Proposal.Stale
+		applied := o.Status == StatusSucceeded && o.Proposal.Used
 		if held || applied {
 			return o.ID
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // A queued run is decided when it starts, under the rules in force then
-// (README "Reloading": "a queued run plans under the new rules when it
+// (docs/operations.md, "Reload": "a queued run plans under the new rules when it
 // starts"): before anything of it runs, the holds a person must release
 // before planning (an agent's run, an approval rule covering a dry run or
 // check) are decided again, and the scan (scanFor) and a gated apply's
@@ -23,9 +23,9 @@ func (lc *liveConfig) gateRequest(r store.Run) gate.Request {
 	req := gate.Request{
 		Template:        r.Template,
 		Project:         r.Project,
-		Kind:            r.Kind,
+		Kind:            string(r.Kind),
 		Requester:       r.Requester,
-		Agent:           r.RequesterKind == "agent",
+		Agent:           r.RequesterKind == RequesterAgent,
 		RequireApproval: r.RequireApproval,
 		AIProposal:      r.AIProposal,
 	}
@@ -68,7 +68,7 @@ func (lc *liveConfig) scanFor(r store.Run) (why string, holds []store.Hold) {
 	if r.Commit != nil && r.Commit.Ref != "" {
 		return scanForPullRequest, nil
 	}
-	k := Kind(r.Kind)
+	k := r.Kind
 	if k != KindPlan && k != KindCheck {
 		return "", nil
 	}
@@ -101,7 +101,7 @@ func (lc *liveConfig) startDecision(r store.Run) startDecision {
 	req := lc.gateRequest(r)
 	d := startDecision{holds: unreleased(r, lc.holdsBeforePlanning(req))}
 	d.scan, _ = lc.scanFor(r)
-	d.gated = Kind(r.Kind) == KindApply && gate.NeedsSavedPlan(lc.rules, req)
+	d.gated = r.Kind == KindApply && gate.NeedsSavedPlan(lc.rules, req)
 	return d
 }
 
@@ -132,7 +132,7 @@ func (d startDecision) String() string {
 func unreleased(r store.Run, holds []store.Hold) []store.Hold {
 	var released []string
 	for _, a := range r.Approvals {
-		if Decision(a.Decision) == DecisionApprove && (Stage(a.Stage) == StageRequest || Stage(a.Stage) == StageScan) {
+		if a.Decision == DecisionApprove && (a.Stage == StageRequest || a.Stage == StageScan) {
 			released = append(released, a.Rules...)
 		}
 	}
@@ -148,7 +148,7 @@ func (s *Server) holdAtStart(id string) bool {
 	lc := s.live.Load()
 	var holds []store.Hold
 	run, err := s.updateAudited(id, func(r *store.Run) error {
-		if statusOf(*r) != StatusQueued || Phase(r.Phase) != phasePlan || Kind(r.Kind) == KindReconcile || r.CancelRequested != "" {
+		if r.Status != StatusQueued || r.Phase != phasePlan || r.Kind == KindReconcile || r.CancelRequested != "" {
 			return errNotHeldAtStart
 		}
 		if holds = lc.startDecision(*r).holds; len(holds) == 0 {
@@ -192,7 +192,7 @@ func (s *Server) logQueuedChanges(old, next *liveConfig) {
 		return
 	}
 	for _, r := range runs {
-		if statusOf(r) != StatusQueued || Phase(r.Phase) != phasePlan || Kind(r.Kind) == KindReconcile {
+		if r.Status != StatusQueued || r.Phase != phasePlan || r.Kind == KindReconcile {
 			continue
 		}
 		before, after := old.startDecision(r).String(), next.startDecision(r).String()

@@ -47,7 +47,6 @@ const (
 const runMarkerVar = runstep.RunMarkerVar
 
 var (
-	sameConfiguration   = runstep.SameConfiguration
 	enterCopy           = runstep.EnterCopy
 	scanRecord          = runstep.ScanRecord
 	boundFindings       = runstep.BoundFindings
@@ -65,16 +64,6 @@ var (
 	maskKeyFiles        = runstep.MaskKeyFiles
 	localStatePath      = runstep.LocalStatePath
 	planTooLarge        = relay.PlanTooLarge
-)
-
-// Names the tests of package server use for what moved to runstep.
-var (
-	copyConfiguration = runstep.CopyConfiguration
-	manifestIn        = runstep.ManifestIn
-	copyLocalState    = runstep.CopyLocalState
-	placeInTree       = runstep.PlaceInTree
-	dropUntrusted     = runstep.DropUntrusted
-	sameBackend       = runstep.SameBackend
 )
 
 // copyEntry is what enterCopy needs ([runstep.CopyEntry]).

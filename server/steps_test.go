@@ -192,7 +192,7 @@ func TestUnreadablePlanIsHeld(t *testing.T) {
 	})
 	h, msg := runFake(t, f, passingRule, StatusAwaitingApproval, StatusFailed, StatusSucceeded)
 	r, _ := h.srv.db.GetRun("1")
-	if Status(r.Status) != StatusAwaitingApproval || !strings.Contains(msg, "Held for approval") {
+	if r.Status != StatusAwaitingApproval || !strings.Contains(msg, "Held for approval") {
 		t.Fatalf("run is %s: %s", r.Status, msg)
 	}
 }

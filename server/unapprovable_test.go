@@ -86,11 +86,11 @@ func TestHeldRunWhoseSealedPlanCannotOpenCannotBeApproved(t *testing.T) {
 				!strings.Contains(errOut, advice) || strings.Contains(out, "Approved") {
 				t.Errorf("approve: exit %d\nstdout: %s\nstderr: %s\nwant refused, saying %q", code, out, errOut, advice)
 			}
-			if v := h.show("bob", "1"); v.Status != string(StatusAwaitingApproval) || len(v.Approvals) != 0 {
+			if v := h.show("bob", "1"); v.Status != StatusAwaitingApproval || len(v.Approvals) != 0 {
 				t.Errorf("after the refused approve run 1 is %s with %d approvals", v.Status, len(v.Approvals))
 			}
 			h.mustSSH("bob", "reject", "1", "--reason", "its plan cannot be opened")
-			if v := h.show("bob", "1"); v.Status != string(StatusRejected) || v.Unapprovable != "" {
+			if v := h.show("bob", "1"); v.Status != StatusRejected || v.Unapprovable != "" {
 				t.Errorf("after the reject run 1 is %s, unapprovable %q", v.Status, v.Unapprovable)
 			}
 		})

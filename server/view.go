@@ -14,7 +14,7 @@ import (
 // a stale plan is never shown as approvable); r itself when it holds
 // nothing or the check fails (logged).
 func (s *Server) Refreshed(r store.Run) store.Run {
-	if statusOf(r) != StatusAwaitingApproval {
+	if r.Status != StatusAwaitingApproval {
 		return r
 	}
 	if err := s.checkStale(r); err != nil {
@@ -32,8 +32,8 @@ func (s *Server) View(r store.Run, who Identity, withPlan bool) api.RunView {
 	why := s.unapprovable(r) // before the sealed answers are hidden: it opens them
 	r.SealedVars, r.SealedAnswers = nil, nil
 	v := api.RunView{Holds: s.holdViews(r), Findings: []store.Finding{}, JSONPhase: s.jsonPhase(r), Unapprovable: why}
-	if statusOf(r) == StatusQueued && s.sched != nil {
-		v.WaitsBehind = s.sched.waitReason(r.ID)
+	if r.Status == StatusQueued && s.sched != nil {
+		v.WaitsBehind = s.sched.WaitReason(r.ID)
 		if v.WaitsBehind == "" {
 			v.WaitsBehind = s.relay.waitReason(r.ID)
 		}
@@ -41,52 +41,71 @@ func (s *Server) View(r store.Run, who Identity, withPlan bool) api.RunView {
 	if r.Scan != nil && len(r.Scan.Findings) > 0 {
 		v.Findings = r.Scan.Findings
 	}
-	if p := r.Proposal; p != nil {
-		v.Lookalikes = api.Lookalikes(p.Addresses)
-		v.Stale, v.StaleReason = p.Stale, p.StaleReason
-		if Stage(p.Stage) == StagePlan {
-			v.Counts = planCounts(p)
-		}
-		cp := *p
-		cp.StartFiles = nil // the server's own record, compared at apply; not part of the view
-		if !withPlan {
-			cp.PlanText = ""
-		}
-		r.Proposal = &cp
-		if st := statusOf(r); st == StatusAwaitingApproval || st == StatusStale {
-			v.NewerProposal = s.newerProposal(r)
-		}
-		if why != "" {
-			r.Message = "Cannot be approved: " + v.Unapprovable + "."
-		} else if statusOf(r) == StatusAwaitingApproval {
-			v.Waiting = fmt.Sprintf("approve %s --digest %s", r.ID, p.Digest)
-			v.WaitingForYou = s.waitingFor(r, who)
-		}
+	if r.Proposal != nil {
+		s.viewProposal(&v, &r, who, withPlan)
 	}
-	if Kind(r.Kind) == KindCheck {
-		v.Reconcile = reconcileNote(r)
-		if c := r.Check; c != nil && c.Plan != nil && r.Proposal == nil {
-			v.Lookalikes = api.Lookalikes(c.Plan.Addresses)
-		}
-		if c := r.Check; c != nil && c.Plan != nil && !withPlan {
-			cc, cp := *c, *c.Plan
-			cp.PlanText = ""
-			cc.Plan = &cp
-			r.Check = &cc
-		}
+	if r.Kind == KindCheck {
+		viewCheck(&v, &r, withPlan)
 	}
 	v.Run = r
 	return v
+}
+
+// viewProposal fills v with what r's proposal shows who, and leaves in r a
+// copy of the proposal without the server's own records (and without the
+// plan text unless withPlan). v.Unapprovable must already be set.
+func (s *Server) viewProposal(v *api.RunView, r *store.Run, who Identity, withPlan bool) {
+	p := r.Proposal
+	v.Lookalikes = api.Lookalikes(p.Addresses)
+	v.Stale, v.StaleReason = p.Stale, p.StaleReason
+	if p.Stage == StagePlan {
+		v.Counts = planCounts(p)
+	}
+	cp := *p
+	cp.StartFiles = nil // the server's own record, compared at apply; not part of the view
+	if !withPlan {
+		cp.PlanText = ""
+	}
+	r.Proposal = &cp
+	if st := r.Status; st == StatusAwaitingApproval || st == StatusStale {
+		v.NewerProposal = s.newerProposal(*r)
+	}
+	if v.Unapprovable != "" {
+		r.Message = "Cannot be approved: " + v.Unapprovable + "."
+	} else if r.Status == StatusAwaitingApproval {
+		v.Waiting = fmt.Sprintf("approve %s --digest %s", r.ID, p.Digest)
+		v.WaitingForYou = s.waitingFor(*r, who)
+	}
+}
+
+// viewCheck fills v with a drift check's reconcile note and the lookalike
+// addresses of the plan it kept, and drops that plan's text from r unless
+// withPlan.
+func viewCheck(v *api.RunView, r *store.Run, withPlan bool) {
+	v.Reconcile = reconcileNote(*r)
+	c := r.Check
+	if c == nil || c.Plan == nil {
+		return
+	}
+	if r.Proposal == nil {
+		v.Lookalikes = api.Lookalikes(c.Plan.Addresses)
+	}
+	if !withPlan {
+		cc, cp := *c, *c.Plan
+		cp.PlanText = ""
+		cc.Plan = &cp
+		r.Check = &cc
+	}
 }
 
 // jsonPhase says what a run is doing or did with the tool, for JSON:
 // "apply" once it applies (a released saved plan, or an apply no rule
 // covers, which plans and applies in one step), "plan" otherwise.
 func (s *Server) jsonPhase(r store.Run) string {
-	if Phase(r.Phase) == phaseApply {
+	if r.Phase == phaseApply {
 		return string(phaseApply)
 	}
-	if Kind(r.Kind) == KindApply && r.Proposal == nil && !gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(r)) {
+	if r.Kind == KindApply && r.Proposal == nil && !gate.NeedsSavedPlan(s.currentRules(), s.gateRequest(r)) {
 		return string(phaseApply)
 	}
 	return string(phasePlan)

@@ -24,6 +24,9 @@ type Phase = store.Phase
 // Decision is what an approval record says ([store.Decision]).
 type Decision = store.Decision
 
+// RequesterKind is who launched a run ([store.RequesterKind]).
+type RequesterKind = store.RequesterKind
+
 // Run statuses.
 const (
 	StatusQueued           = store.StatusQueued
@@ -64,6 +67,12 @@ const (
 	DecisionApprove = store.DecisionApprove
 	DecisionReject  = store.DecisionReject
 	DecisionPass    = store.DecisionPass
+)
+
+// Requester kinds.
+const (
+	RequesterPerson = store.RequesterPerson
+	RequesterAgent  = store.RequesterAgent
 )
 
 // transitions is the store's transition table, for `help`.

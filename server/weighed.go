@@ -94,7 +94,7 @@ func (x *execution) liveDir() string {
 // reconcile of a check the scan exempted. Its apply phase runs init in the
 // working directory first (applyInitStep), which no scanned run did.
 func (s *Server) plannedInCopy(r store.Run) bool {
-	if Kind(r.Kind) != KindReconcile || r.ReconcileOf == "" {
+	if r.Kind != KindReconcile || r.ReconcileOf == "" {
 		return false
 	}
 	check, err := s.db.GetRun(r.ReconcileOf)

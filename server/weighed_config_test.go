@@ -80,7 +80,7 @@ func TestAReleasedApplyRunsNoConfigurationChangedAfterItsPlan(t *testing.T) {
 		h.waitStatus(id, StatusFailed, StatusSucceeded, StatusStale)
 		v := h.show("bob", id)
 		log := h.mustSSH("bob", "log", id)
-		if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, c.names) || !strings.Contains(v.Message, "not the one the plan was made from") {
+		if v.Run.Status != StatusFailed || !strings.Contains(v.Message, c.names) || !strings.Contains(v.Message, "not the one the plan was made from") {
 			t.Fatalf("%s: run %s is %s: %s", c.name, id, v.Status, v.Message)
 		}
 		if strings.Contains(log, "$ tofu apply") || slices.Contains(stepNames(v), "apply") {
@@ -103,7 +103,7 @@ func TestAReleasedApplyRunsNoConfigurationChangedAfterItsPlan(t *testing.T) {
 		h.waitStatus(id, StatusAwaitingApproval)
 		h.mustSSH("bob", "approve", id, "--digest", h.show("bob", id).Proposal.Digest)
 		h.waitStatus(id, StatusSucceeded, StatusFailed, StatusStale)
-		if v := h.show("bob", id); statusOf(v.Run) != StatusSucceeded {
+		if v := h.show("bob", id); v.Run.Status != StatusSucceeded {
 			t.Fatalf("an apply with its configuration unchanged: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
 		}
 		if n := h.stateCount(); n != i+1 {
@@ -139,7 +139,7 @@ func TestAReleasedScanHoldRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	}
 	for _, c := range cases {
 		v := h.launchWait("alice", c.template, "--dry-run")
-		if statusOf(v.Run) != StatusAwaitingApproval || v.Proposal == nil || Stage(v.Proposal.Stage) != StageScan {
+		if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageScan {
 			t.Fatalf("%s: %s (%s); want held at the scan stage", c.template, v.Status, v.Message)
 		}
 		dir := filepath.Join(h.project, c.dir)
@@ -147,7 +147,7 @@ func TestAReleasedScanHoldRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 		h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
 		h.waitStatus(v.ID, StatusFailed, StatusRefused, StatusSucceeded)
 		v = h.show("bob", v.ID)
-		if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, c.names) {
+		if v.Run.Status != StatusRefused || !strings.Contains(v.Message, c.names) {
 			t.Fatalf("%s: released after the change: %s: %s", c.template, v.Status, v.Message)
 		}
 		if slices.Contains(stepNames(v), "init") || slices.Contains(stepNames(v), "plan") {
@@ -187,7 +187,7 @@ func TestACleanScanRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	script, marker := markerProgram(t)
 	dir := filepath.Join(h.project, "infra", "scan", "clean")
 	v := h.launchWait("alice", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusSucceeded || !slices.Equal(stepNames(v), []string{"get", "init", "plan"}) {
+	if v.Run.Status != StatusSucceeded || !slices.Equal(stepNames(v), []string{"get", "init", "plan"}) {
 		t.Fatalf("a clean scanned dry run: %s (%s), steps %v", v.Status, v.Message, stepNames(v))
 	}
 	if log := h.mustSSH("bob", "log", v.ID); !strings.Contains(log, "runs in the scan's private copy") || !strings.Contains(log, "module.m.terraform_data.in_module will be created") {
@@ -201,7 +201,7 @@ func TestACleanScanRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	writeFile(t, enc, markerEncryption(script))
 	h.setRunPath(tofuHook(t, "get", fmt.Sprintf("cp %q %q", enc, filepath.Join(dir, "enc.tf"))))
 	v = h.launchWait("alice", "scan-clean", "--dry-run")
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "infra/scan/clean/enc.tf is new") {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "infra/scan/clean/enc.tf is new") {
 		t.Fatalf("changed after the scan: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 	if slices.Contains(stepNames(v), "init") || slices.Contains(stepNames(v), "plan") {
@@ -225,7 +225,7 @@ func TestAReconcileOfAScannedCheckAppliesOnlyTheConfigurationTheCheckPlanned(t *
 	dir := filepath.Join(h.project, "infra", "scan", "clean")
 	for _, changed := range []bool{true, false} {
 		c := h.launchWait("alice", "scan-clean", "--check")
-		if statusOf(c.Run) != StatusSucceeded || c.Check == nil || !c.Check.Kept {
+		if c.Run.Status != StatusSucceeded || c.Check == nil || !c.Check.Kept {
 			t.Fatalf("a clean scanned check: %s (%s), check %+v", c.Status, c.Message, c.Check)
 		}
 		id := runIDOf(t, h.mustSSH("alice", "reconcile", c.ID, "--json"))
@@ -242,14 +242,14 @@ func TestAReconcileOfAScannedCheckAppliesOnlyTheConfigurationTheCheckPlanned(t *
 		v := h.show("bob", id)
 		log := h.mustSSH("bob", "log", id)
 		if changed {
-			if statusOf(v.Run) != StatusFailed || !strings.Contains(v.Message, "enc.tf is new") || strings.Contains(log, "$ tofu") {
+			if v.Run.Status != StatusFailed || !strings.Contains(v.Message, "enc.tf is new") || strings.Contains(log, "$ tofu") {
 				t.Fatalf("a reconcile released after the change: %s: %s\n%s", v.Status, v.Message, log)
 			}
 			assertNeverRan(t, marker, "after the check planned")
 			os.Remove(filepath.Join(dir, "enc.tf"))
 			continue
 		}
-		if statusOf(v.Run) != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
+		if v.Run.Status != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
 			t.Fatalf("a reconcile with its configuration unchanged: %s: %s\n%s", v.Status, v.Message, log)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "terraform.tfstate")); err != nil {

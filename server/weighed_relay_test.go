@@ -70,12 +70,12 @@ rule "hold-rnet" {
 		done, _ := h.srv.db.GetRun(id)
 		log := h.mustSSH("alice", "log", id)
 		if !changed {
-			if Status(done.Status) != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
+			if done.Status != StatusSucceeded || !strings.Contains(log, "Apply complete!") {
 				t.Fatalf("an apply with its configuration unchanged: %s: %s\n%s", done.Status, done.Message, log)
 			}
 			continue
 		}
-		if Status(done.Status) != StatusFailed || !strings.Contains(done.Message, "enc_override.tf is new") || !strings.Contains(done.Message, "on worker w1") {
+		if done.Status != StatusFailed || !strings.Contains(done.Message, "enc_override.tf is new") || !strings.Contains(done.Message, "on worker w1") {
 			t.Fatalf("released after the change: %s: %s\n%s", done.Status, done.Message, log)
 		}
 		applyPhase := log[strings.LastIndex(log, "leased to worker"):]
@@ -107,7 +107,7 @@ func TestARelayedScanRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	clean := filepath.Join(w1.Projects["infra"].Path, "infra", "scan", "clean")
 	startWorkerWithPath(t, w1, tofuHook(t, "get", fmt.Sprintf("cp %q %q", enc, filepath.Join(clean, "enc.tf"))))
 	v := h.launchWait("alice", "rs-clean", "--dry-run")
-	if statusOf(v.Run) != StatusRefused || !strings.Contains(v.Message, "infra/scan/clean/enc.tf is new") || v.PlannedBy != "w1" {
+	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "infra/scan/clean/enc.tf is new") || v.PlannedBy != "w1" {
 		t.Fatalf("changed after a clean scan on w1: %s by %q: %s\n%s", v.Status, v.PlannedBy, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 	if slices.Contains(stepNames(v), "init") || slices.Contains(stepNames(v), "plan") {
@@ -117,7 +117,7 @@ func TestARelayedScanRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	assertWouldRun(t, clean, marker, "init", "-input=false", "-no-color")
 
 	v = h.launchWait("alice", "rs-deep", "--dry-run")
-	if statusOf(v.Run) != StatusAwaitingApproval || Stage(v.Proposal.Stage) != StageScan {
+	if v.Run.Status != StatusAwaitingApproval || v.Proposal.Stage != StageScan {
 		t.Fatalf("deep on w1: %s: %s", v.Status, v.Message)
 	}
 	deep := filepath.Join(w1.Projects["infra"].Path, "infra", "scan", "deep")
@@ -125,7 +125,7 @@ func TestARelayedScanRunsNoConfigurationChangedAfterTheScan(t *testing.T) {
 	h.mustSSH("bob", "approve", v.ID, "--digest", v.Proposal.Digest)
 	h.waitStatus(v.ID, StatusRefused, StatusSucceeded, StatusFailed)
 	v = h.show("bob", v.ID)
-	if statusOf(v.Run) != StatusRefused || slices.Contains(stepNames(v), "init") {
+	if v.Run.Status != StatusRefused || slices.Contains(stepNames(v), "init") {
 		t.Fatalf("changed while held at the scan stage: %s: %s, steps %v", v.Status, v.Message, stepNames(v))
 	}
 	assertNeverRan(t, marker, "of the worker while the run was held at the scan stage")

@@ -7,8 +7,8 @@ import (
 )
 
 // endedForTest is the server's notion of a final status, for these tests.
-func endedForTest(status string) bool {
-	return !slices.Contains([]string{"queued", "running", "awaiting_approval"}, status)
+func endedForTest(status Status) bool {
+	return !slices.Contains([]Status{StatusQueued, StatusRunning, StatusAwaitingApproval}, status)
 }
 
 // The write that ends a run deletes its sealed plan in the same

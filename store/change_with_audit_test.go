@@ -22,7 +22,7 @@ func changeAndAudit(tx *Tx, id string) error {
 }
 
 // stored reports run id's status and how many audit entries it has.
-func stored(t *testing.T, db *DB, id string) (string, int) {
+func stored(t *testing.T, db *DB, id string) (Status, int) {
 	t.Helper()
 	r, err := db.GetRun(id)
 	if err != nil {
@@ -173,7 +173,7 @@ func TestKilledWriterLeavesTheChangeAndItsEntryOrNeither(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, n := stored(t, db, r.ID)
-		want, wantN := "running", 1
+		want, wantN := StatusRunning, 1
 		if at == "before" {
 			want, wantN = r.Status, 0
 		}

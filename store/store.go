@@ -58,7 +58,7 @@ type DB struct {
 
 	// What ends with a run (DropBlobsAtEnd): set once, before the DB is
 	// shared.
-	ended    func(status string) bool
+	ended    func(status Status) bool
 	endKinds [][]byte
 }
 
@@ -69,7 +69,7 @@ type DB struct {
 // code path or node ended it, and no crash can fall between the two. Call
 // it once, after Open and before the DB is shared; a kind must be valid
 // for PutBlob.
-func (db *DB) DropBlobsAtEnd(ended func(status string) bool, kinds ...string) {
+func (db *DB) DropBlobsAtEnd(ended func(status Status) bool, kinds ...string) {
 	db.ended, db.endKinds = ended, nil
 	for _, k := range kinds {
 		db.endKinds = append(db.endKinds, append([]byte(k), 0))

@@ -15,10 +15,10 @@ type Run struct {
 	Workdir         string            `json:"workdir"`          // the working directory as resolved at launch: absolute, symlink-free
 	WorkdirID       string            `json:"workdir_id"`       // its identity at launch, "DEVICE:INODE", so a directory swapped in later is told apart
 	Queue           string            `json:"queue"`            // queue name
-	Kind            string            `json:"kind"`             // "apply" | "plan" (dry run) | "check" (drift check) | "reconcile"
+	Kind            Kind              `json:"kind"`             // "apply" | "plan" (dry run) | "check" (drift check) | "reconcile"
 	Requester       string            `json:"requester"`        // user or agent name
-	Phase           string            `json:"phase"`            // "plan" (init, then plan or one-step apply) | "apply" (carry out the approved saved plan)
-	RequesterKind   string            `json:"requester_kind"`   // "user" | "agent"
+	Phase           Phase             `json:"phase"`            // "plan" (init, then plan or one-step apply) | "apply" (carry out the approved saved plan)
+	RequesterKind   RequesterKind     `json:"requester_kind"`   // "person" | "agent" (runs stored as "user" read as "person")
 	RequireApproval bool              `json:"require_approval"` // the submission asked for approval (require_approval)
 	AIProposal      bool              `json:"ai_proposal"`      // the submission is an AI proposal
 	ReconcileOf     string            `json:"reconcile_of"`     // check run ID for a reconcile
@@ -29,7 +29,7 @@ type Run struct {
 	SealedAnswers   []byte            `json:"sealed_answers"`   // sealed JSON of the secret survey answers as typed, for rerun
 	RerunOf         string            `json:"rerun_of"`         // the run this one repeats (rerun), or ""
 	CancelRequested string            `json:"cancel_requested"` // who cancelled the run while it executed; the executor ends it cancelled
-	Status          string            `json:"status"`           // state machine status; the server defines the values
+	Status          Status            `json:"status"`           // where the run stands (see Status)
 	Message         string            `json:"message"`          // a sentence for people: why it failed/is held, what to do
 	ExitCode        int               `json:"exit_code"`        // -1 until a process exited
 	CreatedAt       time.Time         `json:"created_at"`
@@ -49,7 +49,7 @@ type Run struct {
 	StatusAt time.Time `json:"status_at,omitzero"`
 	// PrevStatus is the status a change made in memory moved the run from,
 	// so that whoever made the change can report it; it is never stored.
-	PrevStatus string `json:"-"`
+	PrevStatus Status `json:"-"`
 }
 
 // Commit is the commit a run ran. For a pull request's plan (launch --ref)
@@ -115,7 +115,7 @@ type Proposal struct {
 	Requested string              `json:"requested"` // who asked and how, a sentence
 	Lineage   string              `json:"lineage"`   // state lineage the plan was made against
 	Serial    int64               `json:"serial"`    // state serial the plan was made against
-	Stage     string              `json:"stage"`     // "request" (held before planning) | "plan"
+	Stage     Stage               `json:"stage"`     // "request" (held before planning) | "scan" | "plan"
 	CreatedAt time.Time           `json:"created_at"`
 	Used      bool                `json:"used"` // applied once; a second use is refused
 	// Stale is set when the state the plan was made from no longer matches
@@ -148,8 +148,8 @@ type Finding struct {
 type Approval struct {
 	By       string    `json:"by"`
 	Digest   string    `json:"digest"`
-	Stage    string    `json:"stage"`
-	Decision string    `json:"decision"`          // "approve" | "reject" | "pass" (no rule held it)
+	Stage    Stage     `json:"stage"`
+	Decision Decision  `json:"decision"`          // "approve" | "reject" | "pass" (no rule held it)
 	Rules    []string  `json:"rules"`             // the holding rules this approval released
 	Modules  string    `json:"modules,omitempty"` // the digest of the modules the scan read, for a scanned run
 	Reason   string    `json:"reason"`

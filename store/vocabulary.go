@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,8 +9,9 @@ import (
 
 // The words a run's record is written in: where a run stands (Status), what
 // it is for (Kind), what a proposal releases (Stage), which part of a run
-// executes next (Phase) and what an approval says (Decision). The stored
-// fields of Run, Proposal and Approval hold them as plain strings.
+// executes next (Phase), what an approval says (Decision) and who asked for
+// a run (RequesterKind). The stored fields of Run, Proposal and Approval
+// have these types; each encodes in JSON as its plain string.
 
 // Status is where a run stands. A run is active while queued or running,
 // waits for people while awaiting_approval, and every other status is final:
@@ -123,3 +125,31 @@ const (
 	DecisionReject  Decision = "reject"  // a person turned the proposal down
 	DecisionPass    Decision = "pass"    // no rule held the saved plan (By is "rules")
 )
+
+// RequesterKind is who launched a run: a person or an agent.
+type RequesterKind string
+
+// Requester kinds, as the gate, the JSON contract and the text name them.
+const (
+	RequesterPerson RequesterKind = "person" // a user of the config
+	RequesterAgent  RequesterKind = "agent"  // an agent of the config
+)
+
+// requesterUser is the word runs stored before "person" was written say
+// for a person.
+const requesterUser = "user"
+
+// UnmarshalJSON reads a JSON string into k; the old word "user" reads as
+// [RequesterPerson], so a data directory written before keeps its runs'
+// requesters. Any other string is kept as it is.
+func (k *RequesterKind) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("requester_kind: %w", err)
+	}
+	if s == requesterUser {
+		s = string(RequesterPerson)
+	}
+	*k = RequesterKind(s)
+	return nil
+}

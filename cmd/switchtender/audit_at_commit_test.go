@@ -149,7 +149,7 @@ func (n *armedNode) everyChangeAudited(when string) map[string]store.Run {
 		decided := map[[2]string]int{}
 		for _, a := range r.Approvals {
 			if a.Decision == "approve" || a.Decision == "reject" {
-				decided[[2]string{a.By, a.Decision}]++
+				decided[[2]string{a.By, string(a.Decision)}]++
 			}
 		}
 		for k, times := range decided {
@@ -160,7 +160,7 @@ func (n *armedNode) everyChangeAudited(when string) map[string]store.Run {
 		}
 		switch r.Status {
 		case "succeeded", "failed", "stale", "cancelled":
-			want(r, "", r.Status, 1)
+			want(r, "", string(r.Status), 1)
 		case "interrupted":
 			want(r, "", "recover", 1)
 		}

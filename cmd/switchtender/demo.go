@@ -131,7 +131,38 @@ func prepareDemo(dir, listen string) (string, error) {
 		return "", fmt.Errorf("creating the demo directory: %w", err)
 	}
 	project := filepath.Join(dir, "project")
-	err := fs.WalkDir(demoFiles, "demo/project", func(p string, d fs.DirEntry, err error) error {
+	if err := writeDemoProject(project); err != nil {
+		return "", fmt.Errorf("writing the example project: %w", err)
+	}
+	launcher, err := demoKey(filepath.Join(dir, "keys", "launcher"))
+	if err != nil {
+		return "", err
+	}
+	approver, err := demoKey(filepath.Join(dir, "keys", "approver"))
+	if err != nil {
+		return "", err
+	}
+	cfgPath := filepath.Join(dir, "switchtender.hcl")
+	if _, err := os.Stat(cfgPath); err == nil {
+		return cfgPath, nil
+	}
+	cfg, err := demoConfig(map[string]string{
+		"Listen": listen, "DataDir": filepath.Join(dir, "data"), "Project": project,
+		"LauncherKeys": quotedKeys(append([]string{launcher}, ownPublicKeys()...)), "ApproverKey": approver,
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		return "", fmt.Errorf("writing the demo configuration: %w", err)
+	}
+	return cfgPath, nil
+}
+
+// writeDemoProject copies the embedded example project to project, keeping
+// every file already there.
+func writeDemoProject(project string) error {
+	return fs.WalkDir(demoFiles, "demo/project", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -148,51 +179,48 @@ func prepareDemo(dir, listen string) (string, error) {
 		}
 		return os.WriteFile(dst, b, 0o644)
 	})
+}
+
+// ownPublicKeys is the authorized_keys line of each of the user's own
+// ~/.ssh/id_{ed25519,ecdsa,rsa}.pub that parses, so the demo lets them in
+// with their usual key too.
+func ownPublicKeys() []string {
+	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("writing the example project: %w", err)
+		return nil
 	}
-	launcher, err := demoKey(filepath.Join(dir, "keys", "launcher"))
-	if err != nil {
-		return "", err
-	}
-	approver, err := demoKey(filepath.Join(dir, "keys", "approver"))
-	if err != nil {
-		return "", err
-	}
-	keys := []string{launcher}
-	if home, err := os.UserHomeDir(); err == nil {
-		for _, n := range []string{"id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub"} {
-			if b, err := os.ReadFile(filepath.Join(home, ".ssh", n)); err == nil {
-				if k, _, _, _, err := ssh.ParseAuthorizedKey(b); err == nil {
-					keys = append(keys, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))))
-				}
+	var keys []string
+	for _, n := range []string{"id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub"} {
+		if b, err := os.ReadFile(filepath.Join(home, ".ssh", n)); err == nil {
+			if k, _, _, _, err := ssh.ParseAuthorizedKey(b); err == nil {
+				keys = append(keys, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))))
 			}
 		}
 	}
-	cfgPath := filepath.Join(dir, "switchtender.hcl")
-	if _, err := os.Stat(cfgPath); err == nil {
-		return cfgPath, nil
+	return keys
+}
+
+// quotedKeys is keys as a comma-separated list of HCL strings.
+func quotedKeys(keys []string) string {
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = fmt.Sprintf("%q", k)
 	}
+	return strings.Join(quoted, ", ")
+}
+
+// demoConfig is the embedded configuration template filled with values.
+func demoConfig(values map[string]string) ([]byte, error) {
 	tmplText, err := demoFiles.ReadFile("demo/switchtender.hcl.tmpl")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	t := template.Must(template.New("config").Parse(string(tmplText)))
-	var quoted []string
-	for _, k := range keys {
-		quoted = append(quoted, fmt.Sprintf("%q", k))
-	}
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, map[string]string{
-		"Listen": listen, "DataDir": filepath.Join(dir, "data"), "Project": project,
-		"LauncherKeys": strings.Join(quoted, ", "), "ApproverKey": approver,
-	}); err != nil {
-		return "", err
+	if err := t.Execute(&buf, values); err != nil {
+		return nil, err
 	}
-	if err := os.WriteFile(cfgPath, buf.Bytes(), 0o600); err != nil {
-		return "", fmt.Errorf("writing the demo configuration: %w", err)
-	}
-	return cfgPath, nil
+	return buf.Bytes(), nil
 }
 
 // demoKey returns the authorized_keys line of an ed25519 key pair at path

@@ -14,16 +14,16 @@ import (
 // "person" or "agent" as the text says, and a refusal is an object on
 // stderr: {"error": {"code", "message", "field"?}}.
 
-// Requester kinds as commands show them. Runs stored before this contract
-// say "user" for a person; requesterKind reads both.
+// Requester kinds as commands show them; the store writes the same words
+// (store.RequesterPerson, store.RequesterAgent) and reads a run stored as
+// "user" by older versions as a person.
 const (
 	RequesterPerson = "person"
 	RequesterAgent  = "agent"
 )
 
 // RequesterKind returns the vocabulary commands use for a stored
-// requester_kind: "agent" for an agent, "person" for anything else (the
-// store says "user").
+// requester_kind: "agent" for an agent, "person" for anything else.
 func RequesterKind(stored string) string {
 	if stored == RequesterAgent {
 		return RequesterAgent
@@ -58,7 +58,7 @@ type wireView RunView
 func (v RunView) MarshalJSON() ([]byte, error) {
 	w := runWire{
 		wireView:      wireView(v),
-		RequesterKind: RequesterKind(v.RequesterKind),
+		RequesterKind: RequesterKind(string(v.RequesterKind)),
 		Phase:         v.JSONPhase,
 		StartedAt:     v.StartedAt,
 		FinishedAt:    v.FinishedAt,

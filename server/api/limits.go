@@ -2,7 +2,7 @@ package api
 
 import "time"
 
-// Defaults of the SSH limits (the service's SSH options; README "SSH limits").
+// Defaults of the SSH limits (the service's SSH options; docs/ssh-limits.md).
 const (
 	// DefaultSSHHandshakeTimeout is OpenSSH's LoginGraceTime shortened
 	// (OpenSSH: 120 s): accept to a proven public key.
@@ -24,7 +24,7 @@ const (
 	DefaultSSHMaxSessions = 10
 )
 
-// SSHLimits are the SSH limits in force (README "SSH limits"): the
+// SSHLimits are the SSH limits in force (docs/ssh-limits.md): the
 // service's options with the defaults filled in.
 type SSHLimits struct {
 	Handshake  time.Duration

@@ -77,7 +77,7 @@ func ReconcileNote(r store.Run) string {
 	c := r.Check
 	switch {
 	case c == nil && store.Status(r.Status).Final():
-		return "cannot be proposed: the check kept no plan (it is " + r.Status + ")"
+		return "cannot be proposed: the check kept no plan (it is " + string(r.Status) + ")"
 	case c == nil:
 		return "not yet: the check has not finished"
 	case !c.Drifted:

@@ -129,7 +129,7 @@ type Server struct {
 	// AllowSelfApproval lets the user who launched a run approve it
 	// (allow_self_approval, default false).
 	AllowSelfApproval bool
-	// SSH limits (README "SSH limits"); zero means the server's default.
+	// SSH limits (docs/ssh-limits.md); zero means the server's default.
 	SSHHandshakeTimeout  time.Duration // ssh_handshake_timeout, default 30s
 	SSHIdleTimeout       time.Duration // ssh_idle_timeout, default 10m
 	SSHMaxStartups       int           // ssh_max_startups: connections still in their handshake, default 64; one address may hold max(startups/4, min(startups/2, per_source/2))

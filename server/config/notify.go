@@ -19,12 +19,12 @@ const (
 	EventDrift            = "drift"             // a drift check found drift
 )
 
-// Events lists every notification event, in the order the README gives.
+// Events lists every notification event, in the order docs/notifications.md gives.
 var Events = []string{EventAwaitingApproval, EventApproved, EventRejected, EventApplied, EventFailed, EventStale, EventDrift}
 
 // Notification formats (a notify block's `format`).
 const (
-	FormatJSON  = "json"  // Switchtender's payload, signed (README "Notifications")
+	FormatJSON  = "json"  // Switchtender's payload, signed (docs/notifications.md)
 	FormatSlack = "slack" // Slack's incoming-webhook shape: {"text": "..."}
 )
 

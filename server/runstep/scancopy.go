@@ -32,12 +32,7 @@ var configSuffixes = []string{".tf", ".tf.json", ".tofu", ".tofu.json"}
 // directory nor a link, dest itself and the directories in skip (the data
 // directory, when it lies in the checkout).
 func CopyConfiguration(root, dest string, skip ...string) error {
-	skip = append(skip, dest)
-	for i, s := range skip {
-		if real, err := filepath.EvalSymlinks(s); err == nil {
-			skip[i] = real
-		}
-	}
+	skip = realPaths(append(skip, dest))
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -46,32 +41,62 @@ func CopyConfiguration(root, dest string, skip ...string) error {
 		if err != nil {
 			return err
 		}
-		target := filepath.Join(dest, rel)
-		switch {
-		case d.IsDir() && slices.Contains(skip, p):
-			return filepath.SkipDir
-		case rel != "." && (d.Name() == ".git" || d.Name() == ".terraform"):
-			// Whatever it is (a directory, a link out of the checkout), the
-			// copy has none: the get installs into a fresh one.
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		case d.IsDir():
-			return os.MkdirAll(target, 0o700)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case isConfigName(d.Name()) && !d.Type().IsRegular():
-			return fmt.Errorf("%s is named like a configuration file but is not a regular file (%s); only regular files are read as configuration, so remove it", rel, d.Type())
-		case d.Type().IsRegular() && !isStateName(d.Name()):
-			return CopyFile(p, target)
+		if left, err := leftOut(p, rel, d, skip); left {
+			return err
 		}
-		return nil
+		return copyEntry(p, rel, filepath.Join(dest, rel), d)
 	})
+}
+
+// realPaths replaces, in place, each of paths that resolves with its path
+// through no symbolic link, and returns paths.
+func realPaths(paths []string) []string {
+	for i, s := range paths {
+		if real, err := filepath.EvalSymlinks(s); err == nil {
+			paths[i] = real
+		}
+	}
+	return paths
+}
+
+// leftOut reports whether a walk of the configuration leaves out p (rel
+// from the walk's root), as the scan's copy and configEntries both do: a
+// directory in skip, and .git or .terraform below the root, whatever it is
+// (a directory, a link out of the checkout): the copy has none, so the get
+// installs into a fresh one. The error is filepath.SkipDir for a directory.
+func leftOut(p, rel string, d fs.DirEntry, skip []string) (bool, error) {
+	if d.IsDir() && slices.Contains(skip, p) {
+		return true, filepath.SkipDir
+	}
+	if rel != "." && (d.Name() == ".git" || d.Name() == ".terraform") {
+		if d.IsDir() {
+			return true, filepath.SkipDir
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// copyEntry copies the walked entry d at p (rel from the root) to target
+// in the scan's copy: a directory is made, a link copied as a link, a
+// regular file other than local state copied; a configuration file that
+// is not a regular file is refused, and anything else left out.
+func copyEntry(p, rel, target string, d fs.DirEntry) error {
+	switch {
+	case d.IsDir():
+		return os.MkdirAll(target, 0o700)
+	case d.Type()&fs.ModeSymlink != 0:
+		link, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(link, target)
+	case isConfigName(d.Name()) && !d.Type().IsRegular():
+		return fmt.Errorf("%s is named like a configuration file but is not a regular file (%s); only regular files are read as configuration, so remove it", rel, d.Type())
+	case d.Type().IsRegular() && !isStateName(d.Name()):
+		return CopyFile(p, target)
+	}
+	return nil
 }
 
 // isStateName reports whether a file of this name is OpenTofu's local
@@ -86,11 +111,7 @@ func isStateName(name string) bool {
 // target; .git, every .terraform and the directories in skip are left out,
 // as CopyConfiguration leaves them out.
 func configEntries(root string, skip ...string) (map[string]string, error) {
-	for i, s := range skip {
-		if real, err := filepath.EvalSymlinks(s); err == nil {
-			skip[i] = real
-		}
-	}
+	skip = realPaths(skip)
 	out := map[string]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -100,34 +121,45 @@ func configEntries(root string, skip ...string) (map[string]string, error) {
 		if err != nil {
 			return err
 		}
-		name, key := d.Name(), filepath.ToSlash(rel)
-		switch {
-		case d.IsDir() && slices.Contains(skip, p):
-			return filepath.SkipDir
-		case rel != "." && (name == ".git" || name == ".terraform"):
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			out[key] = "a link to " + link
-		case d.IsDir() || !isConfigName(name) && name != scan.LockFileName:
-		case !d.Type().IsRegular():
-			out[key] = "not a regular file"
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			out[key] = hex.EncodeToString(sum[:])
+		if left, err := leftOut(p, rel, d, skip); left {
+			return err
+		}
+		v, err := entryOf(p, d)
+		if err != nil {
+			return err
+		}
+		if v != "" {
+			out[filepath.ToSlash(rel)] = v
 		}
 		return nil
 	})
 	return out, err
+}
+
+// entryOf is what configEntries records of the walked entry d at p: a
+// link's target, "not a regular file" for a configuration or lock file
+// that is not one, a configuration or lock file's sha256; "" for anything
+// else (a directory, another file).
+func entryOf(p string, d fs.DirEntry) (string, error) {
+	name := d.Name()
+	switch {
+	case d.Type()&fs.ModeSymlink != 0:
+		link, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		return "a link to " + link, nil
+	case d.IsDir() || !isConfigName(name) && name != scan.LockFileName:
+		return "", nil
+	case !d.Type().IsRegular():
+		return "not a regular file", nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // SameConfiguration refuses (an *Outcome naming what changed) a run whose

@@ -114,7 +114,7 @@ rule "everything" {
 		id := runIDOf(t, h.mustSSH("carol", "launch", "keyvar", "--json"))
 		h.waitStatus(id, store.StatusAwaitingApproval, store.StatusFailed)
 		v := h.show("bob", id)
-		if store.Status(v.Run.Status) != store.StatusAwaitingApproval {
+		if v.Run.Status != store.StatusAwaitingApproval {
 			t.Fatalf("%s: the plan was not held: %s: %s\n%s", c.name, v.Status, v.Message, h.mustSSH("bob", "log", id))
 		}
 		testkit.WriteFile(t, filepath.Join(dir, c.file), c.content)
@@ -124,7 +124,7 @@ rule "everything" {
 		v = h.show("bob", id)
 		log := h.mustSSH("bob", "log", id)
 		testkit.AssertNeverRan(t, marker, "after the plan was held ("+c.name+")")
-		if store.Status(v.Run.Status) != store.StatusFailed || !strings.Contains(v.Message, c.file) {
+		if v.Run.Status != store.StatusFailed || !strings.Contains(v.Message, c.file) {
 			t.Fatalf("%s: run %s is %s: %s", c.name, id, v.Status, v.Message)
 		}
 		if strings.Contains(log, "$ tofu apply") || slices.Contains(stepNames(v), "apply") {
@@ -141,7 +141,7 @@ rule "everything" {
 	h.waitStatus(id, store.StatusAwaitingApproval)
 	h.mustSSH("bob", "approve", id, "--digest", h.show("bob", id).Proposal.Digest)
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusStale)
-	if v := h.show("bob", id); store.Status(v.Run.Status) != store.StatusSucceeded {
+	if v := h.show("bob", id); v.Run.Status != store.StatusSucceeded {
 		t.Fatalf("an apply with its var file unchanged: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
 	}
 	testkit.WriteFile(t, filepath.Join(dir, "n.auto.tfvars"), "n = \"3\"\n")
@@ -152,7 +152,7 @@ rule "everything" {
 	h.mustSSH("bob", "approve", id, "--digest", digest)
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusStale)
 	testkit.AssertNeverRan(t, marker, "after the var file was edited")
-	if v := h.show("bob", id); store.Status(v.Run.Status) != store.StatusFailed || !strings.Contains(v.Message, "n.auto.tfvars changed") {
+	if v := h.show("bob", id); v.Run.Status != store.StatusFailed || !strings.Contains(v.Message, "n.auto.tfvars changed") {
 		t.Fatalf("an apply whose var file was edited after the hold: %s: %s", v.Status, v.Message)
 	}
 }
@@ -200,12 +200,12 @@ rule "hold-rkeyvar" {
 		log := h.mustSSH("alice", "log", id)
 		testkit.AssertNeverRan(t, marker, "on the worker after the plan was held")
 		if !changed {
-			if store.Status(done.Status) != store.StatusSucceeded || !strings.Contains(log, "Apply complete!") {
+			if done.Status != store.StatusSucceeded || !strings.Contains(log, "Apply complete!") {
 				t.Fatalf("an apply with nothing changed: %s: %s\n%s", done.Status, done.Message, log)
 			}
 			continue
 		}
-		if store.Status(done.Status) != store.StatusFailed || !strings.Contains(done.Message, "evil.auto.tfvars is new") || !strings.Contains(done.Message, "on worker w1") {
+		if done.Status != store.StatusFailed || !strings.Contains(done.Message, "evil.auto.tfvars is new") || !strings.Contains(done.Message, "on worker w1") {
 			t.Fatalf("released after the change: %s: %s\n%s", done.Status, done.Message, log)
 		}
 		os.Remove(filepath.Join(dir, "evil.auto.tfvars"))
@@ -254,7 +254,7 @@ resource "terraform_data" "x" { input = "x" }
 	id := runIDOf(t, h.mustSSH("carol", "launch", "wsenc", "--json"))
 	h.waitStatus(id, store.StatusAwaitingApproval, store.StatusFailed)
 	v := h.show("bob", id)
-	if store.Status(v.Run.Status) != store.StatusAwaitingApproval {
+	if v.Run.Status != store.StatusAwaitingApproval {
 		t.Fatalf("the plan was not held: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", id))
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".terraform"), 0o755); err != nil {
@@ -266,7 +266,7 @@ resource "terraform_data" "x" { input = "x" }
 	h.waitStatus(id, store.StatusFailed, store.StatusSucceeded, store.StatusStale)
 	v = h.show("bob", id)
 	testkit.AssertNeverRan(t, marker, "after another workspace was selected")
-	if store.Status(v.Run.Status) != store.StatusFailed || !strings.Contains(v.Message, filepath.Join(".terraform", "environment")+" is new") {
+	if v.Run.Status != store.StatusFailed || !strings.Contains(v.Message, filepath.Join(".terraform", "environment")+" is new") {
 		t.Fatalf("run %s is %s: %s", id, v.Status, v.Message)
 	}
 }

@@ -208,7 +208,7 @@ func (h *harness) waitStatus(id string, statuses ...store.Status) {
 		r, err := h.db().GetRun(id)
 		if err == nil {
 			for _, s := range statuses {
-				if store.Status(r.Status) == s {
+				if r.Status == s {
 					return
 				}
 			}

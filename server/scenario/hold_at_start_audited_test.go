@@ -30,7 +30,7 @@ func TestHoldAtStartIsAuditedInTheTransactionThatHoldsTheRun(t *testing.T) {
 			return
 		}
 		r, err := db.GetRun(id)
-		if err != nil || store.Status(r.Status) != store.StatusAwaitingApproval {
+		if err != nil || r.Status != store.StatusAwaitingApproval {
 			return
 		}
 		seen = true

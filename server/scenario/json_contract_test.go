@@ -273,7 +273,7 @@ func without(words []string, w string) []string {
 func TestStoredUserKindReadsAsPerson(t *testing.T) {
 	t.Parallel()
 	v := api.RunView{}
-	v.ID, v.Status, v.RequesterKind, v.ExitCode = "1", string(store.StatusQueued), "user", -1
+	v.ID, v.Status, v.RequesterKind, v.ExitCode = "1", store.StatusQueued, "user", -1
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)

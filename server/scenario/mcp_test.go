@@ -91,7 +91,7 @@ func TestMCPAgentDryRunNotified(t *testing.T) {
 	c.WaitFor("run://1", time.Minute)
 	for store.Status(run.Status) != store.StatusSucceeded {
 		c.OK("show_run", map[string]any{"run": "1"}, &run)
-		if store.Status(run.Run.Status).Final() && store.Status(run.Status) != store.StatusSucceeded {
+		if run.Run.Status.Final() && store.Status(run.Status) != store.StatusSucceeded {
 			t.Fatalf("run 1 ended %s: %s", run.Status, run.Message)
 		}
 		if store.Status(run.Status) != store.StatusSucceeded {
@@ -135,7 +135,7 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	bot := h.mcpAs("deploy-bot")
 	var run api.RunView
 	bot.OK("launch", map[string]any{"template": "data"}, &run)
-	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal == nil || run.Proposal.Stage != string(store.StageRequest) || !run.AIProposal {
+	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal == nil || run.Proposal.Stage != store.StageRequest || !run.AIProposal {
 		t.Fatalf("agent apply: %+v", run)
 	}
 	for _, name := range []string{"approve", "reject", "approve_run"} {
@@ -168,7 +168,7 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	alice.OK("launch", map[string]any{"template": "data-free", "kind": "apply"}, &run)
 	h.waitStatus(run.ID, store.StatusAwaitingApproval, store.StatusFailed)
 	alice.OK("show_run", map[string]any{"run": run.ID}, &run)
-	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal.Stage != string(store.StagePlan) || !strings.Contains(run.Proposal.PlanText, "terraform_data.server[0]") {
+	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal.Stage != store.StagePlan || !strings.Contains(run.Proposal.PlanText, "terraform_data.server[0]") {
 		t.Fatalf("a person's apply over MCP did not wait with its plan: %s %s %+v", run.Status, run.Message, run.Proposal)
 	}
 	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
@@ -185,7 +185,7 @@ func TestMCPApplyHeldAndNoToolReleasesIt(t *testing.T) {
 	}
 	h.waitStatus(run.ID, store.StatusAwaitingApproval, store.StatusSucceeded, store.StatusFailed)
 	carol.OK("show_run", map[string]any{"run": run.ID}, &run)
-	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal.Stage != string(store.StagePlan) {
+	if store.Status(run.Status) != store.StatusAwaitingApproval || run.Proposal.Stage != store.StagePlan {
 		t.Fatalf("rerun %s over MCP did not wait for a person: %s %s", run.ID, run.Status, run.Message)
 	}
 }

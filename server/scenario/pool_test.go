@@ -84,7 +84,7 @@ template "bfree" {
 	}
 	startWorker(t, relayWorkerCfg(t, h, "b1", "bare", keys["b1"], ""))
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
-	if r, _ := h.db().GetRun(id); r.Status != string(store.StatusSucceeded) || r.AppliedBy != "b1" {
+	if r, _ := h.db().GetRun(id); r.Status != store.StatusSucceeded || r.AppliedBy != "b1" {
 		t.Errorf("the ungated apply on pool bare: %s by %q: %s", r.Status, r.AppliedBy, r.Message)
 	}
 }

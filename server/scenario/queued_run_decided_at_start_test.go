@@ -66,7 +66,7 @@ func (h *harness) queued(user string, args ...string) string {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		h.t.Fatalf("launch %v: %v\n%s", args, err, out)
 	}
-	if store.Status(v.Status) != store.StatusQueued {
+	if v.Status != store.StatusQueued {
 		h.t.Fatalf("run %s is %s, want it queued behind the wait apply: %s", v.ID, v.Status, v.Message)
 	}
 	return v.ID
@@ -78,7 +78,7 @@ func (h *harness) heldAtStart(id, rule string) api.RunView {
 	h.t.Helper()
 	h.waitStatus(id, store.StatusAwaitingApproval, store.StatusSucceeded, store.StatusFailed)
 	v := h.show("bob", id)
-	if store.Status(v.Status) != store.StatusAwaitingApproval || v.Proposal == nil || store.Stage(v.Proposal.Stage) != store.StageRequest {
+	if v.Status != store.StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != store.StageRequest {
 		h.t.Fatalf("run %s is %s (%s), want held before planning", id, v.Status, v.Message)
 	}
 	if !slices.ContainsFunc(v.Proposal.Holds, func(hd store.Hold) bool { return hd.Rule == rule }) {
@@ -113,7 +113,7 @@ rule "dry-gate" {
 	logs.WaitFor(t, `"msg":"start: the rules in force now hold a queued run before planning","run":"`+id+`"`)
 	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusAwaitingApproval)
-	if done := h.show("bob", id); store.Status(done.Status) != store.StatusSucceeded {
+	if done := h.show("bob", id); done.Status != store.StatusSucceeded {
 		t.Fatalf("the released dry run is %s: %s", done.Status, done.Message)
 	}
 }
@@ -135,7 +135,7 @@ rule "dry-gate" {
 	release()
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusAwaitingApproval)
 	v := h.show("bob", id)
-	if store.Status(v.Status) != store.StatusSucceeded || v.Scan == nil || v.Scan.Why != runstep.ScanForExemption || v.Scan.Modules < 1 {
+	if v.Status != store.StatusSucceeded || v.Scan == nil || v.Scan.Why != runstep.ScanForExemption || v.Scan.Modules < 1 {
 		t.Fatalf("the queued dry run is %s with scan %+v, want scanned and planned", v.Status, v.Scan)
 	}
 }
@@ -151,7 +151,7 @@ func TestQueuedApplyIsHeldWhenAReloadAddedRequireApproval(t *testing.T) {
 	release()
 	h.waitStatus(id, store.StatusAwaitingApproval, store.StatusSucceeded, store.StatusFailed)
 	v := h.show("bob", id)
-	if store.Status(v.Status) != store.StatusAwaitingApproval || v.Proposal == nil || store.Stage(v.Proposal.Stage) != store.StagePlan || v.Proposal.Holds[0].Rule != "everything" {
+	if v.Status != store.StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != store.StagePlan || v.Proposal.Holds[0].Rule != "everything" {
 		t.Fatalf("the queued apply is %s (%s), want held with its plan by rule everything", v.Status, v.Message)
 	}
 	if _, err := os.Stat(filepath.Join(h.project, "infra/data/terraform.tfstate")); err == nil {
@@ -191,7 +191,7 @@ rule "checks" {
 		t.Errorf("the check is held for %v, want alice", a)
 	}
 	h.waitStatus(dry, store.StatusSucceeded, store.StatusFailed, store.StatusAwaitingApproval)
-	if d := h.show("bob", dry); store.Status(d.Status) != store.StatusSucceeded {
+	if d := h.show("bob", dry); d.Status != store.StatusSucceeded {
 		t.Errorf("a dry run was held by a rule for checks: %s %s", d.Status, d.Message)
 	}
 }
@@ -209,7 +209,7 @@ rule "dry-gate" {
 }
 `)
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=q", "--json"))
-	if r, _ := h.db().GetRun(id); store.Status(r.Status) != store.StatusQueued {
+	if r, _ := h.db().GetRun(id); r.Status != store.StatusQueued {
 		t.Fatalf("the pool's dry run is %s, want queued", r.Status)
 	}
 	h.reloadReplacing("  exclude_dry_run  = true\n", "")
@@ -221,12 +221,12 @@ rule "dry-gate" {
 	h.mustSSH("bob", "approve", id, "--digest", v.Proposal.Digest)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		if r, _ := h.db().GetRun(id); store.Status(r.Status).Final() {
+		if r, _ := h.db().GetRun(id); r.Status.Final() {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if done := h.show("bob", id); store.Status(done.Status) != store.StatusSucceeded || done.PlannedBy != "w1" {
+	if done := h.show("bob", id); done.Status != store.StatusSucceeded || done.PlannedBy != "w1" {
 		t.Fatalf("the released pool dry run is %s by %q: %s", done.Status, done.PlannedBy, done.Message)
 	}
 	if !strings.Contains(h.mustSSH("bob", "log", id), "vpc-q") {

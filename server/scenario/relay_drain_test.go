@@ -47,7 +47,7 @@ template "rslow" {
 	waitFor(t, "workers to show the drain", 10*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "draining") })
 	next := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=d", "--json"))
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
-	if r, _ := h.db().GetRun(id); r.Status != string(store.StatusSucceeded) {
+	if r, _ := h.db().GetRun(id); r.Status != store.StatusSucceeded {
 		t.Fatalf("the drained worker's run: %s %s", r.Status, r.Message)
 	}
 	select {
@@ -58,7 +58,7 @@ template "rslow" {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the drained worker did not stop")
 	}
-	if r, _ := h.db().GetRun(next); r.Status != string(store.StatusQueued) {
+	if r, _ := h.db().GetRun(next); r.Status != store.StatusQueued {
 		t.Errorf("a run launched during the drain is %s, want queued", r.Status)
 	}
 	// Audited as draining when it began, as drained once the worker left
@@ -85,12 +85,12 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	h.waitStatus(leased, store.StatusRunning)
 	queued := runIDOf(t, h.mustSSH("alice", "launch", "rsecret", "--dry-run", "--var", "db_password=x1234567", "--json"))
 	h.restart()
-	if r, _ := h.db().GetRun(leased); r.Status != string(store.StatusInterrupted) || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
+	if r, _ := h.db().GetRun(leased); r.Status != store.StatusInterrupted || !strings.Contains(r.Message, "worker w2 of pool eu") || !strings.Contains(r.Message, "a state lock may be left") {
 		t.Errorf("the leased run after the restart: %s %s", r.Status, r.Message)
 	}
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	h.waitStatus(queued, store.StatusSucceeded, store.StatusFailed)
-	if r, _ := h.db().GetRun(queued); r.Status != string(store.StatusSucceeded) || r.PlannedBy != "w1" {
+	if r, _ := h.db().GetRun(queued); r.Status != store.StatusSucceeded || r.PlannedBy != "w1" {
 		t.Errorf("the queued run after the restart: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
 	late, _ := dialRaw(t, h, keys["w2"], relay.Msg{Name: "w2", Pool: "eu"})
@@ -98,7 +98,7 @@ func TestRelayRestartKeepsQueuedRuns(t *testing.T) {
 	if m := late.Recv(); m.Type != relay.MsgReject {
 		t.Errorf("a result from before the restart: %+v", m)
 	}
-	if r, _ := h.db().GetRun(leased); r.Status != string(store.StatusInterrupted) {
+	if r, _ := h.db().GetRun(leased); r.Status != store.StatusInterrupted {
 		t.Errorf("the late result changed the run: %s", r.Status)
 	}
 }
@@ -109,7 +109,7 @@ func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
 	t.Parallel()
 	h, keys, identity := relayHarness(t, "")
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
-	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); store.Status(v.Status) != store.StatusSucceeded {
+	if v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=before"); v.Status != store.StatusSucceeded {
 		t.Fatalf("before the restart: %s %s", v.Status, v.Message)
 	}
 	cfg, err := os.ReadFile(h.cfgPath)
@@ -123,7 +123,7 @@ func TestRelayWorkerReconnectsAfterRestart(t *testing.T) {
 	h.restart()
 	waitFor(t, "w1 to reconnect", 30*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=after")
-	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" {
+	if v.Status != store.StatusSucceeded || v.PlannedBy != "w1" {
 		t.Errorf("after the restart: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
 }
@@ -155,7 +155,7 @@ template "rslow" {
 	stop()
 	h.waitStatus(id, store.StatusInterrupted, store.StatusFailed, store.StatusSucceeded)
 	r, _ := h.db().GetRun(id)
-	if store.Status(r.Status) != store.StatusInterrupted || !strings.Contains(r.Message, "Worker w1 was stopped during apply") || time.Since(stopped) > 30*time.Second {
+	if r.Status != store.StatusInterrupted || !strings.Contains(r.Message, "Worker w1 was stopped during apply") || time.Since(stopped) > 30*time.Second {
 		t.Fatalf("the stopped worker's run after %s: %s: %s", time.Since(stopped), r.Status, r.Message)
 	}
 	select {
@@ -255,7 +255,7 @@ func TestAWorkerStoppedAfterItsDrainIsNotAuditedAsDrained(t *testing.T) {
 	if !strings.Contains(audit, "worker stopped") {
 		t.Errorf("a worker stopped outright is not audited as stopped:\n%s", audit)
 	}
-	if store.Status(r.Status) == store.StatusInterrupted && strings.Contains(audit, "finished the one it had") {
+	if r.Status == store.StatusInterrupted && strings.Contains(audit, "finished the one it had") {
 		t.Fatalf("a worker stopped during its run after a drain is audited as drained, having \"finished the one it had\", while its run %s is %s:\n%s", id, r.Status, audit)
 	}
 }
@@ -301,7 +301,7 @@ func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rslowcred", "--dry-run", "--var", "region=drain", "--json"))
 	waitFor(t, "w1 to take the run", 20*time.Second, func() bool {
 		r, _ := h.db().GetRun(id)
-		return store.Status(r.Status) != store.StatusQueued
+		return r.Status != store.StatusQueued
 	})
 	drain() // SIGTERM while the control node prepares the job w1 took
 	select {
@@ -312,7 +312,7 @@ func TestADrainBetweenTakeAndJobFinishesTheRun(t *testing.T) {
 	}
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusInterrupted, store.StatusCancelled)
 	r, _ := h.db().GetRun(id)
-	if store.Status(r.Status) != store.StatusSucceeded {
+	if r.Status != store.StatusSucceeded {
 		t.Fatalf("run %s, taken by w1 just before its drain, ended %s: %s\naudit:\n%s", id, r.Status, r.Message, h.mustSSH("alice", "audit", "--run", id))
 	}
 }

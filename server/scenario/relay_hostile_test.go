@@ -80,10 +80,10 @@ func TestRelayLostLeaseRejectsLateResult(t *testing.T) {
 	// The pool goes on, and the lost run is not offered again.
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x2")
-	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" {
+	if v.Status != store.StatusSucceeded || v.PlannedBy != "w1" {
 		t.Errorf("the next run: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
-	if r3, _ := h.db().GetRun(id); r3.Status != string(store.StatusFailed) {
+	if r3, _ := h.db().GetRun(id); r3.Status != store.StatusFailed {
 		t.Errorf("the lost run was re-run: %s", r3.Status)
 	}
 }
@@ -196,7 +196,7 @@ func TestRelayReconnectGetsNoRunTwice(t *testing.T) {
 	if offered[0] != second {
 		t.Errorf("the reconnected worker was offered run %s, want %s", offered[0], second)
 	}
-	if r, _ := h.db().GetRun(first); r.Status != string(store.StatusFailed) {
+	if r, _ := h.db().GetRun(first); r.Status != store.StatusFailed {
 		t.Errorf("the lost run is %s, want failed before anything else is offered", r.Status)
 	}
 }
@@ -220,7 +220,7 @@ func TestRelayWorkerRefusesEscape(t *testing.T) {
 	}
 	startWorker(t, w1)
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=x")
-	if store.Status(v.Status) != store.StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
+	if v.Status != store.StatusFailed || !strings.Contains(v.Message, "refusing working directory") || len(v.Steps) != 0 {
 		t.Errorf("a symlink out of the worker's checkout: %s steps=%v: %s", v.Status, stepNames(v), v.Message)
 	}
 }
@@ -279,7 +279,7 @@ func TestHostileRelayInputChangesNothing(t *testing.T) {
 	a.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: "succeeded", Message: "ok"})
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
 	r, _ := h.db().GetRun(id)
-	if store.Status(r.Status) != store.StatusSucceeded {
+	if r.Status != store.StatusSucceeded {
 		t.Errorf("the holder's result: %s %s", r.Status, r.Message)
 	}
 	if log := h.mustSSH("alice", "log", id); strings.Contains(log, "INJECTED") || strings.Contains(log, "WRONGTOKEN") {
@@ -397,7 +397,7 @@ func TestAWorkerCannotRefuseAnUnscannedJob(t *testing.T) {
 	raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: store.StatusRefused, Exit: -1,
 		Message: "The rules refuse this apply: rule prod-freeze. Nothing was applied."})
 	h.waitStatus(id, store.StatusRefused, store.StatusFailed)
-	if r, _ := h.db().GetRun(id); store.Status(r.Status) == store.StatusRefused {
+	if r, _ := h.db().GetRun(id); r.Status == store.StatusRefused {
 		t.Fatalf("a worker's refusal of a job that has no refusal on a worker was recorded as the run's: %s: %s", r.Status, r.Message)
 	}
 }
@@ -423,7 +423,7 @@ func TestAWorkersInterruptedEndsTheRunAndChangesNothingElse(t *testing.T) {
 			t.Fatalf("%v: a success after interrupted was answered %+v", args, m)
 		}
 		r, _ := h.db().GetRun(id)
-		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || store.Status(r.Status) != store.StatusInterrupted {
+		if r.Scan != nil || len(r.Approvals) != 0 || r.Proposal != nil || r.Status != store.StatusInterrupted {
 			t.Fatalf("%v: interrupted left %s, scan %+v, proposal %+v", args, r.Status, r.Scan, r.Proposal)
 		}
 	}
@@ -443,7 +443,7 @@ func TestAResultAJobCannotHaveCountsAsFailed(t *testing.T) {
 			Message: "Cancelled by bob during plan on worker w2."})
 		h.waitStatus(id, store.StatusStale, store.StatusCancelled, store.StatusFailed)
 		r, _ := h.db().GetRun(id)
-		if store.Status(r.Status) == st {
+		if r.Status == st {
 			t.Errorf("a worker's %q for a dry run nobody cancelled and that holds no saved plan was recorded as the run's: %s: %s (cancel requested by %q)",
 				st, r.Status, r.Message, r.CancelRequested)
 		}

@@ -46,7 +46,7 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 	handOverPlan(raw, id, job.Token, destroy, harmless)
 	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.db().GetRun(id)
-	if store.Status(r.Status) == store.StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && store.Phase(r.Phase) != store.PhaseApply {
+	if r.Status == store.StatusRefused && strings.Contains(r.Message, "rendering of the saved plan is not the plan's") && r.Phase != store.PhaseApply {
 		return // fixed: the control node counts the plan file's own changes and refuses a rendering that does not match
 	}
 	if r.Proposal == nil {
@@ -58,7 +58,7 @@ func TestTheRulesDecideOnThePlanNotOnAWorkersRendering(t *testing.T) {
 			bobApproved = true
 		}
 	}
-	if store.Phase(r.Phase) == store.PhaseApply && !bobApproved {
+	if r.Phase == store.PhaseApply && !bobApproved {
 		t.Errorf("a plan destroying 3 resources passed max_destroy = 0 without bob (proposal: %d to destroy, digest %s; approvals %+v): the control node decided on the worker's JSON, not on the plan it sealed; status %s",
 			r.Proposal.Destroy, r.Proposal.Digest, r.Approvals, r.Status)
 	}
@@ -100,7 +100,7 @@ rule "primary13e" {
 	id, job := leaseRun(t, h, raw, ch, "rdata13e")
 	handOverPlan(raw, id, job.Token, plan, honest)
 	settlePlanPhase(h, id, 15*time.Second)
-	if r, _ := h.db().GetRun(id); store.Phase(r.Phase) == store.PhaseApply || !strings.Contains(r.Message, "primary") {
+	if r, _ := h.db().GetRun(id); r.Phase == store.PhaseApply || !strings.Contains(r.Message, "primary") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
 	id, job = leaseRun(t, h, raw, ch, "rdata13e")
@@ -111,7 +111,7 @@ rule "primary13e" {
 	settlePlanPhase(h, id, 15*time.Second)
 	r, _ := h.db().GetRun(id)
 	t.Logf("%s %s: %s", r.Status, r.Phase, r.Message)
-	if store.Phase(r.Phase) == store.PhaseApply && store.Status(r.Status) == store.StatusRunning {
+	if r.Phase == store.PhaseApply && r.Status == store.StatusRunning {
 		t.Fatalf("a plan replacing terraform_data.server[0], which the plan_gate forbids, passed the rules on a rendering that replaces server[2] and is queued to apply (digest %s)", r.Proposal.Digest)
 	}
 }
@@ -130,7 +130,7 @@ func TestARenderingCannotForgeTheResourceType(t *testing.T) {
 	r := handOverForgedType(t, "rdata13f", func(honest []byte) []byte {
 		return forgeRendering(t, honest, map[string]any{"type": "null_resource"})
 	})
-	if store.Phase(r.Phase) == store.PhaseApply && store.Status(r.Status) == store.StatusRunning {
+	if r.Phase == store.PhaseApply && r.Status == store.StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose addresses and actions are the plan file's and whose \"type\" is forged; it is queued to apply (digest %s, %d to destroy)",
 			r.Proposal.Digest, r.Proposal.Destroy)
 	}
@@ -147,7 +147,7 @@ func TestARenderingsTypeInAnotherCaseIsRefused(t *testing.T) {
 	r := handOverForgedType(t, "rdata13g", func(honest []byte) []byte {
 		return bytes.ReplaceAll(honest, []byte(`"type":"terraform_data"`), []byte(`"type":"null_resource","TYPE":"terraform_data"`))
 	})
-	if store.Phase(r.Phase) == store.PhaseApply && store.Status(r.Status) == store.StatusRunning {
+	if r.Phase == store.PhaseApply && r.Status == store.StatusRunning {
 		t.Fatalf("a plan destroying terraform_data.server[2], which the README's by-type plan_gate denies, passed on a rendering whose changes say \"type\":\"null_resource\" then \"TYPE\":\"terraform_data\"; it is queued to apply (digest %s, %d to destroy)",
 			r.Proposal.Digest, r.Proposal.Destroy)
 	}
@@ -255,7 +255,7 @@ rule "types-%[1]s" {
 	id, job := leaseRun(t, h, raw, ch, template)
 	handOverPlan(raw, id, job.Token, plan, honest)
 	settlePlanPhase(h, id, 15*time.Second)
-	if r, _ := h.db().GetRun(id); store.Phase(r.Phase) == store.PhaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
+	if r, _ := h.db().GetRun(id); r.Phase == store.PhaseApply || !strings.Contains(r.Message, "destroys 1 terraform_data") {
 		t.Fatalf("the policy did not stop the honest rendering: %s %s: %s", r.Status, r.Phase, r.Message)
 	}
 

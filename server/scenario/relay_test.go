@@ -29,7 +29,7 @@ func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 	waitFor(t, "w1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "w1") })
 
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=eu-west-9")
-	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" || !strings.Contains(v.Message, "worker w1") {
+	if v.Status != store.StatusSucceeded || v.PlannedBy != "w1" || !strings.Contains(v.Message, "worker w1") {
 		t.Fatalf("dry run on the worker: %s planned_by=%q %s", v.Status, v.PlannedBy, v.Message)
 	}
 	if v.Commit == nil || v.Commit.SHA != sha {
@@ -47,7 +47,7 @@ func TestRelayRunsOnWorkerOverSSH(t *testing.T) {
 	}
 
 	a := h.launchWait("alice", "rsecret", "--var", "db_password="+relayPassword)
-	if store.Status(a.Status) != store.StatusSucceeded || a.AppliedBy != "w1" {
+	if a.Status != store.StatusSucceeded || a.AppliedBy != "w1" {
 		t.Fatalf("ungated apply on the worker: %s applied_by=%q %s", a.Status, a.AppliedBy, a.Message)
 	}
 	alog := h.mustSSH("alice", "log", a.ID)
@@ -105,7 +105,7 @@ func TestRelaySecondProcessOfANameDoesNotDisplaceTheFirst(t *testing.T) {
 		return strings.Contains(h.mustSSH("alice", "audit"), "is connected and was heard from")
 	})
 	v := h.launchWait("alice", "rnet", "--dry-run", "--var", "region=twice")
-	if store.Status(v.Status) != store.StatusSucceeded || v.PlannedBy != "w1" {
+	if v.Status != store.StatusSucceeded || v.PlannedBy != "w1" {
 		t.Fatalf("a dry run with two processes of w1 about: %s by %q: %s", v.Status, v.PlannedBy, v.Message)
 	}
 }
@@ -123,7 +123,7 @@ func TestRelayOffersOnlyAWorkersProjects(t *testing.T) {
 	})
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
-	if r, _ := h.db().GetRun(id); r.Status != string(store.StatusSucceeded) || r.PlannedBy != "w1" {
+	if r, _ := h.db().GetRun(id); r.Status != store.StatusSucceeded || r.PlannedBy != "w1" {
 		t.Fatalf("the run: %s by %q: %s", r.Status, r.PlannedBy, r.Message)
 	}
 }

@@ -50,7 +50,7 @@ rule "deny" {
 		t.Fatalf("after the refused reloads, a launch the deny policy refuses: exit %d\n%s", code, out)
 	}
 	v := h.show("bob", "1")
-	if v.Status != string(store.StatusAwaitingApproval) || len(v.Proposal.Holds) != len(before) || v.Proposal.Holds[0].Rule != before[0].Rule {
+	if v.Status != store.StatusAwaitingApproval || len(v.Proposal.Holds) != len(before) || v.Proposal.Holds[0].Rule != before[0].Rule {
 		t.Fatalf("the waiting run is %s with holds %+v, was held by %+v", v.Status, v.Proposal.Holds, before)
 	}
 	if n := strings.Count(logs.String(), "reload refused: the configuration has errors serve refuses"); n != 2 {

@@ -49,7 +49,7 @@ func TestASecondWorkerOnADataDirLeavesTheFirstsApplyAlone(t *testing.T) {
 	h.waitStatus(id, store.StatusSucceeded, store.StatusFailed, store.StatusCancelled, store.StatusInterrupted)
 	r, _ := h.db().GetRun(id)
 	t.Logf("w1's apply: %s: %s; its private directory after w2 started: %v", r.Status, r.Message, statErr)
-	if store.Status(r.Status) != store.StatusSucceeded || os.IsNotExist(statErr) {
+	if r.Status != store.StatusSucceeded || os.IsNotExist(statErr) {
 		t.Fatalf("worker w2, started with w1's data_dir, stopped w1's running apply %s as a leftover of its own earlier life (%s: %s) and removed its private directory (%v)",
 			id, r.Status, r.Message, statErr)
 	}

@@ -25,7 +25,7 @@ offline. --since takes RFC 3339 (2026-12-01T08:00:00Z) or a duration back
 from now (90m). Only people with the approve role may read it.`,
 	json: true,
 	bind: func(fs *flag.FlagSet) handler {
-		run := fs.String("run", "", "only the events of this run")
+		run := fs.String("run", "", "only the events of run `RUN`")
 		since := fs.String("since", "", "only events at or after `TIME` (RFC 3339, or a duration such as 24h)")
 		return func(c *call) int { return c.audit(*run, *since) }
 	},

@@ -174,7 +174,7 @@ func (j *jsonLog) flush() {
 func (j *jsonLog) line(b []byte) error { return j.write(logLine{Offset: j.offset, Text: string(b)}) }
 
 func (j *jsonLog) status(r store.Run) {
-	j.write(logEnd{Run: r.ID, Status: r.Status, Message: r.Message})
+	j.write(logEnd{Run: r.ID, Status: string(r.Status), Message: r.Message})
 }
 
 func (j *jsonLog) write(v any) error {

@@ -125,7 +125,7 @@ func writeRunList(w io.Writer, views []api.RunView) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED")
 	for _, v := range views {
-		who := v.Requester + " (" + api.RequesterKind(v.RequesterKind) + ")"
+		who := v.Requester + " (" + api.RequesterKind(string(v.RequesterKind)) + ")"
 		status := v.Status
 		if v.WaitingForYou {
 			status += " ▶ you"

@@ -77,20 +77,16 @@ func writeRunHead(w io.Writer, v api.RunView) {
 // phase that ended before its plan (held or refused on the scan, failed in
 // init) names the worker that took it, not a worker that planned.
 func writeWorkers(w io.Writer, v api.RunView) {
+	if store.Status(v.Run.Status) == store.StatusRunning && writeRunningWorkers(w, v) {
+		return
+	}
 	planned := slices.ContainsFunc(v.Steps, func(s store.Step) bool { return s.Name == "plan" || s.Name == "apply" })
 	switch {
-	case store.Status(v.Run.Status) == store.StatusRunning && store.Phase(v.Phase) == store.PhaseApply && v.AppliedBy == "" && v.PlannedBy != "":
-		fmt.Fprintf(w, "  planned on relay worker %s; its apply waits for a worker of the pool\n", v.PlannedBy)
-	case store.Status(v.Run.Status) == store.StatusRunning && (v.AppliedBy != "" || v.PlannedBy != ""):
-		fmt.Fprintf(w, "  running on relay worker %s\n", cmp.Or(v.AppliedBy, v.PlannedBy))
-		if v.AppliedBy != "" && v.PlannedBy != "" && v.AppliedBy != v.PlannedBy {
-			fmt.Fprintf(w, "  planned on relay worker %s\n", v.PlannedBy)
-		}
 	case v.PlannedBy != "" && !planned:
 		fmt.Fprintf(w, "  taken by relay worker %s, which did not get as far as a plan\n", v.PlannedBy)
 	case v.PlannedBy != "" && v.PlannedBy == v.AppliedBy:
 		fmt.Fprintf(w, "  planned and applied on relay worker %s\n", v.PlannedBy)
-	case v.PlannedBy != "" || v.AppliedBy != "":
+	default:
 		if v.PlannedBy != "" {
 			fmt.Fprintf(w, "  planned on relay worker %s\n", v.PlannedBy)
 		}
@@ -98,6 +94,23 @@ func writeWorkers(w io.Writer, v api.RunView) {
 			fmt.Fprintf(w, "  applied on relay worker %s\n", v.AppliedBy)
 		}
 	}
+}
+
+// writeRunningWorkers names the workers of a running run and reports
+// whether it wrote anything: false when no worker has taken it.
+func writeRunningWorkers(w io.Writer, v api.RunView) bool {
+	switch {
+	case store.Phase(v.Phase) == store.PhaseApply && v.AppliedBy == "" && v.PlannedBy != "":
+		fmt.Fprintf(w, "  planned on relay worker %s; its apply waits for a worker of the pool\n", v.PlannedBy)
+	case v.AppliedBy != "" || v.PlannedBy != "":
+		fmt.Fprintf(w, "  running on relay worker %s\n", cmp.Or(v.AppliedBy, v.PlannedBy))
+		if v.AppliedBy != "" && v.PlannedBy != "" && v.AppliedBy != v.PlannedBy {
+			fmt.Fprintf(w, "  planned on relay worker %s\n", v.PlannedBy)
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // writeCommit says which commit a run ran, when its checkout is a git
@@ -174,7 +187,7 @@ func writeApprovals(w io.Writer, approvals []store.Approval) {
 			}
 			fmt.Fprintf(w, "  no rule held the saved plan %s (%s)\n", a.Digest, at)
 		default:
-			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", screentext.Field(a.Decision), a.Stage, screentext.Field(a.By), at, a.Digest, screentext.Field(a.Reason))
+			fmt.Fprintf(w, "  %s (%s stage) by %s at %s %s %s\n", screentext.Field(string(a.Decision)), a.Stage, screentext.Field(a.By), at, a.Digest, screentext.Field(a.Reason))
 		}
 	}
 }

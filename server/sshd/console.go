@@ -71,7 +71,7 @@ func (c *Console) summary(r store.Run) tui.RunSummary {
 		waiting, msg = false, "Cannot be approved: "+why+"."
 	}
 	return tui.RunSummary{
-		ID: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
+		ID: r.ID, Template: r.Template, Kind: string(r.Kind), Status: string(r.Status),
 		Requester: r.Requester, Agent: r.RequesterKind == "agent",
 		CreatedAt: r.CreatedAt, WaitingForMe: waiting, Message: msg,
 		Stale: store.Status(r.Status) == store.StatusStale || (r.Proposal != nil && r.Proposal.Stale),
@@ -166,7 +166,7 @@ func (c *Console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 func (c *Console) proposal(r store.Run) *tui.Proposal {
 	p := r.Proposal
 	tp := &tui.Proposal{
-		Digest: p.Digest, Stage: p.Stage, Add: p.Add, Change: p.Change, Destroy: p.Destroy,
+		Digest: p.Digest, Stage: string(p.Stage), Add: p.Add, Change: p.Change, Destroy: p.Destroy,
 		Replace: p.Replace, Forget: p.Forget, Requested: p.Requested, PlanText: p.PlanText,
 		Addresses: map[string][]string{},
 		Stale:     p.Stale, StaleReason: p.StaleReason, NewerRun: c.s.NewerProposal(r),

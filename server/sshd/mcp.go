@@ -186,7 +186,7 @@ func (m *mcpSession) subscribe(_ context.Context, req *mcp.SubscribeRequest) err
 	m.nsubs++
 	if m.subs[id] == nil {
 		m.subs[id] = map[string]bool{}
-		m.seen[id] = r.Status
+		m.seen[id] = string(r.Status)
 	}
 	m.subs[id][uri] = true
 	return nil
@@ -245,10 +245,10 @@ func (m *mcpSession) changedURIs() []string {
 	var uris []string
 	for id, set := range m.subs {
 		r, err := m.s.GetRun(id)
-		if err != nil || r.Status == m.seen[id] {
+		if err != nil || string(r.Status) == m.seen[id] {
 			continue
 		}
-		m.seen[id] = r.Status
+		m.seen[id] = string(r.Status)
 		for uri := range set {
 			uris = append(uris, uri)
 		}

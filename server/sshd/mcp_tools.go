@@ -468,7 +468,7 @@ func (m *mcpSession) readLog(_ context.Context, in mcpLogArgs) (string, MCPLog, 
 	if err != nil {
 		return "", MCPLog{}, err
 	}
-	out := MCPLog{Run: r.ID, Status: r.Status, Offset: in.Offset, NextOffset: next, Size: size,
+	out := MCPLog{Run: r.ID, Status: string(r.Status), Offset: in.Offset, NextOffset: next, Size: size,
 		More: next < size, Finished: !store.Status(r.Status).Active(), Text: text}
 	head := fmt.Sprintf("run %s (%s): log bytes %d to %d of %d; next_offset %d", r.ID, r.Status, in.Offset, next, size, next)
 	if out.More {

@@ -9,7 +9,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 )
 
-// Sessions per connection (README "SSH limits"): one connection may hold
+// Sessions per connection (docs/ssh-limits.md): one connection may hold
 // at most ssh_max_sessions_per_connection session channels open at once,
 // and as many handlers running for them. Past it a new channel is refused
 // before it is accepted, with the reason, counted in

@@ -63,7 +63,7 @@ func (w *worker) runJob(ctx context.Context, c *relay.Conn, job relay.Msg, verdi
 	res := relay.Msg{Type: relay.MsgResult, Run: job.Run, Token: job.Token, Exit: -1}
 	defer func() { _ = os.RemoveAll(x.private) }() // x.private is set by prepare: read it when the run ends
 	defer func() { wipeQuiet(filepath.Join(x.private, runstep.PlanFileName)) }()
-	err := x.prepare(ctx)
+	err := x.resolveJob(ctx)
 	if err == nil {
 		if x.job.Ref == "" {
 			res.Commit = x.commit(ctx)
@@ -107,10 +107,10 @@ func (x *workerRun) ended(ctx context.Context, err error, done string) (store.St
 	return store.StatusFailed, x.masker.String(err.Error())
 }
 
-// prepare resolves the working directory inside the worker's checkout
+// resolveJob resolves the working directory inside the worker's checkout
 // (refusing escapes), the private directory, the tool, and opens the
 // payload with the pool's delivery identity.
-func (x *workerRun) prepare(ctx context.Context) error {
+func (x *workerRun) resolveJob(ctx context.Context) error {
 	job, w := x.job, x.w
 	if !runIDRE.MatchString(job.Run) {
 		return fmt.Errorf("the control node sent a job for run %q, which is not a run ID; nothing ran", job.Run)
@@ -158,7 +158,8 @@ func (x *workerRun) prepare(ctx context.Context) error {
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // open reads the job's payload: sealed to the pool's delivery key, or in
-// clear when it holds no secret.
+// clear when it holds no secret. A payload in clear that carries secrets
+// to mask or a saved plan is refused: those only ever come sealed.
 func (x *workerRun) open() (relay.Payload, error) {
 	var p relay.Payload
 	plain := x.job.Payload
@@ -175,6 +176,9 @@ func (x *workerRun) open() (relay.Payload, error) {
 	}
 	if err := json.Unmarshal(plain, &p); err != nil {
 		return p, fmt.Errorf("reading the run's payload: %w", err)
+	}
+	if x.job.Clear && (len(p.Secrets) > 0 || p.Plan != nil || p.Digest != "") {
+		return relay.Payload{}, fmt.Errorf("the control node sent run %s's payload in clear, yet it carries secrets or a saved plan, which only ever come sealed to the pool's delivery key; nothing ran", x.job.Run)
 	}
 	return p, nil
 }

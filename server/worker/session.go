@@ -93,11 +93,7 @@ type sessionState struct {
 }
 
 func (st *sessionState) loop(ctx context.Context, msgs <-chan relay.Msg, readErr <-chan error) error {
-	every := st.w.idleBeat
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	beat := time.NewTicker(every)
+	beat := time.NewTicker(st.idleBeat())
 	defer beat.Stop()
 	for {
 		var done chan jobEnd
@@ -112,9 +108,7 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relay.Msg, readErr
 		case <-ctx.Done():
 			return st.stopped(ctx)
 		case <-st.drain:
-			st.drain, st.draining = nil, true
-			_ = st.c.Send(relay.Msg{Type: relay.MsgDrain})
-			if st.cur == nil && st.taken == "" {
+			if st.startDrain() {
 				return errDrained
 			}
 		case err := <-readErr:
@@ -122,21 +116,51 @@ func (st *sessionState) loop(ctx context.Context, msgs <-chan relay.Msg, readErr
 			return err
 		case m := <-msgs:
 			st.handle(ctx, m)
-			if st.draining && st.cur == nil && st.taken == "" {
+			if st.draining && st.idle() {
 				return errDrained // a run it had taken was not given to it after all
 			}
 		case end := <-done:
-			st.cur = nil
-			if !end.handedOff {
-				_ = st.c.Send(end.result)
-			}
-			if st.draining {
-				time.Sleep(200 * time.Millisecond) // let the result reach the control node first
+			if st.jobEnded(end) {
 				return errDrained
 			}
-			_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
 		}
 	}
+}
+
+// idleBeat is how often an idle session heartbeats: the worker's idleBeat,
+// or 10 s.
+func (st *sessionState) idleBeat() time.Duration {
+	if st.w.idleBeat <= 0 {
+		return 10 * time.Second
+	}
+	return st.w.idleBeat
+}
+
+// idle reports whether the session has no run and is waiting for none it
+// took.
+func (st *sessionState) idle() bool { return st.cur == nil && st.taken == "" }
+
+// startDrain tells the control node the worker drains, and reports
+// whether the session ends now (it has no run and waits for none).
+func (st *sessionState) startDrain() bool {
+	st.drain, st.draining = nil, true
+	_ = st.c.Send(relay.Msg{Type: relay.MsgDrain})
+	return st.idle()
+}
+
+// jobEnded reports the ended job's result (unless it handed off) and
+// polls for the next, or, draining, reports that the session ends.
+func (st *sessionState) jobEnded(end jobEnd) bool {
+	st.cur = nil
+	if !end.handedOff {
+		_ = st.c.Send(end.result)
+	}
+	if st.draining {
+		time.Sleep(200 * time.Millisecond) // let the result reach the control node first
+		return true
+	}
+	_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
+	return false
 }
 
 // errWorkerStopped ends a worker that was stopped (a second signal) rather
@@ -233,7 +257,7 @@ func (st *sessionState) job(ctx context.Context, m relay.Msg) {
 		_ = st.c.Send(relay.Msg{Type: relay.MsgPoll})
 		return
 	}
-	st.cur = st.w.start(ctx, st.c, m)
+	st.cur = st.w.spawnJob(ctx, st.c, m)
 }
 
 // rejected carries out a reject: the run it took is not given to it, or
@@ -250,8 +274,8 @@ func (st *sessionState) rejected(m relay.Msg) {
 	}
 }
 
-// start runs job in its own goroutine, heartbeating until it ends.
-func (w *worker) start(ctx context.Context, c *relay.Conn, job relay.Msg) *runningJob {
+// spawnJob runs job in its own goroutine, heartbeating until it ends.
+func (w *worker) spawnJob(ctx context.Context, c *relay.Conn, job relay.Msg) *runningJob {
 	jctx, cancel := context.WithCancelCause(ctx)
 	rj := &runningJob{run: job.Run, token: job.Token, cancel: cancel, done: make(chan jobEnd, 1), verdict: make(chan relay.Msg, 1)}
 	every := job.Heartbeat

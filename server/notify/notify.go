@@ -1,4 +1,9 @@
-package server
+// Package notify sends webhook notifications of run events (docs/notifications.md): a run event becomes one delivery per notify block that
+// names the event. Deliveries are posted in memory by the run's own
+// goroutine (a lock and an append: never a write, never the network),
+// stored by the notifier's goroutine, and sent in the background with
+// retries and backoff; a stored delivery survives a restart.
+package notify
 
 import (
 	"context"
@@ -9,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,17 +23,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/switchtender/switchtender/screentext"
-
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
 )
-
-// Notifications (README "Notifications"): a run event becomes one delivery
-// per notify block that names the event. Deliveries are posted in memory by
-// the run's own goroutine (a lock and an append: never a write, never the
-// network), stored by the notifier's goroutine, and sent in the background
-// with retries and backoff; a stored delivery survives a restart.
 
 const (
 	notifyGiveUp     = 24 * time.Hour  // a delivery older than this is dropped after a failed attempt
@@ -35,34 +36,66 @@ const (
 	notifyReadLimit  = 64 << 10        // bytes of a receiver's answer read (and discarded)
 )
 
-// notifyPayload is the json format's body; see README "Notifications".
+// Payload is the json format's body; see docs/notifications.md.
 // It holds names, counts, a digest and a one-line summary: nothing secret.
-type notifyPayload struct {
-	Event         string        `json:"event"`
-	Run           string        `json:"run"`
-	Template      string        `json:"template"`
-	Kind          string        `json:"kind"`
-	Status        string        `json:"status"`
-	Requester     string        `json:"requester"`
-	RequesterKind string        `json:"requester_kind"`
-	Digest        string        `json:"digest,omitempty"`
-	Counts        *notifyCounts `json:"counts,omitempty"`
-	Drift         *int          `json:"drift,omitempty"` // resources changed outside OpenTofu (event drift)
-	Summary       string        `json:"summary"`
-	At            time.Time     `json:"at"`
+type Payload struct {
+	Event         string    `json:"event"`
+	Run           string    `json:"run"`
+	Template      string    `json:"template"`
+	Kind          string    `json:"kind"`
+	Status        string    `json:"status"`
+	Requester     string    `json:"requester"`
+	RequesterKind string    `json:"requester_kind"`
+	Digest        string    `json:"digest,omitempty"`
+	Counts        *Counts   `json:"counts,omitempty"`
+	Drift         *int      `json:"drift,omitempty"` // resources changed outside OpenTofu (event drift)
+	Summary       string    `json:"summary"`
+	At            time.Time `json:"at"`
 }
 
-// notifyCounts are a proposal's counts.
-type notifyCounts struct {
+// Counts are a proposal's counts.
+type Counts struct {
 	Add     int `json:"add"`
 	Change  int `json:"change"`
 	Destroy int `json:"destroy"`
 	Replace int `json:"replace"`
 }
 
-// notifier sends stored deliveries in the background.
-type notifier struct {
-	s       *Server
+// Store is what the notifier needs from the store: the deliveries kept
+// until they are sent or given up.
+type Store interface {
+	AddDeliveries(ds []store.Delivery) error
+	Deliveries() ([]store.Delivery, error)
+	PutDelivery(d store.Delivery) error
+	DeleteDelivery(id string) error
+}
+
+// Meters are the metrics the notifier keeps: deliveries sent and attempts
+// failed, by notify block, and deliveries waiting in the store.
+type Meters struct {
+	Sent, Failed *prometheus.CounterVec
+	Queue        prometheus.Gauge
+}
+
+// Options are a Notifier's dependencies and timings.
+type Options struct {
+	Store  Store
+	Blocks func() map[string]*config.Notify // the notify blocks in force now
+	Log    *slog.Logger
+	Meters Meters
+	// Backoff is the wait before a failed delivery's first retry; it
+	// doubles up to five minutes. 0 means 1 s.
+	Backoff time.Duration
+	// Timeout bounds one attempt. 0 means 10 s.
+	Timeout time.Duration
+}
+
+// Notifier sends stored deliveries in the background.
+type Notifier struct {
+	db      Store
+	blocks  func() map[string]*config.Notify
+	log     *slog.Logger
+	meters  Meters
 	client  *http.Client
 	backoff time.Duration // the first retry's wait; doubles up to notifyMaxBackoff
 	timeout time.Duration // one attempt's bound
@@ -74,7 +107,9 @@ type notifier struct {
 	wg       sync.WaitGroup
 }
 
-func newNotifier(s *Server, backoff, timeout time.Duration) *notifier {
+// New returns a Notifier on o; Start starts it.
+func New(o Options) *Notifier {
+	backoff, timeout := o.Backoff, o.Timeout
 	if backoff <= 0 {
 		backoff = time.Second
 	}
@@ -82,12 +117,12 @@ func newNotifier(s *Server, backoff, timeout time.Duration) *notifier {
 		timeout = 10 * time.Second
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &notifier{s: s, client: client, backoff: backoff, timeout: timeout,
+	return &Notifier{db: o.Store, blocks: o.Blocks, log: o.Log, meters: o.Meters, client: client, backoff: backoff, timeout: timeout,
 		inflight: map[string]string{}, wake: make(chan struct{}, 1)}
 }
 
-// post queues deliveries in memory and wakes the notifier; it never blocks.
-func (n *notifier) post(ds ...store.Delivery) {
+// Post queues deliveries in memory and wakes the notifier; it never blocks.
+func (n *Notifier) Post(ds ...store.Delivery) {
 	if len(ds) == 0 {
 		return
 	}
@@ -97,15 +132,15 @@ func (n *notifier) post(ds ...store.Delivery) {
 	n.poke()
 }
 
-func (n *notifier) poke() {
+func (n *Notifier) poke() {
 	select {
 	case n.wake <- struct{}{}:
 	default:
 	}
 }
 
-// start runs the notifier until ctx ends; wait waits for it to stop.
-func (n *notifier) start(ctx context.Context) {
+// Start runs the notifier until ctx ends; Wait waits for it to stop.
+func (n *Notifier) Start(ctx context.Context) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -113,11 +148,12 @@ func (n *notifier) start(ctx context.Context) {
 	}()
 }
 
-func (n *notifier) wait() { n.wg.Wait() }
+// Wait returns once the notifier Start started has stopped.
+func (n *Notifier) Wait() { n.wg.Wait() }
 
 // loop stores what was posted, starts what is due, and sleeps until the
 // next is due or something is posted.
-func (n *notifier) loop(ctx context.Context) {
+func (n *Notifier) loop(ctx context.Context) {
 	for {
 		n.store()
 		next := n.dispatch(ctx)
@@ -139,7 +175,7 @@ func (n *notifier) loop(ctx context.Context) {
 }
 
 // store writes posted deliveries to the store; on failure they stay posted.
-func (n *notifier) store() {
+func (n *Notifier) store() {
 	n.mu.Lock()
 	ds := n.pending
 	n.pending = nil
@@ -147,8 +183,8 @@ func (n *notifier) store() {
 	if len(ds) == 0 {
 		return
 	}
-	if err := n.s.db.AddDeliveries(ds); err != nil {
-		n.s.log.Error("storing notifications; kept in memory to try again", "count", len(ds), "err", err)
+	if err := n.db.AddDeliveries(ds); err != nil {
+		n.log.Error("storing notifications; kept in memory to try again", "count", len(ds), "err", err)
 		n.mu.Lock()
 		n.pending = append(ds, n.pending...)
 		n.mu.Unlock()
@@ -159,13 +195,13 @@ func (n *notifier) store() {
 // oldest delivery if it is due (so a receiver gets its events in order, one
 // at a time), up to notifyParallel at once, and returns when the next
 // delivery not started is due (zero: none, or only ones waiting for a slot).
-func (n *notifier) dispatch(ctx context.Context) time.Time {
-	ds, err := n.s.db.Deliveries()
+func (n *Notifier) dispatch(ctx context.Context) time.Time {
+	ds, err := n.db.Deliveries()
 	if err != nil {
-		n.s.log.Error("reading notifications", "err", err)
+		n.log.Error("reading notifications", "err", err)
 		return time.Now().Add(n.backoff)
 	}
-	n.s.metrics.notifyQueue.Set(float64(len(ds)))
+	n.meters.Queue.Set(float64(len(ds)))
 	var next time.Time
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -195,7 +231,7 @@ func (n *notifier) dispatch(ctx context.Context) time.Time {
 }
 
 // attempt sends one delivery and records how it went.
-func (n *notifier) attempt(ctx context.Context, d store.Delivery) {
+func (n *Notifier) attempt(ctx context.Context, d store.Delivery) {
 	defer n.wg.Done()
 	defer func() {
 		n.mu.Lock()
@@ -203,9 +239,9 @@ func (n *notifier) attempt(ctx context.Context, d store.Delivery) {
 		n.mu.Unlock()
 		n.poke()
 	}()
-	block := n.s.config().Notifies[d.Notify]
+	block := n.blocks()[d.Notify]
 	if block == nil {
-		n.s.log.Warn("dropped a notification: its notify block is no longer configured", "notify", d.Notify, "event", d.Event, "run", d.Run)
+		n.log.Warn("dropped a notification: its notify block is no longer configured", "notify", d.Notify, "event", d.Event, "run", d.Run)
 		n.drop(d)
 		return
 	}
@@ -214,8 +250,8 @@ func (n *notifier) attempt(ctx context.Context, d store.Delivery) {
 		return // stopping: the delivery stays stored for the next start
 	}
 	if err == nil { // the receiver answered 2xx: delivered, even while stopping
-		n.s.metrics.notifySent.WithLabelValues(d.Notify).Inc()
-		n.s.log.Debug("notification delivered", "notify", d.Notify, "event", d.Event, "run", d.Run, "attempts", d.Attempts+1)
+		n.meters.Sent.WithLabelValues(d.Notify).Inc()
+		n.log.Debug("notification delivered", "notify", d.Notify, "event", d.Event, "run", d.Run, "attempts", d.Attempts+1)
 		n.drop(d)
 		return
 	}
@@ -224,12 +260,12 @@ func (n *notifier) attempt(ctx context.Context, d store.Delivery) {
 
 // failed records a failed attempt: retried after a backoff, or dropped
 // once older than notifyGiveUp.
-func (n *notifier) failed(d store.Delivery, err error) {
-	n.s.metrics.notifyFailed.WithLabelValues(d.Notify).Inc()
+func (n *Notifier) failed(d store.Delivery, err error) {
+	n.meters.Failed.WithLabelValues(d.Notify).Inc()
 	d.Attempts++
 	d.LastError = err.Error()
 	if time.Since(d.CreatedAt) > notifyGiveUp {
-		n.s.log.Error("gave up a notification", "notify", d.Notify, "event", d.Event, "run", d.Run, "attempts", d.Attempts, "err", d.LastError)
+		n.log.Error("gave up a notification", "notify", d.Notify, "event", d.Event, "run", d.Run, "attempts", d.Attempts, "err", d.LastError)
 		n.drop(d)
 		return
 	}
@@ -238,22 +274,22 @@ func (n *notifier) failed(d store.Delivery, err error) {
 		wait = notifyMaxBackoff
 	}
 	d.NextAt = time.Now().Add(wait)
-	n.s.log.Warn("notification not delivered; will retry", "notify", d.Notify, "event", d.Event, "run", d.Run,
+	n.log.Warn("notification not delivered; will retry", "notify", d.Notify, "event", d.Event, "run", d.Run,
 		"attempts", d.Attempts, "retry_in", wait.String(), "err", d.LastError)
-	if err := n.s.db.PutDelivery(d); err != nil && !errors.Is(err, store.ErrNotFound) {
-		n.s.log.Error("recording a failed notification", "notify", d.Notify, "err", err)
+	if err := n.db.PutDelivery(d); err != nil && !errors.Is(err, store.ErrNotFound) {
+		n.log.Error("recording a failed notification", "notify", d.Notify, "err", err)
 	}
 }
 
-func (n *notifier) drop(d store.Delivery) {
-	if err := n.s.db.DeleteDelivery(d.ID); err != nil {
-		n.s.log.Error("removing a notification", "notify", d.Notify, "err", err)
+func (n *Notifier) drop(d store.Delivery) {
+	if err := n.db.DeleteDelivery(d.ID); err != nil {
+		n.log.Error("removing a notification", "notify", d.Notify, "err", err)
 	}
 }
 
 // send POSTs d to block's URL in its format; nil on a 2xx answer. The
 // error never holds the URL (a webhook URL often carries a token).
-func (n *notifier) send(ctx context.Context, block *config.Notify, d store.Delivery) error {
+func (n *Notifier) send(ctx context.Context, block *config.Notify, d store.Delivery) error {
 	body, err := renderNotification(block, d)
 	if err != nil {
 		return err
@@ -269,7 +305,7 @@ func (n *notifier) send(ctx context.Context, block *config.Notify, d store.Deliv
 	req.Header.Set("X-Switchtender-Event", d.Event)
 	req.Header.Set("X-Switchtender-Delivery", d.ID)
 	if block.Secret != "" {
-		req.Header.Set("X-Switchtender-Signature", signature(block.Secret, body))
+		req.Header.Set("X-Switchtender-Signature", Sign(block.Secret, body))
 	}
 	resp, err := n.client.Do(req)
 	if err != nil {
@@ -287,9 +323,9 @@ func (n *notifier) send(ctx context.Context, block *config.Notify, d store.Deliv
 	return nil
 }
 
-// signature is X-Switchtender-Signature's value: "sha256=" and the hex
+// Sign is X-Switchtender-Signature's value: "sha256=" and the hex
 // HMAC-SHA256 of body keyed with secret (GitHub's webhook scheme).
-func signature(secret string, body []byte) string {
+func Sign(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
@@ -301,7 +337,7 @@ func renderNotification(block *config.Notify, d store.Delivery) ([]byte, error) 
 	if block.Format != config.FormatSlack {
 		return d.Body, nil
 	}
-	var p notifyPayload
+	var p Payload
 	if err := json.Unmarshal(d.Body, &p); err != nil {
 		return nil, fmt.Errorf("reading the stored notification: %w", err)
 	}
@@ -311,57 +347,68 @@ func renderNotification(block *config.Notify, d store.Delivery) ([]byte, error) 
 	return screentext.JSON(b), err
 }
 
-// notifyRun posts the deliveries a status change of r makes, if any.
-func (s *Server) notifyRun(r store.Run, tn transitionNote) {
-	event := eventOf(r, tn)
-	if event == "" || s.notifier == nil {
-		return
-	}
+// Deliveries are the deliveries event of r makes: one for each of blocks
+// that names the event, in the blocks' name order, all with the same json
+// payload; none when no block names it. The error is the payload's
+// encoding failing.
+func Deliveries(r store.Run, event string, blocks map[string]*config.Notify) ([]store.Delivery, error) {
 	var ds []store.Delivery
 	var body []byte
-	blocks := s.config().Notifies
-	for _, name := range sortedKeys(blocks) {
+	for _, name := range slices.Sorted(maps.Keys(blocks)) {
 		if !slices.Contains(blocks[name].Events, event) {
 			continue
 		}
 		if body == nil {
 			var err error
-			if body, err = json.Marshal(payloadOf(r, event)); err != nil {
-				s.log.Error("encoding a notification", "run", r.ID, "err", err)
-				return
+			if body, err = json.Marshal(PayloadOf(r, event)); err != nil {
+				return nil, fmt.Errorf("encoding the payload of run %s: %w", r.ID, err)
 			}
 			body = screentext.JSON(body)
 		}
 		ds = append(ds, store.Delivery{Notify: name, Event: event, Run: r.ID, Body: body, CreatedAt: time.Now(), NextAt: time.Now()})
 	}
-	s.notifier.post(ds...)
+	return ds, nil
 }
 
-// eventOf names the notification event of a status change ("" for none).
-func eventOf(r store.Run, tn transitionNote) string {
-	switch {
-	case tn.to == StatusAwaitingApproval:
+// EventOf names the notification event of r's status change from one
+// status to another ("" for none).
+func EventOf(r store.Run, from, to store.Status) string {
+	switch to {
+	case store.StatusAwaitingApproval:
 		return config.EventAwaitingApproval
-	case tn.from == StatusAwaitingApproval && tn.to == StatusQueued:
-		return config.EventApproved
-	case tn.to == StatusRejected:
+	case store.StatusQueued:
+		if from == store.StatusAwaitingApproval {
+			return config.EventApproved
+		}
+	case store.StatusRejected:
 		return config.EventRejected
-	case tn.to == StatusStale:
+	case store.StatusStale:
 		return config.EventStale
-	case tn.to == StatusFailed || tn.to == StatusRefused || tn.to == StatusInterrupted:
+	case store.StatusFailed, store.StatusRefused, store.StatusInterrupted:
 		return config.EventFailed
-	case tn.to == StatusSucceeded && (Kind(r.Kind) == KindApply || Kind(r.Kind) == KindReconcile):
+	case store.StatusSucceeded:
+		return successEvent(r)
+	}
+	return ""
+}
+
+// successEvent names the event of r succeeding: applied for an apply or a
+// reconcile, drift for a check that found drift, "" otherwise.
+func successEvent(r store.Run) string {
+	k := store.Kind(r.Kind)
+	switch {
+	case k == store.KindApply || k == store.KindReconcile:
 		return config.EventApplied
-	case tn.to == StatusSucceeded && Kind(r.Kind) == KindCheck && r.Check != nil && r.Check.Drifted:
+	case k == store.KindCheck && r.Check != nil && r.Check.Drifted:
 		return config.EventDrift
 	}
 	return ""
 }
 
-// payloadOf is the json payload of event for r.
-func payloadOf(r store.Run, event string) notifyPayload {
-	p := notifyPayload{Event: event, Run: r.ID, Template: r.Template, Kind: r.Kind, Status: r.Status,
-		Requester: r.Requester, RequesterKind: r.RequesterKind, At: time.Now().UTC()}
+// PayloadOf is the json payload of event for r.
+func PayloadOf(r store.Run, event string) Payload {
+	p := Payload{Event: event, Run: r.ID, Template: r.Template, Kind: string(r.Kind), Status: string(r.Status),
+		Requester: r.Requester, RequesterKind: string(r.RequesterKind), At: time.Now().UTC()}
 	prop := r.Proposal
 	if event == config.EventDrift && r.Check != nil {
 		prop = r.Check.Plan
@@ -370,7 +417,7 @@ func payloadOf(r store.Run, event string) notifyPayload {
 	}
 	if prop != nil {
 		p.Digest = prop.Digest
-		p.Counts = &notifyCounts{Add: prop.Add, Change: prop.Change, Destroy: prop.Destroy, Replace: prop.Replace}
+		p.Counts = &Counts{Add: prop.Add, Change: prop.Change, Destroy: prop.Destroy, Replace: prop.Replace}
 	}
 	p.Summary = summaryOf(p)
 	return p
@@ -378,7 +425,7 @@ func payloadOf(r store.Run, event string) notifyPayload {
 
 // summaryOf is the payload's one line: what happened to which run, and
 // its counts; no link, no value.
-func summaryOf(p notifyPayload) string {
+func summaryOf(p Payload) string {
 	what := map[string]string{
 		config.EventAwaitingApproval: "awaits approval", config.EventApproved: "was approved",
 		config.EventRejected: "was rejected", config.EventApplied: "applied", config.EventFailed: "ended " + p.Status,
@@ -392,14 +439,4 @@ func summaryOf(p notifyPayload) string {
 		line += "; plan: " + screentext.PlanCounts(c.Add+c.Replace, c.Change, c.Destroy, 0, 0) // the three figures alone
 	}
 	return line
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,4 +1,4 @@
-package server
+package schedule
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// fakeChecks drives a checkSchedule with no server: a clock the test moves,
+// fakeChecks drives a Checks with no server: a clock the test moves,
 // a run list the test edits, and a launch that records a queued check (or
 // refuses with refuse, when set).
 type fakeChecks struct {
@@ -24,7 +24,7 @@ type fakeChecks struct {
 	launched []string // template names, in launch order
 	refuse   error
 	logs     bytes.Buffer
-	c        *checkSchedule
+	c        *Checks
 }
 
 // newFakeChecks builds a schedule over templates (every one in project
@@ -36,7 +36,7 @@ func newFakeChecks(t *testing.T, start time.Time, loc *time.Location, templates 
 		tp.Project = "infra"
 		cfg.Templates[tp.Name] = tp
 	}
-	f.c = newCheckSchedule(cfg, slog.New(slog.NewTextHandler(&f.logs, nil)))
+	f.c = NewChecks(cfg, slog.New(slog.NewTextHandler(&f.logs, nil)), Funcs{})
 	f.c.now = func() time.Time { return f.now }
 	f.c.listRuns = func() ([]store.Run, error) { return append([]store.Run(nil), f.runs...), nil }
 	f.c.workdirOf = func(tp *config.Template) string { return "/checkout/" + tp.Command }
@@ -47,7 +47,7 @@ func newFakeChecks(t *testing.T, start time.Time, loc *time.Location, templates 
 		tp := cfg.Templates[name]
 		f.launched = append(f.launched, name)
 		f.add(store.Run{Template: name, Project: tp.Project, Command: tp.Command, Workdir: "/checkout/" + tp.Command,
-			Kind: string(KindCheck), Status: string(StatusQueued), CreatedAt: f.now, Requester: scheduleIdentity.Name})
+			Kind: store.KindCheck, Status: store.StatusQueued, CreatedAt: f.now, Requester: "schedule"})
 		return nil
 	}
 	return f
@@ -62,8 +62,8 @@ func (f *fakeChecks) add(r store.Run) {
 // finish ends every pending check (they ran and succeeded).
 func (f *fakeChecks) finish() {
 	for i := range f.runs {
-		if Kind(f.runs[i].Kind) == KindCheck && !Status(f.runs[i].Status).Final() {
-			f.runs[i].Status = string(StatusSucceeded)
+		if store.Kind(f.runs[i].Kind) == store.KindCheck && !store.Status(f.runs[i].Status).Final() {
+			f.runs[i].Status = store.StatusSucceeded
 		}
 	}
 }
@@ -74,7 +74,7 @@ func (f *fakeChecks) ticks(n int, step time.Duration) int {
 	before := len(f.launched)
 	for range n {
 		f.now = f.now.Add(step)
-		f.c.tick(context.Background())
+		f.c.Tick(context.Background())
 	}
 	return len(f.launched) - before
 }
@@ -97,8 +97,8 @@ func TestScheduleNoPileUp(t *testing.T) {
 			// a long apply holds the working directory all along: the check
 			// the schedule launches stays queued behind it
 			f.add(store.Run{Template: "net", Project: "infra", Command: "net", Workdir: "/checkout/net",
-				Kind: string(KindApply), Status: string(StatusRunning), CreatedAt: start.Add(-time.Hour)})
-			f.c.tick(context.Background())
+				Kind: store.KindApply, Status: store.StatusRunning, CreatedAt: start.Add(-time.Hour)})
+			f.c.Tick(context.Background())
 			n := 1 + f.ticks(5*60/15, 15*time.Second) // every 15 s for five minutes
 			if len(f.launched) != 1 || n != 1 {
 				t.Fatalf("launched %d checks (%v) over five minutes with the working directory busy, want exactly 1", len(f.launched), f.launched)
@@ -114,13 +114,13 @@ func TestScheduleNoPileUp(t *testing.T) {
 	// a check queued by hand (or before a restart) counts as pending: none
 	// is added while it waits
 	f := newFakeChecks(t, start, nil, &config.Template{Name: "net", Command: "net", CheckEvery: time.Minute})
-	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-		Status: string(StatusQueued), CreatedAt: start.Add(-time.Hour)})
+	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: store.KindCheck,
+		Status: store.StatusQueued, CreatedAt: start.Add(-time.Hour)})
 	if got := f.ticks(20, 15*time.Second); got != 0 {
 		t.Errorf("launched %d checks while one was queued, want 0", got)
 	}
 	// a check awaiting approval is pending as well
-	f.runs[0].Status = string(StatusAwaitingApproval)
+	f.runs[0].Status = store.StatusAwaitingApproval
 	if got := f.ticks(4, 15*time.Second); got != 0 {
 		t.Errorf("launched %d checks while one awaited approval, want 0", got)
 	}
@@ -135,7 +135,7 @@ func TestScheduleSharedWorkdir(t *testing.T) {
 		&config.Template{Name: "a", Command: "net", CheckEvery: time.Minute},
 		&config.Template{Name: "b", Command: "net", CheckEvery: time.Minute},
 		&config.Template{Name: "c", Command: "dns", CheckEvery: time.Minute})
-	f.c.tick(context.Background())
+	f.c.Tick(context.Background())
 	if strings.Join(f.launched, ",") != "a,c" {
 		t.Fatalf("first tick launched %v, want [a c]", f.launched)
 	}
@@ -143,7 +143,7 @@ func TestScheduleSharedWorkdir(t *testing.T) {
 		t.Errorf("launched %d more while both directories had a check queued", got)
 	}
 	f.finish()
-	f.c.tick(context.Background())
+	f.c.Tick(context.Background())
 	if strings.Join(f.launched, ",") != "a,c,b,c" {
 		t.Errorf("after the checks ended, launched %v, want b's turn in net and c again in dns: [a c b c]", f.launched)
 	}
@@ -166,9 +166,9 @@ func TestScheduleMissedSlots(t *testing.T) {
 	} {
 		t.Run(scheduleText(tp), func(t *testing.T) {
 			f := newFakeChecks(t, start, time.UTC, tp)
-			f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-				Status: string(StatusSucceeded), CreatedAt: start.Add(-25 * time.Hour)})
-			f.c.tick(context.Background())
+			f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: store.KindCheck,
+				Status: store.StatusSucceeded, CreatedAt: start.Add(-25 * time.Hour)})
+			f.c.Tick(context.Background())
 			if len(f.launched) != 1 {
 				t.Fatalf("at start after a day down, launched %d checks, want 1", len(f.launched))
 			}
@@ -184,7 +184,7 @@ func TestScheduleMissedSlots(t *testing.T) {
 
 	// a template never checked is checked at the first tick
 	f := newFakeChecks(t, start, nil, &config.Template{Name: "net", Command: "net", CheckEvery: 6 * time.Hour})
-	f.c.tick(context.Background())
+	f.c.Tick(context.Background())
 	if len(f.launched) != 1 {
 		t.Errorf("a template never checked launched %d at start, want 1", len(f.launched))
 	}
@@ -200,9 +200,9 @@ func TestScheduleTimeZone(t *testing.T) {
 	nine, _ := config.ParseCron("0 9 * * *")
 	start := time.Date(2025, 1, 15, 7, 58, 0, 0, time.UTC)
 	f := newFakeChecks(t, start, paris, &config.Template{Name: "net", Command: "net", CheckCron: nine})
-	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-		Status: string(StatusSucceeded), CreatedAt: time.Date(2025, 1, 14, 8, 0, 5, 0, time.UTC)})
-	f.c.tick(context.Background())
+	f.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: store.KindCheck,
+		Status: store.StatusSucceeded, CreatedAt: time.Date(2025, 1, 14, 8, 0, 5, 0, time.UTC)})
+	f.c.Tick(context.Background())
 	if got := f.ticks(7, 15*time.Second); len(f.launched) != 0 || got != 0 { // up to 07:59:45 UTC
 		t.Fatalf("launched %v before 08:00 UTC (09:00 Paris)", f.launched)
 	}
@@ -215,9 +215,9 @@ func TestScheduleTimeZone(t *testing.T) {
 	}
 	// the same schedule in UTC would wait for 09:00 UTC
 	g := newFakeChecks(t, start, time.UTC, &config.Template{Name: "net", Command: "net", CheckCron: nine})
-	g.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: string(KindCheck),
-		Status: string(StatusSucceeded), CreatedAt: time.Date(2025, 1, 14, 9, 0, 5, 0, time.UTC)})
-	g.c.tick(context.Background())
+	g.add(store.Run{Template: "net", Project: "infra", Command: "net", Kind: store.KindCheck,
+		Status: store.StatusSucceeded, CreatedAt: time.Date(2025, 1, 14, 9, 0, 5, 0, time.UTC)})
+	g.c.Tick(context.Background())
 	g.ticks(8, 15*time.Second) // to 08:00 UTC
 	if len(g.launched) != 0 {
 		t.Errorf("in UTC the 09:00 cron launched at %s", g.now)
@@ -239,7 +239,7 @@ func TestScheduleRefusalLogged(t *testing.T) {
 	f.refuse = errors.New("drift checks are not available in this version")
 	inner := f.c.launchCheck
 	f.c.launchCheck = func(name string) error { tries++; return inner(name) }
-	f.c.tick(context.Background())
+	f.c.Tick(context.Background())
 	f.ticks(2*60*4-1, 15*time.Second) // to 1h59m45s
 	if want := 2 * 2 * 60 * 4; tries != want {
 		t.Errorf("tried %d launches, want %d (each template every tick)", tries, want)
@@ -270,65 +270,14 @@ func TestScheduleStopsWithContext(t *testing.T) {
 	f := newFakeChecks(t, time.Now(), nil, &config.Template{Name: "net", Command: "net", CheckEvery: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if n := f.c.tick(ctx); n != 0 || len(f.launched) != 0 {
+	if n := f.c.Tick(ctx); n != 0 || len(f.launched) != 0 {
 		t.Errorf("a cancelled schedule launched %v", f.launched)
 	}
 	done := make(chan struct{})
-	go func() { f.c.run(ctx, time.Millisecond); close(done) }()
+	go func() { f.c.Run(ctx, time.Millisecond); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("run did not return after its context ended")
 	}
-}
-
-// TestScheduleServerWiring starts a real server whose template asks for a
-// check every minute, with the tick shortened: the schedule launches as
-// "schedule" through Launch at start and, over many ticks, leaves at most one
-// scheduled check; if this version refuses checks, the refusal is in the
-// operator log once, not once per tick.
-func TestScheduleServerWiring(t *testing.T) {
-	old := checkScheduleTick
-	checkScheduleTick = 20 * time.Millisecond
-	t.Cleanup(func() { checkScheduleTick = old })
-	h, logs := newLimitHarness(t, Options{}, `
-template "net" {
-  project     = "infra"
-  command     = "infra/network"
-  check_every = "1m"
-}
-`)
-	if h.srv.checks == nil {
-		t.Fatal("Start did not start the check schedule")
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(logs.String(), "scheduled drift check") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no scheduled check launched or refused in 60 s; log:\n%s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(50 * checkScheduleTick) // many more ticks
-	runs, err := h.srv.db.ListRuns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var checks int
-	for _, r := range runs {
-		if Kind(r.Kind) == KindCheck && r.Template == "net" && r.Requester == scheduleIdentity.Name {
-			checks++
-		}
-	}
-	out := logs.String()
-	if testing.Verbose() {
-		t.Log(out)
-	}
-	if refused := strings.Count(out, "scheduled drift check refused"); refused > 0 {
-		if refused != 1 || checks != 0 {
-			t.Errorf("refusals logged %d times (want 1), %d checks stored (want 0):\n%s", refused, checks, out)
-		}
-	} else if checks != 1 {
-		t.Errorf("%d scheduled checks stored within a minute of check_every = \"1m\", want 1:\n%s", checks, out)
-	}
-	h.stop()
 }

@@ -1,4 +1,4 @@
-package server
+package schedule
 
 import (
 	"context"
@@ -60,19 +60,19 @@ func (g *gatedJobs) gate(runID string) chan struct{} {
 	return ch
 }
 
-func (g *gatedJobs) exec(ctx context.Context, j job) {
+func (g *gatedJobs) exec(ctx context.Context, j Job) {
 	g.mu.Lock()
-	c, ok := g.perDir[j.workdir]
+	c, ok := g.perDir[j.Workdir]
 	if !ok {
 		c = new(atomic.Int32)
-		g.perDir[j.workdir] = c
+		g.perDir[j.Workdir] = c
 	}
-	g.order[j.workdir] = append(g.order[j.workdir], j.runID)
+	g.order[j.Workdir] = append(g.order[j.Workdir], j.RunID)
 	g.mu.Unlock()
 
 	if n := c.Add(1); n > 1 {
 		g.mu.Lock()
-		g.overlaps = append(g.overlaps, fmt.Sprintf("run %s started while %d other job(s) ran in %s", j.runID, n-1, j.workdir))
+		g.overlaps = append(g.overlaps, fmt.Sprintf("run %s started while %d other job(s) ran in %s", j.RunID, n-1, j.Workdir))
 		g.mu.Unlock()
 	}
 	n := g.running.Add(1)
@@ -82,17 +82,17 @@ func (g *gatedJobs) exec(ctx context.Context, j job) {
 			break
 		}
 	}
-	g.started <- j.runID
+	g.started <- j.RunID
 	if g.waitCtx {
 		select {
-		case <-g.gate(j.runID):
+		case <-g.gate(j.RunID):
 		case <-ctx.Done():
 		}
 	} else {
-		<-g.gate(j.runID)
+		<-g.gate(j.RunID)
 	}
 	g.mu.Lock()
-	g.ctxErr[j.runID] = ctx.Err()
+	g.ctxErr[j.RunID] = ctx.Err()
 	g.mu.Unlock()
 	g.running.Add(-1)
 	c.Add(-1)
@@ -149,21 +149,21 @@ func (g *gatedJobs) checkNoOverlap() {
 // queued lists the run IDs still waiting in the scheduler's queue. Enqueue
 // dispatches synchronously, so right after it returns a job is either in this
 // list or already handed to a goroutine: a deterministic view, no sleeping.
-func queued(s *scheduler) []string {
+func queued(s *Queue) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
 	for _, j := range s.queue {
-		ids = append(ids, j.runID)
+		ids = append(ids, j.RunID)
 	}
 	return ids
 }
 
 // startScheduler starts s and stops it at cleanup, releasing every job
 // first so that stop can return.
-func startScheduler(t *testing.T, s *scheduler, g *gatedJobs) context.CancelFunc {
+func startScheduler(t *testing.T, s *Queue, g *gatedJobs) context.CancelFunc {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.start(ctx)
+	s.Start(ctx)
 	t.Cleanup(func() {
 		cancel()
 		g.mu.Lock()
@@ -176,7 +176,7 @@ func startScheduler(t *testing.T, s *scheduler, g *gatedJobs) context.CancelFunc
 			}
 		}
 		g.mu.Unlock()
-		s.stop()
+		s.Stop()
 	})
 	return cancel
 }
@@ -186,16 +186,16 @@ func startScheduler(t *testing.T, s *scheduler, g *gatedJobs) context.CancelFunc
 // meanwhile.
 func TestSchedulerSerialisesWorkingDirectory(t *testing.T) {
 	g := newGatedJobs(t)
-	s := newScheduler(4, g.exec)
+	s := NewQueue(4, g.exec)
 	startScheduler(t, s, g)
 
-	s.enqueue(job{runID: "a1", workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "a1", Workdir: "/w/a"})
 	g.expect("a1")
-	s.enqueue(job{runID: "a2", workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "a2", Workdir: "/w/a"})
 	if q := queued(s); !slices.Equal(q, []string{"a2"}) {
 		t.Fatalf("queue = %v while a1 runs in /w/a, want [a2]", q)
 	}
-	s.enqueue(job{runID: "b1", workdir: "/w/b"})
+	s.Enqueue(Job{RunID: "b1", Workdir: "/w/b"})
 	g.expect("b1") // another directory runs while a1 holds /w/a
 	if q := queued(s); !slices.Equal(q, []string{"a2"}) {
 		t.Fatalf("queue = %v, want [a2] still waiting for /w/a", q)
@@ -203,7 +203,7 @@ func TestSchedulerSerialisesWorkingDirectory(t *testing.T) {
 	g.free("b1")
 	// Whatever b1's return dispatched, /w/a is still busy: a2 waits while
 	// a third directory starts.
-	s.enqueue(job{runID: "c1", workdir: "/w/c"})
+	s.Enqueue(Job{RunID: "c1", Workdir: "/w/c"})
 	g.expect("c1")
 	if q := queued(s); !slices.Equal(q, []string{"a2"}) {
 		t.Fatalf("queue = %v after b1 returned, want [a2]", q)
@@ -219,12 +219,12 @@ func TestSchedulerSerialisesWorkingDirectory(t *testing.T) {
 // and start as running ones return.
 func TestSchedulerMaxParallel(t *testing.T) {
 	g := newGatedJobs(t)
-	s := newScheduler(2, g.exec)
+	s := NewQueue(2, g.exec)
 	startScheduler(t, s, g)
 
 	ids := []string{"1", "2", "3", "4", "5"}
 	for _, id := range ids {
-		s.enqueue(job{runID: id, workdir: "/w/" + id})
+		s.Enqueue(Job{RunID: id, Workdir: "/w/" + id})
 	}
 	g.expectSet("1", "2")
 	if q := queued(s); !slices.Equal(q, []string{"3", "4", "5"}) {
@@ -246,10 +246,10 @@ func TestSchedulerMaxParallel(t *testing.T) {
 // A max below one is taken as one: runs still execute, one at a time.
 func TestSchedulerMaxAtLeastOne(t *testing.T) {
 	g := newGatedJobs(t)
-	s := newScheduler(0, g.exec)
+	s := NewQueue(0, g.exec)
 	startScheduler(t, s, g)
-	s.enqueue(job{runID: "1", workdir: "/w/a"})
-	s.enqueue(job{runID: "2", workdir: "/w/b"})
+	s.Enqueue(Job{RunID: "1", Workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "2", Workdir: "/w/b"})
 	g.expect("1")
 	if q := queued(s); !slices.Equal(q, []string{"2"}) {
 		t.Fatalf("queue = %v, want [2]", q)
@@ -263,7 +263,7 @@ func TestSchedulerMaxAtLeastOne(t *testing.T) {
 // jobs enqueued before the scheduler started (as recover does).
 func TestSchedulerKeepsArrivalOrderPerDirectory(t *testing.T) {
 	g := newGatedJobs(t)
-	s := newScheduler(3, g.exec)
+	s := NewQueue(3, g.exec)
 	var want = map[string][]string{}
 	for i := range 12 {
 		dir := []string{"/w/a", "/w/b", "/w/c"}[i%3]
@@ -272,7 +272,7 @@ func TestSchedulerKeepsArrivalOrderPerDirectory(t *testing.T) {
 			dir = "/w/a" // uneven: /w/a gets more
 		}
 		want[dir] = append(want[dir], id)
-		s.enqueue(job{runID: id, workdir: dir})
+		s.Enqueue(Job{RunID: id, Workdir: dir})
 	}
 	if q := queued(s); len(q) != 12 {
 		t.Fatalf("a scheduler that has not started dispatched jobs: queue %v", q)
@@ -296,15 +296,15 @@ func TestSchedulerKeepsArrivalOrderPerDirectory(t *testing.T) {
 // other directories, even when it is at the head of the queue.
 func TestSchedulerBusyDirectoryDoesNotBlockOthers(t *testing.T) {
 	g := newGatedJobs(t)
-	s := newScheduler(3, g.exec)
+	s := NewQueue(3, g.exec)
 	startScheduler(t, s, g)
 
-	s.enqueue(job{runID: "a1", workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "a1", Workdir: "/w/a"})
 	g.expect("a1")
-	s.enqueue(job{runID: "a2", workdir: "/w/a"})
-	s.enqueue(job{runID: "a3", workdir: "/w/a"})
-	s.enqueue(job{runID: "b1", workdir: "/w/b"})
-	s.enqueue(job{runID: "c1", workdir: "/w/c"})
+	s.Enqueue(Job{RunID: "a2", Workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "a3", Workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "b1", Workdir: "/w/b"})
+	s.Enqueue(Job{RunID: "c1", Workdir: "/w/c"})
 	g.expectSet("b1", "c1")
 	if q := queued(s); !slices.Equal(q, []string{"a2", "a3"}) {
 		t.Fatalf("queue = %v, want [a2 a3] waiting for /w/a", q)
@@ -319,31 +319,34 @@ func TestSchedulerBusyDirectoryDoesNotBlockOthers(t *testing.T) {
 	g.checkNoOverlap()
 }
 
+// errShutdown is the cause the tests cancel a job with.
+var errShutdown = errors.New("shutting down")
+
 // Cancelling a queued job removes it (dequeued) and it never runs;
 // cancelling a running one cancels its context (signalled); an unknown or
 // finished run is neither.
 func TestSchedulerCancel(t *testing.T) {
 	g := newGatedJobs(t)
 	g.waitCtx = true
-	s := newScheduler(1, g.exec)
+	s := NewQueue(1, g.exec)
 	startScheduler(t, s, g)
 
-	s.enqueue(job{runID: "run", workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "run", Workdir: "/w/a"})
 	g.expect("run")
-	s.enqueue(job{runID: "waits", workdir: "/w/b"})
-	s.enqueue(job{runID: "after", workdir: "/w/c"})
+	s.Enqueue(Job{RunID: "waits", Workdir: "/w/b"})
+	s.Enqueue(Job{RunID: "after", Workdir: "/w/c"})
 
-	if dq, sig := s.cancel("waits", errShutdown); !dq || sig {
+	if dq, sig := s.Cancel("waits", errShutdown); !dq || sig {
 		t.Fatalf("cancel of a queued job = (dequeued %v, signalled %v), want (true, false)", dq, sig)
 	}
 	if q := queued(s); !slices.Equal(q, []string{"after"}) {
 		t.Fatalf("queue after cancelling waits = %v, want [after]", q)
 	}
-	if dq, sig := s.cancel("nope", errShutdown); dq || sig {
+	if dq, sig := s.Cancel("nope", errShutdown); dq || sig {
 		t.Fatalf("cancel of an unknown run = (%v, %v), want (false, false)", dq, sig)
 	}
 
-	if dq, sig := s.cancel("run", errShutdown); dq || !sig {
+	if dq, sig := s.Cancel("run", errShutdown); dq || !sig {
 		t.Fatalf("cancel of a running job = (dequeued %v, signalled %v), want (false, true)", dq, sig)
 	}
 	// The running job returns on its cancelled context (it is never
@@ -357,9 +360,9 @@ func TestSchedulerCancel(t *testing.T) {
 	}
 	g.free("after")
 	// Wait until "after" has returned and been cleared, then cancel it.
-	s.enqueue(job{runID: "last", workdir: "/w/c"})
+	s.Enqueue(Job{RunID: "last", Workdir: "/w/c"})
 	g.expect("last")
-	if dq, sig := s.cancel("after", errShutdown); dq || sig {
+	if dq, sig := s.Cancel("after", errShutdown); dq || sig {
 		t.Fatalf("cancel of a finished run = (%v, %v), want (false, false)", dq, sig)
 	}
 	g.free("last")
@@ -377,19 +380,19 @@ func TestSchedulerCancel(t *testing.T) {
 // was called.
 func TestSchedulerStopWaitsForRunningJobs(t *testing.T) {
 	g := newGatedJobs(t)
-	s := newScheduler(2, g.exec)
+	s := NewQueue(2, g.exec)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.start(ctx)
+	s.Start(ctx)
 
-	s.enqueue(job{runID: "a", workdir: "/w/a"})
+	s.Enqueue(Job{RunID: "a", Workdir: "/w/a"})
 	g.expect("a")
-	s.enqueue(job{runID: "a2", workdir: "/w/a"}) // waits for /w/a
+	s.Enqueue(Job{RunID: "a2", Workdir: "/w/a"}) // waits for /w/a
 
 	var stopReturned atomic.Bool
 	done := make(chan struct{})
 	go func() {
-		s.stop()
+		s.Stop()
 		stopReturned.Store(true)
 		close(done)
 	}()
@@ -423,7 +426,7 @@ func TestSchedulerStopWaitsForRunningJobs(t *testing.T) {
 	}
 	// a2 was waiting for /w/a and must not have been started by a's return,
 	// nor by a later enqueue.
-	s.enqueue(job{runID: "b", workdir: "/w/b"})
+	s.Enqueue(Job{RunID: "b", Workdir: "/w/b"})
 	select {
 	case id := <-g.started:
 		t.Fatalf("job %s started after stop", id)

@@ -1,4 +1,4 @@
-package server
+package logs
 
 import (
 	"fmt"
@@ -15,21 +15,21 @@ const logFlushInterval = 15 * time.Millisecond
 // logFlushBytes flushes early once this many bytes are pending.
 const logFlushBytes = 64 << 10
 
-// logAppender is what the sink needs from the store.
-type logAppender interface {
+// Appender is what the sink needs from the store.
+type Appender interface {
 	AppendLog(runID string, data []byte) (int64, error)
 }
 
-// logSink receives a run's masked output (it sits behind the masker), stores
+// Sink receives a run's masked output (it sits behind the masker), stores
 // it in chunks and publishes each stored chunk to the run's followers. Stored
 // first, published second: a follower that reads the store after subscribing
 // can de-duplicate by offset and misses nothing. The store commit happens
 // outside the lock Write takes, so the tool's output is never held up by an
 // fsync; flushMu keeps the chunks in order.
-type logSink struct {
+type Sink struct {
 	runID  string
-	store  logAppender
-	broker *broker
+	store  Appender
+	broker *Broker
 
 	flushMu sync.Mutex // held while a chunk is stored and published
 
@@ -40,13 +40,15 @@ type logSink struct {
 	ended   bool // the end event was published
 }
 
-func newLogSink(runID string, st logAppender, b *broker) *logSink {
-	return &logSink{runID: runID, store: st, broker: b}
+// NewSink returns the sink of run runID: it stores in st and publishes
+// through b.
+func NewSink(runID string, st Appender, b *Broker) *Sink {
+	return &Sink{runID: runID, store: st, broker: b}
 }
 
 // Write buffers p and schedules a flush (at once when logFlushBytes are
 // pending); it never blocks on the store or on followers.
-func (l *logSink) Write(p []byte) (int, error) {
+func (l *Sink) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
@@ -65,7 +67,7 @@ func (l *logSink) Write(p []byte) (int, error) {
 
 // Flush stores and publishes whatever is pending, and returns the first
 // storage error the sink met.
-func (l *logSink) Flush() error {
+func (l *Sink) Flush() error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()
@@ -87,20 +89,20 @@ func (l *logSink) Flush() error {
 		l.mu.Unlock()
 		return err
 	}
-	l.broker.publishLog(l.runID, logEvent{Offset: off, Data: data})
+	l.broker.PublishLog(l.runID, Event{Offset: off, Data: data})
 	return nil
 }
 
 // Close flushes and tells followers the log stopped growing for now; the
 // end is told once however often Close is called.
-func (l *logSink) Close() error {
+func (l *Sink) Close() error {
 	err := l.Flush()
 	l.mu.Lock()
 	ended := l.ended
 	l.ended = true
 	l.mu.Unlock()
 	if !ended {
-		l.broker.publishLog(l.runID, logEvent{End: true})
+		l.broker.PublishLog(l.runID, Event{End: true})
 	}
 	return err
 }

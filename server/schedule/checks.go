@@ -1,4 +1,4 @@
-package server
+package schedule
 
 import (
 	"context"
@@ -11,22 +11,13 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// checkScheduleTick is how often the check schedule looks for due drift
-// checks (15 s). A check therefore starts up to one tick after its time.
-// Tests shorten it before Start.
-var checkScheduleTick = 15 * time.Second
-
 // refusalLogEvery is how often, at most, a template's refused scheduled
 // check is written to the operator log (1 h): the launch is retried every
 // tick, the log line is not repeated every tick.
 const refusalLogEvery = time.Hour
 
-// scheduleIdentity is who scheduled checks are launched as: `runs` and
-// `show` name "schedule" as their requester.
-var scheduleIdentity = Identity{Name: "schedule", Roles: []string{config.RoleLaunch}}
-
-// checkSchedule launches the drift checks templates ask for with
-// check_every or check_cron (README "Scheduled drift checks"). Every tick
+// Checks launches the drift checks templates ask for with
+// check_every or check_cron (docs/drift.md, "Scheduled drift checks"). Every tick
 // it reads the runs and, for each scheduled template, launches a check when
 // one is due and none is pending in the template's working directory:
 //
@@ -43,9 +34,9 @@ var scheduleIdentity = Identity{Name: "schedule", Roles: []string{config.RoleLau
 //     run does not stop the launch: the check queues behind that run, as
 //     any run does, and counts as pending from then on.
 //
-// Everything it needs from the server is a function field, so tests drive
-// tick with a fake clock, fake runs and a fake launch.
-type checkSchedule struct {
+// Everything it needs from the server is a function in Funcs, so tests
+// drive Tick with a fake clock, fake runs and a fake launch.
+type Checks struct {
 	templates []*config.Template // the scheduled ones, by name
 	loc       *time.Location     // check_cron's wall clock; nil means UTC
 	log       *slog.Logger
@@ -56,14 +47,22 @@ type checkSchedule struct {
 	launchCheck func(template string) error
 
 	// refusedLogged is when each template's last refusal (or failure to
-	// read the runs, under "") was logged; only tick's goroutine uses it.
+	// read the runs, under "") was logged; only Tick's goroutine uses it.
 	refusedLogged map[string]time.Time
 }
 
-// newCheckSchedule builds the schedule of cfg's templates that set
-// check_every or check_cron; the function fields are left for the caller.
-func newCheckSchedule(cfg *config.Config, log *slog.Logger) *checkSchedule {
-	c := &checkSchedule{loc: cfg.Server.TimeZone, log: log, now: time.Now, refusedLogged: map[string]time.Time{}}
+// Funcs are what Checks needs from the server.
+type Funcs struct {
+	ListRuns    func() ([]store.Run, error)     // every run, any order
+	WorkdirOf   func(t *config.Template) string // t's resolved working directory, "" when it does not resolve
+	LaunchCheck func(template string) error     // launches a drift check of template
+}
+
+// NewChecks builds the schedule of cfg's templates that set check_every or
+// check_cron, logging to log and reaching the server through f.
+func NewChecks(cfg *config.Config, log *slog.Logger, f Funcs) *Checks {
+	c := &Checks{loc: cfg.Server.TimeZone, log: log, now: time.Now, refusedLogged: map[string]time.Time{},
+		listRuns: f.ListRuns, workdirOf: f.WorkdirOf, launchCheck: f.LaunchCheck}
 	for _, t := range cfg.Templates {
 		if t.CheckEvery > 0 || t.CheckCron != nil {
 			c.templates = append(c.templates, t)
@@ -73,50 +72,15 @@ func newCheckSchedule(cfg *config.Config, log *slog.Logger) *checkSchedule {
 	return c
 }
 
-// startCheckSchedule starts the check schedule on s, returning it (nil when
-// no template has a schedule). Its goroutine ticks at once, so a check
-// missed while the server was down starts now, then every
-// checkScheduleTick, until ctx ends (Close cancels it).
-func (s *Server) startCheckSchedule(ctx context.Context) *checkSchedule {
-	c := newCheckSchedule(s.config(), s.log)
-	if len(c.templates) == 0 {
-		return nil
-	}
-	c.listRuns = s.db.ListRuns
-	c.workdirOf = func(t *config.Template) string {
-		wd, _ := s.workdir(store.Run{Project: t.Project, Command: t.Command})
-		return wd
-	}
-	c.launchCheck = func(template string) error {
-		_, err := s.Launch(ctx, scheduleIdentity, LaunchRequest{Template: template, Kind: KindCheck})
-		return err
-	}
-	go c.run(ctx, checkScheduleTick)
-	return c
-}
+// Len is how many templates the schedule checks.
+func (c *Checks) Len() int { return len(c.templates) }
 
-// restartCheckSchedule stops the check schedule, if any, and starts one on
-// the configuration now; Start and Reload call it.
-func (s *Server) restartCheckSchedule() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.runCtx == nil || s.closed {
-		return
-	}
-	if s.checksStop != nil {
-		s.checksStop()
-	}
-	ctx, cancel := context.WithCancel(s.runCtx)
-	s.checksStop = cancel
-	s.checks = s.startCheckSchedule(ctx)
-}
-
-// run ticks until ctx ends.
-func (c *checkSchedule) run(ctx context.Context, every time.Duration) {
+// Run ticks at once, then every every, until ctx ends.
+func (c *Checks) Run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		c.tick(ctx)
+		c.Tick(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -125,9 +89,9 @@ func (c *checkSchedule) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// tick launches every due check whose working directory has none pending,
+// Tick launches every due check whose working directory has none pending,
 // and reports how many it launched.
-func (c *checkSchedule) tick(ctx context.Context) int {
+func (c *Checks) Tick(ctx context.Context) int {
 	if len(c.templates) == 0 || ctx.Err() != nil {
 		return 0
 	}
@@ -155,7 +119,7 @@ func (c *checkSchedule) tick(ctx context.Context) int {
 		launched++
 		// Until the next tick reads it, the new check is pending here too,
 		// for another template of the same working directory.
-		pending = append(pending, store.Run{Kind: string(KindCheck), Template: t.Name, Project: t.Project, Command: t.Command, Workdir: wd})
+		pending = append(pending, store.Run{Kind: store.KindCheck, Template: t.Name, Project: t.Project, Command: t.Command, Workdir: wd})
 	}
 	return launched
 }
@@ -166,13 +130,13 @@ func checksOf(runs []store.Run) (map[string]time.Time, []store.Run) {
 	last := map[string]time.Time{}
 	var pending []store.Run
 	for _, r := range runs {
-		if Kind(r.Kind) != KindCheck {
+		if store.Kind(r.Kind) != store.KindCheck {
 			continue
 		}
 		if r.CreatedAt.After(last[r.Template]) {
 			last[r.Template] = r.CreatedAt
 		}
-		if st := statusOf(r); st.Active() || st == StatusAwaitingApproval {
+		if st := store.Status(r.Status); st.Active() || st == store.StatusAwaitingApproval {
 			pending = append(pending, r)
 		}
 	}
@@ -182,7 +146,7 @@ func checksOf(runs []store.Run) (map[string]time.Time, []store.Run) {
 // dueTemplates lists the templates due at now, oldest check first (never
 // checked first, then by name), so templates sharing a working directory
 // take turns.
-func (c *checkSchedule) dueTemplates(last map[string]time.Time, now time.Time) []*config.Template {
+func (c *Checks) dueTemplates(last map[string]time.Time, now time.Time) []*config.Template {
 	var due []*config.Template
 	for _, t := range c.templates {
 		if c.due(t, last[t.Name], now) {
@@ -195,7 +159,7 @@ func (c *checkSchedule) dueTemplates(last map[string]time.Time, now time.Time) [
 
 // launch launches t's check, logging a refusal at most hourly; it reports
 // whether the check was launched.
-func (c *checkSchedule) launch(ctx context.Context, t *config.Template, now time.Time) bool {
+func (c *Checks) launch(ctx context.Context, t *config.Template, now time.Time) bool {
 	if err := c.launchCheck(t.Name); err != nil {
 		if ctx.Err() == nil && c.shouldLog(t.Name, now) {
 			c.log.Warn("scheduled drift check refused; retrying every tick, logging this at most hourly",
@@ -210,7 +174,7 @@ func (c *checkSchedule) launch(ctx context.Context, t *config.Template, now time
 
 // due reports whether template t, whose newest check was created at last
 // (zero: never), should be checked at now.
-func (c *checkSchedule) due(t *config.Template, last, now time.Time) bool {
+func (c *Checks) due(t *config.Template, last, now time.Time) bool {
 	if last.IsZero() {
 		return true
 	}
@@ -223,7 +187,7 @@ func (c *checkSchedule) due(t *config.Template, last, now time.Time) bool {
 
 // shouldLog reports whether a refusal for key may be logged at now (none
 // logged in the last refusalLogEvery), and records it if so.
-func (c *checkSchedule) shouldLog(key string, now time.Time) bool {
+func (c *Checks) shouldLog(key string, now time.Time) bool {
 	if at, ok := c.refusedLogged[key]; ok && now.Sub(at) < refusalLogEvery && !now.Before(at) {
 		return false
 	}

@@ -1,0 +1,44 @@
+package oplog
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/server/config"
+)
+
+// NewScrubber is the masker of every static credential value, secret
+// survey default and notify URL and secret cfg holds, for sentences bound
+// for the operator log.
+func NewScrubber(cfg *config.Config) *mask.Masker {
+	m := mask.New()
+	for _, c := range cfg.Credentials {
+		if c.Token != "" {
+			m.Add(c.Token)
+		}
+		for _, v := range c.Env {
+			m.Add(v)
+		}
+	}
+	for _, t := range cfg.Templates {
+		for _, f := range t.Survey {
+			if f.Sensitive && f.Default != nil {
+				m.Add(fmt.Sprint(f.Default)) // a secret's default, in clear in the file
+			}
+		}
+	}
+	for _, n := range cfg.Notifies {
+		m.Add(n.URL, n.Secret)
+		if u, err := url.Parse(n.URL); err == nil {
+			// A webhook's token is usually its path or query: mask each
+			// long enough to be one on its own.
+			for _, part := range []string{u.Path, u.RawQuery, u.User.String()} {
+				if len(part) >= 16 {
+					m.Add(part)
+				}
+			}
+		}
+	}
+	return m
+}
