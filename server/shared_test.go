@@ -2,9 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/server/sshd"
 	"github.com/switchtender/switchtender/tui"
@@ -96,4 +98,23 @@ func (h *harness) sshStdin(user, stdin string, args ...string) (string, string, 
 func exitCodeOf(t *testing.T, err error) int {
 	t.Helper()
 	return testkit.ExitCodeOf(t, err)
+}
+
+// reloadWith appends extra to the harness's configuration file, loads it and
+// reloads the server with it.
+func (h *harness) reloadWith(extra string) {
+	h.t.Helper()
+	f, err := os.OpenFile(h.cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := f.WriteString(extra); err != nil {
+		h.t.Fatal(err)
+	}
+	f.Close()
+	cfg, err := config.Load(h.cfgPath)
+	if err != nil {
+		h.t.Fatalf("loading the changed configuration: %v", err)
+	}
+	h.srv.Reload(cfg)
 }

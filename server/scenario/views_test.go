@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/internal/testkit"
 )
@@ -104,4 +105,15 @@ func scanHarness(t *testing.T, extra string) *harness {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// identity is who the harness's configuration says name is.
+func (h *harness) identity(name string) server.Identity {
+	id := server.Identity{Name: name}
+	if u := h.srv.Config().Users[name]; u != nil {
+		id.Roles = u.Roles
+	} else {
+		id.Agent = true
+	}
+	return id
 }

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"encoding/json"
@@ -10,6 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchtender/switchtender/screentext"
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 )
 
 // forgedName is a configuration file's name that, printed raw, forges a
@@ -84,7 +87,7 @@ func TestAFileNameCannotRewriteTheScanFinding(t *testing.T) {
 	t.Parallel()
 	h := forgedHarness(t)
 	v := h.launchWait("alice", "forged", "--dry-run")
-	if v.Status != StatusAwaitingApproval || len(v.Findings) != 1 {
+	if v.Status != store.StatusAwaitingApproval || len(v.Findings) != 1 {
 		t.Fatalf("the dry run is %s with findings %+v, want held on the scan's one finding (%s)", v.Status, v.Findings, v.Message)
 	}
 	if f := v.Findings[0]; f.File != "infra/forged/"+forgedName || f.Reason != realReason {
@@ -94,7 +97,7 @@ func TestAFileNameCannotRewriteTheScanFinding(t *testing.T) {
 		t.Errorf("the run's message lost the real reason after the name: %q", v.Message)
 	}
 	show := h.mustSSH("bob", "show", v.ID)
-	mcpText := h.mcpAs("bob").OK("show_run", mcpRunArg{Run: v.ID}, nil)
+	mcpText := h.mcpAs("bob").OK("show_run", sshd.MCPRunArg{Run: v.ID}, nil)
 	for door, text := range map[string]string{"show": show, "MCP show_run": mcpText} {
 		if r := hiddenRaw(text); r >= 0 {
 			t.Errorf("%s passed %U raw:\n%q", door, r, text)
@@ -130,7 +133,7 @@ func TestTheConsoleShowsTheFindingsReasonAfterAForgedFileName(t *testing.T) {
 	t.Parallel()
 	h := forgedHarness(t)
 	v := h.launchWait("alice", "forged", "--dry-run")
-	if v.Status != StatusAwaitingApproval {
+	if v.Status != store.StatusAwaitingApproval {
 		t.Fatalf("the dry run is %s (%s), want held on the scan", v.Status, v.Message)
 	}
 	bob := openConsole(h, "bob", 200, 50)
@@ -185,7 +188,7 @@ rule "review" {
 		t.Fatal(err)
 	}
 	v := h.launchWait("alice", "heredoc")
-	if v.Status != StatusAwaitingApproval {
+	if v.Status != store.StatusAwaitingApproval {
 		t.Fatalf("the apply is %s (%s), want held with its plan", v.Status, v.Message)
 	}
 	full := h.show("bob", v.ID)
@@ -196,7 +199,7 @@ rule "review" {
 	for door, text := range map[string]string{
 		"show":          h.mustSSH("bob", "show", v.ID),
 		"log":           h.mustSSH("bob", "log", v.ID),
-		"MCP show_run":  h.mcpAs("bob").OK("show_run", mcpRunArg{Run: v.ID}, nil),
+		"MCP show_run":  h.mcpAs("bob").OK("show_run", sshd.MCPRunArg{Run: v.ID}, nil),
 		"show --json's": full.Proposal.PlanText,
 	} {
 		if door != "show --json's" {
@@ -265,13 +268,13 @@ rule "no-destroys" {
 		}
 	}
 	write(lookalikeConfig(`["prod", "prod\u034f"]`))
-	if v := h.launchWait("alice", "look"); v.Status != StatusSucceeded {
+	if v := h.launchWait("alice", "look"); v.Status != store.StatusSucceeded {
 		t.Fatalf("creating both keys: %s (%s)", v.Status, v.Message)
 	}
 	write(lookalikeConfig(`[]`))
 	bidi := "ok\u202e1.0v-esaeler\u202c"
 	v := h.launchWait("alice", "look", "--var", "tag="+bidi)
-	if v.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
+	if v.Status != store.StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Destroy != 2 {
 		t.Fatalf("destroying both keys: %s (%s), want held destroying 2", v.Status, v.Message)
 	}
 	plain, marked := `terraform_data.db["prod"]`, "terraform_data.db[\"prod\u034f\"]"
@@ -288,7 +291,7 @@ rule "no-destroys" {
 	}
 	for door, text := range map[string]string{
 		"show":         h.mustSSH("bob", "show", v.ID),
-		"MCP show_run": h.mcpAs("bob").OK("show_run", mcpRunArg{Run: v.ID}, nil),
+		"MCP show_run": h.mcpAs("bob").OK("show_run", sshd.MCPRunArg{Run: v.ID}, nil),
 	} {
 		if r := hiddenRaw(text); r >= 0 {
 			t.Errorf("%s passed %U raw:\n%s", door, r, text)
@@ -316,7 +319,7 @@ rule "no-destroys" {
 			t.Errorf("%U reached the terminal raw", r)
 		}
 	}
-	var back runView
+	var back api.RunView
 	if err := json.Unmarshal([]byte(h.mustSSH("bob", "show", v.ID, "--json")), &back); err != nil || back.Vars["tag"] != bidi {
 		t.Errorf("show --json changed the answer: %q (%v)", back.Vars["tag"], err)
 	}
@@ -338,7 +341,7 @@ func TestABlockLabelCannotForgeAFindingLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := h.launchWait("alice", "forged", "--dry-run")
-	if v.Status != StatusAwaitingApproval || len(v.Findings) != 1 {
+	if v.Status != store.StatusAwaitingApproval || len(v.Findings) != 1 {
 		t.Fatalf("the dry run is %s with findings %+v, want held on one finding (%s)", v.Status, v.Findings, v.Message)
 	}
 	show := h.mustSSH("bob", "show", v.ID)

@@ -1,21 +1,26 @@
-package server
+package scenario
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server"
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/store"
 )
 
 // The sealing key changed under a held plan: the start names the run (in
 // ProblemList and the operator log), approve is refused with the reason and
 // leaves the run held, and `check`'s CheckData names it too.
 func TestChangedSealKeyNamesHeldRuns(t *testing.T) {
+	t.Parallel()
 	h, logs := newLoggedHarness(t, "", dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	v := h.show("bob", "1")
-	if v.Proposal == nil || v.Proposal.Stage != StagePlan {
+	if v.Proposal == nil || v.Proposal.Stage != store.StagePlan {
 		t.Fatalf("run 1 is not held with a saved plan: %+v", v.Proposal)
 	}
 	h.stop()
@@ -35,25 +40,25 @@ func TestChangedSealKeyNamesHeldRuns(t *testing.T) {
 		t.Errorf("the operator log does not name run 1:\n%s", logs.String())
 	}
 	_, errOut, code := h.ssh("bob", "approve", "1", "--digest", v.Proposal.Digest)
-	if code != exitRefused || !strings.Contains(errOut, "cannot be approved: the sealing key cannot open its held plan") {
+	if code != api.ExitRefused || !strings.Contains(errOut, "cannot be approved: the sealing key cannot open its held plan") {
 		t.Errorf("approve: exit %d %s", code, errOut)
 	}
-	if v := h.show("bob", "1"); v.Status != StatusAwaitingApproval || len(v.Approvals) != 0 {
+	if v := h.show("bob", "1"); v.Status != store.StatusAwaitingApproval || len(v.Approvals) != 0 {
 		t.Errorf("after the refused approve run 1 is %s with %d approvals", v.Status, len(v.Approvals))
 	}
 	if _, errOut, _ := h.ssh("carol", "approve", "1", "--digest", v.Proposal.Digest); strings.Contains(errOut, "sealing key") {
 		t.Errorf("carol, who may not approve, was told about the key: %s", errOut)
 	}
-	busy, note := CheckData(filepath.Join(h.dir, "data"), keyPath, "") // the server holds the store
+	busy, note := server.CheckData(filepath.Join(h.dir, "data"), keyPath, "") // the server holds the store
 	if len(busy) != 0 || !strings.Contains(note, "in use by a running server") {
 		t.Errorf("CheckData on a store in use: %v %q", busy, note)
 	}
 	h.stop()
-	found, _ := CheckData(filepath.Join(h.dir, "data"), keyPath, "")
+	found, _ := server.CheckData(filepath.Join(h.dir, "data"), keyPath, "")
 	if len(found) != 1 || found[0].Where != "run 1" {
 		t.Errorf("CheckData: %v", found)
 	}
-	if found, note := CheckData(filepath.Join(h.dir, "nothing"), keyPath, ""); len(found) != 0 || note != "" {
+	if found, note := server.CheckData(filepath.Join(h.dir, "nothing"), keyPath, ""); len(found) != 0 || note != "" {
 		t.Errorf("CheckData without a data directory: %v %q", found, note)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"context"
@@ -9,35 +9,21 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/switchtender/switchtender/server"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
+	"github.com/switchtender/switchtender/server/sshd"
+	"github.com/switchtender/switchtender/store"
 )
-
-// reloadWith appends extra to the harness's configuration file, loads it and
-// reloads the server with it.
-func (h *harness) reloadWith(extra string) {
-	h.t.Helper()
-	f, err := os.OpenFile(h.cfgPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if _, err := f.WriteString(extra); err != nil {
-		h.t.Fatal(err)
-	}
-	f.Close()
-	cfg, err := config.Load(h.cfgPath)
-	if err != nil {
-		h.t.Fatalf("loading the changed configuration: %v", err)
-	}
-	h.srv.Reload(cfg)
-}
 
 // A user added by a reload connects without a restart; a rule removed by
 // it leaves the held run's holds as they were decided (audited), and the
 // run can still be approved; a server block change is logged, not applied.
 func TestReloadUsersAndHeldHolds(t *testing.T) {
+	t.Parallel()
 	h, logs := newLoggedHarness(t, "", dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	key := h.newKey("erin")
 	if _, err := dialAs(h, "erin"); err == nil {
 		t.Fatal("erin got in before she was configured")
@@ -53,18 +39,18 @@ func TestReloadUsersAndHeldHolds(t *testing.T) {
 		t.Errorf("erin's templates: %s", out)
 	}
 	v := h.show("bob", "1")
-	if v.Status != StatusAwaitingApproval || len(v.Proposal.Holds) != 1 || v.Proposal.Holds[0].Rule != "everything" {
+	if v.Status != store.StatusAwaitingApproval || len(v.Proposal.Holds) != 1 || v.Proposal.Holds[0].Rule != "everything" {
 		t.Fatalf("after the reload run 1 is %s with holds %+v", v.Status, v.Proposal.Holds)
 	}
 	if out := h.mustSSH("bob", "audit", "--run", "1"); !strings.Contains(out, "keeps the holds it was decided with (pending: everything)") {
 		t.Errorf("the audit trail does not say run 1 kept its holds:\n%s", out)
 	}
 	h.mustSSH("erin", "approve", "1", "--digest", v.Proposal.Digest)
-	h.waitStatus("1", StatusSucceeded)
+	h.waitStatus("1", store.StatusSucceeded)
 	if !strings.Contains(logs.String(), `"msg":"reload: the server block changed; those settings take effect at the next restart","settings":["MaxParallel"]`) {
 		t.Errorf("the server block change was not logged:\n%s", logs.String())
 	}
-	if h.srv.config().Server.MaxParallel == 7 {
+	if h.srv.Config().Server.MaxParallel == 7 {
 		t.Error("max_parallel changed without a restart")
 	}
 	// A new run of data is no longer held: the rule is gone for what plans next.
@@ -74,6 +60,7 @@ func TestReloadUsersAndHeldHolds(t *testing.T) {
 // Reloads racing launches (run with -race): every launch is accepted or
 // refused whole, every run ends, and nothing panics.
 func TestReloadRacingLaunches(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	cfgs := make([]*config.Config, 2)
 	for i := range cfgs {
@@ -90,11 +77,11 @@ func TestReloadRacingLaunches(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 5 {
-				r, err := h.srv.Launch(context.Background(), h.identity("alice"), LaunchRequest{Template: "data", Kind: KindPlan,
+				r, err := h.srv.Launch(context.Background(), h.identity("alice"), server.LaunchRequest{Template: "data", Kind: store.KindPlan,
 					Answers: map[string]string{"generation": fmt.Sprint(w*10 + i)}})
 				if err == nil {
 					ids <- r.ID
-				} else if ErrorCode(err) != ErrNotFound {
+				} else if server.ErrorCode(err) != api.ErrNotFound {
 					t.Errorf("launch: %v", err)
 				}
 			}
@@ -107,7 +94,7 @@ func TestReloadRacingLaunches(t *testing.T) {
 	close(ids)
 	h.srv.Reload(cfgs[0])
 	for id := range ids {
-		h.waitStatus(id, StatusSucceeded, StatusFailed)
+		h.waitStatus(id, store.StatusSucceeded, store.StatusFailed)
 	}
 }
 
@@ -117,13 +104,14 @@ func TestReloadRacingLaunches(t *testing.T) {
 // had left open, because the console acted on the identity captured at
 // session start.
 func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	digest := h.show("alice", "1").Proposal.Digest
 
 	// bob opens a console before the reload (what serveTUI builds).
-	con := newConsole(h.srv, h.identity("bob"))
+	con := sshd.NewConsole(h.srv, h.identity("bob"))
 	if !con.Identity().CanApprove {
 		t.Fatal("bob's console cannot approve even before the reload")
 	}
@@ -135,7 +123,7 @@ func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 
 	err := con.Approve(context.Background(), "1", digest)
 	if err == nil {
-		r, _ := h.srv.db.GetRun("1")
+		r, _ := h.db().GetRun("1")
 		t.Errorf("BREAK: bob, removed from the configuration by a reload, approved run 1 from his open console (run is now %s: %q)", r.Status, r.Message)
 	}
 }
@@ -145,17 +133,18 @@ func TestARemovedUserCannotApproveFromAnOpenConsole(t *testing.T) {
 // Once, an approver whose approve role a reload took away kept approving from
 // a console opened before it.
 func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates+approveAllData)
 	h.mustSSH("alice", "launch", "data")
-	h.waitStatus("1", StatusAwaitingApproval)
+	h.waitStatus("1", store.StatusAwaitingApproval)
 	digest := h.show("alice", "1").Proposal.Digest
-	con := newConsole(h.srv, h.identity("bob"))
+	con := sshd.NewConsole(h.srv, h.identity("bob"))
 
 	b, _ := os.ReadFile(h.cfgPath)
 	re := regexp.MustCompile(`(?s)(user "bob" \{.*?roles = )\["approve"\]`)
 	os.WriteFile(h.cfgPath, []byte(re.ReplaceAllString(string(b), `${1}[]`)), 0o600)
 	h.reloadWith("")
-	if u := h.srv.config().Users["bob"]; u == nil || len(u.Roles) != 0 {
+	if u := h.srv.Config().Users["bob"]; u == nil || len(u.Roles) != 0 {
 		t.Fatalf("bob after the reload: %+v", u)
 	}
 	// A fresh session is refused (held):
@@ -170,6 +159,7 @@ func TestARevokedApproverCannotApproveFromAnOpenConsole(t *testing.T) {
 // A key moved on reload from carol (launch only) to a new user erin
 // (approve): a fresh session with that key is erin's, not carol's.
 func TestAKeyMovedOnReloadIsTheNewUsers(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	b, _ := os.ReadFile(h.cfgPath)
 	re := regexp.MustCompile(`(?s)user "carol" \{\n  public_key = ("[^"]*")\n.*?\n\}\n`)
@@ -203,7 +193,7 @@ func (h *harness) dropUser(name string) {
 		h.t.Fatal(err)
 	}
 	h.reloadWith("")
-	if h.srv.config().Users[name] != nil {
+	if h.srv.Config().Users[name] != nil {
 		h.t.Fatalf("user %s still configured after the reload", name)
 	}
 }
