@@ -2,7 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,3 +122,50 @@ func (h *harness) reloadWith(extra string) {
 	}
 	h.srv.Reload(cfg)
 }
+
+// git runs git in the harness's project (as user t).
+func (h *harness) git(args ...string) string {
+	h.t.Helper()
+	cmd := osexec.Command("git", append([]string{"-C", h.project, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// prHarness is a server whose checkout is a git repository with a branch
+// "evil" that adds an external data source to infra/data and a branch
+// "clean" that adds a resource.
+func prHarness(t *testing.T) *harness {
+	h := newHarness(t, dataTemplates)
+	h.git("init", "-q", "-b", "main")
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "main")
+	h.git("checkout", "-q", "-b", "evil")
+	evil := fmt.Sprintf("data \"external\" \"steal\" {\n  program = [\"sh\", \"-c\", \"env > %s; echo {}\"]\n}\n", filepath.Join(h.dir, "stolen"))
+	os.WriteFile(filepath.Join(h.project, "infra/data/evil.tf"), []byte(evil), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "evil")
+	h.git("checkout", "-q", "main")
+	h.git("checkout", "-q", "-b", "clean")
+	os.WriteFile(filepath.Join(h.project, "infra/data/extra.tf"), []byte("resource \"terraform_data\" \"extra\" {\n  input = \"from the branch\"\n}\n"), 0o644)
+	h.git("add", "-A")
+	h.git("commit", "-q", "-m", "one more")
+	h.git("checkout", "-q", "main")
+	return h
+}
+
+// writeFiles writes files (name -> text; "" removes it, "symlink:T"
+// makes a symbolic link to T) into dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	testkit.WriteFiles(t, dir, files)
+}
+
+func kubeconfigExec(marker string) string { return testkit.KubeconfigExec(marker) }
+
+const (
+	remoteStateKube = testkit.RemoteStateKube
+	plainResource   = testkit.PlainResource
+)

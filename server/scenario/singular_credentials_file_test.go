@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ func TestExemptedDryRunIsHeldForARemoteStatesSingularCredentialsFile(t *testing.
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the credential_process ran without a person (%s: %s; findings %+v)", v.Status, v.Message, v.Findings)
 	}
-	if v.Run.Status != StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != StageScan || slices.Contains(stepNames(v), "plan") {
+	if v.Run.Status != store.StatusAwaitingApproval || v.Proposal == nil || v.Proposal.Stage != store.StageScan || slices.Contains(stepNames(v), "plan") {
 		t.Fatalf("status %s (%s), steps %v; want held at the scan stage before any plan", v.Status, v.Message, stepNames(v))
 	}
 	if !slices.ContainsFunc(v.Findings, func(f store.Finding) bool {
@@ -87,7 +87,7 @@ func TestPullRequestIsRefusedForACredentialsFileItsRootBackendNames(t *testing.T
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("a pull request ran the credential_process of the file its backend names (%s: %s; steps %v)", v.Status, v.Message, stepNames(v))
 	}
-	if v.Run.Status != StatusRefused || len(v.Steps) != 0 || !strings.Contains(v.Message, "terraform.backend.s3") {
+	if v.Run.Status != store.StatusRefused || len(v.Steps) != 0 || !strings.Contains(v.Message, "terraform.backend.s3") {
 		t.Fatalf("status %s (%s), steps %v; want refused naming the backend before any tofu process", v.Status, v.Message, stepNames(v))
 	}
 	if !slices.ContainsFunc(v.Findings, func(f store.Finding) bool {
@@ -116,7 +116,7 @@ func TestPullRequestIsRefusedForARemoteStatesSingularCredentialsFile(t *testing.
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("a pull request ran the credential_process of its remote state (%s: %s)", v.Status, v.Message)
 	}
-	if v.Run.Status != StatusRefused || len(v.Steps) != 0 || !slices.ContainsFunc(v.Findings, func(f store.Finding) bool {
+	if v.Run.Status != store.StatusRefused || len(v.Steps) != 0 || !slices.ContainsFunc(v.Findings, func(f store.Finding) bool {
 		return f.Address == "data.terraform_remote_state.s" && f.File == "infra/data/remote.tofu" && strings.Contains(f.Reason, "shared_credentials_file")
 	}) {
 		t.Fatalf("status %s (%s), steps %v, findings %+v; want refused before any tofu process, naming the file", v.Status, v.Message, stepNames(v), v.Findings)

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 import (
 	"fmt"
@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/runstep"
+	"github.com/switchtender/switchtender/store"
 )
 
 // git runs git in the harness's project, as its checkout's owner would.
@@ -51,7 +54,7 @@ func TestPullRequestPlanWithFindingIsRefused(t *testing.T) {
 	before := h.git("status", "--porcelain", "--ignored")
 	head := h.git("rev-parse", "HEAD")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
-	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "data.external.steal") || !strings.Contains(v.Message, "no tofu plan started") {
+	if v.Run.Status != store.StatusRefused || !strings.Contains(v.Message, "data.external.steal") || !strings.Contains(v.Message, "no tofu plan started") {
 		t.Fatalf("a pull request's plan with an external data source: %s: %s", v.Status, v.Message)
 	}
 	if len(v.Steps) != 0 {
@@ -60,7 +63,7 @@ func TestPullRequestPlanWithFindingIsRefused(t *testing.T) {
 	if v.Commit == nil || v.Commit.Ref != "evil" || v.Commit.SHA != h.git("rev-parse", "evil") {
 		t.Fatalf("commit = %+v", v.Commit)
 	}
-	if v.Scan == nil || v.Scan.Why != scanForPullRequest || len(v.Findings) != 1 || v.Findings[0].File != "infra/data/evil.tf" {
+	if v.Scan == nil || v.Scan.Why != runstep.ScanForPullRequest || len(v.Findings) != 1 || v.Findings[0].File != "infra/data/evil.tf" {
 		t.Fatalf("scan = %+v, findings %+v", v.Scan, v.Findings)
 	}
 	if after := h.git("status", "--porcelain", "--ignored"); after != before || h.git("rev-parse", "HEAD") != head {
@@ -69,7 +72,7 @@ func TestPullRequestPlanWithFindingIsRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.dir, "stolen")); err == nil {
 		t.Fatal("the external program ran")
 	}
-	if _, err := os.Stat(filepath.Join(h.srv.runsDir, v.ID, treeName)); err == nil {
+	if _, err := os.Stat(filepath.Join(h.srv.Config().Server.DataDir, "runs", v.ID, runstep.TreeName)); err == nil {
 		t.Fatal("the private tree was left behind")
 	}
 }
@@ -90,7 +93,7 @@ func TestPullRequestPlanOfACleanBranch(t *testing.T) {
 	state := readFile(t, filepath.Join(h.project, "infra/data/terraform.tfstate"))
 	before := h.git("status", "--porcelain", "--ignored")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "clean")
-	if v.Run.Status != StatusSucceeded {
+	if v.Run.Status != store.StatusSucceeded {
 		t.Fatalf("a clean branch: %s: %s\n%s", v.Status, v.Message, h.mustSSH("bob", "log", v.ID))
 	}
 	if v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") || v.Commit.Ref != "clean" {
@@ -180,7 +183,7 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 	top("commit", "-q", "-m", "more")
 	top("checkout", "-q", "main")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "more")
-	if v.Run.Status != StatusSucceeded || v.Commit == nil || v.Commit.SHA != top("rev-parse", "more") {
+	if v.Run.Status != store.StatusSucceeded || v.Commit == nil || v.Commit.SHA != top("rev-parse", "more") {
 		t.Fatalf("a project inside a repository: %s: %s (commit %+v)", v.Status, v.Message, v.Commit)
 	}
 	if log := h.mustSSH("bob", "log", v.ID); !strings.Contains(log, "terraform_data.more will be created") {
@@ -193,7 +196,7 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("deploy-bot", "data", "--dry-run", "--ref", "clean")
-	if v.Run.Status != StatusAwaitingApproval || len(v.Steps) != 0 {
+	if v.Run.Status != store.StatusAwaitingApproval || len(v.Steps) != 0 {
 		t.Fatalf("an agent's pull-request plan: %s (%s), steps %v", v.Status, v.Message, stepNames(v))
 	}
 }
@@ -205,16 +208,16 @@ func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 	h.git("tag", "v-evil", "evil")
 	h.git("tag", "-a", "-m", "annotated", "v-clean", "clean")
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "v-evil")
-	if v.Run.Status != StatusRefused || len(v.Steps) != 0 {
+	if v.Run.Status != store.StatusRefused || len(v.Steps) != 0 {
 		t.Fatalf("tag of the evil branch: %s (%s) steps %v", v.Status, v.Message, stepNames(v))
 	}
 	v = h.launchWait("alice", "data", "--dry-run", "--ref", "v-clean")
-	if v.Run.Status != StatusSucceeded || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") {
+	if v.Run.Status != store.StatusSucceeded || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "clean") {
 		t.Fatalf("annotated tag: %s (%s) commit %+v", v.Status, v.Message, v.Commit)
 	}
 	short := h.git("rev-parse", "--short=8", "evil")
 	v = h.launchWait("alice", "data", "--dry-run", "--ref", short)
-	if v.Run.Status != StatusRefused || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "evil") {
+	if v.Run.Status != store.StatusRefused || v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "evil") {
 		t.Fatalf("abbreviated SHA: %s (%s) commit %+v", v.Status, v.Message, v.Commit)
 	}
 	// A commit message search and a reflog form name commits too; a ref
@@ -235,7 +238,7 @@ func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 func TestARerunOfARefusedPullRequestScansAgain(t *testing.T) {
 	h := prHarness(t)
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
-	if v.Run.Status != StatusRefused {
+	if v.Run.Status != store.StatusRefused {
 		t.Fatalf("evil: %s", v.Status)
 	}
 	out, _, _ := h.ssh("alice", "rerun", v.ID, "--wait", "--json")

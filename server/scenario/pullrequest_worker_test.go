@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // Pull-request plans on a relay worker keep the promises they keep on the
 // control node: the ref recorded, the backend pinned, and nothing written
@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/store"
 )
 
 // Promise (spec: "The worker reports the commit of its checkout that it ran";
@@ -18,15 +21,16 @@ import (
 // checkout HEAD, so show named the wrong commit and rerun planned the
 // checkout.
 func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
-	git := gitIn(t, checkout)
+	git := testkit.GitIn(t, checkout)
 	git("init", "-q", "-b", "main")
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "be")
-	writeFile(t, filepath.Join(checkout, "infra/data/backend.tf"), "terraform {\n  backend \"local\" {\n    path = \"/tmp/pr-on-worker-elsewhere.tfstate\"\n  }\n}\n")
+	testkit.WriteFile(t, filepath.Join(checkout, "infra/data/backend.tf"), "terraform {\n  backend \"local\" {\n    path = \"/tmp/pr-on-worker-elsewhere.tfstate\"\n  }\n}\n")
 	git("add", "-A")
 	git("commit", "-q", "-m", "another backend")
 	git("checkout", "-q", "main")
@@ -34,14 +38,14 @@ func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 	startWorker(t, w1)
 
 	v := h.launchWait("alice", "rpr", "--dry-run", "--ref", "be")
-	if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "backend") {
+	if v.Run.Status != store.StatusRefused || !strings.Contains(v.Message, "backend") {
 		t.Fatalf("a branch changing the backend: %s: %s", v.Status, v.Message)
 	}
 	if v.Commit == nil || v.Commit.Ref != "be" || v.Commit.SHA != be {
 		t.Errorf("the refused pull request's plan records commit %+v, not ref be at %s (the worker's HEAD is %s)", v.Commit, be, head)
 	}
 	v = h.launchWait("alice", "rpr", "--dry-run", "--ref", "no-such-branch")
-	if v.Run.Status != StatusFailed {
+	if v.Run.Status != store.StatusFailed {
 		t.Fatalf("a ref the worker lacks: %s: %s", v.Status, v.Message)
 	}
 	if v.Commit == nil || v.Commit.Ref != "no-such-branch" || v.Commit.SHA == head {
@@ -63,6 +67,7 @@ func TestAPullRequestEndedBeforeItsExportKeepsItsRef(t *testing.T) {
 // refs git could read as options. None writes outside the run's private
 // directory, runs a program, or touches the worker's checkout.
 func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
@@ -73,11 +78,11 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 	if err := os.MkdirAll(outside, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, victim, "the real state\n")
-	git := gitIn(t, checkout)
+	testkit.WriteFile(t, victim, "the real state\n")
+	git := testkit.GitIn(t, checkout)
 	git("init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(wd, "backend.tf"), "terraform {\n  backend \"local\" {\n    path = \"../state/data.tfstate\"\n  }\n}\n")
-	writeFile(t, filepath.Join(checkout, ".gitignore"), "infra/state/\n")
+	testkit.WriteFile(t, filepath.Join(wd, "backend.tf"), "terraform {\n  backend \"local\" {\n    path = \"../state/data.tfstate\"\n  }\n}\n")
+	testkit.WriteFile(t, filepath.Join(checkout, ".gitignore"), "infra/state/\n")
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	branch := func(name string, files map[string]string, links map[string]string) {
@@ -86,7 +91,7 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(checkout, p)), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(checkout, p), body)
+			testkit.WriteFile(t, filepath.Join(checkout, p), body)
 		}
 		for p, target := range links {
 			if err := os.Symlink(target, filepath.Join(checkout, p)); err != nil {
@@ -105,13 +110,13 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 	branch("lockinfo", nil, map[string]string{"infra/data/.terraform.tfstate.lock.info": victim})
 	branch("attrs", map[string]string{".gitattributes": "*.tf filter=lfs\n", "infra/data/extra.tf": "# nothing\n"}, nil)
 	branch("rmstate", nil, map[string]string{"infra/state": filepath.Join(checkout, "infra/state")})
-	branch("kube", map[string]string{"infra/data/kc.yaml": kubeconfigExec(kubeRan), "infra/data/remote.tf": remoteStateKube}, nil)
+	branch("kube", map[string]string{"infra/data/kc.yaml": testkit.KubeconfigExec(kubeRan), "infra/data/remote.tf": testkit.RemoteStateKube}, nil)
 	git("config", "filter.lfs.smudge", "touch "+smudged+"; cat")
 	state := filepath.Join(checkout, "infra/state/data.tfstate")
 	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, state, `{"version":4,"terraform_version":"1.8.0","serial":1,"lineage":"pr-on-worker","outputs":{},"resources":[]}`+"\n")
+	testkit.WriteFile(t, state, `{"version":4,"terraform_version":"1.8.0","serial":1,"lineage":"pr-on-worker","outputs":{},"resources":[]}`+"\n")
 	before, head := git("status", "--porcelain", "--ignored"), git("rev-parse", "HEAD")
 	startWorker(t, w1)
 
@@ -161,6 +166,7 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 // block's text stayed the same, and the worker sent the run's TF_HTTP_*
 // credentials there.
 func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
 	h, keys, identity := relayHarness(t, relayScanConfig+workerHTTPStateConfig)
@@ -170,14 +176,14 @@ func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
 	variable := func(addr string) string {
 		return "variable \"state_address\" {\n  type    = string\n  default = \"" + addr + "\"\n}\n"
 	}
-	git := gitIn(t, checkout)
+	git := testkit.GitIn(t, checkout)
 	git("init", "-q", "-b", "main")
-	writeFile(t, filepath.Join(wd, "backend.tf"), "terraform {\n  backend \"http\" {\n    address = var.state_address\n  }\n}\n")
-	writeFile(t, filepath.Join(wd, "state_address.tf"), variable(legit.URL+"/state"))
+	testkit.WriteFile(t, filepath.Join(wd, "backend.tf"), "terraform {\n  backend \"http\" {\n    address = var.state_address\n  }\n}\n")
+	testkit.WriteFile(t, filepath.Join(wd, "state_address.tf"), variable(legit.URL+"/state"))
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "redirect")
-	writeFile(t, filepath.Join(wd, "state_address.tf"), variable(evil.URL+"/state"))
+	testkit.WriteFile(t, filepath.Join(wd, "state_address.tf"), variable(evil.URL+"/state"))
 	git("add", "-A")
 	git("commit", "-q", "-m", "the same backend block, another host")
 	git("checkout", "-q", "main")
@@ -196,22 +202,23 @@ func TestAPullRequestCannotRedirectTheBackendThroughAVariable(t *testing.T) {
 // and its init and plan send the run's state credentials to the branch's
 // host.
 func TestAPullRequestOnAWorkerCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
 	h, keys, identity := relayHarness(t, relayScanConfig+workerHTTPStateConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
 	wd := filepath.Join(checkout, "infra/data")
-	git := gitIn(t, checkout)
+	git := testkit.GitIn(t, checkout)
 	git("init", "-q", "-b", "main")
-	writeFiles(t, wd, map[string]string{
+	testkit.WriteFiles(t, wd, map[string]string{
 		"backend.tf": httpBackend("local.state_address"),
 		"locals.tf":  "locals {\n  state_address = \"" + legit.URL + "/state\"\n}\n",
 	})
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "redirect")
-	writeFiles(t, wd, map[string]string{"a_override.tf": "locals {\n  state_address = \"" + evil.URL + "/state\"\n}\n"})
+	testkit.WriteFiles(t, wd, map[string]string{"a_override.tf": "locals {\n  state_address = \"" + evil.URL + "/state\"\n}\n"})
 	git("add", "-A")
 	git("commit", "-q", "-m", "an override file")
 	git("checkout", "-q", "main")
@@ -229,19 +236,20 @@ func TestAPullRequestOnAWorkerCannotRedirectTheBackendThroughAnOverrideLocal(t *
 // export's sameBackend compares only the backend blocks, and its plan
 // sends the run's TF_HTTP_USERNAME/PASSWORD to the branch's host.
 func TestAPullRequestsRemoteStateOnAWorkerNeverGetsTheStateCredentials(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
 	h, keys, identity := relayHarness(t, relayScanConfig+workerHTTPStateConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
 	wd := filepath.Join(checkout, "infra/data")
-	git := gitIn(t, checkout)
+	git := testkit.GitIn(t, checkout)
 	git("init", "-q", "-b", "main")
-	writeFiles(t, wd, map[string]string{"backend.tf": httpBackend(`"` + legit.URL + `/state"`)})
+	testkit.WriteFiles(t, wd, map[string]string{"backend.tf": httpBackend(`"` + legit.URL + `/state"`)})
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "peek")
-	writeFiles(t, wd, map[string]string{"peek.tf": httpRemoteState(evil.URL + "/other-state")})
+	testkit.WriteFiles(t, wd, map[string]string{"peek.tf": testkit.HTTPRemoteState(evil.URL + "/other-state")})
 	git("add", "-A")
 	git("commit", "-q", "-m", "read another state")
 	git("checkout", "-q", "main")

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // A pull request's plan runs in a private tree: nothing in the branch (a
 // link, a lock file, a filter driver) writes, deletes or runs anything
@@ -15,6 +15,7 @@ import (
 // symbolic link to an absolute path; the export writes the link, the
 // copy keeps it, and tofu get writes through it.
 func TestAPullRequestNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	outside := filepath.Join(h.dir, "outside-pr")
 	os.MkdirAll(outside, 0o755)
@@ -47,6 +48,7 @@ func TestAPullRequestNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 // state copy's os.Remove delete the checkout's real state file through the
 // link.
 func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	stateDir := filepath.Join(h.project, "infra/state")
 	backend := "terraform {\n  backend \"local\" {\n    path = \"../state/data.tfstate\"\n  }\n}\n"
@@ -82,6 +84,7 @@ func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
 // configuration defined had git archive run that filter program on the
 // branch's content during the export.
 func TestAPullRequestsExportRunsNoFilterDriver(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	marker := filepath.Join(h.dir, "smudge-ran")
 	h.git("config", "filter.lfs.smudge", "touch "+marker+"; cat")
@@ -105,6 +108,7 @@ func TestAPullRequestsExportRunsNoFilterDriver(t *testing.T) {
 // .terraform.tfstate.lock.info as a link to a file outside had the local
 // backend's state lock overwrite that file through the link.
 func TestAPullRequestNeverWritesItsLockInfoThroughALink(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	victim := filepath.Join(h.dir, "victim.tfstate")
 	os.WriteFile(victim, []byte("the real state\n"), 0o644)

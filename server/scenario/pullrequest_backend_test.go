@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // A pull request's plan runs against the checkout's backend and state only: a
 // branch cannot point the backend, a remote state or a key provider
@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
+	"github.com/switchtender/switchtender/store"
 )
 
 // Promise (README "Pull-request plans"): a pull request's plan runs in a
@@ -21,6 +24,7 @@ import (
 // branch's local backend with a path in the checkout made the plan's state
 // lock create that state file in the checkout, where it stayed.
 func TestAPullRequestsBackendPathNeverWritesIntoTheCheckout(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	target := filepath.Join(h.project, "pwned", "by-pr.tfstate")
 	h.git("checkout", "-q", "-b", "backend")
@@ -42,6 +46,7 @@ func TestAPullRequestsBackendPathNeverWritesIntoTheCheckout(t *testing.T) {
 // plan is scanned, found clean, and `tofu init` in the private tree sends
 // the run's token to the branch's host.
 func TestAPullRequestNeverSendsTheRunTokenToItsOpenbaoKeyProvider(t *testing.T) {
+	t.Parallel()
 	addr, seen := baoListener(t)
 	h := newHarness(t, `
 credential "bao" {
@@ -74,6 +79,7 @@ template "data" {
 // one at a host it named got the run's TF_HTTP_* credentials, and a LOCK
 // request, sent to that host, since the scan read no backend block.
 func TestAPullRequestNeverSendsTheRunsCredentialsToItsHttpBackend(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,12 +130,13 @@ template "data" {
 // text matched the checkout's while OpenTofu planned against the override's
 // address with the run's state credentials.
 func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
 		"backend.tf": httpBackend("local.state_address"),
 		"locals.tf":  "locals {\n  state_address = \"" + legit.URL + "/state\"\n}\n",
-		"main.tf":    plainResource,
+		"main.tf":    testkit.PlainResource,
 	}, map[string]string{
 		"a_override.tf": "locals {\n  state_address = \"" + evil.URL + "/state\"\n}\n",
 	})
@@ -137,7 +144,7 @@ func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T
 		t.Fatalf("a branch's override file redefined the local the backend takes, and the pull request's plan sent the run's state credentials to the branch's host (%s: %s; steps %v): %v",
 			v.Status, v.Message, stepNames(v), got)
 	}
-	if v.Run.Status != StatusRefused {
+	if v.Run.Status != store.StatusRefused {
 		t.Fatalf("not refused: %s: %s", v.Status, v.Message)
 	}
 }
@@ -149,11 +156,12 @@ func TestAPullRequestCannotRedirectTheBackendThroughAnOverrideLocal(t *testing.T
 // a branch adding a terraform.tfvars had its plan read another state with the
 // run's credentials.
 func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
+	t.Parallel()
 	srv, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
 		"backend.tf.json": `{"terraform": {"backend": {"http": {"address": "` + srv.URL + `/%{ if var.env == \"prod\" }prod%{ else }dev%{ endif }"}}}}` + "\n",
 		"variables.tf":    "variable \"env\" {\n  type    = string\n  default = \"dev\"\n}\n",
-		"main.tf":         plainResource,
+		"main.tf":         testkit.PlainResource,
 	}, map[string]string{
 		"terraform.tfvars": "env = \"prod\"\n",
 	})
@@ -163,7 +171,7 @@ func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 				v.Status, v.Message, stepNames(v), seen())
 		}
 	}
-	if v.Run.Status != StatusRefused {
+	if v.Run.Status != store.StatusRefused {
 		t.Fatalf("not refused: %s: %s (requests %v)", v.Status, v.Message, seen())
 	}
 }
@@ -176,6 +184,7 @@ func TestAJSONBackendsTemplateDirectivePinsItsInputs(t *testing.T) {
 // expression or a conditional, and an encryption key provider's address taken
 // through a chain of locals.
 func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
 	variable := func(name, def string) string {
@@ -218,12 +227,12 @@ func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			c.main["main.tf"] = plainResource
+			c.main["main.tf"] = testkit.PlainResource
 			v := planBranch(t, c.main, c.branch)
 			if got := seen(); len(got) > 0 {
 				t.Fatalf("the branch's host got requests (%s: %s): %v", v.Status, v.Message, got)
 			}
-			if v.Run.Status != StatusRefused || !strings.Contains(v.Message, "backend") {
+			if v.Run.Status != store.StatusRefused || !strings.Contains(v.Message, "backend") {
 				t.Fatalf("not refused as another backend: %s: %s", v.Status, v.Message)
 			}
 		})
@@ -235,18 +244,19 @@ func TestABranchCannotChangeTheBackendsInputs(t *testing.T) {
 // variable, an unrelated local and an unrelated value to the terraform.tfvars
 // that sets the backend's variable plans against the checkout's host.
 func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
+	t.Parallel()
 	legit, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
 		"backend.tf":       httpBackend("var.addr"),
 		"vars.tf":          "variable \"addr\" {\n  type = string\n}\n\nvariable \"other\" {\n  type    = string\n  default = \"a\"\n}\n",
 		"terraform.tfvars": "addr = \"" + legit.URL + "/state\"\n",
-		"main.tf":          plainResource,
+		"main.tf":          testkit.PlainResource,
 	}, map[string]string{
 		"vars.tf":          "variable \"addr\" {\n  type = string\n}\n\nvariable \"other\" {\n  type    = string\n  default = \"b\"\n}\n\nvariable \"more\" {\n  type    = string\n  default = \"c\"\n}\n",
 		"terraform.tfvars": "addr = \"" + legit.URL + "/state\"\nmore = \"d\"\n",
 		"extra.tf":         "locals {\n  unrelated = var.more\n}\n\nresource \"terraform_data\" \"y\" {\n  input = local.unrelated\n}\n",
 	})
-	if v.Run.Status != StatusSucceeded {
+	if v.Run.Status != store.StatusSucceeded {
 		t.Fatalf("a pull request that leaves the backend's inputs alone: %s: %s", v.Status, v.Message)
 	}
 	if len(seen()) == 0 {
@@ -260,6 +270,7 @@ func TestAPullRequestWithUnrelatedChangesPlans(t *testing.T) {
 // resources had every pull request that touched a resource refused as
 // changing the backend, because the whole file stood for the backend block.
 func TestAJSONModulesResourceChangePlans(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	file := func(resources string) string {
 		return `{"terraform": {"backend": {"http": {"address": "` + legit.URL + `/state"}}}, "resource": {"terraform_data": {` + resources + `}}}` + "\n"
@@ -269,7 +280,7 @@ func TestAJSONModulesResourceChangePlans(t *testing.T) {
 	}, map[string]string{
 		"main.tf.json": file(`"x": {"input": "x"}, "y": {"input": "y"}`),
 	})
-	if v.Run.Status != StatusSucceeded {
+	if v.Run.Status != store.StatusSucceeded {
 		t.Fatalf("a pull request that adds a resource to a JSON module, its backend untouched: %s: %s", v.Status, v.Message)
 	}
 }
@@ -280,15 +291,16 @@ func TestAJSONModulesResourceChangePlans(t *testing.T) {
 // and local, so a pull request adding any unrelated variable or local was
 // refused.
 func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	v := planBranch(t, map[string]string{
 		"backend.tf.json": `{"terraform": {"backend": {"http": {"address": "${var.addr}"}}}}` + "\n",
 		"vars.tf":         "variable \"addr\" {\n  type    = string\n  default = \"" + legit.URL + "/state\"\n}\n",
-		"main.tf":         plainResource,
+		"main.tf":         testkit.PlainResource,
 	}, map[string]string{
 		"more.tf": "variable \"size\" {\n  type    = number\n  default = 2\n}\n\nresource \"terraform_data\" \"y\" {\n  input = var.size\n}\n",
 	})
-	if v.Run.Status != StatusSucceeded {
+	if v.Run.Status != store.StatusSucceeded {
 		t.Fatalf("a pull request that adds an unrelated variable beside a JSON backend that takes var.addr: %s: %s", v.Status, v.Message)
 	}
 }
@@ -299,20 +311,21 @@ func TestAJSONTemplateBackendPlansWithAnUnrelatedVariable(t *testing.T) {
 // refused file-reading functions, so a branch changing only addr.txt sent the
 // run's state credentials to the host it named.
 func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
 		"backend.tf": httpBackend("local.state_address"),
 		"locals.tf":  "locals {\n  state_address = trimspace(file/**/(\"${path.module}/addr.txt\"))\n}\n",
 		"addr.txt":   legit.URL + "/state\n",
-		"main.tf":    plainResource,
+		"main.tf":    testkit.PlainResource,
 	}, map[string]string{
 		"addr.txt": evil.URL + "/state\n",
 	})
 	if got := seen(); len(got) > 0 {
 		t.Fatalf("a file read behind a comment was not refused, and the branch's file sent the run's state credentials to its host (%s: %s): %v", v.Status, v.Message, got)
 	}
-	if v.Run.Status != StatusRefused {
+	if v.Run.Status != store.StatusRefused {
 		t.Fatalf("not refused: %s: %s", v.Status, v.Message)
 	}
 }
@@ -325,11 +338,12 @@ func TestAFileFunctionBehindACommentIsRefusedInTheBackend(t *testing.T) {
 // request's plan: dropUntrusted removes every .terraform, and the plan reads
 // the checkout's host.
 func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
+	t.Parallel()
 	legit, lseen := stateServer(t)
 	evil, seen := stateServer(t)
 	v := planBranchWith(t, map[string]string{
 		"backend.tf": httpBackend(`"` + legit.URL + `/state"`),
-		"main.tf":    plainResource,
+		"main.tf":    testkit.PlainResource,
 	}, func(h *harness, wd string) {
 		runTofuByHand(t, h, "infra/pr13d", "init", "-input=false", "-no-color")
 		p := filepath.Join(wd, ".terraform/terraform.tfstate")
@@ -337,7 +351,7 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), legit.URL) {
 			t.Fatalf("init saved no backend: %v %s", err, b)
 		}
-		writeFiles(t, wd, map[string]string{
+		testkit.WriteFiles(t, wd, map[string]string{
 			".terraform/terraform.tfstate": strings.ReplaceAll(string(b), legit.URL, evil.URL),
 			".terraform/environment":       "evil",
 			"extra.tf":                     "resource \"terraform_data\" \"y\" {\n  input = \"y\"\n}\n",
@@ -346,7 +360,7 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 	if got := seen(); len(got) > 0 {
 		t.Fatalf("a committed .terraform redirected the pull request's plan (%s: %s): %v", v.Status, v.Message, got)
 	}
-	if v.Run.Status != StatusSucceeded || len(lseen()) == 0 {
+	if v.Run.Status != store.StatusSucceeded || len(lseen()) == 0 {
 		t.Fatalf("the plan did not run against the checkout's host: %s: %s", v.Status, v.Message)
 	}
 }
@@ -358,13 +372,14 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 // at an address of its choosing had its plan send the run's TF_HTTP_USERNAME
 // and TF_HTTP_PASSWORD there.
 func TestAPullRequestsRemoteStateNeverGetsTheStateCredentials(t *testing.T) {
+	t.Parallel()
 	legit, _ := stateServer(t)
 	evil, seen := stateServer(t)
 	v := planBranch(t, map[string]string{
 		"backend.tf": httpBackend(`"` + legit.URL + `/state"`),
-		"main.tf":    plainResource,
+		"main.tf":    testkit.PlainResource,
 	}, map[string]string{
-		"peek.tf": httpRemoteState(evil.URL + "/other-state"),
+		"peek.tf": testkit.HTTPRemoteState(evil.URL + "/other-state"),
 	})
 	for _, req := range seen() {
 		if strings.Contains(req, "state-password-13d") {

@@ -1,4 +1,4 @@
-package server
+package scenario
 
 // A pull request's plan cannot print the server's keys, a worker's keys or
 // the secrets its configuration file holds, whatever the branch reads with
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
 // Promise (README "Pull-request plans": a branch is scanned and planned in a
@@ -17,12 +19,13 @@ import (
 // printed the server's sealing key, and the SSH host key, into its plan log
 // for anyone who could read the run.
 func TestAPullRequestCannotPrintTheSealKey(t *testing.T) {
+	t.Parallel()
 	var dataDir string
 	var hh *harness
-	v := planBranchWith(t, map[string]string{"main.tf": plainResource}, func(h *harness, wd string) {
+	v := planBranchWith(t, map[string]string{"main.tf": testkit.PlainResource}, func(h *harness, wd string) {
 		hh = h
 		dataDir = filepath.Join(h.dir, "data")
-		writeFiles(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" +
+		testkit.WriteFiles(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" +
 			filepath.Join(dataDir, "seal.key") + "\")\n}\n"})
 	})
 	key, err := os.ReadFile(filepath.Join(dataDir, "seal.key"))
@@ -50,15 +53,16 @@ func TestAPullRequestCannotPrintTheSealKey(t *testing.T) {
 // its pull request's plan prints both into the run's log on the control
 // node.
 func TestAPullRequestCannotPrintAWorkersKeys(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, relayScanConfig)
 	w1 := relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity)
 	checkout := w1.Projects["infra"].Path
-	git := gitIn(t, checkout)
+	git := testkit.GitIn(t, checkout)
 	git("init", "-q", "-b", "main")
 	git("add", "-A")
 	git("commit", "-q", "-m", "main")
 	git("checkout", "-q", "-b", "peek")
-	writeFiles(t, filepath.Join(checkout, "infra/data"), map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n" +
+	testkit.WriteFiles(t, filepath.Join(checkout, "infra/data"), map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n" +
 		"  input = [file(\"" + w1.DeliveryIdentity + "\"), file(\"" + w1.Key + "\")]\n}\n"})
 	git("add", "-A")
 	git("commit", "-q", "-m", "peek")
@@ -86,6 +90,7 @@ func TestAPullRequestCannotPrintAWorkersKeys(t *testing.T) {
 // since the bech32 key is case-insensitive and the masker knew only the
 // file's own spelling.
 func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
+	t.Parallel()
 	var sealKey string
 	h, v := planBranchOf(t, func(h *harness) map[string]string {
 		sealKey = filepath.Join(h.dir, "data", "seal.key")
@@ -118,6 +123,7 @@ func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 // printed another template's static production secret in clear into its plan
 // log.
 func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
+	t.Parallel()
 	h, v := planBranchOf(t, func(h *harness) map[string]string {
 		return map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"}
 	})
@@ -138,6 +144,7 @@ func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
 // by a pull request's file() of that file, since the configuration's masked
 // secrets left survey defaults out.
 func TestAPullRequestCannotPrintASensitiveDefault(t *testing.T) {
+	t.Parallel()
 	const secret = "prod-db-default-13g-Wq7"
 	h := writeHarness(t, "", fileReadingPRConfig+`
 template "db13g" {
@@ -151,13 +158,13 @@ template "db13g" {
 }
 `)
 	wd := filepath.Join(h.project, "infra/pr13f")
-	writeFiles(t, wd, map[string]string{"main.tf": plainResource})
+	testkit.WriteFiles(t, wd, map[string]string{"main.tf": testkit.PlainResource})
 	h.start()
 	h.git("init", "-q", "-b", "main")
 	h.git("add", "-A")
 	h.git("commit", "-q", "-m", "main")
 	h.git("checkout", "-q", "-b", "pr")
-	writeFiles(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"})
+	testkit.WriteFiles(t, wd, map[string]string{"peek.tf": "resource \"terraform_data\" \"peek\" {\n  input = file(\"" + h.cfgPath + "\")\n}\n"})
 	h.git("add", "-A", "-f")
 	h.git("commit", "-q", "-m", "the pull request")
 	h.git("checkout", "-q", "main")
