@@ -133,3 +133,33 @@ func ExitCodeOf(t testing.TB, err error) int {
 	}
 	return ee.ExitStatus()
 }
+
+// Probe runs line, unsplit, as a raw command on a new session of client
+// with stdin, bounded to 40 s: it returns stdout, stderr and the exit
+// status, or -2 when the command did not end in time, -1 when it ended
+// without an exit status and -3 when no session opened.
+func Probe(client *gossh.Client, line, stdin string) (string, string, int) {
+	sess, err := client.NewSession()
+	if err != nil {
+		return "", err.Error(), -3
+	}
+	defer sess.Close()
+	var out, errOut strings.Builder
+	sess.Stdout, sess.Stderr = &out, &errOut
+	sess.Stdin = strings.NewReader(stdin)
+	res := make(chan error, 1)
+	go func() { res <- sess.Run(line) }()
+	select {
+	case err = <-res:
+	case <-time.After(40 * time.Second):
+		return out.String(), errOut.String(), -2
+	}
+	if err != nil {
+		var ee *gossh.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), errOut.String(), ee.ExitStatus()
+		}
+		return out.String(), errOut.String() + err.Error(), -1
+	}
+	return out.String(), errOut.String(), 0
+}
