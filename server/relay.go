@@ -94,6 +94,7 @@ type relayLease struct {
 	planJSON   []byte            // its show -json rendering, as it arrives
 	planSize   int64             // the sizes the worker declared
 	startFiles map[string]string // the files under the working directory the worker planned in (scan.InputFiles) (plan_start)
+	planCommit *store.Commit     // the commit the worker planned at (plan_start)
 	jsonSize   int64
 }
 

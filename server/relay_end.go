@@ -179,7 +179,7 @@ func (h *relayHub) result(l *relayLease, m relay.Msg) {
 		h.finishLease(l, StatusFailed, m.Exit, refusal)
 		return
 	}
-	if m.Commit != nil {
+	if m.Commit != nil && !l.applies { // an apply phase's commit is its plan's
 		if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error { recordWorkerCommit(r, *m.Commit); return nil }); err != nil {
 			h.s.log.Error("recording a worker's commit", "run", l.job.runID, "err", err)
 		}
