@@ -131,7 +131,7 @@ func (x *workerRun) Capture(ctx context.Context, name string, args []string) ([]
 	if err := x.checkPlanned(name); err != nil {
 		return nil, err
 	}
-	started, err := x.begin(name, x.dir, true)
+	started, err := x.begin(ctx, name, x.dir, true)
 	if err != nil {
 		return nil, err
 	}
