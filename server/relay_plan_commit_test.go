@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // heldOnW1AtCommit starts worker w1 of pool eu in a git checkout, has it
@@ -77,6 +76,5 @@ func TestARelayApplyRefusedForAChangedConfigurationKeepsThePlansCommit(t *testin
 	if r.Status == StatusSucceeded || !strings.Contains(r.Message, "extra.tf") {
 		t.Fatalf("an apply whose configuration changed: %s: %s", r.Status, r.Message)
 	}
-	time.Sleep(200 * time.Millisecond)
 	namesCommit(t, h, held.ID, planned, "after the refused apply")
 }
