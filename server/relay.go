@@ -94,6 +94,7 @@ type relayLease struct {
 	planJSON   []byte            // its show -json rendering, as it arrives
 	planSize   int64             // the sizes the worker declared
 	startFiles map[string]string // the files under the working directory the worker planned in (scan.InputFiles) (plan_start)
+	planCommit *store.Commit     // the commit the worker planned at (plan_start)
 	jsonSize   int64
 }
 
@@ -246,7 +247,10 @@ func (h *relayHub) waitReason(runID string) string {
 			if other, busy := h.busy[pool+"\x00"+j.key]; busy {
 				return fmt.Sprintf("waiting behind run %s in the same working directory on pool %s", other, pool)
 			}
-			if h.someWorkerHas(pool, "") && !h.someWorkerHas(pool, j.project()) {
+			if !h.someWorkerHas(pool, "") {
+				return fmt.Sprintf("waiting for a worker of pool %s: no worker of pool %s is connected", pool, pool)
+			}
+			if !h.someWorkerHas(pool, j.project()) {
 				return fmt.Sprintf("waiting for a worker of pool %s whose file has a checkout of project %s (none connected has one)", pool, j.project())
 			}
 			return fmt.Sprintf("waiting for a free worker of pool %s", pool)

@@ -179,7 +179,7 @@ func (h *relayHub) result(l *relayLease, m relay.Msg) {
 		h.finishLease(l, StatusFailed, m.Exit, refusal)
 		return
 	}
-	if m.Commit != nil {
+	if m.Commit != nil && !l.applies { // an apply phase's commit is its plan's
 		if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error { recordWorkerCommit(r, *m.Commit); return nil }); err != nil {
 			h.s.log.Error("recording a worker's commit", "run", l.job.runID, "err", err)
 		}
@@ -193,6 +193,9 @@ func (h *relayHub) result(l *relayLease, m relay.Msg) {
 // ends failed with, nothing of it kept.
 func (h *relayHub) reportedEnd(l *relayLease, m relay.Msg) (status Status, msg, refusal string) {
 	msg = l.masker.String(m.Message)
+	if !slices.Contains(endStatuses, m.Status) {
+		return StatusFailed, fmt.Sprintf("Worker %s reported status %q, which is not a status a run ends with; the run is failed and the worker's report is not taken. Check the worker's version and host.", l.worker.name, string(m.Status)), ""
+	}
 	switch m.Status {
 	case StatusSucceeded:
 		return h.reportedSuccess(l, msg)
@@ -216,6 +219,9 @@ func (h *relayHub) reportedEnd(l *relayLease, m relay.Msg) (status Status, msg, 
 	}
 	return StatusFailed, msg, ""
 }
+
+// endStatuses are the statuses a run ends with.
+var endStatuses = []Status{StatusSucceeded, StatusFailed, StatusCancelled, StatusInterrupted, StatusRejected, StatusRefused, StatusStale}
 
 // reportedSuccess is reportedEnd of a success: refused for a job scanned
 // before it plans that sent no scan, and for a gated apply's plan (whose

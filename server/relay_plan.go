@@ -31,7 +31,7 @@ func (h *relayHub) planMessage(l *relayLease, m relay.Msg) {
 			return
 		}
 		l.planSize, l.jsonSize = m.Size, m.JSONSize
-		l.startFiles = m.StartFiles
+		l.startFiles, l.planCommit = m.StartFiles, m.Commit
 		if l.startFiles == nil {
 			l.startFiles = map[string]string{} // none said: the apply finds none or starts nothing
 		}
@@ -72,6 +72,11 @@ func (h *relayHub) planned(l *relayLease) {
 	if int64(len(l.plan)) != l.planSize || int64(len(l.planJSON)) != l.jsonSize || l.planSize == 0 {
 		h.finishLease(l, StatusFailed, -1, "The worker's saved plan arrived incomplete; nothing was applied.")
 		return
+	}
+	if l.planCommit != nil {
+		if _, err := h.s.db.UpdateRun(l.job.runID, func(r *store.Run) error { recordWorkerCommit(r, *l.planCommit); return nil }); err != nil {
+			h.s.log.Error("recording a worker's commit", "run", l.job.runID, "err", err)
+		}
 	}
 	run, err := h.s.db.GetRun(l.job.runID)
 	if err != nil {

@@ -129,7 +129,7 @@ type Msg struct {
 	NoLock   bool          `json:"no_lock,omitempty"` // step: init's start, where the worker found it can take no state lock (initTakesNoLock)
 	Message  string        `json:"message,omitempty"` // result, reject, refused: a sentence
 	Busy     bool          `json:"busy,omitempty"`    // refused: the name is still connected (and heard from) on another connection; try again later
-	Commit   *store.Commit `json:"commit,omitempty"`
+	Commit   *store.Commit `json:"commit,omitempty"`  // result, scanned, plan_start: the commit the worker planned at (an apply phase's is its plan's, not taken)
 
 	// scanned; scan_pass
 	Scan     *store.Scan `json:"scan,omitempty"`

@@ -79,7 +79,7 @@ template "bfree" {
 	}
 	out := h.mustSSH("alice", "launch", "bfree", "--json")
 	id := runIDOf(t, out)
-	if show := h.mustSSH("alice", "show", id); !strings.Contains(show, "waiting for a free worker of pool bare") {
+	if show := h.mustSSH("alice", "show", id); !strings.Contains(show, "no worker of pool bare is connected") {
 		t.Errorf("an ungated apply on the pool without a delivery key:\n%s", show)
 	}
 	startWorker(t, relayWorkerCfg(t, h, "b1", "bare", keys["b1"], ""))

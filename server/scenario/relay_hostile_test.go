@@ -122,7 +122,7 @@ func TestRelayRefusesUnknownKeyAndOtherPool(t *testing.T) {
 	waitFor(t, "b1 to connect", 20*time.Second, func() bool { return strings.Contains(h.mustSSH("alice", "workers"), "b1") })
 	id := runIDOf(t, h.mustSSH("alice", "launch", "rnet", "--dry-run", "--var", "region=p", "--json"))
 	time.Sleep(time.Second)
-	if show := h.mustSSH("alice", "show", id); !strings.Contains(show, "waiting for a free worker of pool eu") {
+	if show := h.mustSSH("alice", "show", id); !strings.Contains(show, "no worker of pool eu is connected") {
 		t.Errorf("a run of pool eu with only a worker of pool bare connected:\n%s", show)
 	}
 	if _, code := sshAsKey(t, h, keys["w1"], "runs"); code == 0 {

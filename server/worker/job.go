@@ -45,12 +45,13 @@ type workerRun struct {
 	planned    *scan.Identity    // the configuration the released plan was made from (weighPlanned)
 	dirID      string            // the working directory's device and inode when the run started
 
-	verdict  <-chan relay.Msg // the control node's decision on a scanned job's evidence
-	scanned  *store.Scan      // a scanned job's evidence, once the control node let it plan
-	released string           // who released the run's scan hold ("" for the rules' pass)
-	pr       *store.Commit    // a pull request's commit, once exported
-	copyRoot string           // the checkout's tree a scanned job's scan copied (enterCopy)
-	copyRel  string           // the working directory relative to it
+	verdict    <-chan relay.Msg // the control node's decision on a scanned job's evidence
+	scanned    *store.Scan      // a scanned job's evidence, once the control node let it plan
+	released   string           // who released the run's scan hold ("" for the rules' pass)
+	pr         *store.Commit    // a pull request's commit, once exported
+	headCommit *store.Commit    // the checkout's commit when the job started (nil outside git, or for a pull request)
+	copyRoot   string           // the checkout's tree a scanned job's scan copied (enterCopy)
+	copyRel    string           // the working directory relative to it
 }
 
 var _ runstep.Env = (*workerRun)(nil)
@@ -67,6 +68,7 @@ func (w *worker) runJob(ctx context.Context, c *relay.Conn, job relay.Msg, verdi
 	if err == nil {
 		if x.job.Ref == "" {
 			res.Commit = x.commit(ctx)
+			x.headCommit = res.Commit
 		}
 		err = runstep.Run(ctx, x, x.steps())
 		res.Exit, res.Message = x.exit, x.message

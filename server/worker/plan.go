@@ -75,7 +75,11 @@ func (x *workerRun) handOver(plan, js []byte) error {
 	if err != nil {
 		return fmt.Errorf("reading the files under the directory the plan was made in: %w", err)
 	}
-	if err := msg(relay.Msg{Type: relay.MsgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js)), StartFiles: id.StartFileSums()}); err != nil {
+	commit := x.headCommit
+	if x.pr != nil {
+		commit = x.pr
+	}
+	if err := msg(relay.Msg{Type: relay.MsgPlanStart, Size: int64(len(plan)), JSONSize: int64(len(js)), StartFiles: id.StartFileSums(), Commit: commit}); err != nil {
 		return err
 	}
 	for _, part := range []struct {
@@ -127,7 +131,7 @@ func (x *workerRun) Capture(ctx context.Context, name string, args []string) ([]
 	if err := x.checkPlanned(name); err != nil {
 		return nil, err
 	}
-	started, err := x.begin(name, x.dir, true)
+	started, err := x.begin(ctx, name, x.dir, true)
 	if err != nil {
 		return nil, err
 	}

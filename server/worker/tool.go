@@ -60,7 +60,7 @@ func (x *workerRun) tool0(ctx context.Context, name string, args []string) (exec
 func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string) (exec.Result, error) {
 	fmt.Fprintf(x.out, "$ %s %s\n", x.tool, strings.Join(args, " "))
 	x.out.Flush()
-	started, err := x.begin(name, dir, false)
+	started, err := x.begin(ctx, name, dir, false)
 	if err != nil {
 		return exec.Result{ExitCode: -1}, err
 	}
@@ -82,10 +82,14 @@ func (x *workerRun) toolIn(ctx context.Context, name, dir string, args []string)
 // before it starts: a worker lost during it is reported with that step,
 // and as maybe holding a state lock when the step can take one (quiet: a
 // process the run's steps do not list). A start that cannot be sent stops
-// the run there.
-func (x *workerRun) begin(name, dir string, quiet bool) (time.Time, error) {
-	x.step = name
+// the run there, and so does a job whose context ended (a cancel landing
+// between two processes starts, and reports, nothing later).
+func (x *workerRun) begin(ctx context.Context, name, dir string, quiet bool) (time.Time, error) {
 	started := time.Now()
+	if err := ctx.Err(); err != nil {
+		return started, fmt.Errorf("before %s: %w; nothing more ran", name, err)
+	}
+	x.step = name
 	m := relay.Msg{Type: relay.MsgStep, Run: x.job.Run, Token: x.job.Token, Step: name, Started: started, Quiet: quiet}
 	if name == "init" {
 		m.NoLock = initTakesNoLock(dir)
