@@ -18,7 +18,7 @@ func TestAResultWithNoRunStatusEndsTheRunFailedSayingSo(t *testing.T) {
 	ch := readWorker(raw)
 	for i, status := range []store.Status{"banana", "", StatusRunning, StatusQueued} {
 		id, job := leaseRun(t, h, raw, ch, "rnet", "--dry-run", "--var", "region=s"+string(rune('a'+i)))
-		raw.send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: status, Exit: 0,
+		raw.Send(relay.Msg{Type: relay.MsgResult, Run: id, Token: job.Token, Status: status, Exit: 0,
 			Message: "Plan complete: no changes. The run succeeded."})
 		h.waitStatus(id, StatusFailed, StatusSucceeded)
 		r, _ := h.srv.db.GetRun(id)
