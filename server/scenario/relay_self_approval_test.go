@@ -1,10 +1,12 @@
-package server
+package scenario
 
 import (
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchtender/switchtender/store"
 )
 
 // holdRnetForAliceOrBob holds every apply of rnet for alice or bob.
@@ -23,7 +25,7 @@ func heldRelayRun(t *testing.T, h *harness, who, region string) (string, string)
 	t.Helper()
 	id := runIDOf(t, h.mustSSH(who, "launch", "rnet", "--var", "region="+region, "--json"))
 	if who == "deploy-bot" { // an agent's apply is held before it plans; bob releases that
-		r, _ := h.srv.db.GetRun(id)
+		r, _ := h.db().GetRun(id)
 		if r.Proposal == nil {
 			t.Fatalf("the agent's apply was not held: %s %s", r.Status, r.Message)
 		}
@@ -31,11 +33,11 @@ func heldRelayRun(t *testing.T, h *harness, who, region string) (string, string)
 	}
 	var digest string
 	waitFor(t, "run "+id+"'s plan proposal", 60*time.Second, func() bool {
-		r, _ := h.srv.db.GetRun(id)
-		if r.Status == StatusFailed {
+		r, _ := h.db().GetRun(id)
+		if r.Status == store.StatusFailed {
 			t.Fatalf("run %s failed: %s", id, r.Message)
 		}
-		if r.Status == StatusAwaitingApproval && r.Proposal != nil && r.Proposal.Stage == StagePlan {
+		if r.Status == store.StatusAwaitingApproval && r.Proposal != nil && r.Proposal.Stage == store.StagePlan {
 			digest = r.Proposal.Digest
 			return true
 		}
@@ -49,6 +51,7 @@ func heldRelayRun(t *testing.T, h *harness, who, region string) (string, string)
 // allow_self_approval set the requester can approve their own: the server
 // block is read at start, so a reload leaves it off and a restart sets it.
 func TestARequesterApprovesTheirOwnRelayApplyOnlyWithSelfApproval(t *testing.T) {
+	t.Parallel()
 	h, keys, identity := relayHarness(t, holdRnetForAliceOrBob)
 	startWorker(t, relayWorkerCfg(t, h, "w1", "eu", keys["w1"], identity))
 	own, digest := heldRelayRun(t, h, "alice", "self1")
@@ -59,7 +62,7 @@ func TestARequesterApprovesTheirOwnRelayApplyOnlyWithSelfApproval(t *testing.T) 
 	if _, errOut, code := h.ssh("alice", "approve", bot, "--digest", botDigest); code != 0 {
 		t.Fatalf("alice approving the agent's relay apply: exit %d %q", code, errOut)
 	}
-	h.waitStatus(bot, StatusSucceeded, StatusFailed, StatusStale)
+	h.waitStatus(bot, store.StatusSucceeded, store.StatusFailed, store.StatusStale)
 	b, err := os.ReadFile(h.cfgPath)
 	if err != nil || !strings.Contains(string(b), "cancel_grace = \"5s\"\n") {
 		t.Fatalf("the configuration's server block: %v", err)
@@ -75,7 +78,7 @@ func TestARequesterApprovesTheirOwnRelayApplyOnlyWithSelfApproval(t *testing.T) 
 	if _, errOut, code := h.ssh("alice", "approve", own, "--digest", digest); code != 0 {
 		t.Fatalf("alice approving her own relay apply with allow_self_approval: exit %d %q", code, errOut)
 	}
-	if r, _ := h.srv.db.GetRun(own); r.Status == StatusAwaitingApproval || len(r.Approvals) == 0 {
+	if r, _ := h.db().GetRun(own); r.Status == store.StatusAwaitingApproval || len(r.Approvals) == 0 {
 		t.Errorf("after alice's own approval: %s, approvals %+v", r.Status, r.Approvals)
 	}
 }
