@@ -19,10 +19,10 @@ import (
 // the hostile server's store at the end; the last few may still be on
 // their way there).
 func BenchmarkNotifyHostile(b *testing.B) {
-	silent := &receiver{hold: make(chan struct{})}
-	failing := &receiver{code: 500}
+	silent := &receiver{Hold: make(chan struct{})}
+	failing := &receiver{Code: 500}
 	s1, s2 := httptest.NewServer(silent), httptest.NewServer(failing)
-	defer func() { close(silent.hold); s1.Close(); s2.Close() }()
+	defer func() { close(silent.Hold); s1.Close(); s2.Close() }()
 	tmpl := "template \"data\" {\n  project = \"infra\"\n  command = \"infra/data\"\n}\n"
 	hostile := newDryRunNode(b, tmpl+notifyBlock("silent", s1.URL, "json", `["applied"]`)+notifyBlock("failing", s2.URL, "slack", `["applied"]`))
 	plain := newDryRunNode(b, tmpl)

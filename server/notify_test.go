@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchtender/switchtender/server/internal/testkit"
 	"github.com/switchtender/switchtender/server/notify"
 )
 
@@ -23,68 +23,11 @@ const (
 	urlToken     = "T0KEN-url-canary-e4f2a9"
 )
 
-// receiver is a webhook receiver for tests: it records every request.
-type receiver struct {
-	mu   sync.Mutex
-	got  []received
-	hold chan struct{} // when non-nil, handlers block until it closes
-	code int           // answer status; 0 means 200
-	huge bool          // answer with a body far larger than anyone should read
-}
+// receiver is a webhook receiver for tests (testkit.Receiver): it records
+// every request.
+type receiver = testkit.Receiver
 
-type received struct {
-	path, event, sig string
-	body             []byte
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	rc.mu.Lock()
-	rc.got = append(rc.got, received{r.URL.Path, r.Header.Get("X-Switchtender-Event"), r.Header.Get("X-Switchtender-Signature"), body})
-	hold, code, huge := rc.hold, rc.code, rc.huge
-	rc.mu.Unlock()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-		}
-		return
-	}
-	if code != 0 {
-		w.WriteHeader(code)
-	}
-	if huge {
-		chunk := []byte(strings.Repeat("x", 1<<20))
-		for range 256 { // 256 MiB unless the reader hangs up
-			if _, err := w.Write(chunk); err != nil {
-				return
-			}
-		}
-	}
-}
-
-// requests returns what was received so far.
-func (rc *receiver) requests() []received {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]received(nil), rc.got...)
-}
-
-// waitFor polls until cond holds of the requests received, or fails.
-func (rc *receiver) waitFor(t *testing.T, what string, cond func([]received) bool) []received {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got := rc.requests()
-		if cond(got) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s; received %d requests: %+v", what, len(got), got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+type received = testkit.Received
 
 func notifyBlock(name, url, format, events string) string {
 	secret := ""
@@ -114,38 +57,38 @@ func TestNotifySignedAndNothingSecret(t *testing.T) {
 	h.start()
 	h.sshStdin("alice", toJSON(map[string]string{"db_password": canaryDB}), "launch", "held-secret", "--answers", "-")
 	h.waitStatus("1", StatusAwaitingApproval)
-	got := rc.waitFor(t, "awaiting_approval on both", func(g []received) bool { return len(g) >= 2 })
+	got := rc.WaitFor(t, "awaiting_approval on both", func(g []received) bool { return len(g) >= 2 })
 	digest := h.show("bob", "1").Proposal.Digest
 	var hook received
 	for _, g := range got {
-		if strings.HasPrefix(g.path, "/hook/") {
+		if strings.HasPrefix(g.Path, "/hook/") {
 			hook = g
-		} else if g.path != "/chat" || !strings.Contains(string(g.body), `"text":"Switchtender: run 1 (apply of held-secret by alice) awaits approval`) {
-			t.Errorf("slack delivery %s %s", g.path, g.body)
+		} else if g.Path != "/chat" || !strings.Contains(string(g.Body), `"text":"Switchtender: run 1 (apply of held-secret by alice) awaits approval`) {
+			t.Errorf("slack delivery %s %s", g.Path, g.Body)
 		}
 	}
-	if want := notify.Sign(notifySecret, hook.body); hook.sig != want || !hmac.Equal([]byte(hook.sig), []byte(want)) {
-		t.Errorf("signature %q does not verify (want %q)", hook.sig, want)
+	if want := notify.Sign(notifySecret, hook.Body); hook.Sig != want || !hmac.Equal([]byte(hook.Sig), []byte(want)) {
+		t.Errorf("signature %q does not verify (want %q)", hook.Sig, want)
 	}
 	var p notify.Payload
-	if err := json.Unmarshal(hook.body, &p); err != nil || p.Event != "awaiting_approval" || p.Run != "1" || p.Template != "held-secret" ||
-		p.Requester != "alice" || p.Digest != digest || p.Counts == nil || hook.event != "awaiting_approval" {
-		t.Errorf("payload %s: %v", hook.body, err)
+	if err := json.Unmarshal(hook.Body, &p); err != nil || p.Event != "awaiting_approval" || p.Run != "1" || p.Template != "held-secret" ||
+		p.Requester != "alice" || p.Digest != digest || p.Counts == nil || hook.Event != "awaiting_approval" {
+		t.Errorf("payload %s: %v", hook.Body, err)
 	}
 	h.mustSSH("bob", "approve", "1", "--digest", digest)
 	h.waitStatus("1", StatusSucceeded)
-	got = rc.waitFor(t, "approved and applied", func(g []received) bool { return len(g) >= 4 })
+	got = rc.WaitFor(t, "approved and applied", func(g []received) bool { return len(g) >= 4 })
 	var events []string
 	canaries := []string{canaryDB, canaryCloud, canaryDerived(), notifySecret, urlToken}
 	for _, g := range got {
-		if strings.HasPrefix(g.path, "/hook/") {
-			events = append(events, g.event)
+		if strings.HasPrefix(g.Path, "/hook/") {
+			events = append(events, g.Event)
 		}
-		if found := leaks("notification "+g.path, g.body, canaries[:3]); len(found) > 0 {
+		if found := leaks("notification "+g.Path, g.Body, canaries[:3]); len(found) > 0 {
 			t.Errorf("secret in a notification: %v", found)
 		}
-		if strings.Contains(string(g.body), notifySecret) || strings.Contains(string(g.body), urlToken) {
-			t.Errorf("the notify secret or URL in a body: %s", g.body)
+		if strings.Contains(string(g.Body), notifySecret) || strings.Contains(string(g.Body), urlToken) {
+			t.Errorf("the notify secret or URL in a body: %s", g.Body)
 		}
 	}
 	if strings.Join(events, " ") != "awaiting_approval approved applied" {
@@ -201,12 +144,12 @@ func TestNotifyReceiverDownThenUp(t *testing.T) {
 	ts := &httptest.Server{Listener: ln, Config: &http.Server{Handler: rc}}
 	ts.Start()
 	defer ts.Close()
-	got := rc.waitFor(t, "the delivery after the receiver came back", func(g []received) bool { return len(g) >= 1 })
-	if got[0].event != "awaiting_approval" || got[0].sig != notify.Sign(notifySecret, got[0].body) {
+	got := rc.WaitFor(t, "the delivery after the receiver came back", func(g []received) bool { return len(g) >= 1 })
+	if got[0].Event != "awaiting_approval" || got[0].Sig != notify.Sign(notifySecret, got[0].Body) {
 		t.Errorf("delivery %+v", got[0])
 	}
 	time.Sleep(300 * time.Millisecond)
-	if n := len(rc.requests()); n != 1 {
+	if n := len(rc.Requests()); n != 1 {
 		t.Errorf("%d deliveries, want exactly 1", n)
 	}
 	if ds, _ := h.srv.db.Deliveries(); len(ds) != 0 {
@@ -220,15 +163,15 @@ func TestNotifyReceiverDownThenUp(t *testing.T) {
 // its first request; the 500 one is retried; the huge one counts as
 // delivered without being read whole; Close does not wait for them.
 func TestNotifyHostileReceiversNeverSlowARun(t *testing.T) {
-	silent := &receiver{hold: make(chan struct{})}
-	failing := &receiver{code: 500}
-	huge := &receiver{huge: true}
+	silent := &receiver{Hold: make(chan struct{})}
+	failing := &receiver{Code: 500}
+	huge := &receiver{Huge: true}
 	var servers []*httptest.Server
 	for _, rc := range []*receiver{silent, failing, huge} {
 		servers = append(servers, httptest.NewServer(rc))
 	}
 	defer func() {
-		close(silent.hold)
+		close(silent.Hold)
 		for _, ts := range servers {
 			ts.Close()
 		}
@@ -241,19 +184,19 @@ func TestNotifyHostileReceiversNeverSlowARun(t *testing.T) {
 	h.start()
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
-	silent.waitFor(t, "the silent receiver's first request", func(g []received) bool { return len(g) == 1 })
+	silent.WaitFor(t, "the silent receiver's first request", func(g []received) bool { return len(g) == 1 })
 	h.mustSSH("bob", "approve", "1", "--digest", h.show("bob", "1").Proposal.Digest)
 	h.waitStatus("1", StatusSucceeded)
-	if n := len(silent.requests()); n != 1 {
+	if n := len(silent.Requests()); n != 1 {
 		t.Fatalf("the silent receiver got %d requests", n)
 	}
 	select {
-	case <-silent.hold:
+	case <-silent.Hold:
 		t.Fatal("the silent receiver was released before the run ended")
 	default:
 	}
-	failing.waitFor(t, "retries of the failing receiver", func(g []received) bool { return len(g) >= 4 })
-	huge.waitFor(t, "the huge receiver's three events", func(g []received) bool { return len(g) >= 3 })
+	failing.WaitFor(t, "retries of the failing receiver", func(g []received) bool { return len(g) >= 4 })
+	huge.WaitFor(t, "the huge receiver's three events", func(g []received) bool { return len(g) >= 3 })
 	_, body := h.scrape("/metrics")
 	if v := metricValue(body, `switchtender_notify_deliveries_total{notify="huge"}`); v != 3 {
 		t.Errorf("huge receiver deliveries %v, want 3", v)
@@ -270,20 +213,20 @@ func TestNotifyHostileReceiversNeverSlowARun(t *testing.T) {
 
 // A delivery whose notify block a reload removed is dropped, not sent.
 func TestNotifyBlockRemovedByReload(t *testing.T) {
-	rc := &receiver{hold: make(chan struct{})}
+	rc := &receiver{Hold: make(chan struct{})}
 	ts := httptest.NewServer(rc)
-	defer func() { close(rc.hold); ts.Close() }()
+	defer func() { close(rc.Hold); ts.Close() }()
 	h := writeHarness(t, "", dataTemplates+approveAllData+notifyBlock("gone", ts.URL, "json", `["awaiting_approval", "approved"]`))
 	h.tune = func(o *Options) { o.NotifyBackoff, o.NotifyTimeout = 50*time.Millisecond, time.Hour }
 	h.start()
 	h.mustSSH("alice", "launch", "data")
 	h.waitStatus("1", StatusAwaitingApproval)
-	rc.waitFor(t, "the first event", func(g []received) bool { return len(g) == 1 }) // held there
+	rc.WaitFor(t, "the first event", func(g []received) bool { return len(g) == 1 }) // held there
 	h.mustSSH("bob", "approve", "1", "--digest", h.show("bob", "1").Proposal.Digest)
 	b, _ := os.ReadFile(h.cfgPath)
 	os.WriteFile(h.cfgPath, []byte(strings.Split(string(b), "notify \"gone\"")[0]), 0o600)
 	h.reloadWith("")
-	rc.hold <- struct{}{} // let the first attempt end (it was sent to the old block)
+	rc.Hold <- struct{}{} // let the first attempt end (it was sent to the old block)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ds, _ := h.srv.db.Deliveries()
@@ -295,7 +238,7 @@ func TestNotifyBlockRemovedByReload(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := len(rc.requests()); n != 1 {
+	if n := len(rc.Requests()); n != 1 {
 		t.Errorf("%d requests reached the removed block's receiver, want 1", n)
 	}
 }
@@ -381,7 +324,7 @@ func TestNotifyFollowsNoRedirect(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := len(target.requests()); n != 0 {
+	if n := len(target.Requests()); n != 0 {
 		t.Errorf("the redirect was followed: the target got %d requests", n)
 	}
 }
@@ -448,10 +391,10 @@ template "slow" {
 		t.Fatalf("run 1 after the restart: %s", r.Status)
 	}
 	deadline = time.Now().Add(10 * time.Second)
-	for len(rc.requests()) == 0 && time.Now().Before(deadline) {
+	for len(rc.Requests()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(rc.requests()) == 0 {
+	if len(rc.Requests()) == 0 {
 		ds, _ := h.srv.db.Deliveries()
 		t.Errorf("BREAK: run 1 ended %s at the shutdown, and its failed event never reached the receiver (stored deliveries: %d)", r.Status, len(ds))
 	}
