@@ -50,6 +50,7 @@ func prHarness(t *testing.T) *harness {
 // refused with the finding named; no tofu process starts and the checkout
 // is untouched.
 func TestPullRequestPlanWithFindingIsRefused(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	before := h.git("status", "--porcelain", "--ignored")
 	head := h.git("rev-parse", "HEAD")
@@ -86,6 +87,7 @@ func readFile(t *testing.T, p string) string {
 // read-only copy of the local state file), and its record carries the
 // branch's SHA; the checkout's files and state are untouched.
 func TestPullRequestPlanOfACleanBranch(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	h.mustSSH("alice", "launch", "data", "--wait") // state with three instances
 	h.git("add", "-A")
@@ -117,6 +119,7 @@ func TestPullRequestPlanOfACleanBranch(t *testing.T) {
 // Every run in a git checkout records the commit it ran and whether the
 // working tree was dirty.
 func TestRunsRecordTheirCommit(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	v := h.launchWait("alice", "data", "--dry-run")
 	if v.Commit == nil || v.Commit.SHA != h.git("rev-parse", "HEAD") || v.Commit.Dirty || v.Commit.Ref != "" {
@@ -134,6 +137,7 @@ func TestRunsRecordTheirCommit(t *testing.T) {
 
 // Hostile refs and misuse are refused before anything is queued.
 func TestPullRequestRefsRefused(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	for _, c := range []struct {
 		args []string
@@ -163,6 +167,7 @@ func TestPullRequestRefsRefused(t *testing.T) {
 // pull request's plan finds the working directory at the project's place
 // in the commit, not at the commit's top.
 func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, dataTemplates)
 	top := func(args ...string) string {
 		t.Helper()
@@ -194,6 +199,7 @@ func TestPullRequestPlanOfAProjectInsideARepository(t *testing.T) {
 // An agent's pull-request plan still waits for a person before anything runs,
 // clean or not.
 func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	v := h.launchWait("deploy-bot", "data", "--dry-run", "--ref", "clean")
 	if v.Run.Status != store.StatusAwaitingApproval || len(v.Steps) != 0 {
@@ -204,6 +210,7 @@ func TestAnAgentsPullRequestPlanWaitsForAPerson(t *testing.T) {
 // Refs: a tag and an abbreviated SHA plan the commit they name and record its
 // full SHA; a tag on the evil commit is refused like the branch.
 func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	h.git("tag", "v-evil", "evil")
 	h.git("tag", "-a", "-m", "annotated", "v-clean", "clean")
@@ -236,6 +243,7 @@ func TestAPullRequestPlansTheCommitItsRefNames(t *testing.T) {
 // The ref moves after launch: the run plans the SHA recorded at launch, and
 // rerunning a refused pull-request plan scans again.
 func TestARerunOfARefusedPullRequestScansAgain(t *testing.T) {
+	t.Parallel()
 	h := prHarness(t)
 	v := h.launchWait("alice", "data", "--dry-run", "--ref", "evil")
 	if v.Run.Status != store.StatusRefused {
