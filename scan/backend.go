@@ -40,7 +40,7 @@ var (
 // backend). A file that cannot be read or parsed is an error, and so is a
 // value read through a function that reads a file (file, templatefile,
 // ...), which no text here could pin. It serves a pull request's plan,
-// which must run against the state the checkout's runs use (issue 12).
+// which must run against the state the checkout's runs use (docs/pull-requests.md).
 func Backend(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {

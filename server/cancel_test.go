@@ -22,7 +22,7 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// Promise (README `cancel`): a running run's tool is interrupted and the run
+// Promise (docs/ssh-commands.md, cancel): a running run's tool is interrupted and the run
 // ends cancelled; a cancelled apply never applies. Once, a worker that
 // ignored the cancel and handed its plan over anyway had the apply phase
 // queued for the pool's next worker, because nothing on the control node
@@ -78,7 +78,7 @@ func TestACancelledGatedPlanNeverGoesToItsApply(t *testing.T) {
 	}
 }
 
-// Promise (README `cancel`): a running run's tool gets SIGINT and SIGKILL
+// Promise (docs/ssh-commands.md, cancel): a running run's tool gets SIGINT and SIGKILL
 // only after cancel_grace: a cancelled run ends. Once, a worker that kept
 // heartbeating and never sent a result kept a cancelled run running, and its
 // working directory busy, for as long as it liked, since the heartbeat was a
@@ -112,7 +112,7 @@ func TestCancelEndsARunWhoseWorkerIgnoresIt(t *testing.T) {
 	}
 }
 
-// Promise (README `cancel`): "a queued run never starts", and a cancel ends
+// Promise (docs/ssh-commands.md, cancel): "a queued run never starts", and a cancel ends
 // the run. Once, a cancel of a run whose apply phase waited in the pool's
 // queue silently dequeued it and left the run running for ever, with no
 // lease, no worker and no queue entry.
@@ -189,7 +189,7 @@ func TestCancelDuringAWorkersScanEndsTheRunOnce(t *testing.T) {
 	}
 }
 
-// Promise (README `cancel`: a cancel ends the run; an earlier fix covered a
+// Promise (docs/ssh-commands.md, cancel: a cancel ends the run; an earlier fix covered a
 // pool run cancelled while its apply phase waited in the queue). Once, a
 // cancel between an apply phase's offer and its take found the run in no
 // queue and under no lease, so nothing stopped it and the run stayed running
@@ -241,7 +241,7 @@ func TestCancelEndsARunWhoseApplyPhaseIsOffered(t *testing.T) {
 	}
 }
 
-// Promise (README `cancel`: a running run's tool is interrupted and the run
+// Promise (docs/ssh-commands.md, cancel: a running run's tool is interrupted and the run
 // ends cancelled; a cancelled apply never applies; "cancel works at every
 // point" on a pool). Once, a cancel sent while the control node still
 // prepared the job reached the worker before the job, was dropped as being
@@ -273,7 +273,7 @@ func TestCancelBeforeTheJobReachesTheWorkerEndsTheRun(t *testing.T) {
 	}
 }
 
-// Promise (README cancel: "a cancel ends the run"; earlier fixes covered a
+// Promise (docs/ssh-commands.md, cancel: "a cancel ends the run"; earlier fixes covered a
 // cancel that reached a pool run between its phases). Once, a cancel that
 // landed while the rules decided on a handed-over plan was lost: the apply
 // phase was queued anyway, refused at its claim, and the run stayed running
@@ -402,7 +402,7 @@ rule "hold13f" {
 	}
 }
 
-// Promise (README cancel; relay_lease.go cancelledBeforeSent, the fix: "a
+// Promise (docs/ssh-commands.md, cancel; relay_lease.go cancelledBeforeSent, the fix: "a
 // cancel while a job is prepared ends the run instead of being lost before
 // it"; relay_end.go cancel: a leased run's worker "is told to interrupt its
 // tool"). Once, a cancel that came while an apply phase's job was still being
@@ -463,7 +463,7 @@ func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 	}
 }
 
-// Promise (README "MCP for AI agents"): "Every result carries both text (what
+// Promise (docs/mcp.md): "Every result carries both text (what
 // the SSH command prints) and structured content (the object show --json
 // prints)"; docs/json.md: cancel prints the whole run, plan text included,
 // and says what it did ("run N was held for approval and is cancelled").

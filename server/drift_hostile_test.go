@@ -324,7 +324,7 @@ func TestACheckShowsNoSecret(t *testing.T) {
 	}
 	// The note's value set by hand outside Switchtender is not checked: the
 	// masker never saw it, and the configuration declares api_note plain
-	// (README, "What masking cannot do": declare the variable sensitive).
+	// (docs/secrets.md, "What masking cannot do": declare the variable sensitive).
 	_ = handNote
 	// The drift list holds names only.
 	if run.Check == nil || !run.Check.Drifted {

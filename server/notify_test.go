@@ -243,7 +243,7 @@ func TestNotifyBlockRemovedByReload(t *testing.T) {
 	}
 }
 
-// Promise (README "Notifications", brief): a delivery is "never delivered
+// Promise (docs/notifications.md, brief): a delivery is "never delivered
 // twice to a receiver that answered 2xx". Once, a delivery whose receiver had
 // answered 200 when the server shut down mid-body was kept and POSTed again
 // after the restart with the same delivery ID, because the stop was checked

@@ -12,7 +12,7 @@ import (
 	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
-// Promise (README "The configuration scan" step 1) Once, a branch that
+// Promise (docs/scan.md step 1) Once, a branch that
 // committed a provider under .terraform with a matching lock file had its
 // plan run that provider, the branch's own program, with the server's
 // credentials.

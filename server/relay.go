@@ -285,7 +285,7 @@ func (s *Server) poolOf(template string) string {
 
 // workerEvent records a relay worker's event (connected, refused, lost,
 // drained, a lease, a rejected result) in the audit trail and the operator
-// log alike (issue 14: "one record per ... worker event").
+// log alike, one record per worker event (docs/monitoring.md, "The operator log").
 func (s *Server) workerEvent(runID, worker, action, detail string) {
 	s.audit(runID, worker, action, detail)
 	s.log.Info(action, "worker", worker, "run", runID, "detail", s.scrub(detail))

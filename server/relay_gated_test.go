@@ -432,7 +432,7 @@ func TestAHeldPlanShowsNoApplier(t *testing.T) {
 	}
 }
 
-// Promise (README, relay: a saved plan of up to 19 MiB crosses the relay,
+// Promise (docs/relay.md: a saved plan of up to 19 MiB crosses the relay,
 // relay.PlanLimit; relay_proto.go relay.MaxLine "bounds one protocol line: a
 // job carrying a sealed plan of relay.PlanLimit in base64, with room for the
 // rest"). Once, a plan over about 16.5 MiB passed its plan phase and the

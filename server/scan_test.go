@@ -293,7 +293,7 @@ func TestScanCopyRemovedWhenTheRunEnds(t *testing.T) {
 	}
 }
 
-// Promise (README "The configuration scan" step 1): the scan's copy is
+// Promise (docs/scan.md step 1): the scan's copy is
 // private (DATA_DIR/runs/ID/scan) and "no .terraform" is copied; tofu get
 // downloads "there". Once, a .terraform that was a symbolic link was copied
 // into the scan's private copy as a link, so the gate's tofu get wrote its
@@ -319,7 +319,7 @@ func TestTheScanCopyNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 	}
 }
 
-// Promise (README "The configuration scan"): "anything it cannot read" is a
+// Promise (docs/scan.md): "anything it cannot read" is a
 // finding, and "verify modules: the tree the plan will read is read again;
 // unless its digest is the scanned one, the run is refused". Once, a
 // configuration file that was a FIFO was left out of the scan's copy and of
@@ -435,7 +435,7 @@ template "enc-clean" {
 	}
 }
 
-// Promise (README "The configuration scan"): local modules are read from the
+// Promise (docs/scan.md): local modules are read from the
 // copy of the repository as OpenTofu reads them; the plan runs exactly the
 // modules scanned. Once, the scanner resolved a local module source relative
 // to the caller's directory with symbolic links resolved while OpenTofu
@@ -523,7 +523,7 @@ template "kube" {
 	_ = strings.Contains
 }
 
-// Promise (README "The configuration scan" step 1): "A .terraform the gate
+// Promise (docs/scan.md step 1): "A .terraform the gate
 // did not install, committed or left in the working directory, is never read,
 // and no setting makes it trusted"; "verify modules: the tree the plan will
 // read is read again". Once, a credential's TF_DATA_DIR made init and plan
@@ -559,7 +559,7 @@ template "dd" {
 	t.Logf("%s: %s\n%s", v.Status, v.Message, log)
 }
 
-// Promise (README "The configuration scan"): an encryption block whose key
+// Promise (docs/scan.md): an encryption block whose key
 // provider runs a program is a finding, because it "runs a program the
 // configuration names at plan time just as external does". Once, an aws_kms
 // key provider whose shared config named a credential_process ran that

@@ -518,7 +518,7 @@ template "enc-clean" {
 	}
 }
 
-// Promise (README "Secrets": the masker replaces "every secret answer ...
+// Promise (docs/secrets.md: the masker replaces "every secret answer ...
 // each also as OpenTofu renders it"): a survey answer marked sensitive never
 // shows in show, show --json, the audit trail or the log. Once, a sensitive
 // answer used as a module source showed in the log through tofu get's cleaned

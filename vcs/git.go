@@ -2,8 +2,8 @@
 // repository: the commit a run ran (HEAD, and whether the working tree was
 // dirty), the commit a pull request's plan names (a branch, tag or SHA), and
 // that commit's tree exported into a private directory without touching the
-// checkout (spec "What a plan runs, and what the gate reads"; issue 12:
-// pull-request plans).
+// checkout (spec "What a plan runs, and what the gate reads";
+// docs/pull-requests.md).
 //
 // It runs the git on PATH with a fixed, minimal configuration: no pager, no
 // prompts, no fsmonitor or hooks from the repository's configuration, so

@@ -14,7 +14,7 @@ import (
 	"github.com/switchtender/switchtender/server/api"
 )
 
-// Promise (README "MCP for AI agents"): launch's answers are validated
+// Promise (docs/mcp.md): launch's answers are validated
 // exactly as `launch` validates them; `launch --answers -` refuses a null
 // answer ("answer %q is null; give a value or leave it out", readAnswers in
 // answers.go). Once, a null answer over MCP was taken as the empty string and

@@ -67,13 +67,13 @@ func mcpTSPrerequisites(t *testing.T) string {
 	t.Helper()
 	node, err := osexec.LookPath("node")
 	if err != nil {
-		t.Skip("skipping the TypeScript MCP client check: node is not installed (README, \"MCP for AI agents\")")
+		t.Skip("skipping the TypeScript MCP client check: node is not installed (docs/mcp.md)")
 	}
 	if _, err := osexec.LookPath("ssh"); err != nil {
 		t.Skip("skipping the TypeScript MCP client check: the OpenSSH client ssh is not installed")
 	}
 	if _, err := os.Stat(filepath.Join(mcpTSDir, "node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
-		t.Skipf("skipping the TypeScript MCP client check: the TypeScript MCP SDK is not installed; run `npm ci` in server/%s once (it needs the npm registry; README, \"MCP for AI agents\")", mcpTSDir)
+		t.Skip("skipping the TypeScript MCP client check: the TypeScript MCP SDK is not installed; run `npm ci` in server/testdata/mcp-ts once (it needs the npm registry; docs/mcp.md)")
 	}
 	return node
 }

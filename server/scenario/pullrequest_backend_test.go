@@ -18,7 +18,7 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// Promise (README "Pull-request plans"): a pull request's plan runs in a
+// Promise (docs/pull-requests.md): a pull request's plan runs in a
 // private tree, "the checkout's working tree, index and HEAD are never
 // touched", against "a read-only copy" of a local state file. Once, a
 // branch's local backend with a path in the checkout made the plan's state
@@ -73,7 +73,7 @@ template "data" {
 	}
 }
 
-// Promise (README "Pull-request plans"): a pull request's plan runs "against
+// Promise (docs/pull-requests.md): a pull request's plan runs "against
 // the state the checkout's runs use", and a plan that would send a write
 // request is refused. Once, a branch that replaced the backend with an http
 // one at a host it named got the run's TF_HTTP_* credentials, and a LOCK
@@ -123,7 +123,7 @@ template "data" {
 	}
 }
 
-// Promise (README "Pull-request plans"; scan.Backend: the locals a backend
+// Promise (docs/pull-requests.md; scan.Backend: the locals a backend
 // block references are pinned by their definitions, so a branch that changes
 // one is refused). Once, a local that an override file sorting before the
 // primary file redefined was read and then forgotten, so the branch's backend
@@ -365,7 +365,7 @@ func TestACommittedSavedBackendDoesNotMoveThePlan(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans", server/pullrequest.go sameBackend: "a
+// Promise (docs/pull-requests.md, server/pullrequest.go sameBackend: "a
 // backend or key provider the branch chose would get the run's credentials",
 // so a branch's plan runs only against the checkout's backend). Once, a
 // branch that left the backend alone but added an http terraform_remote_state

@@ -41,7 +41,7 @@ func TestAPullRequestNeverRunsAProviderFromItsImpliedMirror(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans"): a pull request's plan is scanned
+// Promise (docs/pull-requests.md): a pull request's plan is scanned
 // first, and a plan "that would run code" is refused, no tofu plan starts.
 // Once, a branch's terraform_remote_state with backend "kubernetes" and a
 // committed kubeconfig ran the kubeconfig's exec plugin during the plan,

@@ -13,7 +13,7 @@ import (
 	"github.com/switchtender/switchtender/server/internal/testkit"
 )
 
-// Promise (README "Pull-request plans": a branch is scanned and planned in a
+// Promise (docs/pull-requests.md: a branch is scanned and planned in a
 // private tree, and nothing it holds runs code; no secret leaks to logs or
 // show). Once, a branch whose resource read file("<data_dir>/seal.key")
 // printed the server's sealing key, and the SSH host key, into its plan log
@@ -83,7 +83,7 @@ func TestAPullRequestCannotPrintAWorkersKeys(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans": "Switchtender's own keys are masked
+// Promise (docs/pull-requests.md: "Switchtender's own keys are masked
 // in every run's log"; ownkeys.go: "so a configuration that reads one with
 // file() cannot print it"). Once, a branch that printed
 // lower(file("<data_dir>/seal.key")) got the sealing key into its plan log,
@@ -116,7 +116,7 @@ func TestAPullRequestCannotPrintTheSealKeyLowercased(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans": the branch's plan runs with the
+// Promise (docs/pull-requests.md: the branch's plan runs with the
 // checkout's credentials, its own keys are masked; server/oplog NewScrubber knows
 // every static secret of the configuration, for the operator log). Once, a
 // branch whose resource read file() of the server's configuration file
@@ -136,7 +136,7 @@ func TestAPullRequestCannotPrintTheConfigurationsSecrets(t *testing.T) {
 	}
 }
 
-// Promise (0ecae4d; README "Pull-request plans": "a pull request's plan also
+// Promise (0ecae4d; docs/pull-requests.md: "a pull request's plan also
 // masks every secret the configuration file holds in clear"; ownkeys.go
 // maskConfigSecrets: "every secret the configuration holds in clear", because
 // "a branch's file() of the configuration file would show them"). Once, a

@@ -41,7 +41,7 @@ func TestAPullRequestNeverWritesThroughASymlinkedDotTerraform(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans"): a pull request's plan never touches
+// Promise (docs/pull-requests.md): a pull request's plan never touches
 // the checkout and plans "against the state the checkout's runs use (for a
 // local state file, a read-only copy)". Once, a branch that committed
 // infra/state as a link to the checkout's state directory had the read-only
@@ -77,7 +77,7 @@ func TestAPullRequestNeverDeletesTheCheckoutsStateThroughALink(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans"): the commit is written with `git
+// Promise (docs/pull-requests.md): the commit is written with `git
 // archive`, which "reads the repository's objects only" (vcs.Export), and a
 // pull request's plan runs no program its content names before the scan.
 // Once, a branch that marked *.tf with a filter the checkout's git
@@ -101,7 +101,7 @@ func TestAPullRequestsExportRunsNoFilterDriver(t *testing.T) {
 	}
 }
 
-// Promise (README "Pull-request plans"): the plan runs in a private tree and
+// Promise (docs/pull-requests.md): the plan runs in a private tree and
 // "the checkout's working tree, index and HEAD are never touched"; the
 // branch's tree "is the branch's to shape", so no link in it may lead a write
 // out (placeInTree). Once, a branch that committed

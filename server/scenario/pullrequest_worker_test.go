@@ -157,7 +157,7 @@ func TestAPullRequestOnAWorkerStaysInItsPrivateDirectory(t *testing.T) {
 	}
 }
 
-// Promise (spec and README "Pull-request plans": the plan runs against the
+// Promise (spec and docs/pull-requests.md: the plan runs against the
 // state the checkout's runs use, read as they read it, with their
 // credentials; a branch that changes the backend is refused rather than
 // planned, since "a backend ... the branch chose would get the run's

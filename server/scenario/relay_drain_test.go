@@ -287,7 +287,7 @@ func TestADrainingWorkerTakesNoOffer(t *testing.T) {
 	}
 }
 
-// Promise (README "Draining a worker": SIGTERM makes a worker take no new run
+// Promise (docs/relay.md, draining: SIGTERM makes a worker take no new run
 // and finish the one it has; lost leases are for workers that went away).
 // Once, a worker drained between its take and the job's arrival hung up at
 // once as if it had no run, and the run it had taken failed at the lease

@@ -18,7 +18,7 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// Promise (README "Gated applies across workers"; which builds on the gate's
+// Promise (docs/relay.md; which builds on the gate's
 // "the gate measures what the plan destroys from that saved file, rendered
 // with tofu show -json"): the rules decide on what the saved plan does, as
 // for a local run. Once, the rules decided on the show -json bytes a worker
@@ -116,7 +116,7 @@ rule "primary13e" {
 	}
 }
 
-// Promise (README, relay: "the control node ... checks that the worker's show
+// Promise (docs/relay.md: "the control node ... checks that the worker's show
 // -json rendering names, per action, the very resource instances the plan
 // file itself changes ... Attribute values a plan_gate reads come from the
 // worker's rendering: that much of the gate trusts the worker"; relay_plan.go

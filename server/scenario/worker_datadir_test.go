@@ -13,7 +13,7 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// Promise (README, relay: "a worker that died (SIGKILL, a lost machine)
+// Promise (docs/relay.md: "a worker that died (SIGKILL, a lost machine)
 // stops, at its next start and before it dials, what its runs left running
 // ... and wipes their private directories"; worker_leftovers.go: "what runs
 // of an earlier life of this worker left running"). Once, a second worker

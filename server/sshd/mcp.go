@@ -13,7 +13,7 @@ import (
 	"github.com/switchtender/switchtender/server/api"
 )
 
-// MCP over SSH (issue 16): `ssh -p PORT HOST mcp` speaks the Model Context
+// MCP over SSH (docs/mcp.md): `ssh -p PORT HOST mcp` speaks the Model Context
 // Protocol on the session's standard input and output (the stdio
 // transport: newline-delimited JSON-RPC), with the official Go SDK. The
 // key decides the caller, as for every other command; each session gets an
