@@ -98,10 +98,7 @@ func applyPlanStep(ctx context.Context, x *execution) error {
 	if err := runstep.VerifyPlan(x.planPath, x.approved); err != nil {
 		return err
 	}
-	what := "the saved plan " + x.approved + ", which no rule held"
-	if approvedByPerson(x.run) {
-		what = "the approved plan " + x.approved
-	}
+	what := appliedPlan(x.run, x.approved)
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Message = "Applying " + what + "."; return nil }); err == nil {
 		x.s.broker.RunChanged()
 	}
@@ -143,6 +140,16 @@ func releasedDigest(r store.Run) string {
 		}
 	}
 	return ""
+}
+
+// appliedPlan names the saved plan digest that r's apply phase carries
+// out, as every end sentence of an apply says it: "the approved plan D" when
+// a person released it, "the saved plan D, which no rule held" otherwise.
+func appliedPlan(r store.Run, digest string) string {
+	if approvedByPerson(r) {
+		return "the approved plan " + digest
+	}
+	return "the saved plan " + digest + ", which no rule held"
 }
 
 // approvedByPerson reports whether a person approved r's current plan, as

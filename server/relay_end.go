@@ -225,7 +225,8 @@ var endStatuses = []Status{StatusSucceeded, StatusFailed, StatusCancelled, Statu
 
 // reportedSuccess is reportedEnd of a success: refused for a job scanned
 // before it plans that sent no scan, and for a gated apply's plan (whose
-// saved plan must be handed over); a check's sentence says what it found.
+// saved plan must be handed over); a check's sentence says what it found,
+// and an apply phase's names the plan as the control node's own apply does.
 func (h *relayHub) reportedSuccess(l *relayLease, msg string) (Status, string, string) {
 	if l.scanWhy != "" && !l.scanDone {
 		return "", "", fmt.Sprintf("Worker %s reported success for a job scanned before it plans without sending its scan; nothing of it was kept as a plan the rules let through.", l.worker.name)
@@ -235,6 +236,9 @@ func (h *relayHub) reportedSuccess(l *relayLease, msg string) (Status, string, s
 	}
 	if l.kind == KindCheck {
 		msg = h.noDrift(l)
+	}
+	if r, err := h.s.db.GetRun(l.job.runID); err == nil && l.applies && r.Proposal != nil {
+		msg = fmt.Sprintf("Applied %s. It ran on relay worker %s.", appliedPlan(r, r.Proposal.Digest), l.worker.name)
 	}
 	return StatusSucceeded, msg, ""
 }
