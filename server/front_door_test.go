@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/server/api"
@@ -52,15 +51,8 @@ type console = sshd.Console
 func newConsole(s *Server, who Identity) *console { return sshd.NewConsole(s, who) }
 
 type (
-	runView      = api.RunView
-	workerView   = api.WorkerView
-	errorWire    = sshd.ErrorWire
-	whoamiView   = sshd.WhoamiView
-	mcpRuns      = sshd.MCPRuns
-	mcpTemplates = sshd.MCPTemplates
-	mcpLog       = sshd.MCPLog
-	mcpWorkers   = sshd.MCPWorkers
-	mcpRunArg    = sshd.MCPRunArg
+	runView    = api.RunView
+	workerView = api.WorkerView
 )
 
 const (
@@ -73,8 +65,6 @@ const (
 	refusalLogPerSource   = sshd.RefusalLogPerSource
 	defaultSSHMaxSessions = api.DefaultSSHMaxSessions
 )
-
-func requesterKind(stored string) string { return api.RequesterKind(stored) }
 
 // printable is text from runs as a terminal shows it (screentext.Text).
 func printable(b []byte) []byte { return []byte(screentext.Text(string(b))) }
@@ -94,22 +84,3 @@ var commandTable = func() []*command {
 	}
 	return out
 }()
-
-// lookupCommand returns the command named name, or nil.
-func lookupCommand(name string) *command {
-	for _, c := range sshd.Commands() {
-		if c.Name == name || slices.Contains(c.Aliases, name) {
-			for _, t := range commandTable {
-				if t.name == c.Name {
-					return t
-				}
-			}
-		}
-	}
-	return nil
-}
-
-var (
-	launchCommand = *lookupCommand("launch")
-	rerunCommand  = *lookupCommand("rerun")
-)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchtender/switchtender/server/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,17 +99,4 @@ func TestEveryStepRunsInTheDirectoryCheckedAtItsStart(t *testing.T) {
 		t.Logf("runs:\n%s", runs)
 		t.Fatalf("a tool process ran outside the checkout %s, in %v", h.project, e)
 	}
-}
-
-// sshProbe runs line as user's raw command with stdin, bounded in time; a
-// session that ends without an exit status (a panic in a handler) gives
-// -1, a timeout -2.
-func sshProbe(t *testing.T, h *harness, user, line, stdin string) (string, string, int) {
-	t.Helper()
-	client, err := dialAs(h, user)
-	if err != nil {
-		return "", err.Error(), -3
-	}
-	defer client.Close()
-	return testkit.Probe(client, line, stdin)
 }

@@ -55,11 +55,6 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	testkit.WaitFor(t, what, d, cond)
 }
 
-func gitCommitAll(t *testing.T, dir string) string {
-	t.Helper()
-	return testkit.GitCommitAll(t, dir)
-}
-
 const holdRnetForBob = testkit.HoldRnetForBob
 
 // recvWithin reads one message, or reports none within d (the reader is
@@ -176,13 +171,6 @@ func takeRun(t *testing.T, h *harness, raw *rawWorker, args ...string) (string, 
 		t.Fatalf("job %+v", job)
 	}
 	return id, job
-}
-
-const slowPoolTemplate = testkit.SlowPoolTemplate
-
-func writeSlowModule(t *testing.T, checkout string) {
-	t.Helper()
-	testkit.WriteSlowModule(t, checkout)
 }
 
 const slowCredentialTemplate = testkit.SlowCredentialTemplate

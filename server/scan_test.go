@@ -17,9 +17,6 @@ import (
 	"github.com/switchtender/switchtender/store"
 )
 
-// scanCases are the fixtures of testdata/scan (testkit.ScanCases).
-var scanCases = testkit.ScanCases
-
 // scanHarness is a server whose rule "review" holds every run for bob but
 // exempts dry runs by exclude_dry_run, with a template per scan fixture.
 func scanHarness(t *testing.T, extra string) *harness {

@@ -9,17 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/server/internal/testkit"
-	"github.com/switchtender/switchtender/server/sshd"
 	"github.com/switchtender/switchtender/tui"
-)
-
-// Configuration blocks and helpers shared with the scenario tests
-// (server/scenario), whose files define them no longer here.
-const (
-	brokenTemplate = testkit.BrokenTemplate
 )
 
 // mcpConn is an MCP client session over `ssh … mcp` (testkit.MCPConn).
@@ -35,9 +27,6 @@ func (h *harness) mcpAs(user string, version ...string) *mcpConn {
 	}
 	return testkit.DialMCP(h.t, client, user, version...)
 }
-
-// resultText is the text content of a tool result.
-func resultText(res *mcp.CallToolResult) string { return testkit.ResultText(res) }
 
 // showRaw is `show --json` of run id as user sees it, decoded as a map.
 func (h *harness) showRaw(user, id string) map[string]any {
@@ -59,11 +48,6 @@ func mustLack(t *testing.T, what, text string, unwanted ...string) {
 	testkit.MustLack(t, what, text, unwanted...)
 }
 
-func jsonRefusal(t *testing.T, what, stderr string) sshd.ErrorWire {
-	t.Helper()
-	return testkit.JSONRefusal(t, what, stderr)
-}
-
 // consoleAs is the console backend of who on h's server.
 func consoleAs(h *harness, who Identity) *console { return newConsole(h.srv, who) }
 
@@ -71,20 +55,6 @@ func consoleAs(h *harness, who Identity) *console { return newConsole(h.srv, who
 func consoleRun(t *testing.T, c *console, id string) tui.RunDetail {
 	t.Helper()
 	return testkit.ConsoleRun(t, c, id)
-}
-
-// ptyTerm is one console session over SSH with a terminal (testkit.PTYTerm).
-type ptyTerm = testkit.PTYTerm
-
-// openConsole dials the harness as user, asks for an xterm-256color PTY of
-// w columns and h rows and starts a shell: the server answers with the TUI.
-func openConsole(h *harness, user string, w, hgt int) *ptyTerm {
-	h.t.Helper()
-	client, err := dialAs(h, user)
-	if err != nil {
-		h.t.Fatalf("ssh %s: %v", user, err)
-	}
-	return testkit.OpenConsole(h.t, client, user, w, hgt)
 }
 
 // sshStdin runs one command over a real SSH connection with stdin as its
@@ -97,11 +67,6 @@ func (h *harness) sshStdin(user, stdin string, args ...string) (string, string, 
 	}
 	defer client.Close()
 	return testkit.SSHStdin(h.t, client, stdin, args...)
-}
-
-func exitCodeOf(t *testing.T, err error) int {
-	t.Helper()
-	return testkit.ExitCodeOf(t, err)
 }
 
 // reloadWith appends extra to the harness's configuration file, loads it and

@@ -75,9 +75,6 @@ const (
 	RequesterAgent  = store.RequesterAgent
 )
 
-// transitions is the store's transition table, for `help`.
-var transitions = store.Transitions()
-
 // conflictOf is err with a *store.TransitionError in it made a coded
 // ErrConflict with the same sentence; any other err passes as it is.
 func conflictOf(err error) error {

@@ -15,7 +15,6 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/server"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/server/internal/testkit"
@@ -198,8 +197,6 @@ func (h *harness) mustSSH(user string, args ...string) string {
 	return out
 }
 
-func shellJoin(args []string) string { return testkit.ShellJoin(args) }
-
 // waitStatus polls the store until run id reaches one of statuses.
 func (h *harness) waitStatus(id string, statuses ...store.Status) {
 	h.t.Helper()
@@ -247,6 +244,3 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	testkit.WaitFor(t, what, d, cond)
 }
-
-// printable is text from runs as a terminal shows it (screentext.Text).
-func printable(b []byte) []byte { return []byte(screentext.Text(string(b))) }

@@ -175,11 +175,6 @@ func writeSlowModule(t *testing.T, checkout string) {
 	testkit.WriteSlowModule(t, checkout)
 }
 
-func writeBlobModule(t *testing.T, checkout string, size int) {
-	t.Helper()
-	testkit.WriteBlobModule(t, checkout, size)
-}
-
 const (
 	relayCloudKey = "relay-cloud-key-8c1f2e"
 	relayPassword = "relay-db-password-77aa"
