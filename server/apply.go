@@ -92,12 +92,10 @@ func maskStep(ctx context.Context, x *execution) error {
 	return runstep.MaskPlan(ctx, x, x.planPath)
 }
 
-// applyPlanStep checks the file once more just before the tool starts, then
-// runs apply PLANFILE. OpenTofu's own stale refusal ends the run stale.
+// applyPlanStep runs apply PLANFILE through runstep.ApplyPlan, which checks
+// the file's digest once more just before the tool starts. OpenTofu's own
+// stale refusal ends the run stale.
 func applyPlanStep(ctx context.Context, x *execution) error {
-	if err := runstep.VerifyPlan(x.planPath, x.approved); err != nil {
-		return err
-	}
 	what := appliedPlan(x.run, x.approved)
 	if _, err := x.s.db.UpdateRun(x.run.ID, func(r *store.Run) error { r.Message = "Applying " + what + "."; return nil }); err == nil {
 		x.s.broker.RunChanged()

@@ -237,8 +237,10 @@ func (h *relayHub) reportedSuccess(l *relayLease, msg string) (Status, string, s
 	if l.kind == KindCheck {
 		msg = h.noDrift(l)
 	}
-	if r, err := h.s.db.GetRun(l.job.runID); err == nil && l.applies && r.Proposal != nil {
-		msg = fmt.Sprintf("Applied %s. It ran on relay worker %s.", appliedPlan(r, r.Proposal.Digest), l.worker.name)
+	if l.applies {
+		if r, err := h.s.db.GetRun(l.job.runID); err == nil && r.Proposal != nil {
+			msg = fmt.Sprintf("Applied %s. It ran on relay worker %s.", appliedPlan(r, r.Proposal.Digest), l.worker.name)
+		}
 	}
 	return StatusSucceeded, msg, ""
 }

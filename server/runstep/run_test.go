@@ -21,12 +21,14 @@ type fakeEnv struct {
 	masker       *mask.Masker
 	captured     map[string][]byte
 	steps, said  []string
+	tools        []string // the tool processes started, by name
 	checkErr     error
 }
 
 func (e *fakeEnv) Step(name string)                { e.steps = append(e.steps, name) }
 func (e *fakeEnv) Check(ctx context.Context) error { return e.checkErr }
 func (e *fakeEnv) Tool(ctx context.Context, name string, args []string) (exec.Result, error) {
+	e.tools = append(e.tools, name)
 	return exec.Result{}, nil
 }
 func (e *fakeEnv) Capture(ctx context.Context, name string, args []string) ([]byte, error) {
@@ -113,5 +115,38 @@ func TestSavedPlanIsRefusedUnlessReleasedAndMaskable(t *testing.T) {
 	env.captured["show -json"] = []byte("{not json")
 	if err := MaskPlan(context.Background(), env, path); !errors.As(err, &o) || !strings.Contains(o.Msg, "could not be masked") {
 		t.Errorf("unreadable sensitive values: %v", err)
+	}
+}
+
+// Promise (spec, "A gated apply carries out the approved plan": it carries
+// out exactly that file): the digest is checked again at the moment apply
+// starts, so a plan file replaced after the earlier checks (between the
+// mask step and the apply) is refused and no tool starts. On the control
+// node ApplyPlan's check is the only one between the mask step and apply.
+func TestApplyPlanRefusesAPlanFileReplacedAfterItWasChecked(t *testing.T) {
+	env := newFakeEnv(t)
+	path, err := WritePlan(env, []byte("plan bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := seal.Digest([]byte("plan bytes"))
+	if err := VerifyPlan(path, digest); err != nil {
+		t.Fatalf("the released plan: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("another plan"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var o *Outcome
+	if _, err := ApplyPlan(context.Background(), env, path, digest); !errors.As(err, &o) || !strings.Contains(o.Msg, "nothing was applied") {
+		t.Errorf("a replaced plan file: %v", err)
+	}
+	if len(env.tools) != 0 {
+		t.Errorf("tools started for a replaced plan file: %v", env.tools)
+	}
+	if err := os.WriteFile(path, []byte("plan bytes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyPlan(context.Background(), env, path, digest); err != nil || len(env.tools) != 1 || env.tools[0] != "apply" {
+		t.Errorf("the released plan file: %v, tools %v", err, env.tools)
 	}
 }
