@@ -43,12 +43,12 @@ func (execRunner) Capture(ctx context.Context, inv exec.Invocation) ([]byte, exe
 var _ toolRunner = execRunner{}
 
 // step is one thing a run does ([runstep.Step]).
-type step = runstep.Step
+type step = runstep.Step[*execution]
 
 // xstep is a step of the control node's own: do works on the execution
 // runstep.Run runs it over.
 func xstep(name string, do func(ctx context.Context, x *execution) error) step {
-	return step{Name: name, Do: func(ctx context.Context, env runstep.Env) error { return do(ctx, env.(*execution)) }}
+	return step{Name: name, Do: do}
 }
 
 // execution is one phase of one run being carried out: what its steps
@@ -122,9 +122,9 @@ func (s *Server) stepsFor(r store.Run) []step {
 	// The apply phase checks the configuration first (configStep), before
 	// any of its processes, the state's own state pull included.
 	apply := []step{xstep("configuration", configStep), xstep("verify", verifyStep), xstep("mask", maskStep), xstep("apply", applyPlanStep)}
-	init := []step{xstep("init", initStep), runstep.StateSecretsStep}
+	init := []step{xstep("init", initStep), runstep.StateSecretsStep[*execution]()}
 	if why, _ := s.scanFor(r); why != "" && r.Phase == phasePlan {
-		init = append(scanSteps(), runstep.StateSecretsStep)
+		init = append(scanSteps(), runstep.StateSecretsStep[*execution]())
 		if why == scanForPullRequest {
 			init = append([]step{xstep("export", exportStep)}, init...)
 		}
@@ -135,7 +135,7 @@ func (s *Server) stepsFor(r store.Run) []step {
 		if s.plannedInCopy(r) {
 			pre = append(pre, xstep("init", applyInitStep))
 		}
-		return append(append(pre, runstep.StateSecretsStep), apply[1:]...)
+		return append(append(pre, runstep.StateSecretsStep[*execution]()), apply[1:]...)
 	case r.Kind == KindPlan:
 		return append(init, xstep("plan", dryRunStep))
 	case r.Kind == KindCheck:

@@ -34,17 +34,19 @@ type Env interface {
 	Masker() *mask.Masker
 }
 
-// Step is one thing a run does. Do returns nil to go on, an *Outcome to end
-// the run with that status, or any other error to fail it.
-type Step struct {
+// Step is one thing a run does over an executor of type E (the control
+// node's or the worker's, so a step reaches its own executor without a type
+// assertion). Do returns nil to go on, an *Outcome to end the run with that
+// status, or any other error to fail it.
+type Step[E Env] struct {
 	Name string
-	Do   func(ctx context.Context, env Env) error
+	Do   func(ctx context.Context, env E) error
 }
 
 // Run carries out steps in order over env: before each, env hears its name,
 // and a context that ended or a failed env.Check stops the run there. It
 // returns what stopped the steps, or nil when all of them ran.
-func Run(ctx context.Context, env Env, steps []Step) error {
+func Run[E Env](ctx context.Context, env E, steps []Step[E]) error {
 	for _, st := range steps {
 		env.Step(st.Name)
 		if err := ctx.Err(); err != nil {

@@ -56,16 +56,16 @@ func newFakeEnv(t *testing.T) *fakeEnv {
 func TestRunStopsAtTheFirstStepThatEndsTheRun(t *testing.T) {
 	env := newFakeEnv(t)
 	var ran []string
-	step := func(name string, err error) Step {
-		return Step{Name: name, Do: func(context.Context, Env) error { ran = append(ran, name); return err }}
+	step := func(name string, err error) Step[*fakeEnv] {
+		return Step[*fakeEnv]{Name: name, Do: func(context.Context, *fakeEnv) error { ran = append(ran, name); return err }}
 	}
-	err := Run(context.Background(), env, []Step{step("a", nil), step("b", End(store.StatusRefused, -1, "no")), step("c", nil)})
+	err := Run(context.Background(), env, []Step[*fakeEnv]{step("a", nil), step("b", End(store.StatusRefused, -1, "no")), step("c", nil)})
 	var o *Outcome
 	if !errors.As(err, &o) || o.Status != store.StatusRefused || strings.Join(ran, ",") != "a,b" || strings.Join(env.steps, ",") != "a,b" {
 		t.Fatalf("err %v, ran %v, named %v", err, ran, env.steps)
 	}
 	env.checkErr, ran = errors.New("the directory moved"), nil
-	if err := Run(context.Background(), env, []Step{step("a", nil)}); err != env.checkErr || len(ran) != 0 {
+	if err := Run(context.Background(), env, []Step[*fakeEnv]{step("a", nil)}); err != env.checkErr || len(ran) != 0 {
 		t.Fatalf("a failed check: %v, ran %v", err, ran)
 	}
 }

@@ -127,8 +127,10 @@ func StateSecrets(ctx context.Context, env Env) error {
 	return nil
 }
 
-// StateSecretsStep is StateSecrets as a step.
-var StateSecretsStep = Step{Name: "state secrets", Do: StateSecrets}
+// StateSecretsStep is StateSecrets as a step of either executor.
+func StateSecretsStep[E Env]() Step[E] {
+	return Step[E]{Name: "state secrets", Do: func(ctx context.Context, env E) error { return StateSecrets(ctx, env) }}
+}
 
 // ReadState reads the working directory's current state document: a
 // local state from its file (none yet is nil), any other by `state pull`.

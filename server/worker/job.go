@@ -196,17 +196,17 @@ func (x *workerRun) commit(ctx context.Context) *store.Commit {
 
 // wstep is a step of the worker's own: do works on the job runstep.Run
 // runs it over.
-func wstep(name string, do func(ctx context.Context, x *workerRun) error) runstep.Step {
-	return runstep.Step{Name: name, Do: func(ctx context.Context, env runstep.Env) error { return do(ctx, env.(*workerRun)) }}
+func wstep(name string, do func(ctx context.Context, x *workerRun) error) runstep.Step[*workerRun] {
+	return runstep.Step[*workerRun]{Name: name, Do: do}
 }
 
 // steps lists what the job does, as the control node's stepsFor lists a
 // run's: an apply phase checks the configuration first; a scanned job
 // scans before init; the state's sensitive values join the masker before
 // anything prints a diff.
-func (x *workerRun) steps() []runstep.Step {
+func (x *workerRun) steps() []runstep.Step[*workerRun] {
 	apply := store.Phase(x.job.Phase) == store.PhaseApply
-	var steps []runstep.Step
+	var steps []runstep.Step[*workerRun]
 	switch {
 	case apply:
 		steps = append(steps, wstep("configuration", weighPlanned), wstep("init", initStep))
@@ -215,7 +215,7 @@ func (x *workerRun) steps() []runstep.Step {
 	default:
 		steps = append(steps, wstep("init", initStep))
 	}
-	steps = append(steps, runstep.StateSecretsStep)
+	steps = append(steps, runstep.StateSecretsStep[*workerRun]())
 	kind := store.Kind(x.job.Kind)
 	switch {
 	case apply:

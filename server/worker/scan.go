@@ -36,8 +36,8 @@ var errScanDecided = errors.New("the control node ended the run on the scan's ev
 // as the control node's: a pull request's export, the scan, the move into
 // its private copy, init there and the check that the modules in place are
 // the ones scanned.
-func (x *workerRun) scanSteps() []runstep.Step {
-	var steps []runstep.Step
+func (x *workerRun) scanSteps() []runstep.Step[*workerRun] {
+	var steps []runstep.Step[*workerRun]
 	if x.job.ScanWhy == runstep.ScanForPullRequest {
 		steps = append(steps, wstep("export", exportStep))
 	}
