@@ -15,6 +15,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/switchtender/switchtender/planview"
 )
 
 // Identity is who is looking at the console, as the server authenticated them.
@@ -65,6 +67,10 @@ type Proposal struct {
 	Holds     []Hold
 	Requested string // who asked and how: "alice (person)", "deploy-bot (agent)", "require_approval", "reconcile of check 12"
 	PlanText  string // tofu's own plan rendering, already masked
+	// Changes is the structured change set of the saved plan (masked, no
+	// sensitive value), computed once when the plan was measured; nil for
+	// a proposal made before change sets were kept, or not at stage "plan".
+	Changes *planview.ChangeSet
 
 	Stale       bool   // the state changed after the plan was made: it can never apply
 	StaleReason string // why it is stale and what to do, for people
