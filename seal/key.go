@@ -14,6 +14,8 @@ package seal
 
 import (
 	"bufio"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,4 +192,25 @@ func syncDir(dir string) {
 		_ = d.Sync()
 		d.Close()
 	}
+}
+
+// deriveLabel starts the message [Key.Derive] authenticates, so a derived
+// key can never equal an HMAC the key makes for anything else.
+const deriveLabel = "switchtender derive/1\n"
+
+// Derive returns a 32-byte secret for one purpose (a short label such as
+// "plan fingerprint"), derived from the key's secret identity:
+// HMAC-SHA256 keyed with the identity's text ("AGE-SECRET-KEY-1...") over
+// "switchtender derive/1\n" followed by purpose. The same key and purpose
+// always give the same bytes; another purpose or another key gives
+// unrelated ones; the result neither reveals the identity nor lets one
+// purpose's secret be computed from another's. The caller must treat the
+// result as a secret too (it is one for whatever holds only it).
+func (k *Key) Derive(purpose string) []byte {
+	id := []byte(k.id.String())
+	defer clear(id)
+	m := hmac.New(sha256.New, id)
+	m.Write([]byte(deriveLabel))
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
 }
