@@ -129,6 +129,7 @@ func keepPlan(x *execution, plan []byte) error {
 	if err != nil {
 		return fmt.Errorf("sealing the saved plan's rendering: %w", err)
 	}
+	changes := x.s.sealedOrNone(x.run.ID, x.digest, &x.changes)
 	x.s.supersedeChecks(x.run)
 	p := x.newProposal(x.decision)
 	p.Requested = ""
@@ -141,6 +142,9 @@ func keepPlan(x *execution, plan []byte) error {
 		if err := tx.PutBlob(blobDrift, x.run.ID, sealed); err != nil {
 			return err
 		}
+		if err := putChanges(tx, x.run.ID, changes); err != nil {
+			return err
+		}
 		if _, err := tx.UpdateRun(x.run.ID, func(r *store.Run) error { r.Check = c; return nil }); err != nil {
 			return err
 		}
@@ -148,6 +152,9 @@ func keepPlan(x *execution, plan []byte) error {
 	})
 	if err != nil {
 		return fmt.Errorf("storing the sealed plan: %w", err)
+	}
+	if x.changes != nil {
+		x.s.changeCache.put(x.run.ID, x.digest, x.changes)
 	}
 	x.say("drift: %d changed outside OpenTofu; the configuration would make %s; plan digest %s kept, sealed", len(x.drift.Drift), counts, p.Digest)
 	next := fmt.Sprintf("`reconcile %s` proposes applying exactly that plan", x.run.ID)

@@ -53,8 +53,10 @@ func showStep(ctx context.Context, x *execution) error {
 	return err
 }
 
-// measureStep measures the plan. A plan the gate cannot read leaves the
-// summary nil; decide then holds it (the gate fails closed).
+// measureStep measures the plan and computes its change set (masked, once
+// its sensitive values joined the masker). A plan the gate cannot read
+// leaves the summary nil, and decide then holds it (the gate fails closed);
+// a plan planview cannot read has no change set.
 func measureStep(ctx context.Context, x *execution) error {
 	x.summary, _ = gate.AnalyzePlan(x.planJSON)
 	// What the rules say about the plan (a policy's messages, its errors)
@@ -63,6 +65,7 @@ func measureStep(ctx context.Context, x *execution) error {
 	if sens, err := gate.SensitiveValues(x.planJSON); err == nil {
 		x.masker.Add(sens...)
 	}
+	x.measureChanges()
 	return nil
 }
 
@@ -114,18 +117,16 @@ func decideStep(ctx context.Context, x *execution) error {
 	x.say("proposal: %s; plan digest %s", planCounts(p), p.Digest)
 	switch dec.Outcome {
 	case gate.Refuse:
-		x.s.setProposal(r.ID, p)
+		x.s.setProposal(r.ID, p, x.changes)
 		return end(StatusRefused, -1, "The rules refuse this apply: %s. Nothing was applied.", reasons(p.Refusals))
 	case gate.Hold:
-		x.s.setProposal(r.ID, p)
+		x.s.setProposal(r.ID, p, x.changes)
 		return end(StatusAwaitingApproval, -1, "Held for approval: %s. An approver releases exactly this plan with: approve %s --digest %s", reasons(p.Holds), r.ID, p.Digest)
 	}
 	x.say("no rule holds this proposal; applying the saved plan")
-	run, err := x.s.db.UpdateRun(r.ID, func(r *store.Run) error {
-		r.Proposal = p
+	run, err := x.s.storeProposal(r.ID, p, x.changes, func(r *store.Run) {
 		r.Phase = phaseApply
 		r.Approvals = append(r.Approvals, store.Approval{By: "rules", Digest: p.Digest, Stage: StagePlan, Decision: DecisionPass, At: time.Now()})
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("recording the rules' decision: %w", err)

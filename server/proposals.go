@@ -7,16 +7,48 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/store"
 )
 
 // blobPlan is the store's kind for a sealed saved plan, keyed by run ID.
 const blobPlan = "plan"
 
-func (s *Server) setProposal(id string, p *store.Proposal) {
-	if _, err := s.db.UpdateRun(id, func(r *store.Run) error { r.Proposal = p; return nil }); err != nil {
+// setProposal stores p as run id's proposal with the change set cs of its
+// plan beside it (storeProposal); a failure is logged.
+func (s *Server) setProposal(id string, p *store.Proposal, cs *planview.ChangeSet) {
+	if _, err := s.storeProposal(id, p, cs, nil); err != nil {
 		s.log.Error("storing proposal", "run", id, "err", err)
 	}
+}
+
+// storeProposal stores, in one write, p as run id's proposal (also, when
+// not nil, changes the run further in the same write) and the change set
+// cs of its plan sealed beside it; a nil cs drops any change set stored
+// for an earlier proposal. A change set that cannot be sealed is logged
+// and left out: the proposal stands without one. It returns the run as
+// written.
+func (s *Server) storeProposal(id string, p *store.Proposal, cs *planview.ChangeSet, also func(r *store.Run)) (store.Run, error) {
+	sealed := s.sealedOrNone(id, p.Digest, &cs)
+	var run store.Run
+	err := s.db.Update(func(tx *store.Tx) error {
+		if err := putChanges(tx, id, sealed); err != nil {
+			return err
+		}
+		var err error
+		run, err = tx.UpdateRun(id, func(r *store.Run) error {
+			r.Proposal = p
+			if also != nil {
+				also(r)
+			}
+			return nil
+		})
+		return err
+	})
+	if err == nil && cs != nil {
+		s.changeCache.put(id, p.Digest, cs)
+	}
+	return run, err
 }
 
 // dropHeld drops what a held run keeps on disk once it no longer waits:

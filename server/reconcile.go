@@ -128,6 +128,10 @@ func (s *Server) createReconcile(ctx context.Context, check store.Run, who Ident
 	if err != nil {
 		return store.Run{}, store.Run{}, err
 	}
+	cs, err := s.changesOfPlan(rendering, s.reconcileMasker(*r, rendering))
+	if err != nil {
+		s.log.Warn("a kept plan's rendering could not be read for its change set; the reconcile is proposed without one", "check", check.ID)
+	}
 	var checked store.Run
 	err = s.db.Update(func(tx *store.Tx) error {
 		err := tx.CreateRun(r, func(r *store.Run) error {
@@ -144,6 +148,9 @@ func (s *Server) createReconcile(ctx context.Context, check store.Run, who Ident
 		if checked, err = moveKept(s, tx, check.ID, *r, plan); err != nil {
 			return err
 		}
+		if err := s.storeChangesIn(tx, r.ID, r.Proposal.Digest, &cs); err != nil {
+			return err
+		}
 		if err := tx.Audit(auditEvent(check.ID, who.Name, "reconciled", "run "+r.ID+" carries the plan this check kept")); err != nil {
 			return err
 		}
@@ -155,6 +162,9 @@ func (s *Server) createReconcile(ctx context.Context, check store.Run, who Ident
 	}
 	if err != nil {
 		return store.Run{}, store.Run{}, fmt.Errorf("storing the reconcile: %w", err)
+	}
+	if cs != nil {
+		s.changeCache.put(r.ID, r.Proposal.Digest, cs)
 	}
 	return *r, checked, nil
 }

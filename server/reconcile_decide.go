@@ -43,18 +43,26 @@ func (s *Server) openKeptRendering(check store.Run) ([]byte, error) {
 	return plain, nil
 }
 
-// reconcileDecision decides reconcile r of check on rendering, with the
-// check's recorded decision as the floor, and returns the holds the
-// reconcile carries besides the reconcile hold. A refusal — the rules now,
-// or the check's — is an ErrConflict naming every reason; nothing is then
-// proposed.
-func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store.Run, rendering []byte) ([]store.Hold, error) {
+// reconcileMasker is the masker of reconcile r's texts: the server's own
+// keys, the configuration's secrets r meets and the values its plan's
+// rendering marks sensitive.
+func (s *Server) reconcileMasker(r store.Run, rendering []byte) *mask.Masker {
 	m := mask.New()
 	s.maskOwnKeys(m)
 	s.maskConfigSecrets(m, r)
 	if sens, err := gate.SensitiveValues(rendering); err == nil {
 		m.Add(sens...)
 	}
+	return m
+}
+
+// reconcileDecision decides reconcile r of check on rendering, with the
+// check's recorded decision as the floor, and returns the holds the
+// reconcile carries besides the reconcile hold. A refusal — the rules now,
+// or the check's — is an ErrConflict naming every reason; nothing is then
+// proposed.
+func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store.Run, rendering []byte) ([]store.Hold, error) {
+	m := s.reconcileMasker(r, rendering)
 	req := s.gateRequest(r)
 	req.Kind = string(KindReconcile)
 	dec := gate.Decide(ctx, req, rendering, nil, s.currentRules(), s.policyTime)

@@ -108,7 +108,7 @@ func (x *execution) decideScan(sc *store.Scan, why string, holds []store.Hold) e
 	}
 	p := &store.Proposal{Stage: StageScan, Digest: scanStageDigest(run), Requested: requestedHow(run),
 		Holds: holds, Findings: sc.Findings, CreatedAt: time.Now()}
-	x.s.setProposal(run.ID, p)
+	x.s.setProposal(run.ID, p, nil)
 	return end(StatusAwaitingApproval, -1, "Held before anything plans: the configuration scan found %s. A plan would run that with the run's credentials, so a person must weigh it; releasing it plans exactly the modules scanned: approve %s --digest %s", findingsPhrase(sc.Findings), run.ID, p.Digest)
 }
 

@@ -27,7 +27,9 @@ func (s *Server) Refreshed(r store.Run) store.Run {
 	return r
 }
 
-// View is r as who sees it; withPlan keeps tofu's plan text.
+// View is r as who sees it; withPlan keeps tofu's plan text and adds the
+// change set of its saved plan (Changes; from memory or its sealed blob,
+// never a tool).
 func (s *Server) View(r store.Run, who Identity, withPlan bool) api.RunView {
 	why := s.unapprovable(r) // before the sealed answers are hidden: it opens them
 	r.SealedVars, r.SealedAnswers = nil, nil
@@ -46,6 +48,9 @@ func (s *Server) View(r store.Run, who Identity, withPlan bool) api.RunView {
 	}
 	if r.Kind == KindCheck {
 		viewCheck(&v, &r, withPlan)
+	}
+	if withPlan {
+		v.Changes = s.viewChanges(r)
 	}
 	v.Run = r
 	return v

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -49,6 +50,7 @@ type runWire struct {
 	Holds         []HoldView        `json:"holds"`
 	Check         *store.Check      `json:"check,omitempty"`
 	Scan          *store.Scan       `json:"scan,omitempty"`
+	Changes       *changesWire      `json:"changes,omitempty"`
 }
 
 // wireView is RunView without its MarshalJSON, so runWire can embed it.
@@ -71,6 +73,7 @@ func (v RunView) MarshalJSON() ([]byte, error) {
 		Holds:         OrEmpty(v.Holds),
 		Check:         normalCheck(v.Check),
 		Scan:          normalScan(v.Scan),
+		Changes:       normalChanges(v.Changes),
 	}
 	for i := range w.Approvals {
 		w.Approvals[i].Rules = OrEmpty(w.Approvals[i].Rules)
@@ -137,4 +140,58 @@ func orEmptyMap[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return m
+}
+
+// changesWire is a change set as the contract writes it: its lists [] when
+// empty, where planview leaves them out (a shallower field wins).
+type changesWire struct {
+	*planview.ChangeSet
+	Resources []resourceWire `json:"resources"`
+	Outputs   []outputWire   `json:"outputs"`
+	Drift     []resourceWire `json:"drift"`
+}
+
+// resourceWire is a resource change with its lists [] when empty.
+type resourceWire struct {
+	planview.Resource
+	Actions      []string             `json:"actions"`
+	ReplacePaths []string             `json:"replace_paths"`
+	Attributes   []planview.Attribute `json:"attributes"`
+}
+
+// outputWire is an output change with its actions [] when empty.
+type outputWire struct {
+	planview.Output
+	Actions []string `json:"actions"`
+}
+
+// normalChanges is cs as the contract writes it, or nil for none. The
+// change set's own values are shared, not copied.
+func normalChanges(cs *planview.ChangeSet) *changesWire {
+	if cs == nil {
+		return nil
+	}
+	outs := make([]outputWire, len(cs.Outputs))
+	for i, o := range cs.Outputs {
+		outs[i] = outputWire{Output: o, Actions: orNone(o.Actions)}
+	}
+	return &changesWire{ChangeSet: cs, Resources: resourcesWire(cs.Resources), Outputs: outs, Drift: resourcesWire(cs.Drift)}
+}
+
+// resourcesWire is rs with every list [] when empty.
+func resourcesWire(rs []planview.Resource) []resourceWire {
+	out := make([]resourceWire, len(rs))
+	for i, r := range rs {
+		out[i] = resourceWire{Resource: r, Actions: orNone(r.Actions), ReplacePaths: orNone(r.ReplacePaths), Attributes: orNone(r.Attributes)}
+	}
+	return out
+}
+
+// orNone is s, or an empty slice for nil (JSON []); unlike OrEmpty it
+// shares s.
+func orNone[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

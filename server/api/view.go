@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/screentext"
 	"github.com/switchtender/switchtender/store"
 )
@@ -54,6 +55,11 @@ type RunView struct {
 	// confusable character, or the same look as another address of the
 	// plan (screentext.Lookalikes).
 	Lookalikes []screentext.Lookalike `json:"lookalikes,omitempty"`
+	// Changes is the change set of the run's saved plan (its proposal's,
+	// or the plan a drift check kept; docs/json.md "changes"), where the
+	// plan text is shown too; nil when the run has none. It is shared with
+	// the service's cache: never change it.
+	Changes *planview.ChangeSet `json:"changes,omitempty"`
 	// JSONPhase is the phase JSON shows (the service's jsonPhase).
 	JSONPhase string `json:"-"`
 }

@@ -28,6 +28,7 @@ func writeCheck(w io.Writer, v api.RunView) {
 		fmt.Fprintf(w, "  digest   %s\n", p.Digest)
 		fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
 		fmt.Fprintf(w, "  plan:    %s\n", api.PlanCounts(p))
+		writeChangesHint(w, v)
 		for _, l := range api.Lookalikes(p.Addresses) {
 			fmt.Fprintf(w, "  LOOKALIKE %s %s\n", screentext.Field(l.Address), l)
 		}

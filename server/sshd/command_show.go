@@ -1,9 +1,20 @@
 package sshd
 
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/switchtender/switchtender/planview"
+	"github.com/switchtender/switchtender/screentext"
+	"github.com/switchtender/switchtender/server/api"
+	"github.com/switchtender/switchtender/store"
+)
+
 var showCommand = command{
 	name:    "show",
-	example: `ssh -p 2222 HOST show 4 --json`,
-	usage:   "show RUN [--json]",
+	example: `ssh -p 2222 HOST show 4 --changes`,
+	usage:   "show RUN [--changes] [--json]",
 	summary: "a run, its proposal, whom it waits for, and its masked plan text",
 	help: `A run: its variables (secret ones as (sensitive)), the decisions on it,
 and its proposal: the digest, the destroy count the rules measure (every
@@ -15,19 +26,72 @@ the reason (it can never apply; rerun plans it afresh). It says when a
 newer proposal exists for the same working directory, and "waiting for
 you" only when you can release something now.
 
+--changes: the change set of the saved plan instead (a drift check's: the
+plan it kept), risk first: replaced and deleted resources, then
+forgotten, updated, created, read, imported and moved ones, each changed
+attribute with its value before and after, then outputs and drift. A
+sensitive value is never shown: it says whether it changed, with keyed
+fingerprints that are equal for equal values. It was computed once, when
+the plan was measured; reading it runs no tofu. A run without one (no
+saved plan yet, a plan whose rendering could not be read, a plan made
+before change sets were kept) is refused, naming ` + "`show RUN`" + ` for tofu's text.
+
 --json: the run with "holds" (rule, reason, approvers, released_by,
 waits_for), "stale", "stale_reason", "newer_proposal", "counts",
-"waiting_for_you", "rerun_of" and the proposal with its plan_text.`,
+"waiting_for_you", "rerun_of", the proposal with its plan_text, and
+"changes" (the change set, left out when there is none); with --changes
+too, the same object.`,
 	args: []string{"RUN"},
 	json: true,
-	bind: noFlags((*call).show),
+	bind: func(fs *flag.FlagSet) handler {
+		changes := fs.Bool("changes", false, "the saved plan's change set, risk first, instead of the whole run")
+		return func(c *call) int { return c.show(*changes) }
+	},
 }
 
-// show prints one run in detail.
-func (c *call) show() int {
+// show prints one run in detail, or with changes (and no --json) the
+// change set of its saved plan.
+func (c *call) show(changes bool) int {
 	run, err := c.s.Run(c.arg(0))
 	if err != nil {
 		return c.refuse(err)
 	}
-	return c.printRun(c.s.Refreshed(run), true)
+	run = c.s.Refreshed(run)
+	if !changes || c.json {
+		return c.printRun(run, true)
+	}
+	cs, err := c.s.Changes(run.ID)
+	if err != nil {
+		return c.refuse(err)
+	}
+	if cs == nil {
+		return c.refuse(noChanges(run))
+	}
+	writeChangesHead(c.out, run)
+	fmt.Fprint(c.out, planview.Text(cs, 0))
+	return exitOK
+}
+
+// writeChangesHead is the line above a change set: the run, its status and
+// the digest of the plan the change set describes (a stale plan says so).
+func writeChangesHead(w io.Writer, r store.Run) {
+	p, what := r.Proposal, "saved plan"
+	if r.Kind == store.KindCheck && r.Check != nil && r.Check.Plan != nil {
+		p, what = r.Check.Plan, "plan this drift check kept"
+	}
+	fmt.Fprintf(w, "run %s: %s; the change set of the %s %s\n", r.ID, r.Status, what, p.Digest)
+	if p.Stale {
+		fmt.Fprintf(w, "  STALE: %s\n", screentext.Sentence(p.StaleReason))
+	}
+}
+
+// noChanges is the refusal of `show --changes` for run r, which has no
+// change set: why, and that `show` prints tofu's own text.
+func noChanges(r store.Run) error {
+	hasPlan := (r.Proposal != nil && r.Proposal.Stage == store.StagePlan) ||
+		(r.Kind == store.KindCheck && r.Check != nil && r.Check.Plan != nil)
+	if !hasPlan {
+		return api.Errorf(api.ErrConflict, "run %s has no change set: it has no saved plan (it is %s); `show %s` shows the run", r.ID, r.Status, r.ID)
+	}
+	return api.Errorf(api.ErrConflict, "run %s's plan has no change set: its rendering could not be read, or the plan was made before change sets were kept; `show %s` prints tofu's own plan text (masked)", r.ID, r.ID)
 }

@@ -203,6 +203,7 @@ func writeProposal(w io.Writer, v api.RunView) {
 		fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
 		fmt.Fprintf(w, "  plan:    %s\n", v.Counts)
 		writeAddresses(w, p.Addresses)
+		writeChangesHint(w, v)
 	}
 	writeHolds(w, v)
 	for _, h := range p.Refusals {
@@ -211,6 +212,14 @@ func writeProposal(w io.Writer, v api.RunView) {
 	writeRelease(w, v)
 	if p.PlanText != "" {
 		fmt.Fprintf(w, "plan (masked):\n%s", p.PlanText)
+	}
+}
+
+// writeChangesHint names the command that shows the plan's change set,
+// when it has one.
+func writeChangesHint(w io.Writer, v api.RunView) {
+	if v.Changes != nil {
+		fmt.Fprintf(w, "  changes: show %s --changes (risk first; sensitive values as fingerprints)\n", v.ID)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"charm.land/ssh"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
@@ -57,6 +58,11 @@ type Service interface {
 	GetRun(id string) (store.Run, error)
 	ListRuns() ([]store.Run, error)
 	View(r store.Run, who api.Identity, withPlan bool) api.RunView
+	// Changes is the change set of run id's saved plan (a drift check's:
+	// the plan it kept), computed when the plan was measured and read from
+	// the store or memory, never by running a tool; nil, nil when it has
+	// none. The result is shared: never change it.
+	Changes(id string) (*planview.ChangeSet, error)
 	Refreshed(r store.Run) store.Run
 	CheckStale(r store.Run) error
 	WaitingFor(r store.Run, who api.Identity) bool
