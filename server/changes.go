@@ -9,6 +9,7 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/notify"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -210,4 +211,15 @@ func (c *changeCache) put(id, digest string, cs *planview.ChangeSet) {
 		delete(c.sets, c.order[0])
 		c.order = c.order[1:]
 	}
+}
+
+// changesSummary is the short form of run r's change set for a
+// notification (notify.ChangesSummaryLimit bytes at most, ending with the
+// command that shows the rest), or "" when it has none.
+func (s *Server) changesSummary(r store.Run) string {
+	cs := s.viewChanges(r)
+	if cs == nil {
+		return ""
+	}
+	return planview.Summary(cs, notify.ChangesSummaryLimit, "show "+r.ID+" --changes")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/server/notify"
 	"github.com/switchtender/switchtender/server/oplog"
 	"github.com/switchtender/switchtender/store"
@@ -50,7 +51,11 @@ func (s *Server) notifyRun(r store.Run, tn oplog.Transition) {
 	if event == "" || s.notifier == nil {
 		return
 	}
-	ds, err := notify.Deliveries(r, event, s.config().Notifies)
+	var changes func() string
+	if event == config.EventAwaitingApproval {
+		changes = func() string { return s.changesSummary(r) }
+	}
+	ds, err := notify.Deliveries(r, event, s.config().Notifies, changes)
 	if err != nil {
 		s.log.Error("encoding a notification", "run", r.ID, "err", err)
 		return

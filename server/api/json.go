@@ -165,6 +165,11 @@ type outputWire struct {
 	Actions []string `json:"actions"`
 }
 
+// ChangesJSON is change set cs as the contract writes it (the run object's
+// "changes", and what `show RUN --changes --json` prints): a value to
+// marshal, its lists [] when empty.
+func ChangesJSON(cs *planview.ChangeSet) any { return normalChanges(cs) }
+
 // normalChanges is cs as the contract writes it, or nil for none. The
 // change set's own values are shared, not copied.
 func normalChanges(cs *planview.ChangeSet) *changesWire {

@@ -39,19 +39,27 @@ const (
 // Payload is the json format's body; see docs/notifications.md.
 // It holds names, counts, a digest and a one-line summary: nothing secret.
 type Payload struct {
-	Event         string    `json:"event"`
-	Run           string    `json:"run"`
-	Template      string    `json:"template"`
-	Kind          string    `json:"kind"`
-	Status        string    `json:"status"`
-	Requester     string    `json:"requester"`
-	RequesterKind string    `json:"requester_kind"`
-	Digest        string    `json:"digest,omitempty"`
-	Counts        *Counts   `json:"counts,omitempty"`
-	Drift         *int      `json:"drift,omitempty"` // resources changed outside OpenTofu (event drift)
-	Summary       string    `json:"summary"`
-	At            time.Time `json:"at"`
+	Event         string  `json:"event"`
+	Run           string  `json:"run"`
+	Template      string  `json:"template"`
+	Kind          string  `json:"kind"`
+	Status        string  `json:"status"`
+	Requester     string  `json:"requester"`
+	RequesterKind string  `json:"requester_kind"`
+	Digest        string  `json:"digest,omitempty"`
+	Counts        *Counts `json:"counts,omitempty"`
+	Drift         *int    `json:"drift,omitempty"` // resources changed outside OpenTofu (event drift)
+	Summary       string  `json:"summary"`
+	// ChangesSummary is, for event awaiting_approval of a run whose saved
+	// plan has a change set, its short form (planview.Summary, at most
+	// ChangesSummaryLimit bytes, ending with the `show RUN --changes`
+	// command for the rest); "" (left out) otherwise.
+	ChangesSummary string    `json:"changes_summary,omitempty"`
+	At             time.Time `json:"at"`
 }
+
+// ChangesSummaryLimit bounds Payload.ChangesSummary, in bytes.
+const ChangesSummaryLimit = 2000
 
 // Counts are a proposal's counts.
 type Counts struct {
@@ -332,7 +340,8 @@ func Sign(secret string, body []byte) string {
 }
 
 // renderNotification is the body block's format sends for d: the stored
-// payload as is (json), or Slack's {"text": summary}.
+// payload as is (json), or Slack's {"text": summary}, the change set's
+// summary on the lines after it when the payload has one.
 func renderNotification(block *config.Notify, d store.Delivery) ([]byte, error) {
 	if block.Format != config.FormatSlack {
 		return d.Body, nil
@@ -343,15 +352,25 @@ func renderNotification(block *config.Notify, d store.Delivery) ([]byte, error) 
 	}
 	b, err := json.Marshal(struct {
 		Text string `json:"text"`
-	}{"Switchtender: " + p.Summary})
+	}{slackText(p)})
 	return screentext.JSON(b), err
+}
+
+// slackText is the text of p's Slack message.
+func slackText(p Payload) string {
+	text := "Switchtender: " + p.Summary
+	if p.ChangesSummary != "" {
+		text += "\n" + p.ChangesSummary
+	}
+	return text
 }
 
 // Deliveries are the deliveries event of r makes: one for each of blocks
 // that names the event, in the blocks' name order, all with the same json
-// payload; none when no block names it. The error is the payload's
-// encoding failing.
-func Deliveries(r store.Run, event string, blocks map[string]*config.Notify) ([]store.Delivery, error) {
+// payload; none when no block names it. changes (nil: none) gives the
+// payload's changes_summary; it is called once, and only when a block
+// names the event. The error is the payload's encoding failing.
+func Deliveries(r store.Run, event string, blocks map[string]*config.Notify, changes func() string) ([]store.Delivery, error) {
 	var ds []store.Delivery
 	var body []byte
 	for _, name := range slices.Sorted(maps.Keys(blocks)) {
@@ -359,8 +378,12 @@ func Deliveries(r store.Run, event string, blocks map[string]*config.Notify) ([]
 			continue
 		}
 		if body == nil {
+			p := PayloadOf(r, event)
+			if changes != nil {
+				p.ChangesSummary = changes()
+			}
 			var err error
-			if body, err = json.Marshal(PayloadOf(r, event)); err != nil {
+			if body, err = json.Marshal(p); err != nil {
 				return nil, fmt.Errorf("encoding the payload of run %s: %w", r.ID, err)
 			}
 			body = screentext.JSON(body)

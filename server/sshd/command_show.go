@@ -39,8 +39,8 @@ before change sets were kept) is refused, naming ` + "`show RUN`" + ` for tofu's
 --json: the run with "holds" (rule, reason, approvers, released_by,
 waits_for), "stale", "stale_reason", "newer_proposal", "counts",
 "waiting_for_you", "rerun_of", the proposal with its plan_text, and
-"changes" (the change set, left out when there is none); with --changes
-too, the same object.`,
+"changes" (the change set, left out when there is none). With --changes,
+--json prints that change set object alone, refused as the text is.`,
 	args: []string{"RUN"},
 	json: true,
 	bind: func(fs *flag.FlagSet) handler {
@@ -49,15 +49,15 @@ too, the same object.`,
 	},
 }
 
-// show prints one run in detail, or with changes (and no --json) the
-// change set of its saved plan.
+// show prints one run in detail, or with changes the change set of its
+// saved plan (as text, or with --json as the run object's "changes").
 func (c *call) show(changes bool) int {
 	run, err := c.s.Run(c.arg(0))
 	if err != nil {
 		return c.refuse(err)
 	}
 	run = c.s.Refreshed(run)
-	if !changes || c.json {
+	if !changes {
 		return c.printRun(run, true)
 	}
 	cs, err := c.s.Changes(run.ID)
@@ -66,6 +66,9 @@ func (c *call) show(changes bool) int {
 	}
 	if cs == nil {
 		return c.refuse(noChanges(run))
+	}
+	if c.json {
+		return writeJSON(c.out, api.ChangesJSON(cs))
 	}
 	writeChangesHead(c.out, run)
 	fmt.Fprint(c.out, planview.Text(cs, 0))

@@ -11,6 +11,7 @@ import (
 	"charm.land/ssh"
 	bm "charm.land/wish/v2/bubbletea"
 
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/store"
 	"github.com/switchtender/switchtender/tui"
@@ -172,6 +173,9 @@ func (c *Console) proposal(r store.Run) *tui.Proposal {
 		Stale:     p.Stale, StaleReason: p.StaleReason, NewerRun: c.s.NewerProposal(r),
 		Unapprovable: c.s.Unapprovable(r),
 	}
+	if p.Stage == store.StagePlan {
+		tp.Changes = c.changes(r.ID)
+	}
 	for a, addrs := range p.Addresses {
 		if n, ok := tuiActions[a]; ok {
 			a = n
@@ -186,6 +190,17 @@ func (c *Console) proposal(r store.Run) *tui.Proposal {
 			Approvers: slices.Clone(h.Approvers), ReleasedBy: h.ReleasedBy})
 	}
 	return tp
+}
+
+// changes is run id's change set for the proposal pane (the service keeps
+// it decoded, so a refresh reads nothing again); nil when it has none or it
+// cannot be read (logged).
+func (c *Console) changes(id string) *planview.ChangeSet {
+	cs, err := c.s.Changes(id)
+	if err != nil {
+		c.s.Logger().Error("reading a run's change set for the console", "run", id, "identity", c.id.Name, "err", err)
+	}
+	return cs
 }
 
 func (c *Console) FollowLog(ctx context.Context, id string, from int64) (<-chan tui.LogChunk, error) {
