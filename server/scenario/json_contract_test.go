@@ -141,7 +141,7 @@ func TestJSONContractShapes(t *testing.T) {
 	waitLog(t, h, "1", "started-slow")
 	checkGolden(t, "launch-queued", h.mustSSH("alice", "launch", "slow", "--json"))
 	queued := h.showRaw("alice", "2")
-	for _, k := range []string{"exit_code", "started_at", "finished_at", "proposal"} {
+	for _, k := range []string{"exit_code", "started_at", "finished_at", "proposal", "changes"} {
 		if _, ok := queued[k]; ok {
 			t.Errorf("show --json of a queued run has %s: %v", k, queued[k])
 		}
@@ -169,11 +169,15 @@ func checkHeldContract(t *testing.T, h *harness) {
 	if held["requester_kind"] != "agent" {
 		t.Errorf("an agent's run: requester_kind %v", held["requester_kind"])
 	}
+	if _, ok := held["changes"]; ok {
+		t.Errorf("a run held before planning has a change set: %v", held["changes"])
+	}
 	digest := held["proposal"].(map[string]any)["digest"].(string)
 	checkGolden(t, "approve-request", h.mustSSH("bob", "approve", "3", "--digest", digest, "--json"), ".started_at")
 	h.waitStatus("3", store.StatusAwaitingApproval, store.StatusFailed)
 	show = h.mustSSH("bob", "show", "3", "--json")
 	checkGolden(t, "show-held-plan", show)
+	checkChangesContract(t, h, "3", show)
 	var shown, approved struct{ Proposal map[string]any }
 	if err := json.Unmarshal([]byte(show), &shown); err != nil || shown.Proposal["stage"] != "plan" {
 		t.Fatalf("show 3 --json: %v, proposal %v", err, shown.Proposal)
@@ -196,6 +200,39 @@ func checkHeldContract(t *testing.T, h *harness) {
 		}
 		if err := json.Unmarshal([]byte(line), &l); err != nil || l.Offset == nil || l.Text == nil {
 			t.Errorf("log --json line %q: %v", line, err)
+		}
+	}
+}
+
+// checkChangesContract pins `show ID --changes --json` of held run id: the
+// very object show --json (its JSON show) carries as "changes", with its
+// lists [] and never null; runs --json carries none.
+func checkChangesContract(t *testing.T, h *harness, id, show string) {
+	t.Helper()
+	alone := h.mustSSH("bob", "show", id, "--changes", "--json")
+	checkGolden(t, "show-changes", alone)
+	var run struct{ Changes json.RawMessage }
+	if err := json.Unmarshal([]byte(show), &run); err != nil || len(run.Changes) == 0 {
+		t.Fatalf("show %s --json has no changes (%v)", id, err)
+	}
+	var a, b any
+	if err := json.Unmarshal([]byte(alone), &a); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal(run.Changes, &b)
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("show %s --changes --json differs from show --json's changes:\n%s\n%s", id, alone, run.Changes)
+	}
+	if strings.Contains(jsonShape(t, alone), ": null") {
+		t.Errorf("the change set's JSON holds a null:\n%s", alone)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(h.mustSSH("bob", "runs", "--json")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if _, ok := r["changes"]; ok {
+			t.Errorf("runs --json carries run %v's change set", r["id"])
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
@@ -146,7 +148,7 @@ func outputSchema[T any]() *jsonschema.Schema {
 	if s, ok := outputSchemas.Load(key); ok {
 		return s.(*jsonschema.Schema)
 	}
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: outputTypes})
 	if err != nil {
 		panic(fmt.Sprintf("schema of %s: %v", key, err)) // a programming error, caught by every test
 	}
@@ -154,6 +156,19 @@ func outputSchema[T any]() *jsonschema.Schema {
 	optionalRunFields(s)
 	outputSchemas.Store(key, s)
 	return s
+}
+
+// outputTypes are the schemas of types the inferred schema cannot follow:
+// a change set's JSON comparison holds attributes, which may hold one.
+var outputTypes = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[planview.JSONDiff](): {
+		Type:        "object",
+		Description: "the structural comparison of two JSON documents held in strings",
+		Properties: map[string]*jsonschema.Schema{
+			"changes":     {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "the changed JSON paths, each an attribute change"},
+			"format_only": {Type: "boolean", Description: "the documents are equal as JSON: only whitespace or key order differ"},
+		},
+	},
 }
 
 // nullableObjects lets every object schema below s (s itself unless top)
