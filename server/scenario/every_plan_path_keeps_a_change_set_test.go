@@ -94,8 +94,7 @@ func startWorkerStoppable(t *testing.T, h *harness, keys map[string]relayKey, id
 }
 
 // A drift check keeps its plan's change set, and the reconcile that
-// carries that plan shows its approver the very same change set; one that
-// has none is refused by show --changes with a sentence naming show.
+// carries that plan shows its approver the very same change set.
 func TestAReconcileShowsTheChangeSetItsCheckKept(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, dataTemplates)
@@ -123,6 +122,13 @@ func TestAReconcileShowsTheChangeSetItsCheckKept(t *testing.T) {
 	if head := h.mustSSH("bob", "show", rec.ID, "--changes"); !strings.Contains(firstLine(head), rec.Proposal.Digest) {
 		t.Errorf("show --changes of the reconcile does not name its digest: %q", firstLine(head))
 	}
+}
+
+// show --changes refuses a run that saved no plan (an ungated apply), in
+// text and JSON alike, with a sentence naming show for tofu's text.
+func TestShowChangesRefusesARunWithoutASavedPlan(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, dataTemplates)
 	first := runIDOf(t, h.mustSSH("carol", "launch", "data-free", "--json")) // an ungated apply: no saved plan
 	h.waitStatus(first, store.StatusSucceeded)
 	_, errOut, code := h.ssh("bob", "show", first, "--changes")
