@@ -15,7 +15,7 @@ var showCommand = command{
 	name:    "show",
 	example: `ssh -p 2222 HOST show 4 --changes`,
 	usage:   "show RUN [--changes] [--json]",
-	summary: "a run, its proposal, whom it waits for, and its masked plan text",
+	summary: "a run, its proposal, whom it waits for, and its masked plan text (--changes: its change set)",
 	help: `A run: its variables (secret ones as (sensitive)), the decisions on it,
 and its proposal: the digest, the destroy count the rules measure (every
 delete), the counts in tofu's words, the addresses by action, each rule
