@@ -68,20 +68,23 @@ type execution struct {
 	out     *mask.Writer
 	current string // the step executing, for messages
 
-	planPath   string              // the saved plan's plaintext path while a tool reads it
-	planText   string              // tofu's own rendering of the plan, as logged (masked)
-	planJSON   []byte              // tofu show -json of the saved plan; cleared after the decision
-	summary    *gate.Summary       // what the plan does, as the gate measured it
-	changes    *planview.ChangeSet // the plan's change set (masked), stored with its proposal; nil when unreadable
-	digest     string              // the saved plan's digest
-	basis      stateBasis          // the state the plan was made from
-	approved   string              // the digest the apply carries out
-	drift      *gate.Drift         // a check's drift and changes, per address and attribute
-	decision   gate.Decision       // the rules' decision on a check's plan, as a reconcile would carry it
-	scanned    *store.Scan         // the scan's evidence, for a scanned run: what the plan must read
-	planned    *scan.Identity      // the configuration the released plan was made from (configStep)
-	startFiles map[string]string   // a relayed plan's files under its working directory, as its worker found them (newProposal)
-	tree       string              // a pull request's exported commit, when the run plans one
+	planPath   string            // the saved plan's plaintext path while a tool reads it
+	planText   string            // tofu's own rendering of the plan, as logged (masked)
+	planJSON   []byte            // tofu show -json of the saved plan; cleared after the decision
+	summary    *gate.Summary     // what the plan does, as the gate measured it
+	digest     string            // the saved plan's digest
+	basis      stateBasis        // the state the plan was made from
+	approved   string            // the digest the apply carries out
+	drift      *gate.Drift       // a check's drift and changes, per address and attribute
+	decision   gate.Decision     // the rules' decision on a check's plan, as a reconcile would carry it
+	scanned    *store.Scan       // the scan's evidence, for a scanned run: what the plan must read
+	planned    *scan.Identity    // the configuration the released plan was made from (configStep)
+	startFiles map[string]string // a relayed plan's files under its working directory, as its worker found them (newProposal)
+	tree       string            // a pull request's exported commit, when the run plans one
+
+	// changes is the plan's change set (masked), stored with its proposal;
+	// nil when its rendering could not be read.
+	changes *planview.ChangeSet
 }
 
 // execute is the scheduler's job function: it decides a queued run again

@@ -98,35 +98,36 @@ type Options struct {
 // Server is a running control node. Create it with New, start it with Start,
 // stop it with Close.
 type Server struct {
-	live atomic.Pointer[liveConfig] // the configuration now; Reload swaps it
-	env  []string
-	log  *slog.Logger
-	db   *store.DB
-	key  *seal.Key
-	// fingerprints makes the keyed fingerprints of a plan's sensitive
-	// values in change sets, under a key derived from the sealing key.
-	fingerprints planview.Fingerprinter
-	changeCache  changeCache // decoded change sets, by run and plan digest (changes.go)
-	broker       *logs.Broker
-	sched        *schedule.Queue
-	relay        *relayHub // the pools' queues, workers and leases (relay.go)
-	runsDir      string
-	policyTime   time.Duration
-	runner       toolRunner       // starts tool processes; package exec
-	held         heldIndex        // runs holding a saved plan, by working directory
-	runs         oplog.Tracker    // every run not ended, for the operator log and metrics
-	metrics      *metrics.Set     // Prometheus metrics, served on metrics_listen
-	notifier     *notify.Notifier // sends notify blocks' deliveries in the background
-	secretsMu    sync.Mutex       // serialises remembering a project's secret answers
-	checkMu      sync.Mutex       // serialises launching checks: at most one pending per working directory
-	driftMu      sync.Mutex       // serialises moving and dropping the plans drift checks keep
-	sshLimits    api.SSHLimits    // Options' SSH limits with defaults filled in
+	live       atomic.Pointer[liveConfig] // the configuration now; Reload swaps it
+	env        []string
+	log        *slog.Logger
+	db         *store.DB
+	key        *seal.Key
+	broker     *logs.Broker
+	sched      *schedule.Queue
+	relay      *relayHub // the pools' queues, workers and leases (relay.go)
+	runsDir    string
+	policyTime time.Duration
+	runner     toolRunner       // starts tool processes; package exec
+	held       heldIndex        // runs holding a saved plan, by working directory
+	runs       oplog.Tracker    // every run not ended, for the operator log and metrics
+	metrics    *metrics.Set     // Prometheus metrics, served on metrics_listen
+	notifier   *notify.Notifier // sends notify blocks' deliveries in the background
+	secretsMu  sync.Mutex       // serialises remembering a project's secret answers
+	checkMu    sync.Mutex       // serialises launching checks: at most one pending per working directory
+	driftMu    sync.Mutex       // serialises moving and dropping the plans drift checks keep
+	sshLimits  api.SSHLimits    // Options' SSH limits with defaults filled in
 	// checks launches scheduled drift checks (server/schedule); nil when no
 	// template has a schedule. Set by Start, stopped by Close's cancel.
 	checks *schedule.Checks
 	// sealed lists, from start, held or kept sealed values the sealing key
 	// cannot open (the key was changed).
 	sealed []Problem
+
+	// fingerprints makes the keyed fingerprints of a plan's sensitive
+	// values in change sets, under a key derived from the sealing key.
+	fingerprints planview.Fingerprinter
+	changeCache  changeCache // decoded change sets, by run and plan digest (changes.go)
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
@@ -175,16 +176,16 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	armKillAfterCommit(db)
 	db.DropBlobsAtEnd(Status.Final, blobPlan) // spec: the plan is "wiped when the apply ends"
 	s := &Server{
-		env:          opts.Environ,
-		log:          opts.Logger,
-		db:           db,
-		key:          key,
-		fingerprints: planview.NewFingerprinter(key.Derive(fingerprintPurpose)),
-		broker:       logs.NewBroker(),
-		runsDir:      runsDir,
-		policyTime:   opts.PolicyTimeout,
-		runner:       execRunner{},
+		env:        opts.Environ,
+		log:        opts.Logger,
+		db:         db,
+		key:        key,
+		broker:     logs.NewBroker(),
+		runsDir:    runsDir,
+		policyTime: opts.PolicyTimeout,
+		runner:     execRunner{},
 	}
+	s.fingerprints = planview.NewFingerprinter(key.Derive(fingerprintPurpose))
 	s.metrics = metrics.New(s.liveCounts)
 	s.notifier = notify.New(notify.Options{Store: db, Blocks: func() map[string]*config.Notify { return s.config().Notifies },
 		Log: s.log, Backoff: opts.NotifyBackoff, Timeout: opts.NotifyTimeout,

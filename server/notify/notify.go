@@ -37,25 +37,27 @@ const (
 )
 
 // Payload is the json format's body; see docs/notifications.md.
-// It holds names, counts, a digest and a one-line summary: nothing secret.
+// It holds names, counts, a digest, a one-line summary and the change
+// set's summary: nothing secret.
 type Payload struct {
-	Event         string  `json:"event"`
-	Run           string  `json:"run"`
-	Template      string  `json:"template"`
-	Kind          string  `json:"kind"`
-	Status        string  `json:"status"`
-	Requester     string  `json:"requester"`
-	RequesterKind string  `json:"requester_kind"`
-	Digest        string  `json:"digest,omitempty"`
-	Counts        *Counts `json:"counts,omitempty"`
-	Drift         *int    `json:"drift,omitempty"` // resources changed outside OpenTofu (event drift)
-	Summary       string  `json:"summary"`
+	Event         string    `json:"event"`
+	Run           string    `json:"run"`
+	Template      string    `json:"template"`
+	Kind          string    `json:"kind"`
+	Status        string    `json:"status"`
+	Requester     string    `json:"requester"`
+	RequesterKind string    `json:"requester_kind"`
+	Digest        string    `json:"digest,omitempty"`
+	Counts        *Counts   `json:"counts,omitempty"`
+	Drift         *int      `json:"drift,omitempty"` // resources changed outside OpenTofu (event drift)
+	Summary       string    `json:"summary"`
+	At            time.Time `json:"at"`
+
 	// ChangesSummary is, for event awaiting_approval of a run whose saved
 	// plan has a change set, its short form (planview.Summary, at most
 	// ChangesSummaryLimit bytes, ending with the `show RUN --changes`
 	// command for the rest); "" (left out) otherwise.
-	ChangesSummary string    `json:"changes_summary,omitempty"`
-	At             time.Time `json:"at"`
+	ChangesSummary string `json:"changes_summary,omitempty"`
 }
 
 // ChangesSummaryLimit bounds Payload.ChangesSummary, in bytes.
