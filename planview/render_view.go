@@ -92,21 +92,38 @@ func seq(n int) []int {
 
 // lookalikes marks the addresses of cs a person could take for another
 // (screentext.Lookalikes over every address, old addresses and drift).
+// Addresses of printable ASCII alone cannot be: each reads as itself and
+// none as another, so a change set of only those skips the comparison.
 func lookalikes(cs *ChangeSet) map[string]screentext.Lookalike {
 	var all []string
+	plain := true
 	for _, rs := range [][]Resource{cs.Resources, cs.Drift} {
 		for i := range rs {
 			all = append(all, rs[i].Address)
+			plain = plain && printableASCII(rs[i].Address) && printableASCII(rs[i].PreviousAddress)
 			if rs[i].PreviousAddress != "" {
 				all = append(all, rs[i].PreviousAddress)
 			}
 		}
 	}
 	out := map[string]screentext.Lookalike{}
+	if plain {
+		return out
+	}
 	for _, l := range screentext.Lookalikes(all) {
 		out[l.Address] = l
 	}
 	return out
+}
+
+// printableASCII reports whether s is all printable ASCII (U+0020 to U+007E).
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // Len is how many items the view has.
