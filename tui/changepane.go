@@ -33,7 +33,7 @@ type changePane struct {
 	preW, postW []planview.Line // the same, wrapped
 
 	width, height int
-	whole         []bool                  // whole[i]: view item i is unfolded
+	whole         []bool            // whole[i]: view item i is unfolded
 	lines         [][]planview.Line // lines[i] is item i's wrapped lines as it is now (nil: not made yet)
 	expandable    []int8            // expandable[i]: 1 when item i has more lines whole than folded, -1 when not, 0 not known yet
 	filter        string
