@@ -59,8 +59,8 @@ func Summary(cs *ChangeSet, maxBytes int, showCmd string) string {
 		b.WriteString(s)
 		named += names[k]
 	}
-	for _, t := range []string{trailer(total-named, cmd), cmd, ""} {
-		if b.Len()+len(t) <= maxBytes {
+	for _, t := range []string{trailer(total-named, cmd), cmd} {
+		if t != "" && b.Len()+len(t) <= maxBytes {
 			return b.String() + t
 		}
 	}
