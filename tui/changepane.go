@@ -38,6 +38,7 @@ type changePane struct {
 	expandable    []int8            // expandable[i]: 1 when item i has more lines whole than folded, -1 when not, 0 not known yet
 	filter        string
 	items         []int // the view items on show: all, or the filter's
+	shown, all    int   // the changes on show, and in the view
 	rows          []int // rows[k] is the rows items[:k] take
 	top, cursor   int   // the first row on screen, the cursor's row
 	keys          viewport.KeyMap
@@ -52,6 +53,8 @@ func newChangePane(st styles, v *planview.View, digest string, w, h int) *change
 	p := &changePane{st: st, doc: v, digest: digest, whole: make([]bool, v.Len()), expandable: make([]int8, v.Len()),
 		keys: viewport.DefaultKeyMap(), width: w, height: h}
 	p.items = v.Filter("")
+	p.all = v.Matches(p.items)
+	p.shown = p.all
 	p.reset()
 	return p
 }
@@ -211,22 +214,30 @@ func (p *changePane) toggleAll() {
 	p.cursorTo(k)
 }
 
-// setFilter shows the items whose address holds q ("" shows all); the
-// cursor goes to the top.
+// setFilter shows the items whose address holds q ("" shows all): the
+// screen goes to the top and the cursor to the first change that matches.
 func (p *changePane) setFilter(q string) {
 	if q == p.filter {
 		return
 	}
 	p.filter = q
 	p.items = p.doc.Filter(q)
+	p.shown = p.doc.Matches(p.items)
 	p.recount()
 	p.top, p.cursor = 0, 0
+	if q == "" {
+		return
+	}
+	for k, i := range p.items {
+		if p.doc.Matches([]int{i}) > 0 {
+			p.cursorTo(k)
+			return
+		}
+	}
 }
 
 // matches is how many changes are on show, and how many the view has.
-func (p *changePane) matches() (shown, all int) {
-	return p.doc.Matches(p.items), p.doc.Matches(p.doc.Filter(""))
-}
+func (p *changePane) matches() (shown, all int) { return p.shown, p.all }
 
 func (p *changePane) gotoTop() { p.top, p.cursor = 0, 0 }
 

@@ -109,7 +109,11 @@ func (d *runDetail) reasonKey(msg tea.KeyPressMsg) tea.Cmd {
 // the cursor, e all of them, / opens the address filter, esc clears it,
 // g and G go to the top and the end. ok is false for any other key.
 func (d *runDetail) viewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
-	if d.hasChanges() && key.Matches(msg, keyTofuText) {
+	if key.Matches(msg, keyTofuText) && d.pane == paneProposal && d.hasProposal() {
+		if !d.hasChanges() {
+			d.setNotice("this proposal has no change view: it predates them or is not planned yet", true)
+			return nil, true
+		}
 		d.toggleTofuText()
 		return nil, true
 	}

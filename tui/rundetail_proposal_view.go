@@ -35,6 +35,14 @@ func (d *runDetail) renderProposal(keep bool) {
 	}
 	var b strings.Builder
 	d.writeStale(&b, p)
+	if p.Changes != nil { // tofu's text, one key away from the change view, which has the rest
+		b.WriteString(d.st.label.Render("Plan (tofu's rendering, masked)") + "\n")
+		if p.PlanText == "" {
+			b.WriteString("  (no plan text)\n")
+		}
+		d.setPanel(b.String(), p.PlanText, keep)
+		return
+	}
 	if p.Stage == "plan" {
 		d.writeAddresses(&b, p)
 		b.WriteString("\n")

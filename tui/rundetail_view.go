@@ -275,6 +275,22 @@ func (d *runDetail) keys() bindings {
 	if d.hasPanel() {
 		b = append(b, keyPane)
 	}
+	b = append(b, d.actionKeys()...)
+	if d.pane == paneLog || !d.hasPanel() {
+		b = append(b, keyFollow)
+	}
+	if d.onChanges() {
+		b = append(b, keyUnfold, keyFilter)
+	}
+	if d.hasChanges() {
+		b = append(b, keyTofuText)
+	}
+	return append(b, keyHelpAll, keyQuit)
+}
+
+// actionKeys are the keys of what can be done to the run now.
+func (d *runDetail) actionKeys() bindings {
+	var b bindings
 	if d.canAct() {
 		b = append(b, keyApprove, keyReject)
 	}
@@ -287,16 +303,7 @@ func (d *runDetail) keys() bindings {
 	if d.hasCheck() && d.reconcilable() {
 		b = append(b, keyReconcile)
 	}
-	if d.pane == paneLog || !d.hasPanel() {
-		b = append(b, keyFollow)
-	}
-	if d.onChanges() {
-		b = append(b, keyUnfold, keyFilter)
-	}
-	if d.hasChanges() {
-		b = append(b, keyTofuText)
-	}
-	return append(b, keyHelpAll, keyQuit)
+	return b
 }
 
 // allKeys is every key of the detail screen, for the full help.
