@@ -59,8 +59,14 @@ func newChangePane(st styles, v *planview.View, digest string, w, h int) *change
 	return p
 }
 
-// textWidth is the cells a line of text may take.
-func (p *changePane) textWidth() int { return max(1, p.width-gutter) }
+// textWidth is the cells a line of text may take (0, no limit, before
+// the pane has a width: nothing is wrapped for a width it will not have).
+func (p *changePane) textWidth() int {
+	if p.width <= 0 {
+		return 0
+	}
+	return max(1, p.width-gutter)
+}
 
 // reset drops the wrapped lines and counts the rows again (a new width).
 func (p *changePane) reset() {

@@ -305,7 +305,7 @@ var (
 	keyCtrlC        = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
 	keySelect       = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "select"))
 	keyTofuText     = key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tofu's text / the view"))
-	keyUnfold       = key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter", "unfold"))
+	keyUnfold       = key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter/space", "unfold"))
 	keyUnfoldAll    = key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "unfold all"))
 	keyFilter       = key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter by address"))
 	keyFilterKeep   = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep the filter"))
