@@ -81,11 +81,9 @@ func Wrap(l Line, width int) []Line {
 }
 
 // cutLine splits text into its first line of at most avail cells and the
-// rest (without the spaces at the break).
+// rest (without the spaces at the break). It reads text only as far as
+// the line reaches, so wrapping a long text costs its length once.
 func cutLine(text string, avail int) (head, tail string) {
-	if textWidth(text) <= avail {
-		return text, ""
-	}
 	// The last space at which the text before it fits.
 	cells, lastSpace := 0, -1
 	for i := 0; i < len(text); {
@@ -95,18 +93,23 @@ func cutLine(text string, avail int) (head, tail string) {
 				lastSpace = i
 			}
 		} else if cells+w > avail {
-			break
+			return breakAt(text, lastSpace, avail)
 		}
 		cells += w
 		i += len(g)
 	}
+	return strings.TrimRight(text, " "), "" // it fits, but for spaces at its end
+}
+
+// breakAt breaks text, wider than avail cells, at the space at byte
+// lastSpace (-1: none), or inside its first word when there is no space
+// to break at before it.
+func breakAt(text string, lastSpace, avail int) (head, tail string) {
 	if lastSpace > 0 {
-		head = strings.TrimRight(text[:lastSpace], " ")
-		if head != "" {
+		if head = strings.TrimRight(text[:lastSpace], " "); head != "" {
 			return head, strings.TrimLeft(text[lastSpace:], " ")
 		}
 	}
-	// No space to break at: the word is wider than the line.
 	cut := wordBreak(text, avail)
 	return text[:cut], strings.TrimLeft(text[cut:], " ")
 }
