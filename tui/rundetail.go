@@ -78,6 +78,7 @@ const (
 	modeConfirmCancel
 	modeConfirmRerun
 	modeConfirmReconcile
+	modeFilter // typing the change view's address filter
 )
 
 // maxDrain is how many already-waiting log chunks one message carries.
@@ -117,6 +118,12 @@ type runDetail struct {
 	plan     planLines
 	propHead string
 	pane     int
+	// changes is the proposal pane on the change view, for a proposal
+	// that carries its change set (nil otherwise, or before it is shown);
+	// tofuText shows tofu's own rendering (prop) instead.
+	changes  *changePane
+	tofuText bool
+	filterIn textinput.Model
 
 	mode          int
 	confirmDigest string
@@ -135,8 +142,13 @@ func newRunDetail(e env, id string, gen int) *runDetail {
 	d.reason.Prompt = "reason: "
 	d.reason.Placeholder = "why this proposal is turned down (optional)"
 	d.reason.CharLimit = 500
+	d.filterIn = textinput.New()
+	d.filterIn.Prompt = "filter by address: "
+	d.filterIn.Placeholder = "part of an address, e.g. module.network"
+	d.filterIn.CharLimit = 200
 	if e.st.noColor {
 		d.reason.SetStyles(textinput.Styles{Cursor: textinput.CursorStyle{Blink: true}})
+		d.filterIn.SetStyles(textinput.Styles{Cursor: textinput.CursorStyle{Blink: true}})
 	}
 	return d
 }
@@ -144,12 +156,13 @@ func newRunDetail(e env, id string, gen int) *runDetail {
 // Close stops the detail's subscriptions (log follow, run watch).
 func (d *runDetail) Close() { d.cancel() }
 
-func (d *runDetail) Typing() bool { return d.mode == modeReason }
+func (d *runDetail) Typing() bool { return d.mode == modeReason || d.mode == modeFilter }
 
 func (d *runDetail) SetSize(w, h int) {
 	d.width, d.h = w, h
 	d.help.SetWidth(w)
 	d.reason.SetWidth(max(10, w-14))
+	d.filterIn.SetWidth(max(10, w-24))
 	d.renderProposal(true)
 	d.layout()
 }
@@ -338,9 +351,14 @@ func (d *runDetail) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return d.key(msg)
 	}
-	if d.mode == modeReason {
+	switch d.mode {
+	case modeReason:
 		var cmd tea.Cmd
 		d.reason, cmd = d.reason.Update(msg)
+		return cmd
+	case modeFilter:
+		var cmd tea.Cmd
+		d.filterIn, cmd = d.filterIn.Update(msg)
 		return cmd
 	}
 	return nil
@@ -466,6 +484,11 @@ func (d *runDetail) onProposalChange() {
 		d.pane = paneLog
 	}
 	d.propSeen = panel
+	d.changes, d.tofuText = nil, false
+	if d.mode == modeFilter {
+		d.mode = modeNormal
+		d.filterIn.Blur()
+	}
 	d.renderProposal(false)
 	d.prop.gotoTop()
 }

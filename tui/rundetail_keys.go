@@ -22,11 +22,20 @@ func (d *runDetail) key(msg tea.KeyPressMsg) tea.Cmd {
 		return d.confirmKey(msg, keyReconcileYes, keyReconcileNo, "no reconcile proposed", d.reconcileCmd)
 	case modeReason:
 		return d.reasonKey(msg)
+	case modeFilter:
+		return d.filterKey(msg)
+	}
+	if cmd, ok := d.viewKey(msg); ok {
+		return cmd
 	}
 	if cmd, ok := d.actionKey(msg); ok {
 		return cmd
 	}
-	if d.pane == paneProposal && d.hasPanel() {
+	switch {
+	case d.onChanges():
+		d.changes.scrollKey(msg)
+		return nil
+	case d.pane == paneProposal && d.hasPanel():
 		d.proposalKey(msg)
 		return nil
 	}
@@ -92,6 +101,71 @@ func (d *runDetail) reasonKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	d.reason, cmd = d.reason.Update(msg)
+	return cmd
+}
+
+// viewKey handles the change view's own keys: t switches to tofu's text
+// and back; on the view, enter or space folds or unfolds the item under
+// the cursor, e all of them, / opens the address filter, esc clears it,
+// g and G go to the top and the end. ok is false for any other key.
+func (d *runDetail) viewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
+	if key.Matches(msg, keyTofuText) && d.pane == paneProposal && d.hasProposal() {
+		if !d.hasChanges() {
+			d.setNotice("this proposal has no change view: it predates them or is not planned yet", true)
+			return nil, true
+		}
+		d.toggleTofuText()
+		return nil, true
+	}
+	if !d.onChanges() {
+		return nil, false
+	}
+	cp := d.changes
+	switch {
+	case key.Matches(msg, keyBack) && cp.filter != "":
+		cp.setFilter("")
+		d.filterIn.Reset()
+	case key.Matches(msg, keyFilter):
+		d.mode = modeFilter
+		d.filterIn.SetValue(cp.filter)
+		d.filterIn.CursorEnd()
+		return d.filterIn.Focus(), true
+	case key.Matches(msg, keyUnfold):
+		cp.toggle()
+	case key.Matches(msg, keyUnfoldAll):
+		cp.toggleAll()
+	case key.Matches(msg, keyTop):
+		cp.gotoTop()
+	case key.Matches(msg, keyFollow):
+		cp.gotoBottom()
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// filterKey edits the address filter, which applies as it is typed;
+// enter keeps it, esc clears it.
+func (d *runDetail) filterKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, keyFilterKeep):
+		d.mode = modeNormal
+		d.filterIn.Blur()
+		return nil
+	case key.Matches(msg, keyFilterClear):
+		d.mode = modeNormal
+		d.filterIn.Blur()
+		d.filterIn.Reset()
+		if d.changes != nil {
+			d.changes.setFilter("")
+		}
+		return nil
+	}
+	var cmd tea.Cmd
+	d.filterIn, cmd = d.filterIn.Update(msg)
+	if d.changes != nil {
+		d.changes.setFilter(d.filterIn.Value())
+	}
 	return cmd
 }
 

@@ -29,8 +29,20 @@ func (d *runDetail) renderProposal(keep bool) {
 		return
 	}
 	p := d.run.Proposal
+	if p.Changes != nil && !d.tofuText {
+		d.renderChanges(p, keep)
+		return
+	}
 	var b strings.Builder
 	d.writeStale(&b, p)
+	if p.Changes != nil { // tofu's text, one key away from the change view, which has the rest
+		b.WriteString(d.st.label.Render("Plan (tofu's rendering, masked)") + "\n")
+		if p.PlanText == "" {
+			b.WriteString("  (no plan text)\n")
+		}
+		d.setPanel(b.String(), p.PlanText, keep)
+		return
+	}
 	if p.Stage == "plan" {
 		d.writeAddresses(&b, p)
 		b.WriteString("\n")
@@ -148,27 +160,38 @@ func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
 		}
 		return
 	}
-	held := d.run.Status == "awaiting_approval"
-	label := "Why it is held"
-	if !held {
-		label = "Why it was held"
-	}
-	if d.run.Status == "refused" {
-		label = "Rules that would also have held it"
-	}
-	b.WriteString(d.st.label.Render(label) + "\n")
+	b.WriteString(d.st.label.Render(d.holdsLabel()) + "\n")
 	for _, h := range p.Holds {
 		b.WriteString("  • " + cleanLine(h.Rule) + ": " + cleanSentence(h.Reason) + "\n")
-		switch {
-		case h.ReleasedBy != "":
-			b.WriteString("      released by " + cleanLine(h.ReleasedBy) + "\n")
-		case held:
-			b.WriteString("      waits for " + waitsFor(h) + "\n")
-		case d.run.Status == "refused":
-		default:
-			b.WriteString("      not released\n")
+		if s := d.holdState(h); s != "" {
+			b.WriteString("      " + s + "\n")
 		}
 	}
+}
+
+// holdsLabel heads the rules that hold (or held) the proposal.
+func (d *runDetail) holdsLabel() string {
+	switch d.run.Status {
+	case "awaiting_approval":
+		return "Why it is held"
+	case "refused":
+		return "Rules that would also have held it"
+	}
+	return "Why it was held"
+}
+
+// holdState says who released h, whom it waits for, or that it was not
+// released ("" for a refused run's rule, which nothing could release).
+func (d *runDetail) holdState(h Hold) string {
+	switch {
+	case h.ReleasedBy != "":
+		return "released by " + cleanLine(h.ReleasedBy)
+	case d.run.Status == "awaiting_approval":
+		return "waits for " + waitsFor(h)
+	case d.run.Status == "refused":
+		return ""
+	}
+	return "not released"
 }
 
 // writeVars lists the run's variables by name, secret ones as

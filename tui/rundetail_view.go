@@ -146,11 +146,15 @@ func (d *runDetail) bottom() string {
 		b.WriteString(d.reason.View() + "\n")
 	case modeBusy:
 		b.WriteString("sending…\n")
+	case modeFilter:
+		b.WriteString(st.faint.Render(trunc(d.changesStatus(), d.width)) + "\n")
+		b.WriteString(d.filterIn.View() + "\n")
 	default:
 		b.WriteString(st.faint.Render(d.paneStatus()) + "\n")
 		b.WriteString(d.noticeLine())
 	}
-	b.WriteString(fitHelp(d.help, d.keys(), d.width, keyScroll, keyPane, keyFollow, keyBack, keyRerun, keyReconcile, keyCancelRun))
+	b.WriteString(fitHelp(d.help, d.keys(), d.width, keyUnfold, keyFilter, keyTofuText, keyScroll, keyPane, keyFollow, keyBack,
+		keyRerun, keyReconcile, keyCancelRun))
 	return b.String()
 }
 
@@ -211,6 +215,12 @@ func containsName(names []string, name string) bool {
 // paneStatus says where the visible pane is: the log's following state or
 // the proposal's scroll position.
 func (d *runDetail) paneStatus() string {
+	switch {
+	case d.onChanges():
+		return trunc(d.changesStatus(), d.width)
+	case d.hasChanges():
+		return trunc(fmt.Sprintf("proposal %3.0f%% · tofu's own rendering · t: the view", d.prop.percent()*100), d.width)
+	}
 	if d.pane == paneProposal && d.hasPanel() {
 		name := "proposal"
 		if d.hasCheck() {
@@ -256,6 +266,8 @@ func (d *runDetail) keys() bindings {
 		return bindings{keyReconcileYes, keyReconcileNo}
 	case modeReason:
 		return bindings{keySubmit, keyCancel, keyCtrlC}
+	case modeFilter:
+		return bindings{keyFilterKeep, keyFilterClear, keyCtrlC}
 	case modeBusy:
 		return bindings{keyCtrlC}
 	}
@@ -263,6 +275,22 @@ func (d *runDetail) keys() bindings {
 	if d.hasPanel() {
 		b = append(b, keyPane)
 	}
+	b = append(b, d.actionKeys()...)
+	if d.pane == paneLog || !d.hasPanel() {
+		b = append(b, keyFollow)
+	}
+	if d.onChanges() {
+		b = append(b, keyUnfold, keyFilter)
+	}
+	if d.hasChanges() {
+		b = append(b, keyTofuText)
+	}
+	return append(b, keyHelpAll, keyQuit)
+}
+
+// actionKeys are the keys of what can be done to the run now.
+func (d *runDetail) actionKeys() bindings {
+	var b bindings
 	if d.canAct() {
 		b = append(b, keyApprove, keyReject)
 	}
@@ -275,16 +303,13 @@ func (d *runDetail) keys() bindings {
 	if d.hasCheck() && d.reconcilable() {
 		b = append(b, keyReconcile)
 	}
-	if d.pane == paneLog || !d.hasPanel() {
-		b = append(b, keyFollow)
-	}
-	return append(b, keyHelpAll, keyQuit)
+	return b
 }
 
 // allKeys is every key of the detail screen, for the full help.
 func (d *runDetail) allKeys() bindings {
-	return bindings{keyBack, keyScroll, keyTop, keyFollow, keyPane, keyApprove, keyReject, keyCancelRun,
-		keyRerun, keyReconcile, keyWaiting, keyMessage, keyHelpAll, keyQuit}
+	return bindings{keyBack, keyScroll, keyTop, keyFollow, keyPane, keyTofuText, keyUnfold, keyUnfoldAll, keyFilter,
+		keyApprove, keyReject, keyCancelRun, keyRerun, keyReconcile, keyWaiting, keyMessage, keyHelpAll, keyQuit}
 }
 
 // layout sizes the viewports to the space between top and bottom.
@@ -292,6 +317,9 @@ func (d *runDetail) layout() {
 	top := strings.TrimSuffix(d.top(), "\n")
 	h := max(1, d.h-lipgloss.Height(top)-lipgloss.Height(d.bottom()))
 	d.prop.setSize(d.width, h)
+	if d.changes != nil {
+		d.changes.setSize(d.width, h)
+	}
 	d.log.setSize(d.width, h)
 	if d.following {
 		d.log.gotoBottom()
@@ -300,7 +328,9 @@ func (d *runDetail) layout() {
 
 func (d *runDetail) View() string {
 	var body string
-	if d.pane == paneProposal && d.hasPanel() {
+	if d.onChanges() && d.changes != nil {
+		body = d.changes.view()
+	} else if d.pane == paneProposal && d.hasPanel() {
 		body = d.prop.view()
 	} else {
 		body = d.log.view()

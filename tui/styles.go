@@ -7,6 +7,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/screentext"
 )
 
@@ -26,7 +27,12 @@ type styles struct {
 	ok       lipgloss.Style
 	label    lipgloss.Style
 	box      lipgloss.Style
+	// roles styles the change view's lines by planview.Role.
+	roles map[planview.Role]lipgloss.Style
 }
+
+// role is the style of a change view line of role r (plain when none).
+func (s styles) role(r planview.Role) lipgloss.Style { return s.roles[r] }
 
 func newStyles(noColor bool) styles {
 	p := lipgloss.NewStyle()
@@ -44,6 +50,7 @@ func newStyles(noColor bool) styles {
 		label:    p.Bold(true),
 		box:      p.Border(lipgloss.NormalBorder()).Padding(0, 1),
 	}
+	s.roles = roleStyles(noColor)
 	if noColor {
 		return s
 	}
@@ -57,6 +64,35 @@ func newStyles(noColor bool) styles {
 	s.ok = s.ok.Foreground(lipgloss.Color("10"))
 	s.box = s.box.BorderForeground(lipgloss.Color("11"))
 	return s
+}
+
+// roleStyles styles the change view: headings and what destroys or leaves
+// state in bold; with colour, what goes red, what comes green, what
+// changes yellow, what leaves state magenta, notes faint. The words say
+// the same without colour.
+func roleStyles(noColor bool) map[planview.Role]lipgloss.Style {
+	p := lipgloss.NewStyle()
+	out := map[planview.Role]lipgloss.Style{
+		planview.RoleHeading: p.Bold(true),
+		planview.RoleDestroy: p.Bold(true),
+		planview.RoleLeave:   p.Bold(true),
+		planview.RoleWarning: p.Bold(true),
+	}
+	if noColor {
+		return out
+	}
+	colour := func(r planview.Role, c string) { out[r] = out[r].Foreground(lipgloss.Color(c)) }
+	colour(planview.RoleDestroy, "9")
+	colour(planview.RoleLeave, "13")
+	colour(planview.RoleWarning, "9")
+	colour(planview.RoleRemoved, "9")
+	colour(planview.RoleAdded, "10")
+	colour(planview.RoleChanged, "11")
+	colour(planview.RoleForgotten, "13")
+	colour(planview.RoleSensitive, "14")
+	colour(planview.RoleNote, "8")
+	colour(planview.RoleHidden, "8")
+	return out
 }
 
 // sanitizer turns untrusted bytes (a run log, plan text) into text that is
