@@ -136,6 +136,8 @@ type JSONDiff struct {
 	// FormatOnly reports that the documents are equal as JSON: only
 	// whitespace or key order differ ("whitespace or key order only").
 	FormatOnly bool `json:"format_only,omitempty"`
+	// More counts the changed paths left out after the first 100 Changes.
+	More int `json:"more,omitempty"`
 }
 
 // DiffLine is one line of a line diff.

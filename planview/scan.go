@@ -1,0 +1,510 @@
+package planview
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// kind is the JSON type of a node.
+type kind uint8
+
+const (
+	kindNull kind = iota
+	kindBool
+	kindNumber
+	kindString
+	kindObject
+	kindArray
+)
+
+// node is one decoded JSON value. Object members are sorted by key (the
+// last of duplicate keys wins, as encoding/json decides); a change set's
+// attributes come out in that order.
+type node struct {
+	kind kind
+	// str is a string's decoded content, a number's JSON text, or "true"
+	// / "false".
+	str string
+	// raw is the value's JSON text as written, for a quick equality test.
+	raw string
+	// keys are an object's member names; kids its member values (parallel
+	// to keys) or an array's elements.
+	keys []string
+	kids []*node
+	// marks caches whether a mark tree (after_unknown, *_sensitive) holds
+	// a true anywhere: 0 not computed, 1 no, 2 yes.
+	marks uint8
+}
+
+func (n *node) isNull() bool { return n == nil || n.kind == kindNull }
+
+func (n *node) isTrue() bool { return n != nil && n.kind == kindBool && n.str == "true" }
+
+func (n *node) container() bool { return n != nil && (n.kind == kindObject || n.kind == kindArray) }
+
+// member returns the value of an object's member key, or nil.
+func (n *node) member(key string) *node {
+	if n == nil || n.kind != kindObject {
+		return nil
+	}
+	if len(n.keys) <= 8 {
+		for i, k := range n.keys {
+			if k == key {
+				return n.kids[i]
+			}
+		}
+		return nil
+	}
+	if i, ok := slices.BinarySearch(n.keys, key); ok {
+		return n.kids[i]
+	}
+	return nil
+}
+
+// elem returns an array's element i, or nil.
+func (n *node) elem(i int) *node {
+	if n == nil || n.kind != kindArray || i >= len(n.kids) {
+		return nil
+	}
+	return n.kids[i]
+}
+
+// anyTrue reports whether a mark tree holds true anywhere.
+func (n *node) anyTrue() bool {
+	if n == nil {
+		return false
+	}
+	if n.marks == 0 {
+		n.marks = 1
+		if n.isTrue() || slices.ContainsFunc(n.kids, (*node).anyTrue) {
+			n.marks = 2
+		}
+	}
+	return n.marks == 2
+}
+
+// arena hands out slices from large blocks; reset lets the current block be
+// reused once nothing handed out from it is live.
+type arena[T any] struct {
+	block []T
+	off   int
+}
+
+func (a *arena[T]) alloc(n int) []T {
+	if a.off+n > len(a.block) {
+		a.block = make([]T, max(1024, n))
+		a.off = 0
+	}
+	s := a.block[a.off : a.off+n : a.off+n]
+	a.off += n
+	return s
+}
+
+func (a *arena[T]) reset() { clear(a.block[:a.off]); a.off = 0 }
+
+// parser reads JSON (RFC 8259) strictly, in one pass: skip checks a value
+// without keeping it, value decodes it into nodes. Strings without escapes
+// are cut from text, not copied, so anything kept past the parse is cloned.
+type parser struct {
+	buf  []byte
+	text string
+	pos  int
+
+	nodes arena[node]
+	ptrs  arena[*node]
+	strs  arena[string]
+	// kids and keys are stacks the containers being decoded share.
+	kids []*node
+	keys []string
+}
+
+func newParser(doc []byte) *parser { return &parser{buf: doc, text: string(doc)} }
+
+func newStringParser(doc string) *parser { return &parser{buf: []byte(doc), text: doc} }
+
+// reset recycles every node decoded so far.
+func (p *parser) reset() {
+	p.nodes.reset()
+	p.ptrs.reset()
+	p.strs.reset()
+}
+
+// maxDepth bounds nesting, as encoding/json does.
+const maxDepth = 10000
+
+func (p *parser) errorf(format string, args ...any) error {
+	return fmt.Errorf("invalid JSON at offset %d: %s", p.pos, fmt.Sprintf(format, args...))
+}
+
+func (p *parser) space() {
+	for p.pos < len(p.buf) {
+		switch p.buf[p.pos] {
+		case ' ', '\n', '\t', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, or 0 at the end.
+func (p *parser) peek() byte {
+	p.space()
+	if p.pos >= len(p.buf) {
+		return 0
+	}
+	return p.buf[p.pos]
+}
+
+// end checks that nothing but white space follows the document's value.
+func (p *parser) end() error {
+	if p.space(); p.pos != len(p.buf) {
+		return p.errorf("data after the JSON value")
+	}
+	return nil
+}
+
+func (p *parser) expect(c byte) error {
+	if p.peek() != c {
+		if p.pos >= len(p.buf) {
+			return p.errorf("unexpected end, want %q", c)
+		}
+		return p.errorf("unexpected %q, want %q", p.buf[p.pos], c)
+	}
+	p.pos++
+	return nil
+}
+
+// members reads an object, calling fn with each key (decoded) with p at its
+// value; fn must consume the value.
+func (p *parser) members(fn func(key string) error) error {
+	if err := p.expect('{'); err != nil {
+		return err
+	}
+	if p.peek() == '}' {
+		p.pos++
+		return nil
+	}
+	for {
+		if p.peek() != '"' {
+			return p.errorf("object key is not a string")
+		}
+		key, err := p.stringValue()
+		if err != nil {
+			return err
+		}
+		if err := p.expect(':'); err != nil {
+			return err
+		}
+		if err := fn(key); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			return nil
+		default:
+			return p.errorf("want ',' or '}' in an object")
+		}
+	}
+}
+
+// elements reads an array, calling fn with p at each element; fn must
+// consume it.
+func (p *parser) elements(fn func() error) error {
+	if err := p.expect('['); err != nil {
+		return err
+	}
+	if p.peek() == ']' {
+		p.pos++
+		return nil
+	}
+	for {
+		if err := fn(); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			return nil
+		default:
+			return p.errorf("want ',' or ']' in an array")
+		}
+	}
+}
+
+// nullOr consumes a null, or calls fn for any other value.
+func (p *parser) nullOr(fn func() error) error {
+	if p.peek() == 'n' {
+		return p.literal("null")
+	}
+	return fn()
+}
+
+func (p *parser) literal(word string) error {
+	if !strings.HasPrefix(p.text[p.pos:], word) {
+		return p.errorf("invalid literal")
+	}
+	p.pos += len(word)
+	return nil
+}
+
+// plainByte marks the bytes a string holds as they are: not a quote,
+// backslash, control character or non-ASCII byte.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// scanString moves past the string at p.pos and reports where its content
+// is and whether it must be decoded (escapes or non-ASCII bytes).
+func (p *parser) scanString() (start, end int, special bool, err error) {
+	p.pos++
+	start = p.pos
+	b := p.buf
+	for i := start; i < len(b); i++ {
+		c := b[i]
+		if plainByte[c] {
+			continue
+		}
+		switch {
+		case c == '"':
+			p.pos = i + 1
+			return start, i, special, nil
+		case c == '\\':
+			special = true
+			i++
+			if i >= len(b) {
+				break
+			}
+			if b[i] == 'u' {
+				if i+4 >= len(b) || !isHex4(b[i+1:i+5]) {
+					p.pos = i
+					return 0, 0, false, p.errorf("invalid \\u escape")
+				}
+				i += 4
+			} else if !strings.ContainsRune(`"\/bfnrt`, rune(b[i])) {
+				p.pos = i
+				return 0, 0, false, p.errorf("invalid escape")
+			}
+		case c < 0x20:
+			p.pos = i
+			return 0, 0, false, p.errorf("control character in a string")
+		default:
+			special = true
+		}
+	}
+	p.pos = len(b)
+	return 0, 0, false, p.errorf("unterminated string")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// stringValue reads a string and decodes it.
+func (p *parser) stringValue() (string, error) {
+	start, end, special, err := p.scanString()
+	if err != nil {
+		return "", err
+	}
+	s := p.text[start:end]
+	if !special || (!strings.ContainsRune(s, '\\') && utf8.ValidString(s)) {
+		return s, nil
+	}
+	// Escapes or invalid UTF-8: decoded as encoding/json does (invalid
+	// bytes become U+FFFD).
+	var out string
+	if err := json.Unmarshal(p.buf[start-1:end+1], &out); err != nil {
+		return "", fmt.Errorf("invalid JSON string at offset %d: %w", start-1, err)
+	}
+	return out, nil
+}
+
+// number moves past the number at p.pos, checking its grammar.
+func (p *parser) number() error {
+	b, i := p.buf, p.pos
+	digits := func() bool {
+		j := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if !digits() {
+		p.pos = i
+		return p.errorf("invalid number")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			p.pos = i
+			return p.errorf("invalid number")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			p.pos = i
+			return p.errorf("invalid number")
+		}
+	}
+	p.pos = i
+	return nil
+}
+
+// skip checks the value at p.pos and moves past it.
+func (p *parser) skip(depth int) error {
+	if depth > maxDepth {
+		return p.errorf("nested too deeply")
+	}
+	switch p.peek() {
+	case '"':
+		_, _, _, err := p.scanString()
+		return err
+	case '{':
+		return p.members(func(string) error { return p.skip(depth + 1) })
+	case '[':
+		return p.elements(func() error { return p.skip(depth + 1) })
+	case 't':
+		return p.literal("true")
+	case 'f':
+		return p.literal("false")
+	case 'n':
+		return p.literal("null")
+	case 0:
+		return p.errorf("unexpected end")
+	}
+	return p.number()
+}
+
+func (p *parser) newNode(k kind, str string, start int) *node {
+	n := &p.nodes.alloc(1)[0]
+	n.kind, n.str, n.raw = k, str, p.text[start:p.pos]
+	return n
+}
+
+// value decodes the value at p.pos.
+func (p *parser) value(depth int) (*node, error) {
+	if depth > maxDepth {
+		return nil, p.errorf("nested too deeply")
+	}
+	c := p.peek()
+	start := p.pos
+	switch c {
+	case '"':
+		s, err := p.stringValue()
+		return p.newNode(kindString, s, start), err
+	case '{':
+		return p.object(depth)
+	case '[':
+		return p.array(depth)
+	case 't':
+		return p.newNode(kindBool, "true", start), p.literal("true")
+	case 'f':
+		return p.newNode(kindBool, "false", start), p.literal("false")
+	case 'n':
+		return p.newNode(kindNull, "", start), p.literal("null")
+	case 0:
+		return nil, p.errorf("unexpected end")
+	}
+	if err := p.number(); err != nil {
+		return nil, err
+	}
+	return p.newNode(kindNumber, p.text[start:p.pos], start), nil
+}
+
+func (p *parser) array(depth int) (*node, error) {
+	start, mark := p.pos, len(p.kids)
+	err := p.elements(func() error {
+		v, err := p.value(depth + 1)
+		p.kids = append(p.kids, v)
+		return err
+	})
+	if err != nil {
+		p.kids = p.kids[:mark]
+		return nil, err
+	}
+	n := p.newNode(kindArray, "", start)
+	n.kids = p.ptrs.alloc(len(p.kids) - mark)
+	copy(n.kids, p.kids[mark:])
+	p.kids = p.kids[:mark]
+	return n, nil
+}
+
+func (p *parser) object(depth int) (*node, error) {
+	start, mark := p.pos, len(p.kids)
+	err := p.members(func(key string) error {
+		v, err := p.value(depth + 1)
+		p.keys = append(p.keys, key)
+		p.kids = append(p.kids, v)
+		return err
+	})
+	if err != nil {
+		p.kids, p.keys = p.kids[:mark], p.keys[:mark]
+		return nil, err
+	}
+	n := p.newNode(kindObject, "", start)
+	count := len(p.kids) - mark
+	n.kids = p.ptrs.alloc(count)
+	n.keys = p.strs.alloc(count)
+	copy(n.kids, p.kids[mark:])
+	copy(n.keys, p.keys[mark:])
+	p.kids, p.keys = p.kids[:mark], p.keys[:mark]
+	if !slices.IsSorted(n.keys) {
+		sortMembers(n)
+	}
+	return n, nil
+}
+
+// sortMembers sorts an object's members by key, keeping the last of
+// duplicate keys.
+func sortMembers(n *node) {
+	idx := make([]int, len(n.keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(n.keys[a], n.keys[b]) })
+	keys := make([]string, 0, len(idx))
+	kids := make([]*node, 0, len(idx))
+	for j, i := range idx {
+		if j+1 < len(idx) && n.keys[idx[j+1]] == n.keys[i] {
+			continue
+		}
+		keys = append(keys, n.keys[i])
+		kids = append(kids, n.kids[i])
+	}
+	n.keys, n.kids = keys, kids
+}
+
+// parseDocument decodes a whole JSON document held in a string.
+func parseDocument(s string) (*node, error) {
+	p := newStringParser(s)
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	return v, p.end()
+}
