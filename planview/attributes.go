@@ -1,6 +1,7 @@
 package planview
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 )
@@ -25,7 +26,7 @@ func (w *walker) walk(b, a, unk, bs, as *node) {
 		w.sensitive(b, a, unk)
 	case unk.isTrue():
 		w.emit(Attribute{Before: renderValue(b, bs, nil), Unknown: true})
-	case b != nil && a != nil && b.raw == a.raw && !unk.anyTrue() && !bs.anyTrue() && !as.anyTrue():
+	case b != nil && a != nil && bytes.Equal(b.raw, a.raw) && !unk.anyTrue() && !bs.anyTrue() && !as.anyTrue():
 		w.unchanged += leafCount(b)
 	case descends(b, a, bs, as):
 		w.children(b, a, unk, bs, as)
@@ -70,7 +71,7 @@ func (w *walker) children(b, a, unk, bs, as *node) {
 		}
 		return
 	}
-	mergeKeys(func(key string) {
+	mergeKeys(func(key []byte) {
 		w.path = append(w.path, step{key: key})
 		w.walk(b.member(key), a.member(key), unk.member(key), bs.member(key), as.member(key))
 		w.path = w.path[:len(w.path)-1]
@@ -84,7 +85,7 @@ func (n *node) kidsOf(k kind) []*node {
 	return n.kids
 }
 
-func (n *node) keysOf() []string {
+func (n *node) keysOf() [][]byte {
 	if n == nil || n.kind != kindObject {
 		return nil
 	}
@@ -92,11 +93,12 @@ func (n *node) keysOf() []string {
 }
 
 // mergeKeys calls fn once with each key of the sorted lists, in order.
-func mergeKeys(fn func(string), lists ...[]string) {
+func mergeKeys(fn func([]byte), lists ...[][]byte) {
 	for {
-		next, found := "", false
+		var next []byte
+		found := false
 		for _, l := range lists {
-			if len(l) > 0 && (!found || l[0] < next) {
+			if len(l) > 0 && (!found || bytes.Compare(l[0], next) < 0) {
 				next, found = l[0], true
 			}
 		}
@@ -105,7 +107,7 @@ func mergeKeys(fn func(string), lists ...[]string) {
 		}
 		fn(next)
 		for i, l := range lists {
-			if len(l) > 0 && l[0] == next {
+			if len(l) > 0 && bytes.Equal(l[0], next) {
 				lists[i] = l[1:]
 			}
 		}
@@ -121,7 +123,7 @@ func (w *walker) leaf(b, a, unk, bs, as *node) {
 		w.unchanged += leafCount(b)
 		return
 	case b != nil && a != nil && b.kind == kindString && a.kind == kindString && !unk.anyTrue():
-		w.emit(stringChange(b.str, a.str))
+		w.emit(stringChange(b.text(), a.text()))
 		return
 	}
 	w.emit(Attribute{Before: renderValue(b, bs, nil), After: renderValue(a, as, unk)})
@@ -166,7 +168,7 @@ func (w *walker) forces() bool {
 		n := min(len(rp), len(w.path))
 		same := true
 		for i := range n {
-			if rp[i] != w.path[i] {
+			if !rp[i].equal(w.path[i]) {
 				same = false
 				break
 			}
@@ -189,9 +191,9 @@ func replacePaths(v *node) [][]step {
 		for _, s := range p.kidsOf(kindArray) {
 			switch s.kind {
 			case kindString:
-				path = append(path, step{key: strings.Clone(s.str)})
+				path = append(path, step{key: bytes.Clone(s.str)})
 			case kindNumber:
-				i, err := strconv.Atoi(s.str)
+				i, err := strconv.Atoi(s.text())
 				ok = ok && err == nil
 				path = append(path, step{index: i, isIdx: true})
 			default:

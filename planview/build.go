@@ -87,25 +87,26 @@ type rawOutput struct {
 // scan reads the top-level members of the plan document.
 func (b *builder) scan() error {
 	p := b.p
-	err := p.members(func(key string) error {
-		switch key {
+	err := p.members(func(key []byte) error {
+		switch string(key) {
 		case "format_version":
 			return b.formatVersion()
 		case "resource_changes", "resource_drift":
-			drift := key == "resource_drift"
+			list := string(key)
+			drift := list == "resource_drift"
 			i := 0
 			return p.nullOr(func() error {
 				return p.elements(func() error {
 					i++
-					return b.resourceChange(key, i-1, drift)
+					return b.resourceChange(list, i-1, drift)
 				})
 			})
 		case "output_changes":
 			return p.nullOr(func() error {
-				return p.members(func(name string) error {
+				return p.members(func(name []byte) error {
 					start := p.pos
 					err := p.skip(2)
-					b.rawOutputs = append(b.rawOutputs, rawOutput{strings.Clone(name), start, p.pos})
+					b.rawOutputs = append(b.rawOutputs, rawOutput{string(name), start, p.pos})
 					return err
 				})
 			})
@@ -113,8 +114,8 @@ func (b *builder) scan() error {
 			return p.nullOr(b.outputFlags)
 		case "prior_state":
 			return p.nullOr(func() error {
-				return p.members(func(key string) error {
-					if key == "values" {
+				return p.members(func(key []byte) error {
+					if string(key) == "values" {
 						return p.nullOr(b.outputFlags)
 					}
 					return p.skip(2)
@@ -138,7 +139,7 @@ func (b *builder) formatVersion() error {
 		return fmt.Errorf("plan format_version %q is not one planview reads (%s); check planview against this OpenTofu version",
 			v, strings.Join(SupportedFormatVersions, ", "))
 	}
-	b.cs.FormatVersion = strings.Clone(v)
+	b.cs.FormatVersion = v
 	return nil
 }
 
@@ -146,20 +147,20 @@ func (b *builder) formatVersion() error {
 // prior_state.values) for the names marked "sensitive": true.
 func (b *builder) outputFlags() error {
 	p := b.p
-	return p.members(func(key string) error {
-		if key != "outputs" {
+	return p.members(func(key []byte) error {
+		if string(key) != "outputs" {
 			return p.skip(2)
 		}
 		return p.nullOr(func() error {
-			return p.members(func(name string) error {
+			return p.members(func(name []byte) error {
 				return p.nullOr(func() error {
-					return p.members(func(key string) error {
-						if key != "sensitive" {
+					return p.members(func(key []byte) error {
+						if string(key) != "sensitive" {
 							return p.skip(4)
 						}
 						v, err := p.value(4)
 						if v.isTrue() {
-							b.sensitiveOutputs[strings.Clone(name)] = true
+							b.sensitiveOutputs[string(name)] = true
 						}
 						return err
 					})
@@ -171,13 +172,19 @@ func (b *builder) outputFlags() error {
 
 // stringOrNull reads a string, or null as "".
 func (p *parser) stringOrNull() (string, error) {
+	b, err := p.bytesOrNull()
+	return string(b), err
+}
+
+// bytesOrNull reads a string, or null as nil.
+func (p *parser) bytesOrNull() ([]byte, error) {
 	switch p.peek() {
 	case 'n':
-		return "", p.literal("null")
+		return nil, p.literal("null")
 	case '"':
 		return p.stringValue()
 	}
-	return "", p.errorf("want a string")
+	return nil, p.errorf("want a string")
 }
 
 // finish sorts the change set and counts it.

@@ -78,11 +78,11 @@ func plainValue(v *node) any {
 	}
 	switch v.kind {
 	case kindBool:
-		return v.str == "true"
+		return v.isTrue()
 	case kindNumber:
-		return json.Number(v.str)
+		return json.Number(v.text())
 	case kindString:
-		return v.str
+		return v.text()
 	case kindArray:
 		out := make([]any, len(v.kids))
 		for i, k := range v.kids {
@@ -92,7 +92,7 @@ func plainValue(v *node) any {
 	case kindObject:
 		out := make(map[string]any, len(v.kids))
 		for i, k := range v.kids {
-			out[v.keys[i]] = plainValue(k)
+			out[string(v.keys[i])] = plainValue(k)
 		}
 		return out
 	}

@@ -45,7 +45,7 @@ func (d *jsonDiffer) walk(b, a *node) {
 	case equalValues(b, a):
 		return
 	case b != nil && a != nil && b.kind == a.kind && b.kind == kindObject:
-		mergeKeys(func(key string) {
+		mergeKeys(func(key []byte) {
 			d.path = append(d.path, step{key: key})
 			d.walk(b.member(key), a.member(key))
 			d.path = d.path[:len(d.path)-1]
@@ -77,9 +77,9 @@ func renderJSON(v *node) string {
 	case v == nil:
 		return ""
 	case v.kind == kindString:
-		return quoteBounded(v.str, maxValueRunes)
+		return quoteBounded(v.text(), maxValueRunes)
 	case !v.container():
-		return cutRunes(strings.Clone(v.raw), maxValueRunes)
+		return cutRunes(string(v.raw), maxValueRunes)
 	}
 	out := canonicalJSON(v)
 	if len(out) <= maxValueRunes {

@@ -25,9 +25,9 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 		return fmt.Errorf("%s[%d] is null", list, i)
 	}
 	rc := &rawChange{}
-	err := p.members(func(key string) error {
+	err := p.members(func(key []byte) error {
 		var err error
-		switch key {
+		switch string(key) {
 		case "address":
 			rc.address, err = p.stringOrNull()
 		case "previous_address":
@@ -75,13 +75,13 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 func (b *builder) change(rc *rawChange) error {
 	p := b.p
 	known := false
-	return p.members(func(key string) error {
-		switch key {
+	return p.members(func(key []byte) error {
+		switch string(key) {
 		case "actions":
 			known = true
 			return p.nullOr(func() error {
 				return p.elements(func() error {
-					a, err := p.stringOrNull()
+					a, err := p.bytesOrNull()
 					rc.actions = append(rc.actions, canonicalAction(a))
 					return err
 				})
@@ -91,7 +91,7 @@ func (b *builder) change(rc *rawChange) error {
 				return p.skip(3)
 			}
 			v, err := p.value(3)
-			*rc.slot(key) = v
+			*rc.slot(string(key)) = v
 			return err
 		case "replace_paths":
 			v, err := p.value(3)
@@ -120,15 +120,15 @@ func (rc *rawChange) slot(key string) **node {
 	return &rc.asens
 }
 
-// canonicalAction returns OpenTofu's action names as constants (so a
-// change set never holds a piece of the document), anything else as given.
-func canonicalAction(a string) string {
+// canonicalAction returns OpenTofu's action names as shared constants,
+// anything else as a new string.
+func canonicalAction(a []byte) string {
 	for _, c := range []string{"no-op", "create", "read", "update", "delete", "forget"} {
-		if a == c {
+		if string(a) == c {
 			return c
 		}
 	}
-	return strings.Clone(a)
+	return string(a)
 }
 
 // section maps an action list (OpenTofu v1.12.6 internal/command/jsonplan,
@@ -183,11 +183,11 @@ func (b *builder) resource(rc *rawChange) (r Resource, keep bool, err error) {
 	}
 	r = Resource{
 		Section:         sec,
-		Address:         strings.Clone(rc.address),
-		PreviousAddress: strings.Clone(rc.previous),
-		Deposed:         strings.Clone(rc.deposed),
-		Actions:         append([]string{}, rc.actions...),
-		Reason:          strings.Clone(rc.reason),
+		Address:         rc.address,
+		PreviousAddress: rc.previous,
+		Deposed:         rc.deposed,
+		Actions:         rc.actions,
+		Reason:          rc.reason,
 		Importing:       rc.importing,
 	}
 	paths := replacePaths(rc.replace)
@@ -227,24 +227,24 @@ func (b *builder) outputs() error {
 }
 
 func (b *builder) output(raw rawOutput) (Output, bool, error) {
-	p := &parser{buf: b.p.buf[raw.start:raw.end], text: b.p.text[raw.start:raw.end]}
+	p := newParser(b.p.buf[raw.start:raw.end])
 	rc := &rawChange{}
 	if p.peek() == 'n' {
 		return Output{}, false, nil
 	}
-	err := p.members(func(key string) error {
-		switch key {
+	err := p.members(func(key []byte) error {
+		switch string(key) {
 		case "actions":
 			return p.nullOr(func() error {
 				return p.elements(func() error {
-					a, err := p.stringOrNull()
+					a, err := p.bytesOrNull()
 					rc.actions = append(rc.actions, canonicalAction(a))
 					return err
 				})
 			})
 		case "before", "after", "after_unknown", "before_sensitive", "after_sensitive":
 			v, err := p.value(1)
-			*rc.slot(key) = v
+			*rc.slot(string(key)) = v
 			return err
 		}
 		return p.skip(1)
@@ -271,7 +271,7 @@ func (b *builder) output(raw rawOutput) (Output, bool, error) {
 	return Output{Name: raw.name, Actions: rc.actions, Change: at}, true, nil
 }
 
-var trueNode = &node{kind: kindBool, str: "true", raw: "true"}
+var trueNode = &node{kind: kindBool, str: trueText, raw: trueText}
 
 // whole compares b and a as one value (an output's), without listing the
 // paths inside it.

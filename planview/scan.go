@@ -1,6 +1,7 @@
 package planview
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -26,13 +27,14 @@ const (
 type node struct {
 	kind kind
 	// str is a string's decoded content, a number's JSON text, or "true"
-	// / "false".
-	str string
-	// raw is the value's JSON text as written, for a quick equality test.
-	raw string
+	// / "false" (a piece of the parser's buffer, or decoded apart).
+	str []byte
+	// raw is the value's JSON text as written (a piece of the parser's
+	// buffer), for a quick equality test.
+	raw []byte
 	// keys are an object's member names; kids its member values (parallel
 	// to keys) or an array's elements.
-	keys []string
+	keys [][]byte
 	kids []*node
 	// marks caches whether a mark tree (after_unknown, *_sensitive) holds
 	// a true anywhere: 0 not computed, 1 no, 2 yes.
@@ -41,24 +43,28 @@ type node struct {
 
 func (n *node) isNull() bool { return n == nil || n.kind == kindNull }
 
-func (n *node) isTrue() bool { return n != nil && n.kind == kindBool && n.str == "true" }
+func (n *node) isTrue() bool { return n != nil && n.kind == kindBool && len(n.str) == 4 }
+
+// text returns a string's content, a number's text, or "true" / "false",
+// as a new string.
+func (n *node) text() string { return string(n.str) }
 
 func (n *node) container() bool { return n != nil && (n.kind == kindObject || n.kind == kindArray) }
 
 // member returns the value of an object's member key, or nil.
-func (n *node) member(key string) *node {
+func (n *node) member(key []byte) *node {
 	if n == nil || n.kind != kindObject {
 		return nil
 	}
 	if len(n.keys) <= 8 {
 		for i, k := range n.keys {
-			if k == key {
+			if bytes.Equal(k, key) {
 				return n.kids[i]
 			}
 		}
 		return nil
 	}
-	if i, ok := slices.BinarySearch(n.keys, key); ok {
+	if i, ok := slices.BinarySearchFunc(n.keys, key, bytes.Compare); ok {
 		return n.kids[i]
 	}
 	return nil
@@ -106,24 +112,24 @@ func (a *arena[T]) alloc(n int) []T {
 func (a *arena[T]) reset() { clear(a.block[:a.off]); a.off = 0 }
 
 // parser reads JSON (RFC 8259) strictly, in one pass: skip checks a value
-// without keeping it, value decodes it into nodes. Strings without escapes
-// are cut from text, not copied, so anything kept past the parse is cloned.
+// without keeping it, value decodes it into nodes. Nodes hold pieces of buf
+// (strings without escapes, numbers, raw text), so anything kept past the
+// parse is copied out of them.
 type parser struct {
-	buf  []byte
-	text string
-	pos  int
+	buf []byte
+	pos int
 
 	nodes arena[node]
 	ptrs  arena[*node]
-	strs  arena[string]
+	strs  arena[[]byte]
 	// kids and keys are stacks the containers being decoded share.
 	kids []*node
-	keys []string
+	keys [][]byte
 }
 
-func newParser(doc []byte) *parser { return &parser{buf: doc, text: string(doc)} }
+func newParser(doc []byte) *parser { return &parser{buf: doc} }
 
-func newStringParser(doc string) *parser { return &parser{buf: []byte(doc), text: doc} }
+func newStringParser(doc string) *parser { return newParser([]byte(doc)) }
 
 // reset recycles every node decoded so far.
 func (p *parser) reset() {
@@ -178,9 +184,9 @@ func (p *parser) expect(c byte) error {
 	return nil
 }
 
-// members reads an object, calling fn with each key (decoded) with p at its
-// value; fn must consume the value.
-func (p *parser) members(fn func(key string) error) error {
+// members reads an object, calling fn with each key (decoded; valid during
+// the call only) with p at its value; fn must consume the value.
+func (p *parser) members(fn func(key []byte) error) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
@@ -192,7 +198,7 @@ func (p *parser) members(fn func(key string) error) error {
 		if p.peek() != '"' {
 			return p.errorf("object key is not a string")
 		}
-		key, err := p.stringValue()
+		key, err := p.keyBytes()
 		if err != nil {
 			return err
 		}
@@ -249,7 +255,7 @@ func (p *parser) nullOr(fn func() error) error {
 }
 
 func (p *parser) literal(word string) error {
-	if !strings.HasPrefix(p.text[p.pos:], word) {
+	if !bytes.HasPrefix(p.buf[p.pos:], []byte(word)) {
 		return p.errorf("invalid literal")
 	}
 	p.pos += len(word)
@@ -316,23 +322,27 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-// stringValue reads a string and decodes it.
-func (p *parser) stringValue() (string, error) {
+// keyBytes reads an object key, decoded.
+func (p *parser) keyBytes() ([]byte, error) { return p.stringValue() }
+
+// stringValue reads a string and decodes it: a piece of buf when it has no
+// escapes, else a new slice.
+func (p *parser) stringValue() ([]byte, error) {
 	start, end, special, err := p.scanString()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	s := p.text[start:end]
-	if !special || (!strings.ContainsRune(s, '\\') && utf8.ValidString(s)) {
+	s := p.buf[start:end]
+	if !special || (bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s)) {
 		return s, nil
 	}
 	// Escapes or invalid UTF-8: decoded as encoding/json does (invalid
 	// bytes become U+FFFD).
 	var out string
 	if err := json.Unmarshal(p.buf[start-1:end+1], &out); err != nil {
-		return "", fmt.Errorf("invalid JSON string at offset %d: %w", start-1, err)
+		return nil, fmt.Errorf("invalid JSON string at offset %d: %w", start-1, err)
 	}
-	return out, nil
+	return []byte(out), nil
 }
 
 // number moves past the number at p.pos, checking its grammar.
@@ -385,7 +395,7 @@ func (p *parser) skip(depth int) error {
 		_, _, _, err := p.scanString()
 		return err
 	case '{':
-		return p.members(func(string) error { return p.skip(depth + 1) })
+		return p.members(func([]byte) error { return p.skip(depth + 1) })
 	case '[':
 		return p.elements(func() error { return p.skip(depth + 1) })
 	case 't':
@@ -400,9 +410,14 @@ func (p *parser) skip(depth int) error {
 	return p.number()
 }
 
-func (p *parser) newNode(k kind, str string, start int) *node {
+var (
+	trueText  = []byte("true")
+	falseText = []byte("false")
+)
+
+func (p *parser) newNode(k kind, str []byte, start int) *node {
 	n := &p.nodes.alloc(1)[0]
-	n.kind, n.str, n.raw = k, str, p.text[start:p.pos]
+	n.kind, n.str, n.raw = k, str, p.buf[start:p.pos]
 	return n
 }
 
@@ -422,18 +437,18 @@ func (p *parser) value(depth int) (*node, error) {
 	case '[':
 		return p.array(depth)
 	case 't':
-		return p.newNode(kindBool, "true", start), p.literal("true")
+		return p.newNode(kindBool, trueText, start), p.literal("true")
 	case 'f':
-		return p.newNode(kindBool, "false", start), p.literal("false")
+		return p.newNode(kindBool, falseText, start), p.literal("false")
 	case 'n':
-		return p.newNode(kindNull, "", start), p.literal("null")
+		return p.newNode(kindNull, nil, start), p.literal("null")
 	case 0:
 		return nil, p.errorf("unexpected end")
 	}
 	if err := p.number(); err != nil {
 		return nil, err
 	}
-	return p.newNode(kindNumber, p.text[start:p.pos], start), nil
+	return p.newNode(kindNumber, p.buf[start:p.pos], start), nil
 }
 
 func (p *parser) array(depth int) (*node, error) {
@@ -447,7 +462,7 @@ func (p *parser) array(depth int) (*node, error) {
 		p.kids = p.kids[:mark]
 		return nil, err
 	}
-	n := p.newNode(kindArray, "", start)
+	n := p.newNode(kindArray, nil, start)
 	n.kids = p.ptrs.alloc(len(p.kids) - mark)
 	copy(n.kids, p.kids[mark:])
 	p.kids = p.kids[:mark]
@@ -456,7 +471,7 @@ func (p *parser) array(depth int) (*node, error) {
 
 func (p *parser) object(depth int) (*node, error) {
 	start, mark := p.pos, len(p.kids)
-	err := p.members(func(key string) error {
+	err := p.members(func(key []byte) error {
 		v, err := p.value(depth + 1)
 		p.keys = append(p.keys, key)
 		p.kids = append(p.kids, v)
@@ -466,14 +481,14 @@ func (p *parser) object(depth int) (*node, error) {
 		p.kids, p.keys = p.kids[:mark], p.keys[:mark]
 		return nil, err
 	}
-	n := p.newNode(kindObject, "", start)
+	n := p.newNode(kindObject, nil, start)
 	count := len(p.kids) - mark
 	n.kids = p.ptrs.alloc(count)
 	n.keys = p.strs.alloc(count)
 	copy(n.kids, p.kids[mark:])
 	copy(n.keys, p.keys[mark:])
 	p.kids, p.keys = p.kids[:mark], p.keys[:mark]
-	if !slices.IsSorted(n.keys) {
+	if !slices.IsSortedFunc(n.keys, bytes.Compare) {
 		sortMembers(n)
 	}
 	return n, nil
@@ -486,11 +501,11 @@ func sortMembers(n *node) {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(n.keys[a], n.keys[b]) })
-	keys := make([]string, 0, len(idx))
+	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(n.keys[a], n.keys[b]) })
+	keys := make([][]byte, 0, len(idx))
 	kids := make([]*node, 0, len(idx))
 	for j, i := range idx {
-		if j+1 < len(idx) && n.keys[idx[j+1]] == n.keys[i] {
+		if j+1 < len(idx) && bytes.Equal(n.keys[idx[j+1]], n.keys[i]) {
 			continue
 		}
 		keys = append(keys, n.keys[i])

@@ -1,6 +1,7 @@
 package planview
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,11 +34,11 @@ func renderValue(v, sens, unk *node) string {
 	case v == nil:
 		return ""
 	case v.kind == kindString:
-		return quoteBounded(v.str, maxValueRunes)
+		return quoteBounded(v.text(), maxValueRunes)
 	case v.kind == kindNull:
 		return "null"
 	case v.kind == kindBool || v.kind == kindNumber:
-		return cutRunes(strings.Clone(v.str), maxValueRunes)
+		return cutRunes(v.text(), maxValueRunes)
 	}
 	var b strings.Builder
 	if writeValue(&b, v, sens, unk) {
@@ -76,9 +77,9 @@ func writeValue(b *strings.Builder, v, sens, unk *node) bool {
 	case v == nil || v.kind == kindNull:
 		b.WriteString("null")
 	case v.kind == kindString:
-		b.WriteString(strconv.Quote(v.str))
+		b.WriteString(strconv.Quote(string(v.str)))
 	case v.kind == kindBool || v.kind == kindNumber:
-		b.WriteString(v.str)
+		b.Write(v.str)
 	case v.kind == kindArray:
 		return writeArray(b, v, sens, unk)
 	default:
@@ -113,9 +114,9 @@ func writeObject(b *strings.Builder, v, sens, unk *node) bool {
 		}
 		key := v.keys[i]
 		if isIdentifier(key) {
-			b.WriteString(key)
+			b.Write(key)
 		} else {
-			b.WriteString(strconv.Quote(key))
+			b.WriteString(strconv.Quote(string(key)))
 		}
 		b.WriteString(" = ")
 		if !writeValue(b, k, sens.member(key), unk.member(key)) {
@@ -173,8 +174,8 @@ func cutRunes(s string, limit int) string {
 // letter or underscore, then letters, digits and underscores. (OpenTofu
 // allows dashes too; a key with one is written ["a-b"], which reads the same
 // and cannot be mistaken for a subtraction.)
-func isIdentifier(s string) bool {
-	if s == "" {
+func isIdentifier(s []byte) bool {
+	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -190,9 +191,13 @@ func isIdentifier(s string) bool {
 // step is one step of an attribute path: an object or map key, or a list,
 // tuple or set index.
 type step struct {
-	key   string
-	index int // when key is "" and isIndex
+	key   []byte
+	index int // when isIdx
 	isIdx bool
+}
+
+func (s step) equal(t step) bool {
+	return s.isIdx == t.isIdx && s.index == t.index && bytes.Equal(s.key, t.key)
 }
 
 // formatPath writes a path in OpenTofu's expression form after root (""
@@ -214,10 +219,10 @@ func formatPath(root string, steps []step) string {
 			if i > 0 || root != "" {
 				b.WriteByte('.')
 			}
-			b.WriteString(s.key)
+			b.Write(s.key)
 		default:
 			b.WriteString("[")
-			b.WriteString(strconv.Quote(s.key))
+			b.WriteString(strconv.Quote(string(s.key)))
 			b.WriteString("]")
 		}
 	}
@@ -250,14 +255,14 @@ func equalValues(a, b *node) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	if a.raw == b.raw {
+	if bytes.Equal(a.raw, b.raw) {
 		return true
 	}
-	if a.kind != b.kind || a.str != b.str || len(a.kids) != len(b.kids) {
+	if a.kind != b.kind || !bytes.Equal(a.str, b.str) || len(a.kids) != len(b.kids) {
 		return false
 	}
 	for i := range a.kids {
-		if a.kind == kindObject && a.keys[i] != b.keys[i] {
+		if a.kind == kindObject && !bytes.Equal(a.keys[i], b.keys[i]) {
 			return false
 		}
 		if !equalValues(a.kids[i], b.kids[i]) {
