@@ -10,6 +10,7 @@ import (
 // and after values.
 type walker struct {
 	fp        Fingerprinter
+	secrets   *secrets // values shown as sensitive wherever they are
 	replace   [][]step // replace_paths
 	path      []step
 	attrs     []Attribute
@@ -25,7 +26,7 @@ func (w *walker) walk(b, a, unk, bs, as *node) {
 	case bs.isTrue() || as.isTrue():
 		w.sensitive(b, a, unk)
 	case unk.isTrue():
-		w.emit(Attribute{Before: renderValue(b, bs, nil), Unknown: true})
+		w.unknown(b, bs)
 	case b != nil && a != nil && bytes.Equal(b.raw, a.raw) && !unk.anyTrue() && !bs.anyTrue() && !as.anyTrue():
 		w.unchanged += leafCount(b)
 	case descends(b, a, bs, as):
@@ -114,6 +115,30 @@ func mergeKeys(fn func([]byte), lists ...[][]byte) {
 	}
 }
 
+// unknown lists a path whose after value is not known until apply. A
+// before value holding a secret is listed path by path, each part holding
+// one as sensitive.
+func (w *walker) unknown(b, bs *node) {
+	if !w.secrets.holds(b) {
+		w.emit(Attribute{Before: renderValue(b, bs, nil), Unknown: true})
+		return
+	}
+	if !b.container() || len(b.kids) == 0 {
+		w.sensitive(b, nil, trueNode)
+		return
+	}
+	for i, k := range b.kids {
+		if b.kind == kindArray {
+			w.path = append(w.path, step{index: i, isIdx: true})
+			w.unknown(k, bs.elem(i))
+		} else {
+			w.path = append(w.path, step{key: b.keys[i]})
+			w.unknown(k, bs.member(b.keys[i]))
+		}
+		w.path = w.path[:len(w.path)-1]
+	}
+}
+
 // leaf compares two values the walk does not go below.
 func (w *walker) leaf(b, a, unk, bs, as *node) {
 	switch {
@@ -121,6 +146,9 @@ func (w *walker) leaf(b, a, unk, bs, as *node) {
 		return
 	case equalValues(b, a):
 		w.unchanged += leafCount(b)
+		return
+	case w.secrets.holds(b) || w.secrets.holds(a):
+		w.sensitive(b, a, unk)
 		return
 	case b != nil && a != nil && b.kind == kindString && a.kind == kindString && !unk.anyTrue():
 		w.emit(stringChange(b.text(), a.text()))
@@ -191,7 +219,7 @@ func replacePaths(v *node) [][]step {
 		for _, s := range p.kidsOf(kindArray) {
 			switch s.kind {
 			case kindString:
-				path = append(path, step{key: bytes.Clone(s.str)})
+				path = append(path, step{key: s.str})
 			case kindNumber:
 				i, err := strconv.Atoi(s.text())
 				ok = ok && err == nil

@@ -54,19 +54,26 @@ func Build(planJSON []byte, fp Fingerprinter) (*ChangeSet, error) {
 	if len(fp.key) == 0 {
 		return nil, ErrNoFingerprintKey
 	}
-	b := &builder{p: newParser(planJSON), fp: fp, sensitiveOutputs: map[string]bool{}}
+	b := &builder{p: newParser(planJSON), fp: fp, sensitiveOutputs: map[string]bool{}, eager: true}
 	if err := b.scan(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadablePlan, err)
 	}
 	if b.cs.FormatVersion == "" {
 		return nil, fmt.Errorf("%w: it has no format_version; give Build the output of tofu show -json PLANFILE", ErrUnreadablePlan)
 	}
-	if err := b.outputs(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnreadablePlan, err)
+	// The secrets are all known once the whole document is read; only then
+	// are values compared and shown.
+	for _, step := range []func() error{b.collectVariables, b.collectOutputs, b.seal, b.walkPending, b.outputs} {
+		if err := step(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnreadablePlan, err)
+		}
 	}
 	b.finish()
+	b.secrets.scrub(&b.cs)
 	return &b.cs, nil
 }
+
+func (b *builder) seal() error { b.secrets.seal(); return nil }
 
 // builder holds a Build in progress.
 type builder struct {
@@ -77,6 +84,23 @@ type builder struct {
 	// document has said which outputs are sensitive.
 	rawOutputs       []rawOutput
 	sensitiveOutputs map[string]bool
+	// pending are the changes whose attributes are listed once the
+	// secrets are known; variables and configuration where those members
+	// are.
+	pending []pendingWalk
+	secrets secrets
+	// eager is true until the first secret is found: until then each
+	// change's attributes are listed as it is read, which stands if the
+	// plan holds no secret at all (no value can then need hiding).
+	eager                    bool
+	variables, configuration span
+	// resources and drift are the resources kept, in plan order, until
+	// finish sorts them into the change set; the arenas allocate resources
+	// and attribute lists a block at a time, attrScratch is a walk's list.
+	resources, drift []*Resource
+	resourceArena    arena[Resource]
+	attrArena        arena[Attribute]
+	attrScratch      []Attribute
 }
 
 type rawOutput struct {
@@ -110,6 +134,16 @@ func (b *builder) scan() error {
 					return err
 				})
 			})
+		case "variables", "configuration":
+			p.space()
+			start := p.pos
+			err := p.skip(1)
+			if string(key) == "variables" {
+				b.variables = span{start, p.pos}
+			} else {
+				b.configuration = span{start, p.pos}
+			}
+			return err
 		case "planned_values":
 			return p.nullOr(b.outputFlags)
 		case "prior_state":
@@ -194,7 +228,7 @@ func (b *builder) finish() {
 	for i, s := range Sections {
 		order[s] = i
 	}
-	byRisk := func(x, y Resource) int {
+	byRisk := func(x, y *Resource) int {
 		if c := order[x.Section] - order[y.Section]; c != 0 {
 			return c
 		}
@@ -203,8 +237,10 @@ func (b *builder) finish() {
 		}
 		return strings.Compare(x.Deposed, y.Deposed)
 	}
-	slices.SortStableFunc(cs.Resources, byRisk)
-	slices.SortStableFunc(cs.Drift, byRisk)
+	slices.SortStableFunc(b.resources, byRisk)
+	slices.SortStableFunc(b.drift, byRisk)
+	cs.Resources = derefAll(b.resources)
+	cs.Drift = derefAll(b.drift)
 	slices.SortFunc(cs.Outputs, func(x, y Output) int { return strings.Compare(x.Name, y.Name) })
 	c := &cs.Counts
 	for _, r := range cs.Resources {
@@ -238,4 +274,44 @@ func (c *Counts) add(r Resource) {
 	if r.PreviousAddress != "" {
 		c.Move++
 	}
+}
+
+// collectVariables adds the values of the root module variables the
+// configuration declares sensitive (configuration.root_module.variables
+// NAME.sensitive, value from variables NAME.value) to the secrets.
+func (b *builder) collectVariables() error {
+	if b.variables.end == 0 || b.configuration.end == 0 {
+		return nil
+	}
+	p := b.p
+	p.reset()
+	conf, err := p.at(b.configuration)
+	if err != nil {
+		return err
+	}
+	declared := conf.member([]byte("root_module")).member([]byte("variables"))
+	vars, err := p.at(b.variables)
+	if err != nil {
+		return err
+	}
+	for i, name := range declared.keysOf() {
+		if declared.kids[i].member([]byte("sensitive")).isTrue() {
+			if v := vars.member(name).member([]byte("value")); v != nil {
+				b.secrets.addAll(v)
+			}
+		}
+	}
+	return nil
+}
+
+// derefAll copies the resources rs points to into a slice (nil for none).
+func derefAll(rs []*Resource) []Resource {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]Resource, len(rs))
+	for i, r := range rs {
+		out[i] = *r
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package planview
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -277,30 +278,24 @@ func (p *parser) scanString() (start, end int, special bool, err error) {
 	p.pos++
 	start = p.pos
 	b := p.buf
-	for i := start; i < len(b); i++ {
-		c := b[i]
-		if plainByte[c] {
-			continue
+	for i := start; ; i++ {
+		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
 		}
+		if i >= len(b) {
+			p.pos = len(b)
+			return 0, 0, false, p.errorf("unterminated string")
+		}
+		c := b[i]
 		switch {
+		case plainByte[c]:
 		case c == '"':
 			p.pos = i + 1
 			return start, i, special, nil
 		case c == '\\':
 			special = true
-			i++
-			if i >= len(b) {
-				break
-			}
-			if b[i] == 'u' {
-				if i+4 >= len(b) || !isHex4(b[i+1:i+5]) {
-					p.pos = i
-					return 0, 0, false, p.errorf("invalid \\u escape")
-				}
-				i += 4
-			} else if !strings.ContainsRune(`"\/bfnrt`, rune(b[i])) {
-				p.pos = i
-				return 0, 0, false, p.errorf("invalid escape")
+			if i, err = p.escape(i + 1); err != nil {
+				return 0, 0, false, err
 			}
 		case c < 0x20:
 			p.pos = i
@@ -309,8 +304,37 @@ func (p *parser) scanString() (start, end int, special bool, err error) {
 			special = true
 		}
 	}
-	p.pos = len(b)
-	return 0, 0, false, p.errorf("unterminated string")
+}
+
+// plain8 reports whether none of the 8 bytes in w is a quote, a backslash,
+// a control character or non-ASCII (bit tricks from "Bit Twiddling Hacks",
+// "Determine if a word has a byte less than n").
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, bs := w^('"'*ones), w^('\\'*ones)
+	special := (w-0x20*ones)&^w | (q-ones)&^q | (bs-ones)&^bs | w
+	return special&highs == 0
+}
+
+// escape checks the escape whose letter is at i and returns the index of
+// its last byte.
+func (p *parser) escape(i int) (int, error) {
+	b := p.buf
+	switch {
+	case i >= len(b):
+		p.pos = len(b)
+		return 0, p.errorf("unterminated string")
+	case b[i] == 'u':
+		if i+4 >= len(b) || !isHex4(b[i+1:i+5]) {
+			p.pos = i
+			return 0, p.errorf("invalid \\u escape")
+		}
+		return i + 4, nil
+	case strings.IndexByte(`"\/bfnrt`, b[i]) < 0:
+		p.pos = i
+		return 0, p.errorf("invalid escape")
+	}
+	return i, nil
 }
 
 func isHex4(b []byte) bool {
@@ -385,29 +409,98 @@ func (p *parser) number() error {
 	return nil
 }
 
-// skip checks the value at p.pos and moves past it.
+// skip checks the value at p.pos and moves past it, depth being how deep
+// it is nested. It keeps a stack of the open containers rather than
+// recursing: most of a plan is skipped.
 func (p *parser) skip(depth int) error {
-	if depth > maxDepth {
-		return p.errorf("nested too deeply")
+	var buf [64]byte
+	open := buf[:0] // '{' or '[' for each open container
+	for {
+		closed, err := p.skipScalarOrOpen(&open, depth)
+		if err != nil {
+			return err
+		}
+		if !closed {
+			continue // a container opened: its first member or element
+		}
+		if err := p.skipClosers(&open); err != nil || len(open) == 0 {
+			return err
+		}
 	}
-	switch p.peek() {
+}
+
+// skipScalarOrOpen moves past a scalar (closed: true) or past the opening
+// of a container, pushing it on open, and its first key when it is an
+// object (closed: false); an empty container is moved past whole.
+func (p *parser) skipScalarOrOpen(open *[]byte, depth int) (closed bool, err error) {
+	switch c := p.peek(); c {
 	case '"':
 		_, _, _, err := p.scanString()
-		return err
-	case '{':
-		return p.members(func([]byte) error { return p.skip(depth + 1) })
-	case '[':
-		return p.elements(func() error { return p.skip(depth + 1) })
+		return true, err
+	case '{', '[':
+		if depth+len(*open) >= maxDepth {
+			return false, p.errorf("nested too deeply")
+		}
+		p.pos++
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		if p.peek() == end {
+			p.pos++
+			return true, nil
+		}
+		*open = append(*open, c)
+		if c == '{' {
+			return false, p.skipKey()
+		}
+		return false, nil
 	case 't':
-		return p.literal("true")
+		return true, p.literal("true")
 	case 'f':
-		return p.literal("false")
+		return true, p.literal("false")
 	case 'n':
-		return p.literal("null")
+		return true, p.literal("null")
 	case 0:
-		return p.errorf("unexpected end")
+		return false, p.errorf("unexpected end")
 	}
-	return p.number()
+	return true, p.number()
+}
+
+// skipKey moves past an object key and its colon.
+func (p *parser) skipKey() error {
+	if p.peek() != '"' {
+		return p.errorf("object key is not a string")
+	}
+	if _, _, _, err := p.scanString(); err != nil {
+		return err
+	}
+	return p.expect(':')
+}
+
+// skipClosers moves past the closing brackets after a value, up to the
+// comma (and, in an object, the key) before the next value, or until no
+// container is open.
+func (p *parser) skipClosers(open *[]byte) error {
+	for len(*open) > 0 {
+		top := (*open)[len(*open)-1]
+		switch c := p.peek(); {
+		case c == ',':
+			p.pos++
+			if top == '{' {
+				return p.skipKey()
+			}
+			return nil
+		case c == '}' && top == '{', c == ']' && top == '[':
+			p.pos++
+			*open = (*open)[:len(*open)-1]
+		case top == '{':
+			return p.errorf("want ',' or '}' in an object")
+		default:
+			return p.errorf("want ',' or ']' in an array")
+		}
+	}
+	return nil
 }
 
 var (

@@ -41,7 +41,7 @@ func renderValue(v, sens, unk *node) string {
 		return cutRunes(v.text(), maxValueRunes)
 	}
 	var b strings.Builder
-	if writeValue(&b, v, sens, unk) {
+	if writeValue(&b, v, sens, unk) && utf8.RuneCountInString(b.String()) <= maxValueRunes {
 		return b.String()
 	}
 	return summary(v)
@@ -63,8 +63,8 @@ func plural(n int, what string) string {
 	return strconv.Itoa(n) + " " + what + "s"
 }
 
-// writeValue writes v inline, returning false once b passes maxValueRunes
-// bytes (a bound on runes too).
+// writeValue writes v inline, returning false once b passes 4 *
+// maxValueRunes bytes (more than maxValueRunes runes).
 func writeValue(b *strings.Builder, v, sens, unk *node) bool {
 	if b.Len() > maxValueRunes*4 {
 		return false
@@ -77,7 +77,7 @@ func writeValue(b *strings.Builder, v, sens, unk *node) bool {
 	case v == nil || v.kind == kindNull:
 		b.WriteString("null")
 	case v.kind == kindString:
-		b.WriteString(strconv.Quote(string(v.str)))
+		writeQuoted(b, v.str)
 	case v.kind == kindBool || v.kind == kindNumber:
 		b.Write(v.str)
 	case v.kind == kindArray:
@@ -85,7 +85,7 @@ func writeValue(b *strings.Builder, v, sens, unk *node) bool {
 	default:
 		return writeObject(b, v, sens, unk)
 	}
-	return utf8.RuneCountInString(b.String()) <= maxValueRunes
+	return b.Len() <= maxValueRunes*4
 }
 
 func writeArray(b *strings.Builder, v, sens, unk *node) bool {
@@ -99,7 +99,7 @@ func writeArray(b *strings.Builder, v, sens, unk *node) bool {
 		}
 	}
 	b.WriteByte(']')
-	return utf8.RuneCountInString(b.String()) <= maxValueRunes
+	return b.Len() <= maxValueRunes*4
 }
 
 func writeObject(b *strings.Builder, v, sens, unk *node) bool {
@@ -124,13 +124,16 @@ func writeObject(b *strings.Builder, v, sens, unk *node) bool {
 		}
 	}
 	b.WriteString(" }")
-	return utf8.RuneCountInString(b.String()) <= maxValueRunes
+	return b.Len() <= maxValueRunes*4
 }
 
 // quoteBounded quotes s (strconv.Quote); when the result would pass limit
 // runes, s is cut between runes and the result ends with "…" instead of a
 // closing quote.
 func quoteBounded(s string, limit int) string {
+	if len(s) <= limit-2 && plainASCII(s) {
+		return `"` + s + `"`
+	}
 	if len(s) <= limit {
 		if q := strconv.Quote(s); utf8.RuneCountInString(q) <= limit {
 			return q
@@ -154,6 +157,28 @@ func quoteBounded(s string, limit int) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// plainASCII reports whether strconv.Quote leaves every byte of s as it
+// is: printable ASCII other than a quote or backslash.
+func plainASCII[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// writeQuoted writes s quoted as strconv.Quote does.
+func writeQuoted(b *strings.Builder, s []byte) {
+	if !plainASCII(s) {
+		b.WriteString(strconv.Quote(string(s)))
+		return
+	}
+	b.WriteByte('"')
+	b.Write(s)
+	b.WriteByte('"')
 }
 
 // cutRunes returns s, or its first limit-1 runes and "…" when it is longer
