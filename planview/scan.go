@@ -563,7 +563,7 @@ func (p *parser) array(depth int) (*node, error) {
 }
 
 func (p *parser) object(depth int) (*node, error) {
-	start, mark := p.pos, len(p.kids)
+	start, kidsMark, keysMark := p.pos, len(p.kids), len(p.keys)
 	err := p.members(func(key []byte) error {
 		v, err := p.value(depth + 1)
 		p.keys = append(p.keys, key)
@@ -571,16 +571,16 @@ func (p *parser) object(depth int) (*node, error) {
 		return err
 	})
 	if err != nil {
-		p.kids, p.keys = p.kids[:mark], p.keys[:mark]
+		p.kids, p.keys = p.kids[:kidsMark], p.keys[:keysMark]
 		return nil, err
 	}
 	n := p.newNode(kindObject, nil, start)
-	count := len(p.kids) - mark
+	count := len(p.kids) - kidsMark
 	n.kids = p.ptrs.alloc(count)
 	n.keys = p.strs.alloc(count)
-	copy(n.kids, p.kids[mark:])
-	copy(n.keys, p.keys[mark:])
-	p.kids, p.keys = p.kids[:mark], p.keys[:mark]
+	copy(n.kids, p.kids[kidsMark:])
+	copy(n.keys, p.keys[keysMark:])
+	p.kids, p.keys = p.kids[:kidsMark], p.keys[:keysMark]
 	if !slices.IsSortedFunc(n.keys, bytes.Compare) {
 		sortMembers(n)
 	}
