@@ -264,8 +264,11 @@ func listsAttributes(actions []string) bool {
 // resource makes the Resource of a change, without its attributes; keep
 // is false for a plain no-op or an ephemeral resource.
 func (b *builder) resource(rc *rawChange) (r Resource, keep bool, err error) {
+	if rc.mode == "ephemeral" {
+		return r, false, nil // opened and closed each run: no change, values nulled
+	}
 	sec, err := section(rc.actions, rc.importing, rc.previous)
-	if err != nil || sec == "" || rc.mode == "ephemeral" {
+	if err != nil || sec == "" {
 		return r, false, err
 	}
 	r = Resource{

@@ -530,11 +530,14 @@ func (p *parser) value(depth int) (*node, error) {
 	case '[':
 		return p.array(depth)
 	case 't':
-		return p.newNode(kindBool, trueText, start), p.literal("true")
+		err := p.literal("true")
+		return p.newNode(kindBool, trueText, start), err
 	case 'f':
-		return p.newNode(kindBool, falseText, start), p.literal("false")
+		err := p.literal("false")
+		return p.newNode(kindBool, falseText, start), err
 	case 'n':
-		return p.newNode(kindNull, nil, start), p.literal("null")
+		err := p.literal("null")
+		return p.newNode(kindNull, nil, start), err
 	case 0:
 		return nil, p.errorf("unexpected end")
 	}
