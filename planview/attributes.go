@@ -29,6 +29,8 @@ func (w *walker) walk(b, a, unk, bs, as *node) {
 		w.unknown(b, bs)
 	case b != nil && a != nil && bytes.Equal(b.raw, a.raw) && !unk.anyTrue() && !bs.anyTrue() && !as.anyTrue():
 		w.unchanged += leafCount(b)
+	case descends(b, a, bs, as) && (w.secrets.inKeys(b) || w.secrets.inKeys(a)):
+		w.sensitive(b, a, unk) // its paths would show the secret
 	case descends(b, a, bs, as):
 		w.children(b, a, unk, bs, as)
 	default:
@@ -123,7 +125,7 @@ func (w *walker) unknown(b, bs *node) {
 		w.emit(Attribute{Before: renderValue(b, bs, nil), Unknown: true})
 		return
 	}
-	if !b.container() || len(b.kids) == 0 {
+	if !b.container() || len(b.kids) == 0 || w.secrets.inKeys(b) {
 		w.sensitive(b, nil, trueNode)
 		return
 	}

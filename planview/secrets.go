@@ -1,6 +1,8 @@
 package planview
 
 import (
+	"slices"
+
 	"github.com/switchtender/switchtender/exec/mask"
 )
 
@@ -44,22 +46,30 @@ func (s *secrets) collect(v, marks *node) {
 	}
 }
 
-// addAll adds every string and number in v (booleans are one bit, and null
-// none).
+// addAll adds every string, number and object key in v (booleans are one
+// bit, and null none).
 func (s *secrets) addAll(v *node) {
 	switch v.kind {
 	case kindString, kindNumber:
-		if len(v.str) > 0 {
-			if s.values == nil {
-				s.values = map[string]bool{}
-			}
-			s.values[string(v.str)] = true
-		}
+		s.add(v.str)
 	case kindObject, kindArray:
+		for _, k := range v.keys {
+			s.add(k)
+		}
 		for _, k := range v.kids {
 			s.addAll(k)
 		}
 	}
+}
+
+func (s *secrets) add(v []byte) {
+	if len(v) == 0 {
+		return
+	}
+	if s.values == nil {
+		s.values = map[string]bool{}
+	}
+	s.values[string(v)] = true
 }
 
 // seal readies the masker once every secret is known.
@@ -75,28 +85,34 @@ func (s *secrets) seal() {
 
 // holds reports whether v holds a secret: a string or number equal to one,
 // a string with one of mask.MinLen bytes or more inside it, or a
-// collection with such a part.
+// collection with such a part or key.
 func (s *secrets) holds(v *node) bool {
 	if s == nil || len(s.values) == 0 || v == nil {
 		return false
 	}
 	switch v.kind {
 	case kindString:
-		if s.values[string(v.str)] {
-			return true
-		}
-		text := string(v.str)
-		return s.masker.String(text) != text
+		return s.inString(v.str)
 	case kindNumber:
 		return s.values[string(v.str)]
 	case kindObject, kindArray:
-		for _, k := range v.kids {
-			if s.holds(k) {
-				return true
-			}
-		}
+		return s.inKeys(v) || slices.ContainsFunc(v.kids, s.holds)
 	}
 	return false
+}
+
+// inKeys reports whether a key of the object v (not below it) is or holds
+// a secret.
+func (s *secrets) inKeys(v *node) bool {
+	return s != nil && len(s.values) > 0 && v != nil && slices.ContainsFunc(v.keys, s.inString)
+}
+
+func (s *secrets) inString(b []byte) bool {
+	if s.values[string(b)] {
+		return true
+	}
+	text := string(b)
+	return s.masker.String(text) != text
 }
 
 // scrub masks every secret of mask.MinLen bytes or more left in a string
