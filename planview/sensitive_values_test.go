@@ -203,7 +203,7 @@ func TestAFingerprintIsAKeyedHMACOfTheCanonicalJSON(t *testing.T) {
 func TestAGuessableValueHasAFingerprintNoPlainHashGives(t *testing.T) {
 	hashes := map[string]func() hash.Hash{
 		"sha256": sha256.New, "sha1": sha1.New, "md5": md5.New, "sha512": sha512.New,
-		"hmac-sha256 with an empty key": func() hash.Hash { return hmac.New(sha256.New, nil) },
+		"hmac-sha256 with an empty key":  func() hash.Hash { return hmac.New(sha256.New, nil) },
 		"hmac-sha256 keyed by the value": nil,
 	}
 	for _, guess := range []string{"hunter2", "1", "password", "true", ""} {
