@@ -65,6 +65,32 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 	if p.peek() == 'n' {
 		return fmt.Errorf("%s[%d] is null", list, i)
 	}
+	rc, err := b.readResourceChange()
+	if err != nil {
+		return err
+	}
+	if rc.address == "" || !rc.hasChange {
+		return fmt.Errorf("%s[%d] has no address or no change", list, i)
+	}
+	if err := b.collectMarked(rc); err != nil {
+		return fmt.Errorf("%s[%d] (%s): %w", list, i, rc.address, err)
+	}
+	if len(b.secrets.values) > 0 {
+		b.eager = false
+	}
+	r, keep, err := b.resource(rc)
+	if err != nil {
+		return fmt.Errorf("%s[%d] (%s): %w", list, i, rc.address, err)
+	}
+	if keep {
+		b.keep(r, rc, drift)
+	}
+	return nil
+}
+
+// readResourceChange reads the members of a resource change.
+func (b *builder) readResourceChange() (*rawChange, error) {
+	p := b.p
 	rc := &rawChange{}
 	err := p.members(func(key []byte) error {
 		var err error
@@ -90,25 +116,13 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	if rc.address == "" || !rc.hasChange {
-		return fmt.Errorf("%s[%d] has no address or no change", list, i)
-	}
-	if err := b.collectMarked(rc); err != nil {
-		return fmt.Errorf("%s[%d] (%s): %w", list, i, rc.address, err)
-	}
-	if len(b.secrets.values) > 0 {
-		b.eager = false
-	}
-	r, keep, err := b.resource(rc)
-	if err != nil {
-		return fmt.Errorf("%s[%d] (%s): %w", list, i, rc.address, err)
-	}
-	if !keep {
-		return nil
-	}
+	return rc, err
+}
+
+// keep adds r to the resources or the drift, and its change to the
+// pending walks (listing its attributes now if the change was decoded and
+// the plan has shown no secret yet).
+func (b *builder) keep(r Resource, rc *rawChange, drift bool) {
 	kept := &b.resourceArena.alloc(1)[0]
 	*kept = r
 	if drift {
@@ -124,7 +138,6 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 		}
 		b.pending = append(b.pending, pw)
 	}
-	return nil
 }
 
 // change reads a change object into rc, checking its values and noting

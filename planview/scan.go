@@ -369,44 +369,41 @@ func (p *parser) stringValue() ([]byte, error) {
 	return []byte(out), nil
 }
 
-// number moves past the number at p.pos, checking its grammar.
+// number moves past the number at p.pos, checking its grammar (RFC 8259
+// section 6): -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 func (p *parser) number() error {
-	b, i := p.buf, p.pos
-	digits := func() bool {
-		j := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else if !digits() {
-		p.pos = i
+	p.accept("-")
+	if !p.accept("0") && !p.digits() {
 		return p.errorf("invalid number")
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			p.pos = i
+	if p.accept(".") && !p.digits() {
+		return p.errorf("invalid number")
+	}
+	if p.accept("eE") {
+		p.accept("+-")
+		if !p.digits() {
 			return p.errorf("invalid number")
 		}
 	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			p.pos = i
-			return p.errorf("invalid number")
-		}
-	}
-	p.pos = i
 	return nil
+}
+
+// accept moves past the next byte if it is one of set.
+func (p *parser) accept(set string) bool {
+	if p.pos < len(p.buf) && strings.IndexByte(set, p.buf[p.pos]) >= 0 {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// digits moves past a run of digits, reporting whether there was one.
+func (p *parser) digits() bool {
+	start := p.pos
+	for p.pos < len(p.buf) && '0' <= p.buf[p.pos] && p.buf[p.pos] <= '9' {
+		p.pos++
+	}
+	return p.pos > start
 }
 
 // skip checks the value at p.pos and moves past it, depth being how deep
