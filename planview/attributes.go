@@ -160,13 +160,14 @@ func (w *walker) leaf(b, a, unk, bs, as *node) {
 }
 
 // sensitive lists a path marked sensitive on either side: whether it
-// changed and the fingerprints of the whole values, never the values. A path
-// null or absent on both sides is left out.
+// changed and the fingerprints of the whole values, never the values. An
+// after value not known in full until apply has no fingerprint, and counts
+// as changed. A path null or absent on both sides is left out.
 func (w *walker) sensitive(b, a, unk *node) {
-	if b.isNull() && a.isNull() && !unk.isTrue() {
+	if b.isNull() && a.isNull() && !unk.anyTrue() {
 		return
 	}
-	at := Attribute{Sensitive: true, Unknown: unk.isTrue()}
+	at := Attribute{Sensitive: true, Unknown: unk.anyTrue()}
 	if !b.isNull() {
 		at.BeforeFingerprint = w.fp.fingerprint(b)
 	}

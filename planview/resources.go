@@ -426,13 +426,16 @@ func (b *builder) outputAttribute(name string, oc *outputChange) Attribute {
 	before, after, unknown := nullToAbsent(v[valBefore]), nullToAbsent(v[valAfter]), v[valUnknown]
 	bs, as := v[valBeforeSensitive], v[valAfterSensitive]
 	w.whole(before, after, unknown, bs, as)
+	if len(w.attrs) == 0 && (bs.anyTrue() || as.anyTrue() || b.secrets.holds(before) || b.secrets.holds(after)) {
+		w.sensitive(before, after, unknown)
+	}
 	var at Attribute
 	switch {
 	case len(w.attrs) > 0:
 		at = w.attrs[0]
-	case bs.isTrue() || as.isTrue():
-		at = Attribute{Sensitive: true}
-	default: // equal values: a change of sensitivity or type only
+	case bs.anyTrue() || as.anyTrue():
+		at = Attribute{Sensitive: true} // null on both sides
+	default: // equal values: a change of type only
 		at = Attribute{Before: renderValue(before, bs, nil), After: renderValue(after, as, unknown)}
 	}
 	at.Path = name

@@ -104,7 +104,9 @@ const hostilePlan = `{"format_version":"1.2",
 "output_changes":{
  "conn":{"actions":["update"],"before":{"host":"db","password":"CANARY-output-nested"},"after":{"host":"db2","password":"CANARY-output-nested"},"after_unknown":false,"before_sensitive":{"password":true},"after_sensitive":{"password":true}},
  "token":{"actions":["create"],"before":null,"after":"CANARY-output-value","after_unknown":false,"before_sensitive":false,"after_sensitive":false},
- "echo":{"actions":["create"],"before":null,"after":"CANARY-in-a-list and more","after_unknown":false,"before_sensitive":false,"after_sensitive":false}
+ "echo":{"actions":["create"],"before":null,"after":"CANARY-in-a-list and more","after_unknown":false,"before_sensitive":false,"after_sensitive":false},
+ "same":{"actions":["update"],"before":{"a":"CANARY-output-same","b":"CANARY-in-a-noop"},"after":{"a":"CANARY-output-same","b":"CANARY-in-a-noop"},"after_unknown":false,"before_sensitive":{},"after_sensitive":{"a":true}},
+ "partly_unknown":{"actions":["update"],"before":{"k":"CANARY-partly-before"},"after":{},"after_unknown":{"k":true},"before_sensitive":true,"after_sensitive":true}
 },
 "planned_values":{"outputs":{"token":{"sensitive":true,"type":"string","value":"CANARY-output-value"}}},
 "configuration":{"root_module":{"variables":{"db_password":{"sensitive":true},"region":{}}}}
@@ -138,6 +140,16 @@ func TestWhatIsSensitiveIsListedWithoutItsValue(t *testing.T) {
 	}
 	if a := attributeAt(t, m, "obj.pass"); !a.Sensitive || !a.Unknown {
 		t.Errorf("obj.pass: %+v", a)
+	}
+	outputs := map[string]Attribute{}
+	for _, o := range cs.Outputs {
+		outputs[o.Name] = o.Change
+	}
+	if a := outputs["same"]; !a.Sensitive || a.Changed || a.BeforeFingerprint == "" || a.BeforeFingerprint != a.AfterFingerprint {
+		t.Errorf("output same, whose sensitivity only changes: %+v", a)
+	}
+	if a := outputs["partly_unknown"]; !a.Sensitive || !a.Changed || !a.Unknown || a.AfterFingerprint != "" {
+		t.Errorf("output partly_unknown: %+v", a)
 	}
 }
 
