@@ -442,7 +442,9 @@ func (b *builder) outputAttribute(name string, oc *outputChange) Attribute {
 	return at
 }
 
-var trueNode = &node{kind: kindBool, str: trueText, raw: trueText}
+// trueNode marks a whole value; its marks cache is set, so it is never written
+// (Builds run concurrently).
+var trueNode = &node{kind: kindBool, str: trueText, raw: trueText, marks: 2}
 
 // whole compares b and a as one value (an output's), without listing the
 // paths inside it.
