@@ -141,6 +141,10 @@ func TestWhatIsSensitiveIsListedWithoutItsValue(t *testing.T) {
 	if a := attributeAt(t, m, "obj.pass"); !a.Sensitive || !a.Unknown {
 		t.Errorf("obj.pass: %+v", a)
 	}
+}
+
+func TestASensitiveOutputIsListedWithoutItsValue(t *testing.T) {
+	cs := mustBuild(t, []byte(hostilePlan))
 	outputs := map[string]Attribute{}
 	for _, o := range cs.Outputs {
 		outputs[o.Name] = o.Change
