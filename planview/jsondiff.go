@@ -86,7 +86,7 @@ func renderJSON(v *node) string {
 		return string(out)
 	}
 	if v.kind == kindArray {
-		return "[…" + plural(len(v.kids), "element") + "]"
+		return "[…" + countNoun(len(v.kids), "element") + "]"
 	}
-	return "{…" + plural(len(v.kids), "key") + "}"
+	return "{…" + countNoun(len(v.kids), "key") + "}"
 }

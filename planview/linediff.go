@@ -169,7 +169,7 @@ func hunks(ops []editOp, a, b []string) []DiffLine {
 	var out []DiffLine
 	for i := 0; i < len(ops); {
 		if len(out) == maxDiffLines {
-			out = append(out, DiffLine{Op: "…", Text: plural(countShown(show[i:]), "more line") + " of the diff not shown"})
+			out = append(out, DiffLine{Op: "…", Text: countNoun(countShown(show[i:]), "more line") + " of the diff not shown"})
 			return out
 		}
 		if !show[i] {
@@ -177,7 +177,7 @@ func hunks(ops []editOp, a, b []string) []DiffLine {
 			for j < len(ops) && !show[j] {
 				j++
 			}
-			out = append(out, DiffLine{Op: "…", Text: plural(j-i, "unchanged line")})
+			out = append(out, DiffLine{Op: "…", Text: countNoun(j-i, "unchanged line")})
 			i = j
 			continue
 		}

@@ -51,12 +51,12 @@ func renderValue(v, sens, unk *node) string {
 func summary(v *node) string {
 	n := len(v.kids)
 	if v.kind == kindArray {
-		return "[…" + plural(n, "element") + "]"
+		return "[…" + countNoun(n, "element") + "]"
 	}
-	return "{…" + plural(n, "attribute") + "}"
+	return "{…" + countNoun(n, "attribute") + "}"
 }
 
-func plural(n int, what string) string {
+func countNoun(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
