@@ -17,7 +17,21 @@ import (
 	"github.com/switchtender/switchtender/exec/tofubin"
 )
 
-var update = flag.Bool("update", false, "make the scenario plans again with real OpenTofu and rewrite testdata/plans and testdata/golden")
+// The -update flag rewrites the goldens: here, it makes the scenario plans
+// again with real OpenTofu and rewrites testdata/plans and testdata/golden.
+// Another test file of the package may define it too; init registers it
+// only when none has (package variables are initialised before init runs).
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the goldens (testdata/plans and testdata/golden from real OpenTofu plans)")
+	}
+}
+
+// updating reports whether the test runs with -update.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // goldenKey is the fingerprint key of the golden change sets.
 var goldenKey = []byte("planview golden fingerprint key")
@@ -196,7 +210,7 @@ func TestRealPlansBuildToTheirGoldenChangeSets(t *testing.T) {
 			t.Parallel()
 			plan := makePlan(t, bin, sc)
 			got := changeSetJSON(t, plan)
-			if !*update {
+			if !updating() {
 				sameAsGolden(t, sc, got)
 				return
 			}
