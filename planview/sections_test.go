@@ -54,7 +54,7 @@ func TestChangesAreInRiskOrderThenByAddress(t *testing.T) {
 	}
 }
 
-func TestAForgetIsNeverCountedAsADestroy(t *testing.T) {
+func TestCountsSayWhatEachSectionHolds(t *testing.T) {
 	cs := mustBuild(t, everyAction())
 	want := Counts{Replace: 2, Delete: 2, Destroy: 4, Forget: 1, ForgetThenCreate: 1, Update: 2, Create: 1, Read: 1, Import: 1, Move: 2}
 	if cs.Counts != want {
