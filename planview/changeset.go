@@ -90,7 +90,8 @@ type Resource struct {
 	// (`replace_paths`), in [Attribute.Path] form.
 	ReplacePaths []string `json:"replace_paths,omitempty"`
 	// Attributes are the attribute paths that change (for a create, every
-	// attribute set; for a delete or forget, none), sorted by path.
+	// attribute set; for a delete, a forget or a no-op, none), sorted by
+	// path: keys in byte order, list elements by index.
 	Attributes []Attribute `json:"attributes,omitempty"`
 	// Unchanged counts the attribute paths left as they are, collapsed.
 	Unchanged int `json:"unchanged"`
@@ -136,6 +137,8 @@ type JSONDiff struct {
 	// FormatOnly reports that the documents are equal as JSON: only
 	// whitespace or key order differ ("whitespace or key order only").
 	FormatOnly bool `json:"format_only,omitempty"`
+	// More counts the changed paths left out after the first 100 Changes.
+	More int `json:"more,omitempty"`
 }
 
 // DiffLine is one line of a line diff.

@@ -1,0 +1,8 @@
+resource "terraform_data" "gateway" {
+  input            = "gw"
+  triggers_replace = "revision-1"
+
+  lifecycle {
+    create_before_destroy = true
+  }
+}

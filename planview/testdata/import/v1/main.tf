@@ -1,0 +1,3 @@
+resource "terraform_data" "already_managed" {
+  input = "here before"
+}

@@ -1,0 +1,3 @@
+resource "terraform_data" "policy" {
+  input = file("${path.module}/policy.json")
+}

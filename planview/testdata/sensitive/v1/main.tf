@@ -1,0 +1,28 @@
+variable "rotated" {
+  type      = string
+  sensitive = true
+  default   = "canary-rotated-before-7d1f"
+}
+
+variable "kept" {
+  type      = string
+  sensitive = true
+  default   = "canary-kept-3b9e"
+}
+
+resource "terraform_data" "credentials" {
+  input = {
+    rotated = var.rotated
+    kept    = var.kept
+    owner   = "team-a"
+  }
+}
+
+resource "terraform_data" "token" {
+  input = var.rotated
+}
+
+output "token" {
+  value     = var.rotated
+  sensitive = true
+}

@@ -1,0 +1,3 @@
+resource "terraform_data" "worker" {
+  input = "build 41"
+}
