@@ -36,6 +36,7 @@ type harness struct {
 	door    *sshd.Door
 	addr    string
 	keys    map[string]gossh.Signer
+	pems    map[string][]byte     // each identity's private key, OpenSSH PEM (for the ssh binary)
 	logger  *slog.Logger          // the server's operator log; nil discards it
 	tune    func(*server.Options) // changes the Options of every start; may be nil
 }
@@ -68,7 +69,7 @@ func newHarnessWith(t *testing.T, serverExtra, extra string) *harness {
 func writeHarness(t *testing.T, serverExtra, extra string) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	h := &harness{t: t, dir: dir, project: filepath.Join(dir, "project"), keys: map[string]gossh.Signer{}}
+	h := &harness{t: t, dir: dir, project: filepath.Join(dir, "project"), keys: map[string]gossh.Signer{}, pems: map[string][]byte{}}
 	if err := os.CopyFS(h.project, os.DirFS(testdata+"/project")); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,23 @@ func writeHarness(t *testing.T, serverExtra, extra string) *harness {
 func (h *harness) newKey(name string) string {
 	k := testkit.NewKey(h.t)
 	h.keys[name] = k.Signer
+	h.pems[name] = k.PEM
 	return k.Line
+}
+
+// keyFile writes user's private key to a file of its own (mode 0600) for
+// the OpenSSH client's -i and returns its path.
+func (h *harness) keyFile(user string) string {
+	h.t.Helper()
+	pem, ok := h.pems[user]
+	if !ok {
+		h.t.Fatalf("no key for %s", user)
+	}
+	file := filepath.Join(h.t.TempDir(), user+".key")
+	if err := os.WriteFile(file, pem, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	return file
 }
 
 // start loads the configuration and starts a control node on it, composed
