@@ -73,13 +73,13 @@ func CheckDigest(s string) error {
 	if !ok {
 		return fmt.Errorf("digest %q does not start with \"sha256:\"; give it as shown with the proposal, sha256:<64 hex digits>", s)
 	}
-	if len(hexPart) != 64 {
-		return fmt.Errorf("digest %q has %d hex digits after \"sha256:\", want 64", s, len(hexPart))
-	}
 	for _, c := range hexPart {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return fmt.Errorf("digest %q holds %q; want lowercase hex digits 0-9a-f after \"sha256:\"", s, c)
+			return fmt.Errorf("digest %q holds %q; want 64 lowercase hex digits 0-9a-f after \"sha256:\": copy the digest the proposal shows (show RUN)", s, c)
 		}
+	}
+	if len(hexPart) != 64 {
+		return fmt.Errorf("digest %q has %d hex digits after \"sha256:\", want 64: copy the whole digest the proposal shows (show RUN)", s, len(hexPart))
 	}
 	return nil
 }

@@ -130,6 +130,7 @@ A plan that destroys is held for the approver (rule no-surprise-destroys; runs %
   %s launcher launch data --var instances=1 --wait
   %s approver runs --status awaiting_approval   (what waits for a person)
   %s approver show %s                         (the plan, what it destroys, its digest)
+  %s approver show %s --changes               (what it replaces, deletes, forgets and changes, risk first)
   %s approver approve %s --digest sha256:...  (releases exactly that plan)
 
 The console, with a terminal:
@@ -138,5 +139,5 @@ The console, with a terminal:
 Stop with Ctrl+C; run the same command again and the runs, logs and state are still there.
 `, g.addr, tofubin.Version, g.dir, g.sshConfig, own, n(0), n(1),
 		ssh, ssh, ssh, ssh, n(1), ssh, n(0),
-		n(2), n(3), ssh, ssh, ssh, ssh, n(3), ssh, n(3), ssh)
+		n(2), n(3), ssh, ssh, ssh, ssh, n(3), ssh, n(3), ssh, n(3), ssh)
 }

@@ -93,8 +93,11 @@ func writeChangesHead(w io.Writer, r store.Run) {
 func noChanges(r store.Run) error {
 	hasPlan := (r.Proposal != nil && r.Proposal.Stage == store.StagePlan) ||
 		(r.Kind == store.KindCheck && r.Check != nil && r.Check.Plan != nil)
-	if !hasPlan {
-		return api.Errorf(api.ErrConflict, "run %s has no change set: it has no saved plan (it is %s); `show %s` shows the run", r.ID, r.Status, r.ID)
+	switch {
+	case !hasPlan && r.Kind == store.KindPlan:
+		return api.Errorf(api.ErrConflict, "run %s has no change set: a dry run proposes nothing, so it keeps no change set; `log %s` shows its plan", r.ID, r.ID)
+	case !hasPlan:
+		return api.Errorf(api.ErrConflict, "run %s has no change set: it has no saved plan (status %s); `show %s` shows the run", r.ID, r.Status, r.ID)
 	}
 	return api.Errorf(api.ErrConflict, "run %s's plan has no change set: its rendering could not be read, or the plan was made before change sets were kept; `show %s` prints tofu's own plan text (masked)", r.ID, r.ID)
 }
