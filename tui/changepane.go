@@ -93,12 +93,18 @@ func (p *changePane) recount() {
 	p.clamp()
 }
 
-// itemLines is view item i's wrapped lines, folded or whole.
+// itemLines is view item i's wrapped lines, folded or whole; a section's
+// heading goes without the blank line the view gives it (the heading, in
+// its style and left of the changes under it, is what separates).
 func (p *changePane) itemLines(i int) []planview.Line {
 	if ls := p.lines[i]; ls != nil {
 		return ls
 	}
-	ls := wrapLines(p.doc.Lines(i, p.whole[i]), p.textWidth())
+	ls := p.doc.Lines(i, p.whole[i])
+	for p.doc.Kind(i) == planview.KindSection && len(ls) > 1 && ls[0] == (planview.Line{}) {
+		ls = ls[1:]
+	}
+	ls = wrapLines(ls, p.textWidth())
 	p.lines[i] = ls
 	return ls
 }
@@ -230,10 +236,18 @@ func (p *changePane) setFilter(q string) {
 	p.items = p.doc.Filter(q)
 	p.shown = p.doc.Matches(p.items)
 	p.recount()
-	p.top, p.cursor = 0, 0
 	if q == "" {
+		p.gotoTop()
 		return
 	}
+	p.gotoFirstChange()
+}
+
+// gotoFirstChange puts the screen at the top and the cursor on the first
+// change on show (a resource, output or drift), or on the first row when
+// none is.
+func (p *changePane) gotoFirstChange() {
+	p.gotoTop()
 	for k, i := range p.items {
 		if p.doc.Matches([]int{i}) > 0 {
 			p.cursorTo(k)

@@ -51,7 +51,7 @@ func TestARefreshKeepsTheCursorUnfoldedItemsAndFilter(t *testing.T) {
 	withChanges(f, everySection(t))
 	m := consoleOn(f, "r-7", 80, 24)
 	d := m.detail
-	for _, k := range []string{"down", "down", "down", "down", "down", "enter", "/", "w", "e", "b", "enter"} {
+	for _, k := range []string{"enter", "/", "w", "e", "b", "enter"} { // the pane opens on the replace
 		pressAndDraw(m, k)
 	}
 	before := paneText(m)
@@ -69,7 +69,7 @@ func TestARefreshKeepsTheCursorUnfoldedItemsAndFilter(t *testing.T) {
 	}
 	f.editRun("r-7", func(r *RunDetail) { r.Proposal.Digest = "sha256:" + strings.Repeat("ab", 32) })
 	d.Update(detailRunMsg{gen: d.gen, d: f.details["r-7"]})
-	if p := paneText(m); d.changes.filter != "" || !strings.HasPrefix(p, "> Destroys 2") || strings.Contains(p, "▾") {
+	if p := paneText(m); d.changes.filter != "" || !strings.HasPrefix(p, "  Destroys 2") || !strings.Contains(p, "> ▸ -/+ aws_instance.web") || strings.Contains(p, "▾") {
 		t.Fatalf("a new proposal does not open afresh:\n%s", p)
 	}
 }

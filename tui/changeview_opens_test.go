@@ -18,9 +18,11 @@ func paneText(m *model) string {
 }
 
 // TestTheProposalPaneOpensOnTheRiskSections opens a held run whose
-// proposal carries its change set: the pane opens on the view, with the
-// cursor on the counts, the destroys and what leaves state first, and the
-// replaced and deleted resources with their reason before anything else.
+// proposal carries its change set: the pane opens on the view, every
+// change folded to its head, the destroys and what leaves state first,
+// then the replaced, deleted and forgotten resources with their reason,
+// each section's heading without a blank line before it, the cursor on
+// the first resource, all of it on the first screen at 80x24.
 func TestTheProposalPaneOpensOnTheRiskSections(t *testing.T) {
 	f := newFake()
 	withChanges(f, everySection(t))
@@ -29,14 +31,19 @@ func TestTheProposalPaneOpensOnTheRiskSections(t *testing.T) {
 	d.waitText("Destroys 2")
 	pane := paneText(d.root())
 	want := []string{
-		"> Destroys 2 (1 replaced, 1 deleted)",
+		"  Destroys 2 (1 replaced, 1 deleted)",
 		"  Leaves state, not destroyed: 2 (1 forgotten, 1 forgotten then created)",
 		"  Also: 1 updated, 1 created, 1 moved, 1 output changed",
-		"",
 		"  Replaced (1): destroyed, then created again",
-		"  ▸ -/+ aws_instance.web",
+		"> ▸ -/+ aws_instance.web",
 		"        why: a change that cannot be made in place",
 		"        forced by: ami",
+		"  Deleted (1): destroyed",
+		`  ▸ - aws_s3_bucket.logs["eu-west-1"]`,
+		"        why: its key is no longer in for_each",
+		"  Forgotten (1): leaves state, not destroyed",
+		"  ▸ forget aws_iam_role.legacy",
+		"        why: a removed block with lifecycle { destroy = false }",
 	}
 	if !strings.HasPrefix(pane, strings.Join(want, "\n")) {
 		t.Fatalf("the pane does not open on the risk sections:\n%s", pane)

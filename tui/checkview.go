@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"charm.land/lipgloss/v2"
 )
 
 // A drift check's run screen: a summary under the header (when it ran,
@@ -74,7 +76,8 @@ func (d *runDetail) checkPanel() (head, plan string) {
 	d.writeDiffs(&b, "Changed outside OpenTofu", c.Drift)
 	d.writeDiffs(&b, "The configuration would", c.Changes)
 	for _, h := range c.Holds {
-		b.WriteString("A reconcile would be held by rule " + cleanLine(h.Rule) + " too: " + cleanSentence(h.Reason) + "\n")
+		l := "A reconcile would be held by rule " + cleanLine(h.Rule) + " too: " + cleanSentence(h.Reason)
+		b.WriteString(lipgloss.NewStyle().Width(max(10, d.width)).Render(l) + "\n") // at words: the pane would cut it anywhere
 	}
 	if len(c.Holds) > 0 {
 		b.WriteString("\n")

@@ -22,8 +22,9 @@ func (d *runDetail) hasChanges() bool {
 }
 
 // renderChanges fills the change pane for p: the view is laid out once per
-// proposal (digest); a refresh sets the pane's own lines only, so the
-// cursor, the unfolded items and the filter stay. keep false goes to the top.
+// proposal (digest), every item folded to its head; a refresh sets the
+// pane's own lines only, so the cursor, the unfolded items and the filter
+// stay. keep false goes to the top with the cursor on the first change.
 func (d *runDetail) renderChanges(p *Proposal, keep bool) {
 	if d.changes == nil || d.changes.digest != p.Digest {
 		d.changes = newChangePane(d.st, planview.NewView(p.Changes), p.Digest, d.width, d.prop.height)
@@ -32,7 +33,7 @@ func (d *runDetail) renderChanges(p *Proposal, keep bool) {
 	pre, post := d.ownLines(p)
 	d.changes.setOwn(pre, post)
 	if !keep {
-		d.changes.gotoTop()
+		d.changes.gotoFirstChange()
 	}
 }
 
@@ -46,6 +47,8 @@ func (d *runDetail) toggleTofuText() {
 // ownLines are the proposal pane's lines around the change view: above
 // it, why a stale plan can never apply and which newer proposal exists;
 // below it, the rules that hold it, its variables and the scan's findings.
+// A heading needs no blank line before it: only a line that is not one
+// ("No rule held…", the pointer to tofu's text) has one.
 func (d *runDetail) ownLines(p *Proposal) (pre, post []planview.Line) {
 	plain := func(indent int, s string) planview.Line { return planview.Line{Indent: indent, Text: s} }
 	if p.Stale {
@@ -55,11 +58,11 @@ func (d *runDetail) ownLines(p *Proposal) (pre, post []planview.Line) {
 	if p.NewerRun != "" {
 		pre = append(pre, planview.Line{Role: planview.RoleHeading, Text: "a newer proposal exists: run " + cleanLine(p.NewerRun)})
 	}
-	if len(pre) > 0 {
-		pre = append(pre, planview.Line{})
+	holds := d.holdLines(p)
+	if holds[0].Role != planview.RoleHeading {
+		post = append(post, planview.Line{})
 	}
-	post = append(post, planview.Line{})
-	post = append(post, d.holdLines(p)...)
+	post = append(post, holds...)
 	post = append(post, d.varLines()...)
 	post = append(post, findingLines(p)...)
 	post = append(post, planview.Line{}, planview.Line{Role: planview.RoleHidden, Text: "t shows tofu's own rendering of this plan"})
@@ -90,7 +93,7 @@ func (d *runDetail) varLines() []planview.Line {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	out := []planview.Line{{}, {Role: planview.RoleHeading, Text: "Variables"}}
+	out := []planview.Line{{Role: planview.RoleHeading, Text: "Variables"}}
 	if len(names) == 0 {
 		out = append(out, planview.Line{Indent: 2, Text: "(none)"})
 	}
@@ -105,7 +108,7 @@ func findingLines(p *Proposal) []planview.Line {
 	if len(p.Findings) == 0 {
 		return nil
 	}
-	out := []planview.Line{{}, {Role: planview.RoleHeading, Text: fmt.Sprintf("Scan findings (%d)", len(p.Findings))}}
+	out := []planview.Line{{Role: planview.RoleHeading, Text: fmt.Sprintf("Scan findings (%d)", len(p.Findings))}}
 	for _, f := range p.Findings {
 		where := ""
 		if f.Where != "" {

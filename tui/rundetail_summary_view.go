@@ -13,7 +13,8 @@ import (
 
 // summary is the fixed proposal block: the destroy count first and large,
 // tofu's counts, the rules and whom they wait for, then staleness, a newer
-// proposal, who asked and the digest.
+// proposal, how it was asked for (on a screen that is not roomy, only when
+// that says more than the status line's requester) and the digest.
 func (d *runDetail) summary(p *Proposal) string {
 	st := d.st
 	var big string
@@ -39,7 +40,7 @@ func (d *runDetail) summary(p *Proposal) string {
 	}
 	sideW := max(10, d.width-lipgloss.Width(big)-2)
 	for i, l := range lines {
-		lines[i] = trunc(l, sideW)
+		lines[i] = cutAtWord(l, sideW, "…")
 	}
 	if p.Stale {
 		lines[1] = st.danger.Render(lines[1])
@@ -48,14 +49,28 @@ func (d *runDetail) summary(p *Proposal) string {
 	var b strings.Builder
 	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, big, side) + "\n")
 	if p.Stale {
-		b.WriteString(st.danger.Render(trunc("STALE: "+cleanSentence(p.StaleReason), d.width)) + "\n")
+		b.WriteString(st.danger.Render(cutAtWord("STALE: "+cleanSentence(p.StaleReason), d.width, "…")) + "\n")
 	}
 	if p.NewerRun != "" {
 		b.WriteString(st.waiting.Render(trunc("a newer proposal exists: run "+cleanLine(p.NewerRun), d.width)) + "\n")
 	}
-	b.WriteString(trunc("requested: "+cleanLine(p.Requested), d.width) + "\n")
+	if d.roomy() || !d.saysRequester(p.Requested) {
+		b.WriteString(trunc("requested: "+cleanLine(p.Requested), d.width) + "\n")
+	}
 	b.WriteString(wrapHard("digest: "+cleanLine(p.Digest), d.width) + "\n")
 	return b.String()
+}
+
+// saysRequester reports whether requested (how the proposal was asked
+// for: "carol (person)", "deploy-bot (agent), as an AI proposal", see
+// api.RequestedHow) says only what the status line's requester does:
+// who, and whether a person or an agent.
+func (d *runDetail) saysRequester(requested string) bool {
+	kind := " (person)"
+	if d.run.Agent {
+		kind = " (agent)"
+	}
+	return requested == d.run.Requester+kind
 }
 
 // planCounts says what proposal p does in tofu's words

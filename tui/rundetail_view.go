@@ -58,29 +58,68 @@ func (d *runDetail) top() string {
 }
 
 // messageLines is the run's message wrapped to the width, at most
-// maxMessageLines lines; a longer one ends with a pointer to m, which shows
-// it whole.
+// messageRows lines; a longer one is cut at a word and ends with a
+// pointer to m, which shows it whole.
 func (d *runDetail) messageLines() string {
-	wrapped := lipgloss.NewStyle().Width(max(10, d.width)).Render("message: " + cleanSentence(d.run.Message))
-	lines := strings.Split(wrapped, "\n")
+	w := max(10, d.width)
+	text := "message: " + cleanSentence(d.run.Message)
+	const more = "… (m: whole)"
+	n := d.messageRows()
+	if n == 1 {
+		return cutAtWord(text, w, more) + "\n"
+	}
+	lines := strings.Split(lipgloss.NewStyle().Width(w).Render(text), "\n")
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], " ")
 	}
-	if len(lines) > maxMessageLines {
-		lines = lines[:maxMessageLines]
-		const more = "… (m: whole)"
-		last := lines[maxMessageLines-1]
-		if lipgloss.Width(last)+lipgloss.Width(more) > d.width {
-			last = strings.TrimSuffix(trunc(last, d.width-lipgloss.Width(more)+1), "…")
-		}
-		lines[maxMessageLines-1] = last + more
+	if len(lines) > n {
+		lines = append(lines[:n-1], cutAtWord(strings.Join(lines[n-1:], " "), w, more))
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// maxMessageLines is how many lines a run's message takes at most on the
-// detail screen.
-const maxMessageLines = 3
+// roomyRows is the screen height from which the detail screen's header is
+// drawn whole: on a shorter screen the run's message takes one row and the
+// proposal's requester is not said twice, so the pane below keeps the rows
+// for the plan's risk sections (at 80x24 they fit the first screen).
+const roomyRows = 40
+
+// roomy reports whether the screen is at least roomyRows high.
+func (d *runDetail) roomy() bool { return d.h >= roomyRows }
+
+// messageRows is how many rows a run's message takes at most on the
+// detail screen: 3, or 1 on a screen that is not roomy.
+func (d *runDetail) messageRows() int {
+	if d.roomy() {
+		return 3
+	}
+	return 1
+}
+
+// cutAtWord is s when it fits in w cells, else its longest start that
+// ends at a word (before a space, without the space or the punctuation
+// before it) and fits with more after it, then more. A first word too long
+// for the width is cut where it must be (trunc).
+func cutAtWord(s string, w int, more string) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	budget := w - lipgloss.Width(more)
+	cut, used := -1, 0
+	for i, r := range s {
+		if r == ' ' && i > 0 {
+			cut = i
+		}
+		used += lipgloss.Width(string(r))
+		if used > budget {
+			break
+		}
+	}
+	if head := strings.TrimRight(s[:max(cut, 0)], " ,;:"); cut > 0 && head != "" {
+		return head + more
+	}
+	return strings.TrimSuffix(trunc(s, budget+1), "…") + more
+}
 
 // statusLine is the run's status, its marks and who asked.
 func (d *runDetail) statusLine() string {

@@ -100,11 +100,6 @@ var weighRiskLines = []string{
 	"forget terraform_data.b",
 }
 
-// weighFirstScreen are the risk lines the console's first screen of the
-// held run holds at 80x24: all but the forgotten address, which is the
-// pane's first row past it (the run's header takes half the screen).
-var weighFirstScreen = weighRiskLines[:len(weighRiskLines)-1]
-
 // The approver's path with the OpenSSH client itself: an apply that
 // replaces one resource (forced by triggers_replace), forgets another
 // (a removed block with destroy = false) and updates a third is held by a
@@ -142,18 +137,23 @@ func TestAnApproverWeighsAReplaceAndAForgetOverOpenSSH(t *testing.T) {
 	bob := openConsoleOverOpenSSH(t, h, "bob", 80, 24)
 	bob.waitFor(30*time.Second, "signed in as bob (approve)", "1 run is waiting for you")
 	bob.keys("\r") // runs are newest first: the held run is under the cursor
-	screen := bob.waitFor(30*time.Second, append([]string{"Run " + id + " · weigh · apply", "[Proposal]"}, weighFirstScreen...)...)
-	assertRiskFirst(t, "the console's first screen of run "+id+" at 80x24", screen, weighFirstScreen)
-	for _, l := range weighFirstScreen {
+	screen := bob.waitFor(30*time.Second, append([]string{"Run " + id + " · weigh · apply", "[Proposal]"}, weighRiskLines...)...)
+	assertRiskFirst(t, "the console's first screen of run "+id+" at 80x24", screen, weighRiskLines)
+	for _, l := range weighRiskLines {
 		if !hasLine(changes, l) {
 			t.Errorf("the console shows %q, which `show --changes` does not", l)
 		}
 	}
-	// A page further down: the forgotten address, then the update.
-	bob.keys("\x1b[6~")
-	screen = bob.waitFor(10*time.Second, "forget terraform_data.b", "Updated in place (1)")
-	if f, u := strings.Index(screen, "forget terraform_data.b"), strings.Index(screen, "~ terraform_data.c"); u < f {
-		t.Errorf("the console's second page does not list the forget before the update:\n%s", screen)
+	for _, want := range []string{"DESTROYS 1", "held by: no-destroys → bob", "digest: " + h.show("bob", id).Proposal.Digest, "> ▸ -/+ terraform_data.a"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the console's first screen lacks %q:\n%s", want, screen)
+		}
+	}
+	// Enter unfolds the replace under the cursor: the value that forces it.
+	bob.keys("\r")
+	screen = bob.waitFor(10*time.Second, "▾ -/+ terraform_data.a", `~ triggers_replace[0] = "1" -> "2" (forces replacement)`)
+	if f, r := strings.Index(screen, "Forgotten (1)"), strings.Index(screen, "triggers_replace[0]"); f >= 0 && f < r {
+		t.Errorf("the unfolded replace does not come before the forget:\n%s", screen)
 	}
 }
 

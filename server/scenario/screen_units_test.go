@@ -219,7 +219,8 @@ rule "review" {
 	bob := openConsole(h, "bob", 160, 200)
 	bob.WaitFor(20*time.Second, "awaiting")
 	bob.Keys("\r")
-	bob.WaitFor(20*time.Second, "DESTROYS")
+	bob.WaitFor(20*time.Second, "DESTROYS", "t tofu's text")
+	bob.Keys("t") // from the change view to tofu's own text
 	bob.WaitFor(20*time.Second, append([]string{`\x1bPno resource is removed`}, tail...)...)
 	bob.Keys("\t") // from the proposal pane to the log
 	bob.WaitFor(20*time.Second, `\x1bPno resource is removed`, "after-marker", "Plan: 2 to add, 0 to change, 0 to destroy.", "end of log")
