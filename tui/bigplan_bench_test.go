@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 // bigPlanText is a plan text in tofu's shape of at least size bytes: blocks
@@ -78,32 +80,14 @@ func oneLine(s string) string {
 // screen, not the text, shows ratios near 1; one that re-wraps the whole
 // text on each draw shows about 100 (the proposal pane measured 74 per key
 // and 108 per tick, 0.76 s and 0.35 s on 10 MB, before it kept its lines).
+// It also reports, once, what the text costs whole on 10 MB: opening the
+// run (cleaning and measuring it; the proposal pane wraps its lines wider
+// than the screen at words) and a resize to 100 columns and back (the
+// proposal pane wraps those lines again).
 func BenchmarkBigPlanConsole(b *testing.B) {
-	const small, large = 100 << 10, 10 << 20
-	type bigCase struct {
-		name string
-		pane int
-		m    [2]*model // on 100 KB, on 10 MB
-	}
-	var cases []*bigCase
-	for _, lines := range []bool{true, false} {
-		for _, pane := range []int{paneLog, paneProposal} {
-			c := &bigCase{name: [2]string{"log", "plan"}[pane], pane: pane}
-			if !lines {
-				c.name += "_oneline"
-			}
-			for i, size := range []int{small, large} {
-				plan, log := bigPlanText(size), string(bigLogText(size))
-				if !lines {
-					plan, log = oneLine(plan), oneLine(log)
-				}
-				c.m[i] = bigConsole(b, plan, []byte(log), pane)
-			}
-			cases = append(cases, c)
-		}
-	}
+	cases := bigCases(b)
 	for _, c := range cases {
-		if v := c.m[1].View().Content; c.pane == paneProposal && !strings.Contains(v, "to destroy.") {
+		if v := c.m[1].View().Content; c.pane == paneProposal && !strings.Contains(v, "destroy.") {
 			b.Fatalf("the plan's last line is not on the screen after G:\n%s", v)
 		}
 	}
@@ -132,5 +116,50 @@ func BenchmarkBigPlanConsole(b *testing.B) {
 		b.ReportMetric(per(tick[ci][1]), "ns/tick_10MB_"+c.name)
 		b.ReportMetric(float64(key[ci][1])/float64(key[ci][0]), "ratio_key_10MB/100KB_"+c.name)
 		b.ReportMetric(float64(tick[ci][1])/float64(tick[ci][0]), "ratio_tick_10MB/100KB_"+c.name)
+		b.ReportMetric(c.open.Seconds()*1000, "ms/open_10MB_"+c.name)
+		b.ReportMetric(c.resize.Seconds()*1000, "ms/resize_10MB_"+c.name)
 	}
+}
+
+// bigCase is a console of BenchmarkBigPlanConsole, on 100 KB and on 10
+// MB, and what opening and resizing the one on 10 MB took.
+type bigCase struct {
+	name         string
+	pane         int
+	m            [2]*model // on 100 KB, on 10 MB
+	open, resize time.Duration
+}
+
+// bigCases are the consoles of BenchmarkBigPlanConsole: on the log and on
+// the proposal pane, with texts in lines and of a single line, each at
+// the end of its text (G).
+func bigCases(b *testing.B) []*bigCase {
+	const small, large = 100 << 10, 10 << 20
+	var cases []*bigCase
+	for _, lines := range []bool{true, false} {
+		for _, pane := range []int{paneLog, paneProposal} {
+			c := &bigCase{name: [2]string{"log", "plan"}[pane], pane: pane}
+			if !lines {
+				c.name += "_oneline"
+			}
+			for i, size := range []int{small, large} {
+				plan, log := bigPlanText(size), string(bigLogText(size))
+				if !lines {
+					plan, log = oneLine(plan), oneLine(log)
+				}
+				start := time.Now()
+				c.m[i] = bigConsole(b, plan, []byte(log), pane)
+				c.open = time.Since(start)
+			}
+			start := time.Now()
+			for _, w := range []int{100, 80} {
+				c.m[1].Update(tea.WindowSizeMsg{Width: w, Height: 24})
+				_ = c.m[1].View()
+			}
+			c.resize = time.Since(start) / 2
+			c.m[1].Update(keyMsg("G"))
+			cases = append(cases, c)
+		}
+	}
+	return cases
 }

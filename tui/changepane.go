@@ -18,6 +18,14 @@ import (
 // variables, findings). Every line is wrapped at words to the pane's
 // width, less a gutter of two cells where "> " marks the cursor row.
 //
+// The cursor stops only on rows that mean something (isStop): the
+// counts, each change's head (a resource, an output, a drift, "No
+// changes"), the attributes of a change unfolded, and the pane's own
+// lines but their headings; never on a blank row, a section's heading or
+// the why and forced-by lines under a head. Every key that moves it
+// (up, down, pages, g, G, e, enter, a filter, a new width) leaves it on
+// such a row.
+//
 // Its cost follows the screen: an item's lines are made and wrapped when
 // it is first counted or drawn and kept until the width changes or the
 // item is folded or unfolded; the rows before each item on show are
@@ -35,6 +43,7 @@ type changePane struct {
 	width, height int
 	whole         []bool            // whole[i]: view item i is unfolded
 	lines         [][]planview.Line // lines[i] is item i's wrapped lines as it is now (nil: not made yet)
+	heads         []int             // heads[i] is the rows of item i's folded head, wrapped (set with lines[i])
 	expandable    []int8            // expandable[i]: 1 when item i has more lines whole than folded, -1 when not, 0 not known yet
 	filter        string
 	items         []int // the view items on show: all, or the filter's
@@ -71,6 +80,7 @@ func (p *changePane) textWidth() int {
 // reset drops the wrapped lines and counts the rows again (a new width).
 func (p *changePane) reset() {
 	p.lines = make([][]planview.Line, p.doc.Len())
+	p.heads = make([]int, p.doc.Len())
 	p.preW, p.postW = wrapLines(p.pre, p.textWidth()), wrapLines(p.post, p.textWidth())
 	p.recount()
 }
@@ -93,18 +103,24 @@ func (p *changePane) recount() {
 	p.clamp()
 }
 
-// itemLines is view item i's wrapped lines, folded or whole; a section's
-// heading goes without the blank line the view gives it (the heading, in
-// its style and left of the changes under it, is what separates).
+// itemLines is view item i's wrapped lines, folded or whole, and sets
+// p.heads[i], the rows of its folded head; a section's heading goes
+// without the blank line the view gives it (the heading, in its style and
+// left of the changes under it, is what separates).
 func (p *changePane) itemLines(i int) []planview.Line {
 	if ls := p.lines[i]; ls != nil {
 		return ls
 	}
-	ls := p.doc.Lines(i, p.whole[i])
-	for p.doc.Kind(i) == planview.KindSection && len(ls) > 1 && ls[0] == (planview.Line{}) {
-		ls = ls[1:]
+	head := p.doc.Lines(i, false)
+	n := len(head)
+	for p.doc.Kind(i) == planview.KindSection && len(head) > 1 && head[0] == (planview.Line{}) {
+		head = head[1:]
 	}
-	ls = wrapLines(ls, p.textWidth())
+	ls := wrapLines(head, p.textWidth())
+	p.heads[i] = len(ls)
+	if p.whole[i] {
+		ls = append(ls, wrapLines(p.doc.Lines(i, true)[n:], p.textWidth())...)
+	}
 	p.lines[i] = ls
 	return ls
 }
@@ -143,9 +159,22 @@ func (p *changePane) totalRows() int { return len(p.preW) + p.rows[len(p.items)]
 
 func (p *changePane) maxTop() int { return max(0, p.totalRows()-p.height) }
 
-// clamp keeps the cursor on a row and on screen.
+// clamp keeps the cursor on a stop (the nearest one at or after it, or
+// else before it) and on screen.
 func (p *changePane) clamp() {
 	p.cursor = max(0, min(p.cursor, p.totalRows()-1))
+	if !p.isStop(p.cursor) {
+		if r := p.stopFrom(p.cursor, 1); r >= 0 {
+			p.cursor = r
+		} else if r := p.stopFrom(p.cursor, -1); r >= 0 {
+			p.cursor = r
+		}
+	}
+	p.keepOnScreen()
+}
+
+// keepOnScreen keeps the top row in range and the cursor on screen.
+func (p *changePane) keepOnScreen() {
 	p.top = max(0, min(p.top, p.maxTop()))
 	if p.cursor < p.top {
 		p.top = p.cursor
@@ -153,6 +182,36 @@ func (p *changePane) clamp() {
 	if p.height > 0 && p.cursor >= p.top+p.height {
 		p.top = p.cursor - p.height + 1
 	}
+}
+
+// isStop reports whether the cursor may rest on row r: a row that is not
+// blank and is the first row of the counts or of a change's head, a row
+// of an unfolded change's attributes, or a row of the pane's own lines
+// that is not a heading. A section's heading and the rows under a head
+// (why, forced by, a lookalike mark) belong to what they head.
+func (p *changePane) isStop(r int) bool {
+	l, i, _ := p.line(r)
+	switch {
+	case strings.TrimSpace(l.Text) == "":
+		return false
+	case i < 0:
+		return l.Role != planview.RoleHeading
+	case p.doc.Kind(i) == planview.KindSection:
+		return false
+	}
+	_, sub := p.itemAt(r)
+	return sub == 0 || (p.whole[i] && sub >= p.heads[i])
+}
+
+// stopFrom is the first stop after row r going down (dir 1) or up (dir
+// -1), or -1 when there is none that way.
+func (p *changePane) stopFrom(r, dir int) int {
+	for r += dir; r >= 0 && r < p.totalRows(); r += dir {
+		if p.isStop(r) {
+			return r
+		}
+	}
+	return -1
 }
 
 // itemAt is the position in p.items of the item on row r (-1 for the
@@ -259,17 +318,55 @@ func (p *changePane) gotoFirstChange() {
 // matches is how many changes are on show, and how many the view has.
 func (p *changePane) matches() (shown, all int) { return p.shown, p.all }
 
-func (p *changePane) gotoTop() { p.top, p.cursor = 0, 0 }
+// gotoTop puts the screen at the top and the cursor on the first stop.
+func (p *changePane) gotoTop() {
+	p.top, p.cursor = 0, 0
+	p.clamp()
+}
 
+// gotoBottom puts the screen at the end and the cursor on the last stop.
 func (p *changePane) gotoBottom() {
 	p.cursor = p.totalRows() - 1
+	if !p.isStop(p.cursor) {
+		if r := p.stopFrom(p.cursor, -1); r >= 0 {
+			p.cursor = r
+		}
+	}
 	p.top = p.maxTop()
 	p.clamp()
 }
 
-// move moves the cursor by n rows, and the screen with it by scroll rows.
+// step moves the cursor to the next stop down (dir 1) or up (dir -1);
+// past the last stop that way the screen scrolls a row instead, so the
+// rows beyond it (a heading above the first change) still come into view.
+func (p *changePane) step(dir int) {
+	if r := p.stopFrom(p.cursor, dir); r >= 0 {
+		p.cursor = r
+	} else {
+		p.top += dir
+	}
+	p.clamp()
+}
+
+// move moves the cursor about n rows (a page, half of one) to a stop
+// and the screen by scroll rows: to the last stop that far or nearer,
+// or, when there is none between, to the next stop beyond.
 func (p *changePane) move(n, scroll int) {
-	p.cursor += n
+	dir := 1
+	if n < 0 {
+		dir = -1
+	}
+	target := max(0, min(p.cursor+n, p.totalRows()-1))
+	r := target
+	for r != p.cursor && !p.isStop(r) {
+		r -= dir
+	}
+	if r == p.cursor {
+		if next := p.stopFrom(p.cursor, dir); next >= 0 {
+			r = next
+		}
+	}
+	p.cursor = r
 	p.top = max(0, min(p.top+scroll, p.maxTop()))
 	p.clamp()
 }
@@ -288,9 +385,9 @@ func (p *changePane) scrollKey(msg tea.KeyPressMsg) {
 	case key.Matches(msg, p.keys.HalfPageUp):
 		p.move(-h/2, -h/2)
 	case key.Matches(msg, p.keys.Down):
-		p.move(1, 0)
+		p.step(1)
 	case key.Matches(msg, p.keys.Up):
-		p.move(-1, 0)
+		p.step(-1)
 	}
 }
 

@@ -14,7 +14,7 @@ func TestTofusTextIsOneKeyAway(t *testing.T) {
 	d := newDriver(t, f, Options{Width: 80, Height: 24})
 	d.openRun("r-7")
 	d.waitText("Destroys 2")
-	d.press("down", "down", "down", "down") // from the replace to the delete
+	d.press("down") // from the replace to the delete
 	d.press("t")
 	s := d.view()
 	if !strings.Contains(s, "Plan (tofu's rendering, masked)") || !strings.Contains(s, "tofu's own rendering · t: the view") {
@@ -43,7 +43,6 @@ func TestEnterUnfoldsTheResourceUnderTheCursor(t *testing.T) {
 	if p := paneText(d.root()); strings.Contains(p, attr) || !strings.Contains(p, "> ▸ -/+ aws_instance.web") {
 		t.Fatalf("the replaced resource does not open folded under the cursor:\n%s", p)
 	}
-	d.press("down") // on its "why" line: the same resource
 	d.press("enter")
 	p := paneText(d.root())
 	if !strings.Contains(p, "> ▾ -/+ aws_instance.web") || !strings.Contains(p, attr) || !strings.Contains(p, "… 12 unchanged attributes hidden") {

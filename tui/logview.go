@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/switchtender/switchtender/planview"
 )
 
 // logView is a soft-wrapping, scrolling view of text: the log pane (a log
@@ -18,7 +20,14 @@ import (
 // measures each line once, as it arrives, and keeps a running count of
 // screen rows, so appending costs O(appended text) and drawing O(screen),
 // whatever the text's length. Only a width change re-counts the rows (from
-// the kept widths, without measuring text again).
+// the kept widths, without measuring text again; at words, wrapping again
+// only the lines wider than the pane).
+//
+// The log cuts a line wider than the pane every width cells. The
+// proposal pane (words) wraps it at words, as planview.Wrap does: a word
+// is cut only when it is wider than a row, and the rows after a line's
+// first are indented 4 cells deeper than its own indentation. A line that
+// carries styles (the pane's own styled lines) is cut as in the log.
 type logView struct {
 	textLines       // the cleaned lines; in a log the last may be partial ("" after a final newline)
 	rows      []int // rows[i] is the screen rows lines[:i] take; len(rows) == len(lines)+1
@@ -26,19 +35,48 @@ type logView struct {
 	height    int
 	top       int // first screen row shown
 	keys      viewport.KeyMap
+	words     bool // wrap at words (the proposal pane), not every width cells (the log)
+	// starts holds, for a line longer than longLine bytes wrapped at
+	// words, where each of its rows starts at the current width, so a row
+	// deep inside a line of megabytes is drawn without wrapping the line.
+	starts map[int]wordRows
 }
 
 func newLogView() logView {
 	return logView{rows: []int{0}, keys: viewport.DefaultKeyMap()}
 }
 
-// rowsOf is the screen rows a line w cells wide takes when soft-wrapped.
-func (v *logView) rowsOf(w int) int {
-	if v.width <= 0 || w <= v.width {
-		return 1
-	}
-	return (w + v.width - 1) / v.width
+// newWordView is a logView that wraps at words: the proposal pane.
+func newWordView() logView {
+	v := newLogView()
+	v.words = true
+	return v
 }
+
+// rowsOf is the screen rows line i takes when soft-wrapped: cut every
+// width cells, or wrapped at words (which, for a line longer than
+// longLine bytes, keeps where its rows start).
+func (v *logView) rowsOf(i int) int {
+	w := v.widths[i]
+	switch {
+	case v.width <= 0 || w <= v.width:
+		return 1
+	case !v.atWords(i):
+		return (w + v.width - 1) / v.width
+	}
+	rs := wrapAtWords(v.lines[i], v.width)
+	if len(v.lines[i]) > longLine {
+		if v.starts == nil {
+			v.starts = map[int]wordRows{}
+		}
+		v.starts[i] = startsOf(v.lines[i], rs)
+	}
+	return len(rs)
+}
+
+// atWords reports whether line i wraps at words: in the proposal pane,
+// a line without styles.
+func (v *logView) atWords(i int) bool { return v.words && !strings.Contains(v.lines[i], "\x1b") }
 
 // appendText adds cleaned text (no control characters but newlines) to the log.
 func (v *logView) appendText(s string) {
@@ -53,13 +91,13 @@ func (v *logView) appendText(s string) {
 	if parts[0] != "" {
 		v.lines[last] += parts[0]
 		v.measure(last)
-		v.rows[last+1] = v.rows[last] + v.rowsOf(v.widths[last])
+		v.rows[last+1] = v.rows[last] + v.rowsOf(last)
 	}
 	for _, p := range parts[1:] {
 		v.lines = append(v.lines, p)
 		v.widths = append(v.widths, 0)
 		v.measure(len(v.lines) - 1)
-		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(v.widths[len(v.lines)-1]))
+		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(len(v.lines)-1))
 	}
 }
 
@@ -92,9 +130,9 @@ func (v *logView) setText(parts ...textLines) {
 // recount counts the screen rows of every line again, from the kept
 // widths, and keeps the top row in range.
 func (v *logView) recount() {
-	v.rows = append(v.rows[:0], 0)
-	for _, lw := range v.widths {
-		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(lw))
+	v.rows, v.starts = append(v.rows[:0], 0), nil
+	for i := range v.widths {
+		v.rows = append(v.rows, v.rows[len(v.rows)-1]+v.rowsOf(i))
 	}
 	v.setTop(v.top)
 }
@@ -132,9 +170,9 @@ func (v *logView) setSize(w, h int) {
 		return
 	}
 	line, _ := v.lineAt(v.top)
-	v.width = w
-	for i, lw := range v.widths {
-		v.rows[i+1] = v.rows[i] + v.rowsOf(lw)
+	v.width, v.starts = w, nil
+	for i := range v.widths {
+		v.rows[i+1] = v.rows[i] + v.rowsOf(i)
 	}
 	v.setTop(v.rows[min(line, len(v.lines))])
 }
@@ -193,14 +231,82 @@ func (v *logView) view() string {
 	out := make([]string, 0, v.height)
 	line, sub := v.lineAt(v.top)
 	for n := v.shown(); line < n && len(out) < v.height; line, sub = line+1, 0 {
-		l := v.lines[line]
 		if v.widths[line] <= v.width {
-			out = append(out, l)
+			out = append(out, v.lines[line])
 			continue
 		}
-		for r := sub; r < v.rowsOf(v.widths[line]) && len(out) < v.height; r++ {
-			out = append(out, v.cut(line, r*v.width, (r+1)*v.width))
-		}
+		out = v.appendRows(out, line, sub)
 	}
 	return lipgloss.NewStyle().Width(v.width).Height(v.height).Render(strings.Join(out, "\n"))
+}
+
+// appendRows appends line's rows from its row sub to out, up to the
+// view's height: cut every width cells, or wrapped at words (a line
+// longer than longLine bytes from where its rows start, kept; a shorter
+// one wrapped again, at most longLine bytes).
+func (v *logView) appendRows(out []string, line, sub int) []string {
+	n := v.rows[line+1] - v.rows[line]
+	if !v.atWords(line) {
+		for r := sub; r < n && len(out) < v.height; r++ {
+			out = append(out, v.cut(line, r*v.width, (r+1)*v.width))
+		}
+		return out
+	}
+	if ws, ok := v.starts[line]; ok {
+		for r := sub; r < n && len(out) < v.height; r++ {
+			out = append(out, ws.row(v.lines[line], r))
+		}
+		return out
+	}
+	rs := wrapAtWords(v.lines[line], v.width)
+	for r := sub; r < len(rs) && len(out) < v.height; r++ {
+		out = append(out, rs[r].String())
+	}
+	return out
+}
+
+// wrapAtWords wraps the cleaned line l to width cells at words
+// (planview.Wrap), its leading spaces kept as its indentation.
+func wrapAtWords(l string, width int) []planview.Line {
+	text := strings.TrimLeft(l, " ")
+	return planview.Wrap(planview.Line{Indent: len(l) - len(text), Text: text}, width)
+}
+
+// wordRows is where each row of a line wrapped at words starts (byte
+// offsets into the line) and the indentation of its first row and of the
+// others.
+type wordRows struct {
+	at          []int
+	first, rest int
+}
+
+// startsOf is where each of rs, the rows planview.Wrap made of l, starts
+// in l: a row's text is a piece of l, and only spaces lie between two.
+func startsOf(l string, rs []planview.Line) wordRows {
+	ws := wordRows{at: make([]int, len(rs)), first: rs[0].Indent, rest: rs[0].Indent}
+	if len(rs) > 1 {
+		ws.rest = rs[1].Indent
+	}
+	pos := len(l) - len(strings.TrimLeft(l, " "))
+	for j, r := range rs {
+		ws.at[j] = pos
+		pos += len(r.Text)
+		for pos < len(l) && l[pos] == ' ' {
+			pos++
+		}
+	}
+	return ws
+}
+
+// row is row r of l as drawn: its indentation, then its text.
+func (ws wordRows) row(l string, r int) string {
+	end := len(l)
+	if r+1 < len(ws.at) {
+		end = ws.at[r+1]
+	}
+	indent := ws.rest
+	if r == 0 {
+		indent = ws.first
+	}
+	return strings.Repeat(" ", indent) + strings.TrimRight(l[ws.at[r]:end], " ")
 }

@@ -10,6 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/switchtender/switchtender/planview"
 )
 
 // consoleOn is a console of w×h cells showing run id of f, loaded once,
@@ -43,12 +45,33 @@ func screenOf(m *model) string { return stripANSI(m.View().Content) }
 // paneRows is the proposal pane's rows, padded to its width.
 func paneRows(m *model) []string { return strings.Split(m.detail.prop.view(), "\n") }
 
+// wrappedAtWords is text with each line wider than w cells wrapped at
+// words by planview.Wrap, its leading spaces as its indentation, but a
+// line with styles (ESC), left for a viewport to cut: the rows the
+// proposal pane draws.
+func wrappedAtWords(text string, w int) string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for _, l := range lines {
+		if ansi.StringWidth(l) <= w || strings.Contains(l, "\x1b") {
+			out = append(out, l)
+			continue
+		}
+		body := strings.TrimLeft(l, " ")
+		for _, r := range planview.Wrap(planview.Line{Indent: len(l) - len(body), Text: body}, w) {
+			out = append(out, r.String())
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // TestProposalPaneDrawsAsViewport checks the proposal and check panes
-// against bubbles' viewport, which drew them before they kept their lines:
-// the same text (the pane's own styled lines, then the plan text cleaned
-// whole) draws the same rows at every scroll position and width, with the
-// same scroll percentage, for lines narrower and wider than the screen,
-// wide characters, tabs and a line longer than longLine.
+// against bubbles' viewport, which drew them before they kept their lines,
+// given the text wrapped at words beforehand: the same text (the pane's
+// own styled lines, then the plan text cleaned whole) draws the same rows
+// at every scroll position and width, with the same scroll percentage, for
+// lines narrower and wider than the screen, wide characters, tabs and a
+// line longer than longLine (whose rows are drawn from where each starts).
 func TestProposalPaneDrawsAsViewport(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -68,7 +91,7 @@ func TestProposalPaneDrawsAsViewport(t *testing.T) {
 			vp.SoftWrap = true
 			vp.SetWidth(d.prop.width)
 			vp.SetHeight(d.prop.height)
-			vp.SetContent(strings.TrimRight(d.propHead+strings.TrimRight(clean(plan), "\n"), "\n"))
+			vp.SetContent(wrappedAtWords(strings.TrimRight(d.propHead+strings.TrimRight(clean(plan), "\n"), "\n"), d.prop.width))
 			if d.prop.totalRows() != vp.TotalLineCount() {
 				t.Fatalf("%s at width %d: %d rows, viewport has %d", id, w, d.prop.totalRows(), vp.TotalLineCount())
 			}
@@ -156,9 +179,8 @@ func TestScrollingToTheEndOfABigPlanShowsItsLastLines(t *testing.T) {
 			t.Fatalf("after G the last row is %q, want the plan's last line %q", rows[len(rows)-1], last)
 		}
 		if text != plan {
-			line := strings.TrimSuffix(text, "\n")
-			n := (ansi.StringWidth(line) + 79) / 80
-			if want := pad(ansi.Cut(line, (n-1)*80, n*80), 80); rows[len(rows)-1] != want {
+			wrapped := strings.Split(wrappedAtWords(clean(strings.TrimSuffix(text, "\n")), 80), "\n")
+			if want := pad(wrapped[len(wrapped)-1], 80); rows[len(rows)-1] != want {
 				t.Fatalf("after G the last row of a one-line plan is %q, want %q", rows[len(rows)-1], want)
 			}
 		}
@@ -176,12 +198,12 @@ func TestScrollingToTheEndOfABigPlanShowsItsLastLines(t *testing.T) {
 }
 
 // TestResizingRewrapsThePlanText checks that a new width wraps the plan
-// text's lines again: a last line of 150 cells takes 2 rows at 80, 3 at
-// 50 and 1 at 160, cut where the new width falls, and no row of the
-// screen is wider than the terminal.
+// text's lines again: a last line of 150 cells, words and one word wider
+// than the screen, takes the rows planview.Wrap makes of it at 80, 50 and
+// 160 cells, and no row of the screen is wider than the terminal.
 func TestResizingRewrapsThePlanText(t *testing.T) {
 	t.Parallel()
-	wide := "  # " + strings.Repeat("abcdefghij", 14) + "123456"
+	wide := "  # web id " + strings.Repeat("abcdefghij", 12) + " 123456 -out=/tmp/plan"
 	f := newFake()
 	withPlanText(f, "r-7", bigPlanText(50<<10)+wide+"\n")
 	m := consoleOn(f, "r-7", 80, 24)
@@ -189,11 +211,12 @@ func TestResizingRewrapsThePlanText(t *testing.T) {
 		m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
 		pressAndDraw(m, "G")
 		rows := paneRows(m)
-		n := (len(wide) + w - 1) / w
+		want := strings.Split(wrappedAtWords(wide, w), "\n")
+		n := len(want)
 		got := rows[len(rows)-n:]
 		for i := range got {
-			if want := pad(wide[i*w:min(len(wide), (i+1)*w)], w); got[i] != want {
-				t.Fatalf("width %d: row %d of the last line is %q, want %q", w, i, got[i], want)
+			if got[i] != pad(want[i], w) {
+				t.Fatalf("width %d: row %d of the last line is %q, want %q", w, i, got[i], want[i])
 			}
 		}
 		if n < len(rows) && strings.Contains(rows[len(rows)-n-1], "abcdefghij") {

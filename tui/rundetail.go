@@ -137,7 +137,7 @@ func newRunDetail(e env, id string, gen int) *runDetail {
 	ctx, cancel := context.WithCancel(e.ctx)
 	d := &runDetail{env: e, runID: id, gen: gen, ctx: ctx, cancel: cancel, following: true, help: newHelp(e.st)}
 	d.log = newLogView()
-	d.prop = newLogView()
+	d.prop = newWordView()
 	d.reason = textinput.New()
 	d.reason.Prompt = "reason: "
 	d.reason.Placeholder = "why this proposal is turned down (optional)"
