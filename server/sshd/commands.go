@@ -137,7 +137,7 @@ func (c *call) dispatch(words []string) int {
 		c.json = asksJSON(fs, words) // so malformed words are refused in JSON too
 	}
 	onlyOnce(fs)
-	pos, err := parse(fs, words)
+	pos, err := parse(fs, words, c.cmd.args)
 	if errors.Is(err, flag.ErrHelp) {
 		writeCommandHelp(c.out, c.cmd)
 		return exitOK
@@ -151,6 +151,9 @@ func (c *call) dispatch(words []string) int {
 			hint = fmt.Sprintf(" (got %d; a flag's value with spaces must be quoted for the server's split too, as in ssh HOST \"reject 4 --reason 'too risky'\")", len(pos))
 		}
 		return c.usageErr("%s takes %s%s", c.cmd.name, argsPhrase(c.cmd.args), hint)
+	}
+	if arg, word := notARunNumber(c.cmd.args, pos); arg != "" {
+		return c.usageErr("%s: %s is a run number such as 4, not %q (`runs` lists them)", c.cmd.name, arg, word)
 	}
 	c.args = pos
 	c.json = asJSON != nil && *asJSON
@@ -225,13 +228,18 @@ func (c *call) arg(i int) string {
 
 // parse parses flags that may stand before or after positional arguments
 // and returns the positional ones. A malformed flag is an error naming the
-// command; `-h`/`--help` is flag.ErrHelp.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// command (an unknown one as typed, with what was likely meant: see
+// unknownFlag; posNames are the command's positional arguments);
+// `-h`/`--help` is flag.ErrHelp.
+func parse(fs *flag.FlagSet, args, posNames []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
+			}
+			if m := undefinedFlag.FindStringSubmatch(err.Error()); m != nil {
+				return nil, fmt.Errorf("%s: %s", fs.Name(), unknownFlag(fs, args, m[1], posNames))
 			}
 			return nil, fmt.Errorf("%s: %s", fs.Name(), flagMessage(err))
 		}
@@ -320,7 +328,6 @@ var flagPatterns = []struct {
 	re   *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`^flag provided but not defined: -+(.*)$`), "there is no flag --$1"},
 	{regexp.MustCompile(`^flag needs an argument: -+(.*)$`), "--$1 needs a value, as in --$1=VALUE"},
 	{regexp.MustCompile(`^invalid boolean flag ([^:]*):.*$`), "--$1 is a switch: give it alone, or as --$1=true or --$1=false"},
 	{regexp.MustCompile(`^invalid boolean value .* for -+([^:]*):.*$`), "--$1 is a switch: give it alone, or as --$1=true or --$1=false"},
@@ -341,6 +348,23 @@ func flagMessage(err error) string {
 type onceBool struct{ once }
 
 func (o *onceBool) IsBoolFlag() bool { return true }
+
+// notARunNumber finds, among the positional arguments pos given to a
+// command taking names, one that should be a run number (RUN, CHECK) and
+// is not a number at all: it returns that argument's name and the word
+// ("", "" when there is none). A number that is no run is for the
+// command to refuse ("no run").
+func notARunNumber(names, pos []string) (name, word string) {
+	for i, w := range pos {
+		if i >= len(names) {
+			break
+		}
+		if n := strings.Trim(names[i], "[]"); (n == "RUN" || n == "CHECK") && strings.Trim(w, "0123456789") != "" {
+			return n, w
+		}
+	}
+	return "", ""
+}
 
 // argCounts returns how many positional arguments a command needs at least
 // and takes at most; an argument in [brackets] is optional.

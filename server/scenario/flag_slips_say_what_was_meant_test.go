@@ -1,0 +1,44 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/switchtender/switchtender/server/api"
+)
+
+// TestAFlagSlipSaysWhatWasTypedAndWhatWasMeant checks the sentence for a
+// flag a command does not have and for a run that is no number: the flag
+// as it was typed (never a flag that was not), the command's own flag it
+// is close to, and that RUN is a run number when a word is not one (a
+// negative number included). Each exits 2 and runs nothing.
+func TestAFlagSlipSaysWhatWasTypedAndWhatWasMeant(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, networkTemplate)
+	cases := []struct {
+		words     []string
+		want, not string
+	}{
+		{[]string{"show", "4", "--change"}, "show: there is no flag --change (did you mean --changes?); see `help show`", ""},
+		{[]string{"show", "4", "-change"}, "there is no flag -change (did you mean --changes?)", ""},
+		{[]string{"show", "4", "--chnages"}, "there is no flag --chnages (did you mean --changes?)", ""},
+		{[]string{"show", "4", "--Changes=true"}, "there is no flag --Changes (did you mean --changes?)", "=true"},
+		{[]string{"log", "4", "--folow"}, "log: there is no flag --folow (did you mean --follow?)", ""},
+		{[]string{"show", "4", "--nosuch"}, "show: there is no flag --nosuch; see `help show`", "did you mean"},
+		{[]string{"show", "-1", "--changes"}, "show: there is no flag -1; RUN is a run number such as 4 (`runs` lists them); see `help show`", "--1"},
+		{[]string{"show", "four"}, "show: RUN is a run number such as 4, not \"four\" (`runs` lists them); see `help show`", "no run"},
+		{[]string{"approve", "4th", "--digest", "sha256:aa"}, "approve: RUN is a run number such as 4, not \"4th\"", "no run"},
+	}
+	for _, c := range cases {
+		out, errOut, code := h.ssh("alice", c.words...)
+		if code != api.ExitUsage || !strings.Contains(errOut, c.want) || out != "" || (c.not != "" && strings.Contains(errOut, c.not)) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q, without %q", c.words, code, out, errOut, c.want, c.not)
+		}
+	}
+	if _, errOut, code := h.ssh("alice", "show", "42"); code != api.ExitRefused || !strings.Contains(errOut, `no run "42"`) {
+		t.Errorf("show 42: exit %d, %q; a number that is no run is still refused as one", code, errOut)
+	}
+	if runs, err := h.db().ListRuns(); err != nil || len(runs) != 0 {
+		t.Fatalf("the slips queued runs: %v %+v", err, runs)
+	}
+}
