@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -126,9 +127,9 @@ func notHeld(r store.Run) error {
 	case st == StatusStale:
 		return errorf(ErrConflict, "run %s is stale: the state changed after its plan was made, so it can never apply. %s", r.ID, againHint(r))
 	case st.Final():
-		return errorf(ErrConflict, "run %s is %s, not awaiting approval; `rerun %s` submits it again for a new proposal", r.ID, r.Status, r.ID)
+		return errorf(ErrConflict, "run %s %s and awaits no approval; `rerun %s` submits it again for a new proposal", r.ID, api.Ended(r.Status), r.ID)
 	case last != nil && last.Decision == DecisionApprove:
-		return errorf(ErrConflict, "run %s was already released by %s and is %s", r.ID, last.By, r.Status)
+		return errorf(ErrConflict, "run %s was already released by %s and %s", r.ID, last.By, api.StatusSaid(r.Status))
 	}
-	return errorf(ErrConflict, "run %s is %s, not awaiting approval", r.ID, r.Status)
+	return errorf(ErrConflict, "run %s %s, not awaiting approval", r.ID, api.StatusSaid(r.Status))
 }

@@ -466,7 +466,7 @@ func TestCancelNeverOvertakesTheApplyJob(t *testing.T) {
 // Promise (docs/mcp.md): "Every result carries both text (what
 // the SSH command prints) and structured content (the object show --json
 // prints)"; docs/json.md: cancel prints the whole run, plan text included,
-// and says what it did ("run N was held for approval and is cancelled").
+// and says what it did ("run N was held for approval and has been cancelled").
 // Once, cancel_run's structured run lacked the plan text show --json prints,
 // and its text lacked the sentence saying what the cancel did.
 func TestMCPCancelResultIsTheShowJSONObject(t *testing.T) {
@@ -489,7 +489,7 @@ func TestMCPCancelResultIsTheShowJSONObject(t *testing.T) {
 	if cancelled.Proposal == nil || cancelled.Proposal.PlanText != shown.Proposal.PlanText {
 		t.Errorf("cancel_run's structured run lacks the plan text show --json prints (%d bytes)", len(shown.Proposal.PlanText))
 	}
-	if !strings.Contains(text, "was held for approval and is cancelled") {
+	if !strings.Contains(text, "was held for approval and has been cancelled") {
 		t.Errorf("cancel_run's text does not say what the cancel did, as cancel does:\n%s", text)
 	}
 }

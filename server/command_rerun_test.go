@@ -71,7 +71,7 @@ func TestRerunRefusals(t *testing.T) {
 		id   string
 		want string
 	}{
-		{"alice", "1", "run 1 is awaiting_approval; rerun repeats a run that ended"},
+		{"alice", "1", "run 1 is awaiting approval; rerun repeats a run that ended"},
 		{"alice", "42", `no run "42"`},
 	}
 	for _, c := range cases {

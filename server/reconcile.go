@@ -9,6 +9,7 @@ import (
 	"github.com/switchtender/switchtender/screentext"
 
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -77,7 +78,7 @@ func (s *Server) reconcilable(r store.Run) error {
 	case c != nil && !c.Drifted:
 		return errorf(ErrConflict, "check %s found no drift, so it kept no plan and there is nothing to reconcile", r.ID)
 	case r.Status != StatusSucceeded || c == nil || !c.Kept || c.Plan == nil:
-		return errorf(ErrConflict, "check %s kept no plan (it is %s: %s); run the check again", r.ID, r.Status, screentext.Sentence(r.Message))
+		return errorf(ErrConflict, "check %s kept no plan (it %s: %s); run the check again", r.ID, api.StatusSaid(r.Status), screentext.Sentence(r.Message))
 	case t == nil:
 		return errorf(ErrConflict, "template %q of check %s is no longer configured, so its plan cannot be applied", r.Template, r.ID)
 	case t.Project != r.Project || t.Command != r.Command:

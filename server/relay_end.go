@@ -194,7 +194,7 @@ func (h *relayHub) result(l *relayLease, m relay.Msg) {
 func (h *relayHub) reportedEnd(l *relayLease, m relay.Msg) (status Status, msg, refusal string) {
 	msg = l.masker.String(m.Message)
 	if !slices.Contains(endStatuses, m.Status) {
-		return StatusFailed, fmt.Sprintf("Worker %s reported status %q, which is not a status a run ends with; the run is failed and the worker's report is not taken. Check the worker's version and host.", l.worker.name, string(m.Status)), ""
+		return StatusFailed, fmt.Sprintf("Worker %s reported status %q, which is not a status a run ends with; the run is marked failed and the worker's report is not taken. Check the worker's version and host.", l.worker.name, string(m.Status)), ""
 	}
 	switch m.Status {
 	case StatusSucceeded:

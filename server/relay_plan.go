@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/gate"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/relay"
 	"github.com/switchtender/switchtender/store"
 )
@@ -207,7 +208,7 @@ func (h *relayHub) claim(id, worker string) (store.Run, error) {
 	if err == nil && r.Status == StatusRunning && r.Phase == phaseApply {
 		r, err = h.s.db.UpdateRun(id, func(r *store.Run) error {
 			if r.Status != StatusRunning {
-				return fmt.Errorf("run %s is %s", r.ID, r.Status)
+				return fmt.Errorf("run %s %s", r.ID, api.StatusSaid(r.Status))
 			}
 			if r.CancelRequested != "" {
 				return fmt.Errorf("run %s was cancelled by %s", r.ID, r.CancelRequested)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -29,7 +30,7 @@ func (s *Server) rerun(ctx context.Context, who Identity, id string, aiProposal 
 		return store.Run{}, err
 	}
 	if !old.Status.Final() {
-		return store.Run{}, errorf(ErrConflict, "run %s is %s; rerun repeats a run that ended (cancel it first, or wait)", id, old.Status)
+		return store.Run{}, errorf(ErrConflict, "run %s %s; rerun repeats a run that ended (cancel it first, or wait)", id, api.StatusSaid(old.Status))
 	}
 	if old.Answers == nil {
 		return store.Run{}, errorf(ErrConflict, "run %s was stored before runs kept their answers for rerun; launch it again with its answers", id)

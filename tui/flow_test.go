@@ -498,7 +498,7 @@ func TestCancelOnlyForUnfinishedRuns(t *testing.T) {
 		t.Fatalf("cancel offered for a finished run:\n%s", d.view())
 	}
 	d.press("c")
-	d.waitText("! run r-6 is succeeded: only a queued, running or held run can be cancelled")
+	d.waitText("! run r-6 succeeded: only a queued, running or held run can be cancelled")
 	d.press("y")
 	d.settle()
 	if len(f.cancelled) != 0 {

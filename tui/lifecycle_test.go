@@ -76,7 +76,7 @@ func TestHeldScreenKeepsQuitVisibleAt80x24(t *testing.T) {
 	d.press("tab")
 	check("held, log pane")
 	d.press("R")
-	d.waitText("! run r-7 is awaiting_approval: only a stale, failed")
+	d.waitText("! run r-7 is awaiting approval: only a stale, failed")
 	check("held, with a notice")
 	d.press("esc")
 	d.openRun("r-3")
@@ -252,7 +252,7 @@ func TestRerunOfferedOnlyForRunsThatEndedWithoutApplying(t *testing.T) {
 		}
 		d.press("R")
 		if !offered {
-			d.waitText("is " + status + ": only a stale, failed")
+			d.waitText("r-4 " + statusSaid(status) + ": only a stale, failed")
 			d.press("y")
 			d.settle()
 			if len(f.reruns) != 0 {

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
@@ -261,6 +262,22 @@ func (d *runDetail) status() string {
 		return "loading"
 	}
 	return d.run.Status
+}
+
+// statusSaid is how a sentence says a run is in status s, after the run
+// ("run 7 …"): "is" before a status it stands in (queued, running,
+// awaiting approval, stale, or loading before it is known), and what
+// became of it for the others: "succeeded", "failed", "was cancelled",
+// "was interrupted", "was rejected", "was refused". Another status is
+// "is " and the status.
+func statusSaid(s string) string {
+	switch s {
+	case "succeeded", "failed":
+		return s
+	case "cancelled", "interrupted", "rejected", "refused":
+		return "was " + s
+	}
+	return "is " + strings.ReplaceAll(s, "_", " ")
 }
 
 // cancellable reports whether the run is in a state a cancel can stop.

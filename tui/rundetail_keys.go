@@ -294,7 +294,7 @@ func (d *runDetail) whyNot() string {
 	case !d.env.id.CanApprove:
 		return "you cannot approve or reject: your identity has no approve role"
 	case d.run.Status != "awaiting_approval":
-		return "run " + d.runID + " is " + d.status() + ": only a held proposal is approved or rejected"
+		return "run " + d.runID + " " + statusSaid(d.status()) + ": only a held proposal is approved or rejected"
 	case !d.run.WaitingForMe && !d.run.Agent && d.run.Requester == d.env.id.Name:
 		return "you asked for this run: a requester does not release their own proposal; " + d.waitsForPhrase()
 	case !d.run.WaitingForMe:
@@ -329,7 +329,7 @@ func (d *runDetail) whyNoCancel() string {
 	if d.cancellable() {
 		return ""
 	}
-	return "run " + d.runID + " is " + d.status() + ": only a queued, running or held run can be cancelled"
+	return "run " + d.runID + " " + statusSaid(d.status()) + ": only a queued, running or held run can be cancelled"
 }
 
 func (d *runDetail) whyNoRerun() string {
@@ -339,7 +339,7 @@ func (d *runDetail) whyNoRerun() string {
 	case d.run != nil && !d.env.id.CanLaunch:
 		return "you cannot rerun: your identity has no launch role"
 	}
-	return "run " + d.runID + " is " + d.status() + ": only a stale, failed, rejected, cancelled or interrupted run is rerun"
+	return "run " + d.runID + " " + statusSaid(d.status()) + ": only a stale, failed, rejected, cancelled or interrupted run is rerun"
 }
 
 // reconcilable reports whether the console offers to propose a reconcile:

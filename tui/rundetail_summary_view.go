@@ -100,7 +100,7 @@ func holdLines(hs []Hold, status string) []string {
 		for _, h := range hs {
 			rules = append(rules, cleanLine(h.Rule))
 		}
-		return []string{"was held by: " + strings.Join(rules, ", "), "ended " + cleanLine(status) + " before every rule was released"}
+		return []string{"was held by: " + strings.Join(rules, ", "), "ended (" + cleanLine(status) + ") before every rule was released"}
 	}
 	var waiting, released []string
 	for _, h := range hs {

@@ -71,13 +71,38 @@ func FindingText(f store.Finding) string {
 	return fmt.Sprintf("%s: %s", addr, screentext.Field(f.Reason))
 }
 
+// StatusSaid is how a sentence says a run is in status s, after the run
+// ("run 7 …"): "is" before a status it stands in ("is queued", "is
+// running", "is awaiting approval", "is stale"), and what became of it
+// for the others: "succeeded", "failed", "was cancelled", "was
+// interrupted", "was rejected", "was refused". A status not in the store's
+// vocabulary is "is " and the status.
+func StatusSaid(s store.Status) string {
+	switch s {
+	case store.StatusSucceeded, store.StatusFailed:
+		return string(s)
+	case store.StatusCancelled, store.StatusInterrupted, store.StatusRejected, store.StatusRefused:
+		return "was " + string(s)
+	}
+	return "is " + strings.ReplaceAll(string(s), "_", " ")
+}
+
+// Ended is how a sentence says a run has ended in final status s: "has
+// ended (succeeded)"; a status that is not final is StatusSaid's.
+func Ended(s store.Status) string {
+	if !s.Final() {
+		return StatusSaid(s)
+	}
+	return "has ended (" + string(s) + ")"
+}
+
 // ReconcileNote says whether a reconcile can still be proposed from check
 // r, and if not why not.
 func ReconcileNote(r store.Run) string {
 	c := r.Check
 	switch {
 	case c == nil && store.Status(r.Status).Final():
-		return "cannot be proposed: the check kept no plan (it is " + string(r.Status) + ")"
+		return "cannot be proposed: the check kept no plan (it " + StatusSaid(r.Status) + ")"
 	case c == nil:
 		return "not yet: the check has not finished"
 	case !c.Drifted:

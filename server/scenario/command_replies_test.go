@@ -45,7 +45,7 @@ func TestCancelRepliesAndQueueReason(t *testing.T) {
 	}
 	h.ssh("alice", "launch", "data", "--wait")
 	h.waitStatus("3", store.StatusAwaitingApproval)
-	if out := h.mustSSH("bob", "cancel", "3"); !strings.HasPrefix(out, "run 3 was held for approval and is cancelled") {
+	if out := h.mustSSH("bob", "cancel", "3"); !strings.HasPrefix(out, "run 3 was held for approval and has been cancelled") {
 		t.Errorf("cancel of a held run:\n%s", out)
 	}
 	for _, words := range [][]string{{"cancel", "99", "--wait"}, {"cancel", "3", "--wait"}, {"cancel", "3", "--json"}} {

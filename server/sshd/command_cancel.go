@@ -20,7 +20,7 @@ any run; a run that ended cannot be cancelled.
 
 It says what it did: "run 4 was queued and will not start", "cancel
 sent: run 4 stops after tofu exits", or "run 4 was held for approval and
-is cancelled". --wait waits until the run has ended and exits 0 if it
+has been cancelled". --wait waits until the run has ended and exits 0 if it
 ended cancelled, 1 if it ended otherwise (it finished first).`,
 	args: []string{"RUN"},
 	json: true,
@@ -66,9 +66,9 @@ func cancelReply(id string, was store.Status, grace time.Duration, waiting bool)
 		}
 		return sent + fmt.Sprintf("; `log %s --follow` waits for the end", id)
 	case store.StatusAwaitingApproval:
-		return fmt.Sprintf("run %s was held for approval and is cancelled; its saved plan is dropped", id)
+		return fmt.Sprintf("run %s was held for approval and has been cancelled; its saved plan is dropped", id)
 	}
-	return fmt.Sprintf("run %s was %s and is cancelled", id, was)
+	return fmt.Sprintf("run %s was %s and has been cancelled", id, was)
 }
 
 // waitEnd waits until run id is no longer queued or running (it ended, or
