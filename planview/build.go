@@ -83,6 +83,39 @@ func Build(planJSON []byte, fp Fingerprinter) (*ChangeSet, error) {
 
 func (b *builder) seal() error { b.secrets.seal(); return nil }
 
+// The members of the plan document, of a resource change and of its change
+// that Build reads. Each may be written once: tofu show -json writes each
+// once, and a repeated one could be read as either value (encoding/json
+// keeps the last, a streaming reader may keep the first or both), so a
+// rendering with one is refused rather than shown one way and measured
+// another (gate.AnalyzePlan refuses it too).
+var (
+	topMembers    = []string{"format_version", "resource_changes", "resource_drift", "output_changes", "variables", "configuration", "planned_values", "prior_state"}
+	changeMembers = []string{"address", "previous_address", "mode", "deposed", "action_reason", "change"}
+	valueMembers  = append([]string{"actions", "importing"}, valueKeys[:]...)
+)
+
+// repeatedHint ends the error about a repeated member.
+const repeatedHint = "tofu show -json writes each once, so this rendering was changed after tofu wrote it; render the saved plan again with tofu show -json"
+
+// memberSet is the members of one object met so far, among a list of at
+// most 32 names.
+type memberSet uint32
+
+// once notes key, failing when it is one of names already met.
+func (m *memberSet) once(key []byte, names []string) error {
+	for i, n := range names {
+		if string(key) != n {
+			continue
+		}
+		if *m&(1<<i) != 0 {
+			return fmt.Errorf("the member %q is repeated; %s", key, repeatedHint)
+		}
+		*m |= 1 << i
+	}
+	return nil
+}
+
 // builder holds a Build in progress.
 type builder struct {
 	p  *parser
@@ -119,7 +152,11 @@ type rawOutput struct {
 // scan reads the top-level members of the plan document.
 func (b *builder) scan() error {
 	p := b.p
+	var seen memberSet
 	err := p.members(func(key []byte) error {
+		if err := seen.once(key, topMembers); err != nil {
+			return err
+		}
 		switch string(key) {
 		case "format_version":
 			return b.formatVersion()
@@ -134,8 +171,13 @@ func (b *builder) scan() error {
 				})
 			})
 		case "output_changes":
+			names := map[string]bool{}
 			return p.nullOr(func() error {
 				return p.members(func(name []byte) error {
+					if names[string(name)] {
+						return fmt.Errorf("output_changes repeats the output %q; %s", name, repeatedHint)
+					}
+					names[string(name)] = true
 					start := p.pos
 					err := p.skip(2)
 					b.rawOutputs = append(b.rawOutputs, rawOutput{string(name), start, p.pos})

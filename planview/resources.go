@@ -67,7 +67,7 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 	}
 	rc, err := b.readResourceChange()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s[%d]: %w", list, i, err)
 	}
 	if rc.address == "" || !rc.hasChange {
 		return fmt.Errorf("%s[%d] has no address or no change", list, i)
@@ -92,7 +92,11 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 func (b *builder) readResourceChange() (*rawChange, error) {
 	p := b.p
 	rc := &rawChange{}
+	var seen memberSet
 	err := p.members(func(key []byte) error {
+		if err := seen.once(key, changeMembers); err != nil {
+			return err
+		}
 		var err error
 		switch string(key) {
 		case "address":
@@ -146,7 +150,11 @@ func (b *builder) change(rc *rawChange) error {
 	p := b.p
 	known := false
 	rc.decoded = b.eager
+	var seen memberSet
 	return p.members(func(key []byte) error {
+		if err := seen.once(key, valueMembers); err != nil {
+			return fmt.Errorf("change: %w", err)
+		}
 		switch string(key) {
 		case "actions":
 			known = true
