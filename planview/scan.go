@@ -581,10 +581,21 @@ func (p *parser) object(depth int) (*node, error) {
 	copy(n.kids, p.kids[kidsMark:])
 	copy(n.keys, p.keys[keysMark:])
 	p.kids, p.keys = p.kids[:kidsMark], p.keys[:keysMark]
-	if !slices.IsSortedFunc(n.keys, bytes.Compare) {
+	if !strictlySorted(n.keys) {
 		sortMembers(n)
 	}
 	return n, nil
+}
+
+// strictlySorted reports whether keys are in increasing order, none
+// repeated.
+func strictlySorted(keys [][]byte) bool {
+	for i := 1; i < len(keys); i++ {
+		if bytes.Compare(keys[i-1], keys[i]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // sortMembers sorts an object's members by key, keeping the last of
