@@ -35,9 +35,10 @@ var ErrUnreadablePlan = errors.New("plan JSON cannot be read")
 //     create, the leaf paths that change, with the unchanged leaves
 //     counted in Resource.Unchanged; for a create or read, every non-null
 //     leaf. Strings holding JSON objects or arrays compare structurally
-//     (Attribute.JSON), long or multi-line strings get a line diff
-//     (Attribute.Lines), other values are rendered as OpenTofu literals of
-//     at most 200 runes (see renderValue).
+//     (Attribute.JSON) unless JSON readers could read one two ways (a
+//     repeated key, half a surrogate pair); long or multi-line strings
+//     get a line diff (Attribute.Lines); other values are rendered as
+//     OpenTofu literals of at most 200 runes (see renderValue).
 //   - sensitive paths (marked by before_sensitive or after_sensitive, or an
 //     output marked sensitive) are listed whether or not they change, with
 //     Changed and keyed fingerprints of the whole value at the path

@@ -120,8 +120,10 @@ type Attribute struct {
 	Changed           bool   `json:"changed,omitempty"`
 	BeforeFingerprint string `json:"before_fingerprint,omitempty"`
 	AfterFingerprint  string `json:"after_fingerprint,omitempty"`
-	// JSON is set when both sides are strings that parse as JSON: the
-	// structural comparison, instead of a whole-string Before/After.
+	// JSON is set when both sides are strings that parse as JSON objects
+	// or arrays every JSON reader reads alike (no repeated key, no half
+	// surrogate pair): the structural comparison, instead of a
+	// whole-string Before/After.
 	JSON *JSONDiff `json:"json,omitempty"`
 	// Lines is set for a long or multi-line string on both sides: a line
 	// diff with a few lines of context, instead of a whole-string Before/After.

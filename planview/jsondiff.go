@@ -9,16 +9,20 @@ const maxJSONChanges = 100
 // jsonDiff compares two strings structurally when both hold a JSON object
 // or array (a policy document, a jsonencode result), else returns nil.
 // Arrays compare element by element; objects by key, whatever the order.
+// A document JSON readers could read differently (a repeated key, half a
+// surrogate pair; see parser.ambiguous) is not compared structurally
+// either: which of its readings the service takes is not known, so
+// neither is whether only its form changed.
 func jsonDiff(before, after string) *JSONDiff {
 	if !looksLikeJSONContainer(before) || !looksLikeJSONContainer(after) {
 		return nil
 	}
-	b, err := parseDocument(before)
-	if err != nil || !b.container() {
+	b, ambiguous, err := parseDocument(before)
+	if err != nil || ambiguous || !b.container() {
 		return nil
 	}
-	a, err := parseDocument(after)
-	if err != nil || !a.container() {
+	a, ambiguous, err := parseDocument(after)
+	if err != nil || ambiguous || !a.container() {
 		return nil
 	}
 	d := &jsonDiffer{}
