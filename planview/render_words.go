@@ -257,20 +257,26 @@ func sensitiveLine(a *Attribute, path string, indent int) Line {
 	return Line{Role: RoleSensitive, Indent: indent, Text: text}
 }
 
-// jsonLines are a JSON string compared structurally: its changed JSON
-// paths, or that only whitespace or key order differ.
+// jsonLines are a JSON string compared structurally: how many JSON paths
+// changed, those listed and how many are not, or that only whitespace or
+// key order differ (only when no path changed, whatever FormatOnly says).
 func jsonLines(a *Attribute, path string, indent int) []Line {
 	force := ""
 	if a.ForcesReplacement {
 		force = " (forces replacement)"
 	}
-	if a.JSON.FormatOnly || len(a.JSON.Changes) == 0 {
+	more := max(a.JSON.More, 0)
+	if len(a.JSON.Changes) == 0 && more == 0 {
 		return []Line{{Role: RoleHidden, Indent: indent, Text: "~ " + path + " = JSON, whitespace or key order only" + force}}
 	}
-	n := len(a.JSON.Changes)
+	n := len(a.JSON.Changes) + more
 	out := []Line{{Role: RoleChanged, Indent: indent, Text: fmt.Sprintf("~ %s = JSON, %d path%s changed:%s", path, n, plural(n), force)}}
 	for i := range a.JSON.Changes {
 		out = append(out, attrLines(&a.JSON.Changes[i], indent+4)...)
+	}
+	if more > 0 {
+		out = append(out, Line{Role: RoleHidden, Indent: indent + 4,
+			Text: fmt.Sprintf("… %d more changed path%s not shown (the first %d are)", more, plural(more), len(a.JSON.Changes))})
 	}
 	return out
 }
