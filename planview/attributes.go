@@ -156,7 +156,10 @@ func (w *walker) leaf(b, a, unk, bs, as *node) {
 		w.emit(stringChange(b.text(), a.text()))
 		return
 	}
-	w.emit(Attribute{Before: renderValue(b, bs, nil), After: renderValue(a, as, unk)})
+	before, after := distinct(renderValue(b, bs, nil), renderValue(a, as, unk), func() (string, string) {
+		return renderWhole(b, bs, nil), renderWhole(a, as, unk)
+	}, maxValueRunes)
+	w.emit(Attribute{Before: before, After: after})
 }
 
 // sensitive lists a path marked sensitive on either side: whether it
@@ -248,7 +251,10 @@ func stringChange(before, after string) Attribute {
 	if isLong(before) || isLong(after) {
 		return Attribute{Lines: lineDiff(before, after)}
 	}
-	return Attribute{Before: quoteBounded(before, maxValueRunes), After: quoteBounded(after, maxValueRunes)}
+	b, a := distinct(quoteBounded(before, maxValueRunes), quoteBounded(after, maxValueRunes), func() (string, string) {
+		return strconv.Quote(before), strconv.Quote(after)
+	}, maxValueRunes)
+	return Attribute{Before: b, After: a}
 }
 
 // longString is the length past which a one-line string gets a line diff.

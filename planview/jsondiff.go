@@ -1,6 +1,9 @@
 package planview
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // maxJSONChanges bounds the changed paths a JSONDiff lists; JSONDiff.More
 // counts the rest.
@@ -65,11 +68,10 @@ func (d *jsonDiffer) walk(b, a *node) {
 			d.more++
 			return
 		}
-		d.changes = append(d.changes, Attribute{
-			Path:   formatPath("$", d.path),
-			Before: renderJSON(b),
-			After:  renderJSON(a),
-		})
+		before, after := distinct(renderJSON(b), renderJSON(a), func() (string, string) {
+			return wholeJSON(b), wholeJSON(a)
+		}, maxValueRunes)
+		d.changes = append(d.changes, Attribute{Path: formatPath("$", d.path), Before: before, After: after})
 	}
 }
 
@@ -93,4 +95,18 @@ func renderJSON(v *node) string {
 		return "[…" + countNoun(len(v.kids), "element") + "]"
 	}
 	return "{…" + countNoun(len(v.kids), "key") + "}"
+}
+
+// wholeJSON renders v as renderJSON does, but whole: no string is cut and
+// no collection summarised (see distinct).
+func wholeJSON(v *node) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.kind == kindString:
+		return strconv.Quote(v.text())
+	case !v.container():
+		return string(v.raw)
+	}
+	return string(canonicalJSON(v))
 }
