@@ -238,7 +238,8 @@ func valueChange(a *Attribute) (op string, role Role, val string) {
 }
 
 // sensitiveLine never shows a value: whether it changed, and the keyed
-// fingerprints of both sides ("(none)" for a side without a value).
+// fingerprints of both sides ("(none)" for a side without a value, "(known
+// after apply)" for an after value not known until apply).
 func sensitiveLine(a *Attribute, path string, indent int) Line {
 	fp := func(s string) string {
 		if s == "" {
@@ -247,10 +248,14 @@ func sensitiveLine(a *Attribute, path string, indent int) Line {
 		return screentext.Field(s)
 	}
 	op, state := " ", "(sensitive, unchanged)"
-	if a.Changed {
+	if a.Changed || a.Unknown {
 		op, state = "~", "(sensitive, changed)"
 	}
-	text := fmt.Sprintf("%s %s = %s before %s, after %s", op, path, state, fp(a.BeforeFingerprint), fp(a.AfterFingerprint))
+	after := fp(a.AfterFingerprint)
+	if a.Unknown {
+		after = knownAfterApply
+	}
+	text := fmt.Sprintf("%s %s = %s before %s, after %s", op, path, state, fp(a.BeforeFingerprint), after)
 	if a.ForcesReplacement {
 		text += " (forces replacement)"
 	}
