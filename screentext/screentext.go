@@ -7,8 +7,9 @@
 // A character is hidden when a terminal would act on it or a reader could
 // not see it: C0 and C1 controls, DEL, the bidirectional controls, and
 // every default-ignorable code point (zero-width characters, variation
-// selectors, U+034F, tags, fillers), line and paragraph separators and
-// spaces other than U+0020. A hidden character is never removed and never
+// selectors, U+034F, tags, fillers), line and paragraph separators, spaces
+// other than U+0020, and U+2800 (the blank Braille pattern, a letter that
+// draws nothing: "a⠀b" would read as "a b"). A hidden character is never removed and never
 // passed raw: it is shown as a visible escape, \xNN below U+0080 (\n, \t
 // and \r by their letters), \u{NNNN} above, and a byte that is not UTF-8 as
 // \xNN (always 80 or more), so nothing a value holds disappears and no
@@ -38,7 +39,7 @@ func Hidden(r rune) bool {
 		return true
 	case r < 0x80 || r == utf8.RuneError:
 		return false
-	case r == 0x00a0 || r == 0x00ad || r == 0x034f || r == 0x061c:
+	case r == 0x00a0 || r == 0x00ad || r == 0x034f || r == 0x061c || r == 0x2800:
 		return true
 	}
 	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs,
