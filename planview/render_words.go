@@ -297,9 +297,9 @@ func diffLines(a *Attribute, path string, indent int) []Line {
 		l := Line{Indent: indent + 4}
 		switch d.Op {
 		case "-":
-			l.Role, l.Text = RoleRemoved, "- "+screentext.Field(d.Text)
+			l.Role, l.Text = RoleRemoved, "- "+changedLine(d.Text)
 		case "+":
-			l.Role, l.Text = RoleAdded, "+ "+screentext.Field(d.Text)
+			l.Role, l.Text = RoleAdded, "+ "+changedLine(d.Text)
 		case "…":
 			l.Role, l.Text = RoleHidden, skipped(d.Text)
 		default:
@@ -308,6 +308,16 @@ func diffLines(a *Attribute, path string, indent int) []Line {
 		out = append(out, l)
 	}
 	return out
+}
+
+// changedLine is a removed or added line of a line diff escaped with
+// screentext.Field, the spaces at its end written \x20: a line that only
+// gains or loses trailing spaces would otherwise read as the line it
+// replaces. (Field doubles a backslash that could start an escape, so a
+// line holding "\x20" itself still reads otherwise.)
+func changedLine(text string) string {
+	body := strings.TrimRight(text, " ")
+	return screentext.Field(body) + strings.Repeat(`\x20`, len(text)-len(body))
 }
 
 // skipped says how many lines a line diff leaves out: its Text is the
