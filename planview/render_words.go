@@ -233,6 +233,11 @@ func valueChange(a *Attribute) (op string, role Role, val string) {
 		return "+", RoleAdded, after
 	case a.After == "" && !a.Unknown:
 		return "-", RoleRemoved, before
+	case a.Before == a.After && !a.Unknown:
+		// An output whose value reads the same, which the plan still
+		// changes: the JSON rendering carries no types, so only its type
+		// can differ (tolist(["a"]) becoming the tuple ["a"]).
+		return "~", RoleChanged, before + " -> " + after + " (the same value: only its type changes)"
 	}
 	return "~", RoleChanged, before + " -> " + after
 }
