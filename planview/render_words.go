@@ -179,6 +179,11 @@ func noteLines(r *Resource) []Line {
 		if !ok {
 			why = screentext.Field(r.Reason)
 		}
+		if r.Reason == "delete_because_no_resource_config" && (r.Section == SectionForget || r.Section == SectionForgetThenCreate) {
+			// OpenTofu 1.12 gives a removed block's forget this reason,
+			// not forgot_because_lifecycle_destroy_in_config.
+			why += "; a removed block with lifecycle { destroy = false } leaves the object in place"
+		}
 		out = append(out, Line{Role: RoleNote, Indent: 6, Text: "why: " + why})
 	}
 	if len(r.ReplacePaths) > 0 {
@@ -223,11 +228,11 @@ func attrLines(a *Attribute, indent int) []Line {
 
 // valueChange is the mark, role and value text of a plain attribute.
 func valueChange(a *Attribute) (op string, role Role, val string) {
-	after := screentext.Field(a.After)
+	after := literal(a.After)
 	if a.Unknown {
 		after = knownAfterApply
 	}
-	before := screentext.Field(a.Before)
+	before := literal(a.Before)
 	switch {
 	case a.Before == "" && (a.After != "" || a.Unknown):
 		return "+", RoleAdded, after
@@ -242,6 +247,15 @@ func valueChange(a *Attribute) (op string, role Role, val string) {
 	return "~", RoleChanged, before + " -> " + after
 }
 
+// literal is a value as Build renders it, an OpenTofu literal whose strings
+// are already quoted (every backslash, quote and control character inside
+// them escaped), for the screen: screentext escapes what quoting leaves
+// visible-but-hidden (a variation selector, a blank letter) and keeps the
+// quoting's backslashes, so a newline in a value reads "\n" as OpenTofu
+// writes it, not "\\n", and a value holding a backslash and an n still
+// reads apart from it ("\\n").
+func literal(s string) string { return screentext.Sentence(s) }
+
 // sensitiveLine never shows a value: whether it changed, and the keyed
 // fingerprints of both sides ("(none)" for a side without a value, "(known
 // after apply)" for an after value not known until apply).
@@ -252,15 +266,21 @@ func sensitiveLine(a *Attribute, path string, indent int) Line {
 		}
 		return screentext.Field(s)
 	}
-	op, state := " ", "(sensitive, unchanged)"
-	if a.Changed || a.Unknown {
-		op, state = "~", "(sensitive, changed)"
-	}
 	after := fp(a.AfterFingerprint)
 	if a.Unknown {
 		after = knownAfterApply
 	}
-	text := fmt.Sprintf("%s %s = %s before %s, after %s", op, path, state, fp(a.BeforeFingerprint), after)
+	var text string
+	switch {
+	case a.BeforeFingerprint == "" && (a.AfterFingerprint != "" || a.Unknown):
+		text = fmt.Sprintf("+ %s = (sensitive) %s", path, after)
+	case a.AfterFingerprint == "" && !a.Unknown && a.BeforeFingerprint != "":
+		text = fmt.Sprintf("- %s = (sensitive) %s", path, fp(a.BeforeFingerprint))
+	case a.Changed || a.Unknown:
+		text = fmt.Sprintf("~ %s = (sensitive, changed) before %s, after %s", path, fp(a.BeforeFingerprint), after)
+	default:
+		text = fmt.Sprintf("  %s = (sensitive, unchanged) before %s, after %s", path, fp(a.BeforeFingerprint), after)
+	}
 	if a.ForcesReplacement {
 		text += " (forces replacement)"
 	}
