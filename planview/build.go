@@ -43,9 +43,13 @@ var ErrUnreadablePlan = errors.New("plan JSON cannot be read")
 //     Changed and keyed fingerprints of the whole value at the path
 //     ([Fingerprinter.Fingerprint]), never descended into. So is any other
 //     value that holds a sensitive value of the plan (see secrets: OpenTofu
-//     does not carry every mark along), and a map keyed by one. No part of
-//     a sensitive value reaches any string of the change set; a secret
-//     shorter than mask.MinLen bytes is found only as a whole value.
+//     does not carry every mark along), and a map keyed by one; a
+//     terraform_data's output takes its input's marks (it is a copy of the
+//     input OpenTofu leaves unmarked). No part of a sensitive value reaches
+//     any string of the change set; a secret shorter than mask.MinLen
+//     bytes is found only as a whole value: a string, a number, a line of
+//     a multi-line string, or a value or key of a JSON document in a
+//     string. A sensitive boolean is hidden only where it is marked.
 //   - outputs that change, by name; drift (resource_drift) apart from the
 //     resources, in the same form.
 //

@@ -2,6 +2,7 @@ package planview
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/switchtender/switchtender/exec/mask"
 )
@@ -84,8 +85,9 @@ func (s *secrets) seal() {
 }
 
 // holds reports whether v holds a secret: a string or number equal to one,
-// a string with one of mask.MinLen bytes or more inside it, or a
-// collection with such a part or key.
+// a string with one of mask.MinLen bytes or more inside it, a multi-line
+// string with a line equal to one, a string holding a JSON document that
+// holds one, or a collection with such a part or key.
 func (s *secrets) holds(v *node) bool {
 	if s == nil || len(s.values) == 0 || v == nil {
 		return false
@@ -112,7 +114,34 @@ func (s *secrets) inString(b []byte) bool {
 		return true
 	}
 	text := string(b)
-	return s.masker.String(text) != text
+	return s.masker.String(text) != text || s.inLines(text) || s.inJSON(text)
+}
+
+// inLines reports whether a multi-line string has a line that, trimmed of
+// white space, is a secret: a line diff shows each line whole, so a secret
+// too short for the masker would be shown as one.
+func (s *secrets) inLines(text string) bool {
+	if !strings.ContainsAny(text, "\n\r") {
+		return false
+	}
+	for line := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if s.values[strings.TrimSpace(line)] {
+			return true
+		}
+	}
+	return false
+}
+
+// inJSON reports whether a string holding a JSON object or array (a
+// jsonencode result) holds a secret as one of its values or keys: a JSON
+// diff shows each of them whole, so a secret too short for the masker, or
+// a number, would be shown as one.
+func (s *secrets) inJSON(text string) bool {
+	if !looksLikeJSONContainer(text) {
+		return false
+	}
+	v, err := parseDocument(text)
+	return err == nil && s.holds(v)
 }
 
 // scrub masks every secret of mask.MinLen bytes or more left in a string
