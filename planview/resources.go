@@ -81,7 +81,7 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 	if err := b.collectMarked(rc); err != nil {
 		return fmt.Errorf("%s[%d] (%s): %w", list, i, rc.address, err)
 	}
-	if len(b.secrets.values) > 0 {
+	if b.secrets.marked > 0 {
 		b.eager = false
 	}
 	r, keep, err := b.resource(rc)
@@ -313,11 +313,12 @@ func (b *builder) resource(rc *rawChange) (r Resource, keep bool, err error) {
 // walkPending lists the attributes of every change that lists them, now
 // that the secrets are all known.
 //
-// A change listed as it was read (builder.eager) stands when the plan holds
-// no secret at all; otherwise it is listed again.
+// A change listed as it was read (builder.eager) stands when the plan marks
+// no secret at all (it was listed knowing those Build was told of);
+// otherwise it is listed again.
 func (b *builder) walkPending() error {
 	p := b.p
-	again := len(b.secrets.values) > 0
+	again := b.secrets.marked > 0
 	for _, pw := range b.pending {
 		if pw.done && !again {
 			continue
