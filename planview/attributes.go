@@ -118,10 +118,14 @@ func mergeKeys(fn func([]byte), lists ...[][]byte) {
 }
 
 // unknown lists a path whose after value is not known until apply. A
-// before value holding a secret is listed path by path, each part holding
-// one as sensitive.
+// before value holding a secret, or with parts bs marks sensitive, is
+// listed path by path, each part holding one or marked as sensitive.
 func (w *walker) unknown(b, bs *node) {
-	if !w.secrets.holds(b) {
+	if bs.isTrue() {
+		w.sensitive(b, nil, trueNode)
+		return
+	}
+	if !w.secrets.holds(b) && !bs.anyTrue() {
 		w.emit(Attribute{Before: renderValue(b, bs, nil), Unknown: true})
 		return
 	}

@@ -44,14 +44,22 @@ var ErrUnreadablePlan = errors.New("plan JSON cannot be read")
 //     Changed and keyed fingerprints of the whole value at the path
 //     ([Fingerprinter.Fingerprint]), never descended into. So is any other
 //     value that holds a sensitive value of the plan (see secrets: OpenTofu
-//     does not carry every mark along), and a map keyed by one. No part of
-//     a sensitive value reaches any string of the change set; a secret
-//     shorter than mask.MinLen bytes is found only as a whole value.
+//     does not carry every mark along) or one of known, and a map keyed
+//     by one; a terraform_data's output takes its input's marks (it is a
+//     copy of the input OpenTofu leaves unmarked). known are the values
+//     the caller knows are secret though the plan may not mark them (a
+//     run's secret answers and credentials: mask.Masker.Values), found
+//     like the plan's, so that no part of one is shown either, not even
+//     where a value is cut. No part of a sensitive value reaches
+//     any string of the change set; a secret shorter than mask.MinLen
+//     bytes is found only as a whole value: a string, a number, a line of
+//     a multi-line string, or a value or key of a JSON document in a
+//     string. A sensitive boolean is hidden only where it is marked.
 //   - outputs that change, by name; drift (resource_drift) apart from the
 //     resources, in the same form.
 //
 // Build neither modifies planJSON nor keeps any part of it. It reads the
-// document once when the plan holds no sensitive value, and decodes the
+// document once when the plan marks no sensitive value, and decodes the
 // values of each change a second time otherwise (benchmark:
 // BenchmarkBuildTenThousandChanges).
 //
@@ -59,11 +67,12 @@ var ErrUnreadablePlan = errors.New("plan JSON cannot be read")
 // ErrUnreadablePlan when planJSON is not JSON, its format_version is
 // missing or unsupported, a resource change has no address or no change,
 // or an action list is not one OpenTofu writes.
-func Build(planJSON []byte, fp Fingerprinter) (*ChangeSet, error) {
+func Build(planJSON []byte, fp Fingerprinter, known ...string) (*ChangeSet, error) {
 	if len(fp.key) == 0 {
 		return nil, ErrNoFingerprintKey
 	}
 	b := &builder{p: newParser(planJSON), fp: fp, sensitiveOutputs: map[string]bool{}, eager: true}
+	b.secrets.know(known)
 	if err := b.scan(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadablePlan, err)
 	}
