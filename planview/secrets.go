@@ -166,7 +166,13 @@ func (s *secrets) inJSON(text string) bool {
 	if !looksLikeJSONContainer(text) {
 		return false
 	}
-	v, err := parseDocument(text)
+	v, ambiguous, err := parseDocument(text)
+	if err == nil && ambiguous {
+		// A repeated key: the tree keeps its last value, the view shows
+		// the document as text, so any secret could be in what the tree
+		// dropped.
+		return len(s.values) > 0
+	}
 	return err == nil && s.holds(v)
 }
 
