@@ -172,7 +172,11 @@ func scanPlan(doc []byte) (*planDoc, error) {
 	p := valueParser{buf: doc, strs: map[string]*ast.Term{}}
 	plan := &planDoc{}
 	p.skipSpace()
+	var seen memberSet
 	err := p.members(func(key []byte) error {
+		if err := seen.once(key, "format_version", "resource_changes"); err != nil {
+			return err
+		}
 		switch string(key) {
 		case "format_version":
 			v, err := p.stringOrNull()
@@ -186,7 +190,10 @@ func scanPlan(doc []byte) (*planDoc, error) {
 			return p.elements(func() error {
 				rc, err := p.scanResourceChange()
 				plan.ResourceChanges = append(plan.ResourceChanges, rc)
-				return err
+				if err != nil {
+					return fmt.Errorf("resource_changes[%d]: %w", len(plan.ResourceChanges)-1, err)
+				}
+				return nil
 			})
 		}
 		return p.skip(1)
@@ -207,7 +214,11 @@ func (p *valueParser) scanResourceChange() (*resourceChange, error) {
 		return nil, p.skip(2)
 	}
 	rc := &resourceChange{}
+	var seen memberSet
 	err := p.members(func(key []byte) error {
+		if err := seen.once(key, "address", "mode", "type", "deposed", "change"); err != nil {
+			return err
+		}
 		var err error
 		switch string(key) {
 		case "address":
@@ -237,7 +248,11 @@ func (p *valueParser) scanChange(rc *resourceChange) error {
 		return p.skip(3)
 	}
 	rc.Change = &changeDoc{}
+	var seen memberSet
 	return p.members(func(key []byte) error {
+		if err := seen.once(key, "actions", "importing"); err != nil {
+			return err
+		}
 		switch string(key) {
 		case "actions":
 			if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
@@ -256,6 +271,27 @@ func (p *valueParser) scanChange(rc *resourceChange) error {
 		}
 		return p.skip(4)
 	})
+}
+
+// memberSet is the members of one object met so far, among the few the
+// summary reads. tofu show -json writes each once; a repeated one could be
+// read as either value (the change view, package planview, refuses it
+// too), so the plan is refused rather than measured one way and shown
+// another.
+type memberSet uint32
+
+// once notes key, failing when it is one of names already met.
+func (m *memberSet) once(key []byte, names ...string) error {
+	for i, n := range names {
+		if string(key) != n {
+			continue
+		}
+		if *m&(1<<i) != 0 {
+			return fmt.Errorf("the member %q is repeated; tofu show -json writes each once, so this rendering was changed after tofu wrote it", key)
+		}
+		*m |= 1 << i
+	}
+	return nil
 }
 
 // count adds one change of action to the summary's totals.

@@ -118,10 +118,14 @@ func mergeKeys(fn func([]byte), lists ...[][]byte) {
 }
 
 // unknown lists a path whose after value is not known until apply. A
-// before value holding a secret is listed path by path, each part holding
-// one as sensitive.
+// before value holding a secret, or with parts bs marks sensitive, is
+// listed path by path, each part holding one or marked as sensitive.
 func (w *walker) unknown(b, bs *node) {
-	if !w.secrets.holds(b) {
+	if bs.isTrue() {
+		w.sensitive(b, nil, trueNode)
+		return
+	}
+	if !w.secrets.holds(b) && !bs.anyTrue() {
 		w.emit(Attribute{Before: renderValue(b, bs, nil), Unknown: true})
 		return
 	}
@@ -156,7 +160,10 @@ func (w *walker) leaf(b, a, unk, bs, as *node) {
 		w.emit(stringChange(b.text(), a.text()))
 		return
 	}
-	w.emit(Attribute{Before: renderValue(b, bs, nil), After: renderValue(a, as, unk)})
+	before, after := distinct(renderValue(b, bs, nil), renderValue(a, as, unk), func() (string, string) {
+		return renderWhole(b, bs, nil), renderWhole(a, as, unk)
+	}, maxValueRunes)
+	w.emit(Attribute{Before: before, After: after})
 }
 
 // sensitive lists a path marked sensitive on either side: whether it
@@ -248,7 +255,10 @@ func stringChange(before, after string) Attribute {
 	if isLong(before) || isLong(after) {
 		return Attribute{Lines: lineDiff(before, after)}
 	}
-	return Attribute{Before: quoteBounded(before, maxValueRunes), After: quoteBounded(after, maxValueRunes)}
+	b, a := distinct(quoteBounded(before, maxValueRunes), quoteBounded(after, maxValueRunes), func() (string, string) {
+		return strconv.Quote(before), strconv.Quote(after)
+	}, maxValueRunes)
+	return Attribute{Before: b, After: a}
 }
 
 // longString is the length past which a one-line string gets a line diff.

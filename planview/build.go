@@ -35,22 +35,31 @@ var ErrUnreadablePlan = errors.New("plan JSON cannot be read")
 //     create, the leaf paths that change, with the unchanged leaves
 //     counted in Resource.Unchanged; for a create or read, every non-null
 //     leaf. Strings holding JSON objects or arrays compare structurally
-//     (Attribute.JSON), long or multi-line strings get a line diff
-//     (Attribute.Lines), other values are rendered as OpenTofu literals of
-//     at most 200 runes (see renderValue).
+//     (Attribute.JSON) unless JSON readers could read one two ways (a
+//     repeated key, half a surrogate pair); long or multi-line strings
+//     get a line diff (Attribute.Lines); other values are rendered as
+//     OpenTofu literals of at most 200 runes (see renderValue).
 //   - sensitive paths (marked by before_sensitive or after_sensitive, or an
 //     output marked sensitive) are listed whether or not they change, with
 //     Changed and keyed fingerprints of the whole value at the path
 //     ([Fingerprinter.Fingerprint]), never descended into. So is any other
 //     value that holds a sensitive value of the plan (see secrets: OpenTofu
-//     does not carry every mark along), and a map keyed by one. No part of
-//     a sensitive value reaches any string of the change set; a secret
-//     shorter than mask.MinLen bytes is found only as a whole value.
+//     does not carry every mark along) or one of known, and a map keyed
+//     by one; a terraform_data's output takes its input's marks (it is a
+//     copy of the input OpenTofu leaves unmarked). known are the values
+//     the caller knows are secret though the plan may not mark them (a
+//     run's secret answers and credentials: mask.Masker.Values), found
+//     like the plan's, so that no part of one is shown either, not even
+//     where a value is cut. No part of a sensitive value reaches
+//     any string of the change set; a secret shorter than mask.MinLen
+//     bytes is found only as a whole value: a string, a number, a line of
+//     a multi-line string, or a value or key of a JSON document in a
+//     string. A sensitive boolean is hidden only where it is marked.
 //   - outputs that change, by name; drift (resource_drift) apart from the
 //     resources, in the same form.
 //
 // Build neither modifies planJSON nor keeps any part of it. It reads the
-// document once when the plan holds no sensitive value, and decodes the
+// document once when the plan marks no sensitive value, and decodes the
 // values of each change a second time otherwise (benchmark:
 // BenchmarkBuildTenThousandChanges).
 //
@@ -58,11 +67,12 @@ var ErrUnreadablePlan = errors.New("plan JSON cannot be read")
 // ErrUnreadablePlan when planJSON is not JSON, its format_version is
 // missing or unsupported, a resource change has no address or no change,
 // or an action list is not one OpenTofu writes.
-func Build(planJSON []byte, fp Fingerprinter) (*ChangeSet, error) {
+func Build(planJSON []byte, fp Fingerprinter, known ...string) (*ChangeSet, error) {
 	if len(fp.key) == 0 {
 		return nil, ErrNoFingerprintKey
 	}
 	b := &builder{p: newParser(planJSON), fp: fp, sensitiveOutputs: map[string]bool{}, eager: true}
+	b.secrets.know(known)
 	if err := b.scan(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadablePlan, err)
 	}
@@ -82,6 +92,39 @@ func Build(planJSON []byte, fp Fingerprinter) (*ChangeSet, error) {
 }
 
 func (b *builder) seal() error { b.secrets.seal(); return nil }
+
+// The members of the plan document, of a resource change and of its change
+// that Build reads. Each may be written once: tofu show -json writes each
+// once, and a repeated one could be read as either value (encoding/json
+// keeps the last, a streaming reader may keep the first or both), so a
+// rendering with one is refused rather than shown one way and measured
+// another (gate.AnalyzePlan refuses it too).
+var (
+	topMembers    = []string{"format_version", "resource_changes", "resource_drift", "output_changes", "variables", "configuration", "planned_values", "prior_state"}
+	changeMembers = []string{"address", "previous_address", "mode", "deposed", "action_reason", "change"}
+	valueMembers  = append([]string{"actions", "importing"}, valueKeys[:]...)
+)
+
+// repeatedHint ends the error about a repeated member.
+const repeatedHint = "tofu show -json writes each once, so this rendering was changed after tofu wrote it; render the saved plan again with tofu show -json"
+
+// memberSet is the members of one object met so far, among a list of at
+// most 32 names.
+type memberSet uint32
+
+// once notes key, failing when it is one of names already met.
+func (m *memberSet) once(key []byte, names []string) error {
+	for i, n := range names {
+		if string(key) != n {
+			continue
+		}
+		if *m&(1<<i) != 0 {
+			return fmt.Errorf("the member %q is repeated; %s", key, repeatedHint)
+		}
+		*m |= 1 << i
+	}
+	return nil
+}
 
 // builder holds a Build in progress.
 type builder struct {
@@ -119,7 +162,11 @@ type rawOutput struct {
 // scan reads the top-level members of the plan document.
 func (b *builder) scan() error {
 	p := b.p
+	var seen memberSet
 	err := p.members(func(key []byte) error {
+		if err := seen.once(key, topMembers); err != nil {
+			return err
+		}
 		switch string(key) {
 		case "format_version":
 			return b.formatVersion()
@@ -134,8 +181,13 @@ func (b *builder) scan() error {
 				})
 			})
 		case "output_changes":
+			names := map[string]bool{}
 			return p.nullOr(func() error {
 				return p.members(func(name []byte) error {
+					if names[string(name)] {
+						return fmt.Errorf("output_changes repeats the output %q; %s", name, repeatedHint)
+					}
+					names[string(name)] = true
 					start := p.pos
 					err := p.skip(2)
 					b.rawOutputs = append(b.rawOutputs, rawOutput{string(name), start, p.pos})

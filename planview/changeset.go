@@ -103,9 +103,12 @@ type Attribute struct {
 	// input.name, tags["env"], rule[0].port.
 	Path string `json:"path"`
 	// Before and After are the values rendered as OpenTofu literals
-	// ("x" quoted, 42, true, null, [...] / {...} for a collection); ""
-	// when absent (before of a create, after of a delete), when sensitive,
-	// or (After) when unknown.
+	// ("x" quoted, 42, true, null, [...] / {...} for a collection) of at
+	// most 200 runes; "" when absent (before of a create, after of a
+	// delete), when sensitive, or (After) when unknown. Two values that differ never read the same:
+	// when both would be cut (or summarised) alike, each is the window of
+	// its whole rendering around their first difference, "…" where the
+	// window cuts it.
 	Before string `json:"before,omitempty"`
 	After  string `json:"after,omitempty"`
 	// Unknown reports that the after value is (known after apply).
@@ -120,8 +123,10 @@ type Attribute struct {
 	Changed           bool   `json:"changed,omitempty"`
 	BeforeFingerprint string `json:"before_fingerprint,omitempty"`
 	AfterFingerprint  string `json:"after_fingerprint,omitempty"`
-	// JSON is set when both sides are strings that parse as JSON: the
-	// structural comparison, instead of a whole-string Before/After.
+	// JSON is set when both sides are strings that parse as JSON objects
+	// or arrays every JSON reader reads alike (no repeated key, no half
+	// surrogate pair): the structural comparison, instead of a
+	// whole-string Before/After.
 	JSON *JSONDiff `json:"json,omitempty"`
 	// Lines is set for a long or multi-line string on both sides: a line
 	// diff with a few lines of context, instead of a whole-string Before/After.
@@ -144,7 +149,10 @@ type JSONDiff struct {
 // DiffLine is one line of a line diff.
 type DiffLine struct {
 	// Op is " " (context), "-" (removed), "+" (added) or "…" (lines skipped;
-	// Text then says how many).
+	// Text then says how many). Text is at most 200 runes; the k-th
+	// removed and k-th added line of a run of changes that would be cut
+	// alike are windows around their first difference, as Attribute's
+	// Before and After are.
 	Op   string `json:"op"`
 	Text string `json:"text"`
 }

@@ -42,7 +42,7 @@ const fingerprintHexLen = 12
 // cannot be checked against a guess without the key. JSON that does not
 // parse is fingerprinted as given.
 func (f Fingerprinter) Fingerprint(valueJSON string) string {
-	v, err := parseDocument(valueJSON)
+	v, _, err := parseDocument(valueJSON)
 	if err != nil {
 		return f.sum([]byte(valueJSON))
 	}

@@ -1,6 +1,9 @@
 package planview
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // maxJSONChanges bounds the changed paths a JSONDiff lists; JSONDiff.More
 // counts the rest.
@@ -9,16 +12,20 @@ const maxJSONChanges = 100
 // jsonDiff compares two strings structurally when both hold a JSON object
 // or array (a policy document, a jsonencode result), else returns nil.
 // Arrays compare element by element; objects by key, whatever the order.
+// A document JSON readers could read differently (a repeated key, half a
+// surrogate pair; see parser.ambiguous) is not compared structurally
+// either: which of its readings the service takes is not known, so
+// neither is whether only its form changed.
 func jsonDiff(before, after string) *JSONDiff {
 	if !looksLikeJSONContainer(before) || !looksLikeJSONContainer(after) {
 		return nil
 	}
-	b, err := parseDocument(before)
-	if err != nil || !b.container() {
+	b, ambiguous, err := parseDocument(before)
+	if err != nil || ambiguous || !b.container() {
 		return nil
 	}
-	a, err := parseDocument(after)
-	if err != nil || !a.container() {
+	a, ambiguous, err := parseDocument(after)
+	if err != nil || ambiguous || !a.container() {
 		return nil
 	}
 	d := &jsonDiffer{}
@@ -61,11 +68,10 @@ func (d *jsonDiffer) walk(b, a *node) {
 			d.more++
 			return
 		}
-		d.changes = append(d.changes, Attribute{
-			Path:   formatPath("$", d.path),
-			Before: renderJSON(b),
-			After:  renderJSON(a),
-		})
+		before, after := distinct(renderJSON(b), renderJSON(a), func() (string, string) {
+			return wholeJSON(b), wholeJSON(a)
+		}, maxValueRunes)
+		d.changes = append(d.changes, Attribute{Path: formatPath("$", d.path), Before: before, After: after})
 	}
 }
 
@@ -89,4 +95,18 @@ func renderJSON(v *node) string {
 		return "[…" + countNoun(len(v.kids), "element") + "]"
 	}
 	return "{…" + countNoun(len(v.kids), "key") + "}"
+}
+
+// wholeJSON renders v as renderJSON does, but whole: no string is cut and
+// no collection summarised (see distinct).
+func wholeJSON(v *node) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.kind == kindString:
+		return strconv.Quote(v.text())
+	case !v.container():
+		return string(v.raw)
+	}
+	return string(canonicalJSON(v))
 }

@@ -167,6 +167,7 @@ func hunks(ops []editOp, a, b []string) []DiffLine {
 		}
 	}
 	var out []DiffLine
+	partner := map[int]int{}
 	for i := 0; i < len(ops); {
 		if len(out) == maxDiffLines {
 			out = append(out, DiffLine{Op: "…", Text: countNoun(countShown(show[i:]), "more line") + " of the diff not shown"})
@@ -181,17 +182,53 @@ func hunks(ops []editOp, a, b []string) []DiffLine {
 			i = j
 			continue
 		}
-		o := ops[i]
-		text := ""
-		if o.op == '+' {
-			text = b[o.j]
-		} else {
-			text = a[o.i]
+		if ops[i].op != ' ' && (i == 0 || ops[i-1].op == ' ') {
+			pairRun(ops, i, partner)
 		}
-		out = append(out, DiffLine{Op: string(o.op), Text: cutRunes(strings.Clone(text), maxValueRunes)})
+		out = append(out, DiffLine{Op: string(ops[i].op), Text: lineText(ops, i, a, b, partner)})
 		i++
 	}
 	return out
+}
+
+// pairRun pairs, in the run of changed lines that starts at ops[i], the
+// k-th removed line with the k-th added one, in partner (cleared first):
+// each paired op's index to the other's.
+func pairRun(ops []editOp, i int, partner map[int]int) {
+	clear(partner)
+	var removed, added []int
+	for ; i < len(ops) && ops[i].op != ' '; i++ {
+		if ops[i].op == '-' {
+			removed = append(removed, i)
+		} else {
+			added = append(added, i)
+		}
+	}
+	for k := range min(len(removed), len(added)) {
+		partner[removed[k]], partner[added[k]] = added[k], removed[k]
+	}
+}
+
+// lineText is the text of ops[i]'s line, cut to maxValueRunes runes; a
+// removed or added line cut so that it reads as the line it is paired
+// with, though the two differ, is shown around their first difference
+// (see distinct).
+func lineText(ops []editOp, i int, a, b []string, partner map[int]int) string {
+	line := func(o editOp) string {
+		if o.op == '+' {
+			return b[o.j]
+		}
+		return a[o.i]
+	}
+	text := line(ops[i])
+	cut := cutRunes(strings.Clone(text), maxValueRunes)
+	p, ok := partner[i]
+	if !ok {
+		return cut
+	}
+	other := line(ops[p])
+	shown, _ := distinct(cut, cutRunes(other, maxValueRunes), func() (string, string) { return text, other }, maxValueRunes)
+	return shown // a window is a new string: it keeps no part of the plan alive
 }
 
 func countShown(show []bool) int {

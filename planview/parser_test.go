@@ -35,7 +35,7 @@ func decodeLikeEncodingJSON(doc []byte) ([]byte, bool) {
 func checkParserAgrees(t *testing.T, doc []byte) {
 	t.Helper()
 	want, ok := decodeLikeEncodingJSON(doc)
-	v, err := parseDocument(string(doc))
+	v, _, err := parseDocument(string(doc))
 	if ok != (err == nil) {
 		t.Fatalf("encoding/json accepts %v, parser error %v: %q", ok, err, doc)
 	}

@@ -53,29 +53,34 @@ const hang = 4
 // indented deeper than width-minText gives up indentation first.
 const minText = 16
 
+// Continued is the mark every wrapped line after the first begins with,
+// so that the rest of a value (an address, a key, a string) wrapped onto
+// a row of its own never passes for a line of the view: a note ("forced
+// by: …"), an attribute, a heading. No line of the view begins with it.
+const Continued = "↪ "
+
+// continuedCells is the cells Continued takes.
+const continuedCells = 2
+
 // Wrap breaks l into lines of at most width cells (0: no limit, l alone).
 // It breaks at spaces; a word longer than a whole line is broken where a
 // letter or a digit meets anything else (after "." or before "[" in an
 // address, after "-"), never inside an escape (\u{202e}), and cut inside a
 // run of letters and digits only when that run alone is wider than a line.
-// The lines after the first are indented hang cells deeper (less when the
-// width is too small for it), with l's role. Text that fits is l itself.
+// The lines after the first begin with [Continued], their text hang cells
+// deeper than the first's (less when the width is too small for it), with
+// l's role. Text that fits is l itself.
 func Wrap(l Line, width int) []Line {
 	if width <= 0 || l.Width() <= width {
 		return []Line{l}
 	}
 	first := min(l.Indent, max(0, width-minText))
-	rest := min(l.Indent+hang, max(0, width-minText))
-	var out []Line
-	indent, text := first, l.Text
+	rest := max(0, min(l.Indent+hang, max(0, width-minText))-continuedCells)
+	head, text := cutLine(l.Text, max(1, width-first))
+	out := []Line{{Role: l.Role, Indent: first, Text: head}}
 	for text != "" {
-		avail := max(1, width-indent)
-		head, tail := cutLine(text, avail)
-		out = append(out, Line{Role: l.Role, Indent: indent, Text: head})
-		text, indent = tail, rest
-	}
-	if len(out) == 0 {
-		out = append(out, Line{Role: l.Role, Indent: first})
+		head, text = cutLine(text, max(1, width-rest-continuedCells))
+		out = append(out, Line{Role: l.Role, Indent: rest, Text: Continued + head})
 	}
 	return out
 }

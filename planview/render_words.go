@@ -179,6 +179,11 @@ func noteLines(r *Resource) []Line {
 		if !ok {
 			why = screentext.Field(r.Reason)
 		}
+		if r.Reason == "delete_because_no_resource_config" && (r.Section == SectionForget || r.Section == SectionForgetThenCreate) {
+			// OpenTofu 1.12 gives a removed block's forget this reason,
+			// not forgot_because_lifecycle_destroy_in_config.
+			why += "; a removed block with lifecycle { destroy = false } leaves the object in place"
+		}
 		out = append(out, Line{Role: RoleNote, Indent: 6, Text: "why: " + why})
 	}
 	if len(r.ReplacePaths) > 0 {
@@ -223,22 +228,37 @@ func attrLines(a *Attribute, indent int) []Line {
 
 // valueChange is the mark, role and value text of a plain attribute.
 func valueChange(a *Attribute) (op string, role Role, val string) {
-	after := screentext.Field(a.After)
+	after := literal(a.After)
 	if a.Unknown {
 		after = knownAfterApply
 	}
-	before := screentext.Field(a.Before)
+	before := literal(a.Before)
 	switch {
 	case a.Before == "" && (a.After != "" || a.Unknown):
 		return "+", RoleAdded, after
 	case a.After == "" && !a.Unknown:
 		return "-", RoleRemoved, before
+	case a.Before == a.After && !a.Unknown:
+		// An output whose value reads the same, which the plan still
+		// changes: the JSON rendering carries no types, so only its type
+		// can differ (tolist(["a"]) becoming the tuple ["a"]).
+		return "~", RoleChanged, before + " -> " + after + " (the same value: only its type changes)"
 	}
 	return "~", RoleChanged, before + " -> " + after
 }
 
+// literal is a value as Build renders it, an OpenTofu literal whose strings
+// are already quoted (every backslash, quote and control character inside
+// them escaped), for the screen: screentext escapes what quoting leaves
+// visible-but-hidden (a variation selector, a blank letter) and keeps the
+// quoting's backslashes, so a newline in a value reads "\n" as OpenTofu
+// writes it, not "\\n", and a value holding a backslash and an n still
+// reads apart from it ("\\n").
+func literal(s string) string { return screentext.Sentence(s) }
+
 // sensitiveLine never shows a value: whether it changed, and the keyed
-// fingerprints of both sides ("(none)" for a side without a value).
+// fingerprints of both sides ("(none)" for a side without a value, "(known
+// after apply)" for an after value not known until apply).
 func sensitiveLine(a *Attribute, path string, indent int) Line {
 	fp := func(s string) string {
 		if s == "" {
@@ -246,31 +266,47 @@ func sensitiveLine(a *Attribute, path string, indent int) Line {
 		}
 		return screentext.Field(s)
 	}
-	op, state := " ", "(sensitive, unchanged)"
-	if a.Changed {
-		op, state = "~", "(sensitive, changed)"
+	after := fp(a.AfterFingerprint)
+	if a.Unknown {
+		after = knownAfterApply
 	}
-	text := fmt.Sprintf("%s %s = %s before %s, after %s", op, path, state, fp(a.BeforeFingerprint), fp(a.AfterFingerprint))
+	var text string
+	switch {
+	case a.BeforeFingerprint == "" && (a.AfterFingerprint != "" || a.Unknown):
+		text = fmt.Sprintf("+ %s = (sensitive) %s", path, after)
+	case a.AfterFingerprint == "" && !a.Unknown && a.BeforeFingerprint != "":
+		text = fmt.Sprintf("- %s = (sensitive) %s", path, fp(a.BeforeFingerprint))
+	case a.Changed || a.Unknown:
+		text = fmt.Sprintf("~ %s = (sensitive, changed) before %s, after %s", path, fp(a.BeforeFingerprint), after)
+	default:
+		text = fmt.Sprintf("  %s = (sensitive, unchanged) before %s, after %s", path, fp(a.BeforeFingerprint), after)
+	}
 	if a.ForcesReplacement {
 		text += " (forces replacement)"
 	}
 	return Line{Role: RoleSensitive, Indent: indent, Text: text}
 }
 
-// jsonLines are a JSON string compared structurally: its changed JSON
-// paths, or that only whitespace or key order differ.
+// jsonLines are a JSON string compared structurally: how many JSON paths
+// changed, those listed and how many are not, or that only whitespace or
+// key order differ (only when no path changed, whatever FormatOnly says).
 func jsonLines(a *Attribute, path string, indent int) []Line {
 	force := ""
 	if a.ForcesReplacement {
 		force = " (forces replacement)"
 	}
-	if a.JSON.FormatOnly || len(a.JSON.Changes) == 0 {
+	more := max(a.JSON.More, 0)
+	if len(a.JSON.Changes) == 0 && more == 0 {
 		return []Line{{Role: RoleHidden, Indent: indent, Text: "~ " + path + " = JSON, whitespace or key order only" + force}}
 	}
-	n := len(a.JSON.Changes)
+	n := len(a.JSON.Changes) + more
 	out := []Line{{Role: RoleChanged, Indent: indent, Text: fmt.Sprintf("~ %s = JSON, %d path%s changed:%s", path, n, plural(n), force)}}
 	for i := range a.JSON.Changes {
 		out = append(out, attrLines(&a.JSON.Changes[i], indent+4)...)
+	}
+	if more > 0 {
+		out = append(out, Line{Role: RoleHidden, Indent: indent + 4,
+			Text: fmt.Sprintf("… %d more changed path%s not shown (the first %d are)", more, plural(more), len(a.JSON.Changes))})
 	}
 	return out
 }
@@ -286,9 +322,9 @@ func diffLines(a *Attribute, path string, indent int) []Line {
 		l := Line{Indent: indent + 4}
 		switch d.Op {
 		case "-":
-			l.Role, l.Text = RoleRemoved, "- "+screentext.Field(d.Text)
+			l.Role, l.Text = RoleRemoved, "- "+changedLine(d.Text)
 		case "+":
-			l.Role, l.Text = RoleAdded, "+ "+screentext.Field(d.Text)
+			l.Role, l.Text = RoleAdded, "+ "+changedLine(d.Text)
 		case "…":
 			l.Role, l.Text = RoleHidden, skipped(d.Text)
 		default:
@@ -297,6 +333,16 @@ func diffLines(a *Attribute, path string, indent int) []Line {
 		out = append(out, l)
 	}
 	return out
+}
+
+// changedLine is a removed or added line of a line diff escaped with
+// screentext.Field, the spaces at its end written \x20: a line that only
+// gains or loses trailing spaces would otherwise read as the line it
+// replaces. (Field doubles a backslash that could start an escape, so a
+// line holding "\x20" itself still reads otherwise.)
+func changedLine(text string) string {
+	body := strings.TrimRight(text, " ")
+	return screentext.Field(body) + strings.Repeat(`\x20`, len(text)-len(body))
 }
 
 // skipped says how many lines a line diff leaves out: its Text is the

@@ -1,7 +1,9 @@
 package planview
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +28,7 @@ type span struct{ start, end int }
 // whole document has said which values are sensitive.
 type rawChange struct {
 	address, previous, mode, deposed, reason string
+	typ, provider                            string
 	hasChange, importing                     bool
 	actions                                  []string
 	values                                   [valCount]span
@@ -42,6 +45,9 @@ type pendingWalk struct {
 	r      *Resource
 	values [valCount]span
 	done   bool
+	// mirrors is true for a terraform_data, whose output is its input
+	// (see mirroredMarks).
+	mirrors bool
 }
 
 // at decodes the value at s, nil for the zero span, leaving p where it was.
@@ -67,7 +73,7 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 	}
 	rc, err := b.readResourceChange()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s[%d]: %w", list, i, err)
 	}
 	if rc.address == "" || !rc.hasChange {
 		return fmt.Errorf("%s[%d] has no address or no change", list, i)
@@ -75,7 +81,7 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 	if err := b.collectMarked(rc); err != nil {
 		return fmt.Errorf("%s[%d] (%s): %w", list, i, rc.address, err)
 	}
-	if len(b.secrets.values) > 0 {
+	if b.secrets.marked > 0 {
 		b.eager = false
 	}
 	r, keep, err := b.resource(rc)
@@ -92,7 +98,11 @@ func (b *builder) resourceChange(list string, i int, drift bool) error {
 func (b *builder) readResourceChange() (*rawChange, error) {
 	p := b.p
 	rc := &rawChange{}
+	var seen memberSet
 	err := p.members(func(key []byte) error {
+		if err := seen.once(key, changeMembers); err != nil {
+			return err
+		}
 		var err error
 		switch string(key) {
 		case "address":
@@ -105,6 +115,10 @@ func (b *builder) readResourceChange() (*rawChange, error) {
 			rc.deposed, err = p.stringOrNull()
 		case "action_reason":
 			rc.reason, err = p.stringOrNull()
+		case "type":
+			rc.typ, err = p.stringOrNull()
+		case "provider_name":
+			rc.provider, err = p.stringOrNull()
 		case "change":
 			if p.peek() == 'n' {
 				return p.literal("null")
@@ -131,9 +145,9 @@ func (b *builder) keep(r Resource, rc *rawChange, drift bool) {
 		b.resources = append(b.resources, kept)
 	}
 	if listsAttributes(rc.actions) {
-		pw := pendingWalk{r: kept, values: rc.values}
+		pw := pendingWalk{r: kept, values: rc.values, mirrors: mirrorsInput(rc)}
 		if b.eager && rc.decoded {
-			b.walk(pw.r, rc.nodes)
+			b.walk(pw.r, rc.nodes, pw.mirrors)
 			pw.done = true
 		}
 		b.pending = append(b.pending, pw)
@@ -146,7 +160,11 @@ func (b *builder) change(rc *rawChange) error {
 	p := b.p
 	known := false
 	rc.decoded = b.eager
+	var seen memberSet
 	return p.members(func(key []byte) error {
+		if err := seen.once(key, valueMembers); err != nil {
+			return fmt.Errorf("change: %w", err)
+		}
 		switch string(key) {
 		case "actions":
 			known = true
@@ -303,11 +321,12 @@ func (b *builder) resource(rc *rawChange) (r Resource, keep bool, err error) {
 // walkPending lists the attributes of every change that lists them, now
 // that the secrets are all known.
 //
-// A change listed as it was read (builder.eager) stands when the plan holds
-// no secret at all; otherwise it is listed again.
+// A change listed as it was read (builder.eager) stands when the plan marks
+// no secret at all (it was listed knowing those Build was told of);
+// otherwise it is listed again.
 func (b *builder) walkPending() error {
 	p := b.p
-	again := len(b.secrets.values) > 0
+	again := b.secrets.marked > 0
 	for _, pw := range b.pending {
 		if pw.done && !again {
 			continue
@@ -321,13 +340,18 @@ func (b *builder) walkPending() error {
 			}
 			v[i] = n
 		}
-		b.walk(pw.r, v)
+		b.walk(pw.r, v, pw.mirrors)
 	}
 	return nil
 }
 
-// walk lists the attributes of r from its change's values.
-func (b *builder) walk(r *Resource, v [valCount]*node) {
+// walk lists the attributes of r from its change's values; mirrors says
+// its output is its input (a terraform_data: mirroredMarks).
+func (b *builder) walk(r *Resource, v [valCount]*node, mirrors bool) {
+	if mirrors {
+		v[valBeforeSensitive] = mirroredMarks(v[valBefore], v[valBeforeSensitive])
+		v[valAfterSensitive] = mirroredMarks(v[valAfter], v[valAfterSensitive])
+	}
 	w := walker{fp: b.fp, secrets: &b.secrets, replace: replacePaths(v[valReplacePaths]), attrs: b.attrScratch[:0]}
 	w.root(nullToAbsent(v[valBefore]), nullToAbsent(v[valAfter]), v[valUnknown], v[valBeforeSensitive], v[valAfterSensitive])
 	r.Attributes = nil
@@ -457,4 +481,42 @@ func (w *walker) whole(b, a, unk, bs, as *node) {
 	default:
 		w.leaf(b, a, unk, bs, as)
 	}
+}
+
+// terraformProvider is the provider_name OpenTofu writes for its built-in
+// provider, which has terraform_data.
+const terraformProvider = "terraform.io/builtin/terraform"
+
+var keyInput, keyOutput = []byte("input"), []byte("output")
+
+// mirrorsInput reports whether rc is a change of a terraform_data, whose
+// output the built-in provider sets to its input (OpenTofu documentation,
+// "The terraform_data Managed Resource Type").
+func mirrorsInput(rc *rawChange) bool {
+	return rc.mode == "managed" && rc.typ == "terraform_data" && rc.provider == terraformProvider
+}
+
+// mirroredMarks returns the sensitive marks of a terraform_data's value v
+// (its before or its after) with the marks of its input on its output too,
+// when the output is the input's value and has no mark of its own:
+// OpenTofu copies the value without its marks, and a sensitive boolean in
+// it could not be found by its value (only strings and numbers are). The
+// marks given are not changed.
+func mirroredMarks(v, marks *node) *node {
+	in := marks.member(keyInput)
+	if !in.anyTrue() || marks.member(keyOutput).anyTrue() || v.member(keyOutput) == nil ||
+		!equalValues(v.member(keyInput), v.member(keyOutput)) {
+		return marks
+	}
+	out := &node{kind: kindObject}
+	i, found := slices.BinarySearchFunc(marks.keys, keyOutput, bytes.Compare)
+	out.keys = slices.Clone(marks.keys)
+	out.kids = slices.Clone(marks.kids)
+	if found {
+		out.kids[i] = in
+	} else {
+		out.keys = slices.Insert(out.keys, i, keyOutput)
+		out.kids = slices.Insert(out.kids, i, in)
+	}
+	return out
 }

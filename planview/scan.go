@@ -126,6 +126,11 @@ type parser struct {
 	// kids and keys are stacks the containers being decoded share.
 	kids []*node
 	keys [][]byte
+	// ambiguous is set once the document holds what JSON readers read
+	// differently: an object that repeats a key (encoding/json keeps the
+	// last, others the first or refuse it), or a \u escape of half a
+	// surrogate pair (decoded as U+FFFD, so two different ones read alike).
+	ambiguous bool
 }
 
 func newParser(doc []byte) *parser { return &parser{buf: doc} }
@@ -329,12 +334,47 @@ func (p *parser) escape(i int) (int, error) {
 			p.pos = i
 			return 0, p.errorf("invalid \\u escape")
 		}
-		return i + 4, nil
+		return p.surrogate(i), nil
 	case strings.IndexByte(`"\/bfnrt`, b[i]) < 0:
 		p.pos = i
 		return 0, p.errorf("invalid escape")
 	}
 	return i, nil
+}
+
+// surrogate returns the index of the last byte of the \u escape whose u is
+// at i: of the escape after it too when the two are a surrogate pair. Half
+// a pair alone marks the document ambiguous.
+func (p *parser) surrogate(i int) int {
+	b := p.buf
+	v := hex4(b[i+1 : i+5])
+	switch {
+	case v < 0xd800 || v > 0xdfff:
+		return i + 4
+	case v < 0xdc00 && i+10 < len(b) && b[i+5] == '\\' && b[i+6] == 'u' && isHex4(b[i+7:i+11]):
+		if w := hex4(b[i+7 : i+11]); w >= 0xdc00 && w <= 0xdfff {
+			return i + 10
+		}
+	}
+	p.ambiguous = true
+	return i + 4
+}
+
+// hex4 is the value of four hex digits.
+func hex4(b []byte) int {
+	v := 0
+	for _, c := range b {
+		switch {
+		case c >= 'a':
+			c -= 'a' - 10
+		case c >= 'A':
+			c -= 'A' - 10
+		default:
+			c -= '0'
+		}
+		v = v<<4 | int(c)
+	}
+	return v
 }
 
 func isHex4(b []byte) bool {
@@ -581,10 +621,22 @@ func (p *parser) object(depth int) (*node, error) {
 	copy(n.kids, p.kids[kidsMark:])
 	copy(n.keys, p.keys[keysMark:])
 	p.kids, p.keys = p.kids[:kidsMark], p.keys[:keysMark]
-	if !slices.IsSortedFunc(n.keys, bytes.Compare) {
+	if !strictlySorted(n.keys) {
 		sortMembers(n)
+		p.ambiguous = p.ambiguous || len(n.keys) < count
 	}
 	return n, nil
+}
+
+// strictlySorted reports whether keys are in increasing order, none
+// repeated.
+func strictlySorted(keys [][]byte) bool {
+	for i := 1; i < len(keys); i++ {
+		if bytes.Compare(keys[i-1], keys[i]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // sortMembers sorts an object's members by key, keeping the last of
@@ -607,12 +659,13 @@ func sortMembers(n *node) {
 	n.keys, n.kids = keys, kids
 }
 
-// parseDocument decodes a whole JSON document held in a string.
-func parseDocument(s string) (*node, error) {
+// parseDocument decodes a whole JSON document held in a string, and
+// reports whether JSON readers could read it differently (see
+// parser.ambiguous).
+func parseDocument(s string) (v *node, ambiguous bool, err error) {
 	p := newStringParser(s)
-	v, err := p.value(0)
-	if err != nil {
-		return nil, err
+	if v, err = p.value(0); err != nil {
+		return nil, false, err
 	}
-	return v, p.end()
+	return v, p.ambiguous, p.end()
 }

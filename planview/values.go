@@ -41,10 +41,29 @@ func renderValue(v, sens, unk *node) string {
 		return cutRunes(v.text(), maxValueRunes)
 	}
 	var b strings.Builder
-	if writeValue(&b, v, sens, unk) && utf8.RuneCountInString(b.String()) <= maxValueRunes {
+	if writeValue(&b, v, sens, unk, maxValueRunes*4) && utf8.RuneCountInString(b.String()) <= maxValueRunes {
 		return b.String()
 	}
 	return summary(v)
+}
+
+// renderWhole renders v as renderValue does, but whole: no string is cut
+// and no collection summarised. It is for telling apart two values whose
+// bounded renderings read the same (see distinct).
+func renderWhole(v, sens, unk *node) string {
+	switch {
+	case sens.isTrue():
+		return sensitivePlaceholder
+	case unk.isTrue():
+		return unknownPlaceholder
+	case v == nil:
+		return ""
+	case v.kind == kindString:
+		return strconv.Quote(v.text())
+	}
+	var b strings.Builder
+	writeValue(&b, v, sens, unk, 0)
+	return b.String()
 }
 
 // summary names a collection too long to show by its size.
@@ -63,10 +82,10 @@ func countNoun(n int, what string) string {
 	return strconv.Itoa(n) + " " + what + "s"
 }
 
-// writeValue writes v inline, returning false once b passes 4 *
-// maxValueRunes bytes (more than maxValueRunes runes).
-func writeValue(b *strings.Builder, v, sens, unk *node) bool {
-	if b.Len() > maxValueRunes*4 {
+// writeValue writes v inline, returning false once b passes limit bytes
+// (0: no limit).
+func writeValue(b *strings.Builder, v, sens, unk *node, limit int) bool {
+	if over(b, limit) {
 		return false
 	}
 	switch {
@@ -81,28 +100,31 @@ func writeValue(b *strings.Builder, v, sens, unk *node) bool {
 	case v.kind == kindBool || v.kind == kindNumber:
 		b.Write(v.str)
 	case v.kind == kindArray:
-		return writeArray(b, v, sens, unk)
+		return writeArray(b, v, sens, unk, limit)
 	default:
-		return writeObject(b, v, sens, unk)
+		return writeObject(b, v, sens, unk, limit)
 	}
-	return b.Len() <= maxValueRunes*4
+	return !over(b, limit)
 }
 
-func writeArray(b *strings.Builder, v, sens, unk *node) bool {
+// over reports whether b passed limit bytes (0: no limit).
+func over(b *strings.Builder, limit int) bool { return limit > 0 && b.Len() > limit }
+
+func writeArray(b *strings.Builder, v, sens, unk *node, limit int) bool {
 	b.WriteByte('[')
 	for i, k := range v.kids {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if !writeValue(b, k, sens.elem(i), unk.elem(i)) {
+		if !writeValue(b, k, sens.elem(i), unk.elem(i), limit) {
 			return false
 		}
 	}
 	b.WriteByte(']')
-	return b.Len() <= maxValueRunes*4
+	return !over(b, limit)
 }
 
-func writeObject(b *strings.Builder, v, sens, unk *node) bool {
+func writeObject(b *strings.Builder, v, sens, unk *node, limit int) bool {
 	if len(v.kids) == 0 {
 		b.WriteString("{}")
 		return true
@@ -119,12 +141,12 @@ func writeObject(b *strings.Builder, v, sens, unk *node) bool {
 			b.WriteString(strconv.Quote(string(key)))
 		}
 		b.WriteString(" = ")
-		if !writeValue(b, k, sens.member(key), unk.member(key)) {
+		if !writeValue(b, k, sens.member(key), unk.member(key), limit) {
 			return false
 		}
 	}
 	b.WriteString(" }")
-	return b.Len() <= maxValueRunes*4
+	return !over(b, limit)
 }
 
 // quoteBounded quotes s (strconv.Quote); when the result would pass limit

@@ -81,7 +81,7 @@ func TestASensitiveValueNeverShows(t *testing.T) {
 	mustHave(t, text,
 		"~ password = (sensitive, changed) before 3f9a1c2b, after 77d0e4aa",
 		"  token = (sensitive, unchanged) before 5be10c9d, after 5be10c9d",
-		"~ new_secret = (sensitive, changed) before (none), after 0badf00d")
+		"+ new_secret = (sensitive) 0badf00d")
 	for _, secret := range []string{"hunter2", "correct horse", "s3cret"} {
 		if strings.Contains(text, secret) {
 			t.Errorf("the sensitive value %q is shown:\n%s", secret, text)
@@ -117,4 +117,45 @@ func TestAMoveShowsOldToNew(t *testing.T) {
 func TestAResourceOfAnUnknownSectionIsShownNotHidden(t *testing.T) {
 	mustHave(t, textOf(Resource{Section: "obliterate", Address: "a.b", Actions: []string{"obliterate"}}),
 		"Other changes (1)", "? obliterate a.b")
+}
+
+// TestAValueReadsAsOpenTofuWritesIt guards the escaping of a value's
+// literal: a string holding a newline once read "a\\nb" on the screen (the
+// quoting's backslash doubled again), which OpenTofu reads as a backslash
+// and an n. It reads "a\nb" now, and a string that does hold a backslash
+// and an n still reads apart from it.
+func TestAValueReadsAsOpenTofuWritesIt(t *testing.T) {
+	r := Resource{Section: SectionUpdate, Address: "a.b", Actions: []string{"update"}, Attributes: []Attribute{
+		{Path: "newline", Before: `"a"`, After: `"a\nb"`},
+		{Path: "backslash_n", Before: `"a"`, After: `"a\\nb"`},
+		{Path: "hidden", Before: `"a"`, After: "\"a\u202eb\""},
+	}}
+	text := textOf(r)
+	mustHave(t, text, `~ newline = "a" -> "a\nb"`, `~ backslash_n = "a" -> "a\\nb"`, `~ hidden = "a" -> "a\u{202e}b"`)
+}
+
+// TestASensitiveValueCreatedOrDestroyedShowsOneFingerprint guards the
+// marks of a sensitive attribute of a created resource: it once read
+// "~ … (sensitive, changed) before (none)" among the "+" lines.
+func TestASensitiveValueCreatedOrDestroyedShowsOneFingerprint(t *testing.T) {
+	r := Resource{Section: SectionCreate, Address: "a.b", Actions: []string{"create"}, Attributes: []Attribute{
+		{Path: "made", Sensitive: true, Changed: true, AfterFingerprint: "fp:0badf00d0000"},
+		{Path: "later", Sensitive: true, Changed: true, Unknown: true},
+		{Path: "gone", Sensitive: true, Changed: true, BeforeFingerprint: "fp:1badf00d0000"},
+	}}
+	text := textOf(r)
+	mustHave(t, text, "+ made = (sensitive) fp:0badf00d0000", "+ later = (sensitive) (known after apply)", "- gone = (sensitive) fp:1badf00d0000")
+}
+
+// TestAForgetSaysARemovedBlockLeavesTheObject guards the reason of a
+// forget made by a removed block: OpenTofu 1.12.6 writes
+// delete_because_no_resource_config for it, which read only "no longer in
+// the configuration" under the forgotten section.
+func TestAForgetSaysARemovedBlockLeavesTheObject(t *testing.T) {
+	r := Resource{Section: SectionForget, Address: "a.b", Actions: []string{"forget"}, Reason: "delete_because_no_resource_config"}
+	mustHave(t, textOf(r), "why: no longer in the configuration; a removed block with lifecycle { destroy = false } leaves the object in place")
+	d := Resource{Section: SectionDelete, Address: "a.c", Actions: []string{"delete"}, Reason: "delete_because_no_resource_config"}
+	if text := textOf(d); strings.Contains(text, "removed block") {
+		t.Errorf("a delete reads as a forget:\n%s", text)
+	}
 }

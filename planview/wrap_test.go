@@ -56,11 +56,17 @@ func checkWrap(t *testing.T, l Line, width int, out []Line) {
 		for k > 0 && pos < len(l.Text) && l.Text[pos] == ' ' {
 			pos, atSpace = pos+1, true
 		}
+		if k > 0 && !strings.HasPrefix(o.Text, Continued) {
+			t.Fatalf("width %d: wrapped line %d %q does not begin with %q", width, k, o.Text, Continued)
+		}
+		if k > 0 {
+			o.Text = strings.TrimPrefix(o.Text, Continued)
+		}
 		if !strings.HasPrefix(l.Text[pos:], o.Text) {
 			t.Fatalf("width %d: line %d %q is not the text's next part %q", width, k, o.Text, l.Text[pos:])
 		}
 		if k > 0 && !atSpace {
-			checkWordBreak(t, l.Text, pos, width-o.Indent)
+			checkWordBreak(t, l.Text, pos, width-o.Indent-continuedCells)
 		}
 		pos += len(o.Text)
 	}
@@ -114,11 +120,12 @@ func checkWordBreak(t *testing.T, text string, pos, avail int) {
 }
 
 // TestWrappedLinesKeepTheirIndentation checks that the first line keeps
-// its indentation and the rest hang deeper, and that a line too deep for
-// the width gives up indentation before text.
+// its indentation and the rest hang deeper after the mark of a continued
+// line, and that a line too deep for the width gives up indentation before
+// text.
 func TestWrappedLinesKeepTheirIndentation(t *testing.T) {
 	out := Wrap(Line{Indent: 6, Text: "why: a change that cannot be made in place"}, 34)
-	if len(out) != 2 || out[0].String() != "      why: a change that cannot be" || out[1].String() != "          made in place" {
+	if len(out) != 2 || out[0].String() != "      why: a change that cannot be" || out[1].String() != "        ↪ made in place" {
 		t.Fatalf("wrapped at 34: %q", out)
 	}
 	for _, o := range Wrap(Line{Indent: 40, Text: strings.Repeat("word ", 20)}, 44) {

@@ -63,11 +63,14 @@ func Lookalikes(addrs []string) []Lookalike {
 }
 
 // skeleton is how s reads: its NFKD form with hidden characters and
-// combining marks dropped and Latin lookalikes read as the Latin letter.
+// combining marks dropped, U+2800 read as a space and Latin lookalikes
+// read as the Latin letter.
 func skeleton(s string) string {
 	var b strings.Builder
 	for _, r := range norm.NFKD.String(s) {
 		switch {
+		case r == 0x2800: // the blank Braille pattern reads as a space
+			b.WriteByte(' ')
 		case Hidden(r) || unicode.In(r, unicode.Mn, unicode.Me):
 		case latinLookalike[r] != 0:
 			b.WriteRune(latinLookalike[r])

@@ -7,8 +7,11 @@
 // A character is hidden when a terminal would act on it or a reader could
 // not see it: C0 and C1 controls, DEL, the bidirectional controls, and
 // every default-ignorable code point (zero-width characters, variation
-// selectors, U+034F, tags, fillers), line and paragraph separators and
-// spaces other than U+0020. A hidden character is never removed and never
+// selectors, U+034F, tags, fillers), line and paragraph separators, spaces
+// other than U+0020, and U+2800 (the blank Braille pattern, a letter that
+// draws nothing: "a⠀b" would read as "a b"). So is a combining mark after
+// MaxMarks of them in a row, which a terminal would stack over the lines
+// around it. A hidden character is never removed and never
 // passed raw: it is shown as a visible escape, \xNN below U+0080 (\n, \t
 // and \r by their letters), \u{NNNN} above, and a byte that is not UTF-8 as
 // \xNN (always 80 or more), so nothing a value holds disappears and no
@@ -38,7 +41,7 @@ func Hidden(r rune) bool {
 		return true
 	case r < 0x80 || r == utf8.RuneError:
 		return false
-	case r == 0x00a0 || r == 0x00ad || r == 0x034f || r == 0x061c:
+	case r == 0x00a0 || r == 0x00ad || r == 0x034f || r == 0x061c || r == 0x2800:
 		return true
 	}
 	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs,
@@ -81,13 +84,17 @@ func escape(s string, m mode) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	b.WriteString(s[:i])
+	marks := 0 // combining marks in a row before s[i]
 	for i < len(s) {
 		if j := cleanPrefix(s[i:], m); j > 0 {
 			b.WriteString(s[i : i+j])
-			i += j
+			i, marks = i+j, 0
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
+		if marks = marks + 1; !combining(r) {
+			marks = 0
+		}
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
@@ -95,7 +102,7 @@ func escape(s string, m mode) string {
 			b.WriteString(`\\`)
 		case (r == '\n' || r == '\t') && m == modeText:
 			b.WriteRune(r)
-		case Hidden(r):
+		case Hidden(r) || marks > MaxMarks:
 			writeEscape(&b, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -103,6 +110,20 @@ func escape(s string, m mode) string {
 		i += n
 	}
 	return b.String()
+}
+
+// MaxMarks is how many combining marks in a row reach a screen as they
+// are; the ones after are shown as escapes. A terminal stacks the marks of
+// a character above and below it, and a long stack ("Zalgo" text) is drawn
+// over the rows around it, hiding the line above or below; the scripts
+// that stack marks use fewer (Hebrew points and cantillation, Tibetan
+// subjoined letters, Vietnamese accents).
+const MaxMarks = 4
+
+// combining reports whether r is a nonspacing or enclosing mark, which a
+// terminal draws over the character before it.
+func combining(r rune) bool {
+	return r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Me)
 }
 
 // cleanPrefix is the length of s's leading part that passes as it is: the

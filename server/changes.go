@@ -35,10 +35,12 @@ const fingerprintPurpose = "plan fingerprint"
 func changesBinding(runID, digest string) string { return "changes:" + runID + ":" + digest }
 
 // changesOfPlan computes the change set of the plan rendering planJSON,
+// every value m masks known to it as a secret (a value holding one is a
+// sensitive path, never shown in part where a long value is cut), and
 // masked with m; nil, with the reason, when the rendering cannot be read
 // (the gate already fails closed on such a plan). The reason is masked.
 func (s *Server) changesOfPlan(planJSON []byte, m *mask.Masker) (*planview.ChangeSet, error) {
-	cs, err := planview.Build(planJSON, s.fingerprints)
+	cs, err := planview.Build(planJSON, s.fingerprints, m.Values()...)
 	if err != nil {
 		return nil, errors.New(m.String(err.Error()))
 	}

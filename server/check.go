@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/store"
@@ -133,7 +134,7 @@ func keepPlan(x *execution, plan []byte) error {
 	x.s.supersedeChecks(x.run)
 	p := x.newProposal(x.decision)
 	p.Requested = ""
-	c := &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift), Changes: diffsOf(x.drift.Changes), Kept: true, CheckedAt: time.Now()}
+	c := &store.Check{Drifted: true, Plan: p, Drift: diffsOf(x.drift.Drift, x.masker), Changes: diffsOf(x.drift.Changes, x.masker), Kept: true, CheckedAt: time.Now()}
 	counts := planCounts(p)
 	err = x.s.db.Update(func(tx *store.Tx) error { // the kept plan, the finding and its entry, together
 		if err := tx.PutBlob(blobDriftRendering, x.run.ID, rendering); err != nil {
@@ -164,11 +165,20 @@ func keepPlan(x *execution, plan []byte) error {
 	return end(StatusSucceeded, 2, "Drift found: %d changed outside OpenTofu, and applying the configuration would make %s. The plan %s is kept, sealed: %s.", len(x.drift.Drift), counts, p.Digest, next)
 }
 
-// diffsOf converts the gate's diffs to the store's.
-func diffsOf(ds []gate.ResourceDiff) []store.ResourceDiff {
+// diffsOf converts the gate's diffs to the store's, each address and
+// attribute masked with m (an address holds its instance key, which may be
+// a secret the configuration does not mark).
+func diffsOf(ds []gate.ResourceDiff, m *mask.Masker) []store.ResourceDiff {
 	out := make([]store.ResourceDiff, 0, len(ds))
 	for _, d := range ds {
-		out = append(out, store.ResourceDiff{Address: d.Address, Action: d.Action, Attributes: d.Attributes})
+		attrs := make([]string, len(d.Attributes))
+		for i, a := range d.Attributes {
+			attrs[i] = m.String(a)
+		}
+		if d.Attributes == nil {
+			attrs = nil
+		}
+		out = append(out, store.ResourceDiff{Address: m.String(d.Address), Action: d.Action, Attributes: attrs})
 	}
 	return out
 }

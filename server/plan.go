@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchtender/switchtender/exec"
+	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/gate"
 	"github.com/switchtender/switchtender/scan"
 	"github.com/switchtender/switchtender/seal"
@@ -154,7 +155,7 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 	}
 	if sum := x.summary; sum != nil {
 		p.Add, p.Change, p.Destroy, p.Replace, p.Forget = sum.Add, sum.Change, sum.Destroy, sum.Replace, sum.Forget
-		p.Addresses = sum.ByAction
+		p.Addresses = maskedAddresses(sum.ByAction, x.masker)
 	}
 	for _, h := range dec.Holds {
 		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason), Approvers: h.Approvers})
@@ -163,4 +164,23 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		p.Refusals = append(p.Refusals, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason)})
 	}
 	return p
+}
+
+// maskedAddresses is byAction (the gate's addresses by action) with every
+// address masked with m: an address holds its instance key, and a for_each
+// key may be a secret the configuration does not mark (a secret answer for
+// a variable it declares plain).
+func maskedAddresses(byAction map[string][]string, m *mask.Masker) map[string][]string {
+	if byAction == nil {
+		return nil
+	}
+	out := make(map[string][]string, len(byAction))
+	for action, addrs := range byAction {
+		masked := make([]string, len(addrs))
+		for i, a := range addrs {
+			masked[i] = m.String(a)
+		}
+		out[action] = masked
+	}
+	return out
 }

@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/switchtender/switchtender/exec/mask"
+	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/screentext"
-
 	"github.com/switchtender/switchtender/seal"
 	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/store"
@@ -125,11 +127,15 @@ func (s *Server) openKept(check store.Run) ([]byte, error) {
 // the check as written. When any of it fails nothing is stored.
 func (s *Server) createReconcile(ctx context.Context, check store.Run, who Identity, plan, rendering []byte) (store.Run, store.Run, error) {
 	r := reconcileRun(check, who)
-	holds, err := s.reconcileDecision(ctx, check, *r, rendering)
+	m, err := s.reconcileMasker(check, rendering)
+	if err != nil {
+		return store.Run{}, store.Run{}, errorf(ErrConflict, "the reconcile of check %s cannot mask what it shows (%v); nothing was proposed: run the check again", check.ID, err)
+	}
+	holds, err := s.reconcileDecision(ctx, check, *r, rendering, m)
 	if err != nil {
 		return store.Run{}, store.Run{}, err
 	}
-	cs, err := s.changesOfPlan(rendering, s.reconcileMasker(*r, rendering))
+	cs, err := s.carriedChanges(check, rendering, m)
 	if err != nil {
 		s.log.Warn("a kept plan's rendering could not be read for its change set; the reconcile is proposed without one", "check", check.ID)
 	}
@@ -243,4 +249,29 @@ func reconcileProposal(check store.Run, r store.Run, holds []store.Hold) *store.
 	p.Holds = append([]store.Hold{{Rule: reconcileHold, Reason: "a reconcile carries the plan check " + check.ID + " kept; a person releases it"}}, holds...)
 	p.Refusals = nil
 	return &p
+}
+
+// carriedChanges is the change set a reconcile of check shows: the one
+// the check stored for the plan it kept, masked by the check's own masker
+// (which knew every secret the check's run was given, a command-source
+// credential's output included) and again with m, the reconcile's; or,
+// when the check stored none, the change set of rendering masked with m.
+// The check's change set is copied, never changed. An error says the
+// rendering cannot be read (the reconcile then has no change set).
+func (s *Server) carriedChanges(check store.Run, rendering []byte, m *mask.Masker) (*planview.ChangeSet, error) {
+	kept, err := s.changesOf(check)
+	if err != nil || kept == nil {
+		return s.changesOfPlan(rendering, m)
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return nil, fmt.Errorf("copying check %s's change set: %w", check.ID, err)
+	}
+	defer clear(b)
+	cs := &planview.ChangeSet{}
+	if err := json.Unmarshal(b, cs); err != nil {
+		return nil, fmt.Errorf("copying check %s's change set: %w", check.ID, err)
+	}
+	cs.Mask(m.String)
+	return cs, nil
 }

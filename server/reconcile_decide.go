@@ -43,26 +43,73 @@ func (s *Server) openKeptRendering(check store.Run) ([]byte, error) {
 	return plain, nil
 }
 
-// reconcileMasker is the masker of reconcile r's texts: the server's own
-// keys, the configuration's secrets r meets and the values its plan's
-// rendering marks sensitive.
-func (s *Server) reconcileMasker(r store.Run, rendering []byte) *mask.Masker {
+// reconcileMasker is the masker of the texts of a reconcile of check: what
+// the check's own masker knew and can be known again without running
+// anything — the server's own keys, the configuration's secrets a pull
+// request's check meets, the template's credential values, the check's
+// secret answers (every form, secretForms) and those earlier runs of the
+// project were given — and the values the plan's rendering marks
+// sensitive. A command-source credential's output is not known again: the
+// reconcile shows the change set the check's masker masked
+// (carriedChanges). An error says the check's or the project's sealed
+// answers cannot be opened.
+func (s *Server) reconcileMasker(check store.Run, rendering []byte) (*mask.Masker, error) {
 	m := mask.New()
 	s.maskOwnKeys(m)
-	s.maskConfigSecrets(m, r)
+	s.maskConfigSecrets(m, check)
+	s.maskCredentialValues(m, check.Template)
+	if _, _, err := s.runVars(check, m); err != nil {
+		return nil, fmt.Errorf("check %s: %w", check.ID, err)
+	}
+	if len(check.SealedAnswers) > 0 {
+		typed, err := openSealedMap(s.key, check.ID, check.SealedAnswers)
+		if err != nil {
+			return nil, fmt.Errorf("opening check %s's sealed answers: %w", check.ID, err)
+		}
+		for _, v := range typed {
+			m.Add(secretForms(v)...)
+		}
+		clear(typed)
+	}
+	known, err := s.rememberedSecrets(check.Project)
+	if err != nil {
+		return nil, err
+	}
+	m.Add(known...)
 	if sens, err := gate.SensitiveValues(rendering); err == nil {
 		m.Add(sens...)
 	}
-	return m
+	return m, nil
+}
+
+// maskCredentialValues adds to m the values template's credentials hold
+// in the configuration (env values and tokens), as a run's credentials
+// step does; a command-source credential's output is known only to the run
+// that ran it.
+func (s *Server) maskCredentialValues(m *mask.Masker, template string) {
+	cfg := s.config()
+	t := cfg.Templates[template]
+	if t == nil {
+		return
+	}
+	for _, name := range t.Credentials {
+		c := cfg.Credentials[name]
+		if c == nil {
+			continue
+		}
+		for _, v := range c.Env {
+			m.Add(v)
+		}
+		m.Add(c.Token)
+	}
 }
 
 // reconcileDecision decides reconcile r of check on rendering, with the
 // check's recorded decision as the floor, and returns the holds the
 // reconcile carries besides the reconcile hold. A refusal — the rules now,
 // or the check's — is an ErrConflict naming every reason; nothing is then
-// proposed.
-func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store.Run, rendering []byte) ([]store.Hold, error) {
-	m := s.reconcileMasker(r, rendering)
+// proposed. The rules' reasons are masked with m (reconcileMasker).
+func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store.Run, rendering []byte, m *mask.Masker) ([]store.Hold, error) {
 	req := s.gateRequest(r)
 	req.Kind = string(KindReconcile)
 	dec := gate.Decide(ctx, req, rendering, nil, s.currentRules(), s.policyTime)

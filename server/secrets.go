@@ -49,24 +49,10 @@ func secretForms(encoded string) []string {
 func (s *Server) rememberSecrets(project string, values []string, m *mask.Masker) error {
 	s.secretsMu.Lock()
 	defer s.secretsMu.Unlock()
-	dir := "project:" + project
-	bind := dir
-	var known []string
-	blob, err := s.db.GetBlob(blobAnswers, dir)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return fmt.Errorf("reading earlier secret answers: %w", err)
-	default:
-		plain, _, err := seal.Open(s.key, bind, blob)
-		if err != nil {
-			return fmt.Errorf("opening earlier secret answers: %w", err)
-		}
-		err = json.Unmarshal(plain, &known)
-		clear(plain)
-		if err != nil {
-			return fmt.Errorf("reading earlier secret answers: %w", err)
-		}
+	bind := rememberedKey(project)
+	known, err := s.rememberedLocked(project)
+	if err != nil {
+		return err
 	}
 	m.Add(known...)
 	if len(values) == 0 {
@@ -82,7 +68,42 @@ func (s *Server) rememberSecrets(project string, values []string, m *mask.Masker
 	if err != nil {
 		return fmt.Errorf("sealing secret answers: %w", err)
 	}
-	return s.db.PutBlob(blobAnswers, dir, sealed)
+	return s.db.PutBlob(blobAnswers, bind, sealed)
+}
+
+// rememberedKey is the key (and sealing binding) of a project's remembered
+// secret answers.
+func rememberedKey(project string) string { return "project:" + project }
+
+// rememberedSecrets is every secret answer runs of project were given, as
+// remembered (the newest maxRememberedSecrets); none when no run was given
+// one. An error says the remembered answers cannot be read or opened.
+func (s *Server) rememberedSecrets(project string) ([]string, error) {
+	s.secretsMu.Lock()
+	defer s.secretsMu.Unlock()
+	return s.rememberedLocked(project)
+}
+
+// rememberedLocked is rememberedSecrets with s.secretsMu held.
+func (s *Server) rememberedLocked(project string) ([]string, error) {
+	key := rememberedKey(project)
+	blob, err := s.db.GetBlob(blobAnswers, key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading earlier secret answers: %w", err)
+	}
+	plain, _, err := seal.Open(s.key, key, blob)
+	if err != nil {
+		return nil, fmt.Errorf("opening earlier secret answers: %w", err)
+	}
+	defer clear(plain)
+	var known []string
+	if err := json.Unmarshal(plain, &known); err != nil {
+		return nil, fmt.Errorf("reading earlier secret answers: %w", err)
+	}
+	return known, nil
 }
 
 // mergeSecrets appends the new values not yet known, keeping the newest

@@ -26,7 +26,8 @@ import (
 // The log cuts a line wider than the pane every width cells. The
 // proposal pane (words) wraps it at words, as planview.Wrap does: a word
 // is cut only when it is wider than a row, and the rows after a line's
-// first are indented 4 cells deeper than its own indentation. A line that
+// first begin with planview.Continued ("↪ "), their text 4 cells deeper
+// than the line's own indentation. A line that
 // carries styles (the pane's own styled lines) is cut as in the log.
 type logView struct {
 	textLines       // the cleaned lines; in a log the last may be partial ("" after a final newline)
@@ -281,7 +282,8 @@ type wordRows struct {
 }
 
 // startsOf is where each of rs, the rows planview.Wrap made of l, starts
-// in l: a row's text is a piece of l, and only spaces lie between two.
+// in l: a row's text is a piece of l (after planview.Continued on the
+// rows after the first), and only spaces lie between two.
 func startsOf(l string, rs []planview.Line) wordRows {
 	ws := wordRows{at: make([]int, len(rs)), first: rs[0].Indent, rest: rs[0].Indent}
 	if len(rs) > 1 {
@@ -290,7 +292,7 @@ func startsOf(l string, rs []planview.Line) wordRows {
 	pos := len(l) - len(strings.TrimLeft(l, " "))
 	for j, r := range rs {
 		ws.at[j] = pos
-		pos += len(r.Text)
+		pos += len(strings.TrimPrefix(r.Text, planview.Continued))
 		for pos < len(l) && l[pos] == ' ' {
 			pos++
 		}
@@ -298,15 +300,15 @@ func startsOf(l string, rs []planview.Line) wordRows {
 	return ws
 }
 
-// row is row r of l as drawn: its indentation, then its text.
+// row is row r of l as drawn: its indentation, planview.Continued on a
+// row after the first, then its text.
 func (ws wordRows) row(l string, r int) string {
 	end := len(l)
 	if r+1 < len(ws.at) {
 		end = ws.at[r+1]
 	}
-	indent := ws.rest
 	if r == 0 {
-		indent = ws.first
+		return strings.Repeat(" ", ws.first) + strings.TrimRight(l[ws.at[r]:end], " ")
 	}
-	return strings.Repeat(" ", indent) + strings.TrimRight(l[ws.at[r]:end], " ")
+	return strings.Repeat(" ", ws.rest) + planview.Continued + strings.TrimRight(l[ws.at[r]:end], " ")
 }

@@ -11,8 +11,8 @@ import (
 // with lines wider than the pane, holding ids, an -out= path and a word
 // wider than the pane, at 80 and 50 columns: every word that fits the
 // pane is whole on one row, the wide word alone is cut, no row is wider
-// than the terminal, and a wrapped line's rows after the first are
-// indented deeper than it.
+// than the terminal, and a wrapped line's rows after the first begin
+// with ↪, their text deeper than its first row's.
 func TestTofusTextWrapsAtWordsNeverInsideOne(t *testing.T) {
 	t.Parallel()
 	long := []string{
@@ -44,8 +44,8 @@ func TestTofusTextWrapsAtWordsNeverInsideOne(t *testing.T) {
 			}
 		}
 		start := rowIndex(rows, "Saved the plan to:")
-		if start < 0 || !strings.HasPrefix(rows[start+1], "    ") {
-			t.Errorf("width %d: the wrapped line's second row is not indented under its first:\n%s", w, strings.Join(rows, "\n"))
+		if start < 0 || !strings.HasPrefix(rows[start+1], "  ↪ ") {
+			t.Errorf("width %d: the wrapped line's second row does not go on under its first with ↪:\n%s", w, strings.Join(rows, "\n"))
 		}
 	}
 }

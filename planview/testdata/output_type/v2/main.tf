@@ -1,0 +1,3 @@
+output "zones" {
+  value = ["a", "b"]
+}
