@@ -17,7 +17,7 @@ func TestTofusTextWrapsAtWordsNeverInsideOne(t *testing.T) {
 	t.Parallel()
 	long := []string{
 		`  # aws_instance.web["i-0123456789abcdef0"] must be replaced because ami-0a1b2c3d4e5f6a7b8 becomes ami-9f8e7d6c5b4a39281`,
-		`Saved the plan to: /var/lib/switchtender/work/0193a7c2-5d1e-7b3a/plan.out (tofu plan -out=/var/lib/switchtender/work/0193a7c2/plan.out)`,
+		`Saved the plan to: /var/lib/switchtender/runs/0193a7c2-5d1e-7b3a/plan.out (tofu plan -out=/var/lib/switchtender/runs/0193a7c2/plan.out)`,
 		`      ~ user_data = "` + strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo", 4) + `" -> (known after apply)`,
 	}
 	plan := "OpenTofu will perform the following actions:\n\n" + strings.Join(long, "\n") + "\n\nPlan: 1 to add, 0 to change, 1 to destroy.\n"
