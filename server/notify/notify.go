@@ -358,14 +358,22 @@ func renderNotification(block *config.Notify, d store.Delivery) ([]byte, error) 
 	return screentext.JSON(b), err
 }
 
-// slackText is the text of p's Slack message.
+// slackText is the text of p's Slack message, with Slack's control
+// characters escaped (slackEscaper).
 func slackText(p Payload) string {
 	text := "Switchtender: " + p.Summary
 	if p.ChangesSummary != "" {
 		text += "\n" + p.ChangesSummary
 	}
-	return text
+	return slackEscaper.Replace(text)
 }
+
+// slackEscaper escapes the three characters Slack reads as markup in a
+// message's text (&, <, >: a <!channel> mention, a <URL|label> link) as
+// the entities Slack shows as the characters themselves (Slack's
+// "Formatting text for app surfaces", escaping text). An address or a
+// value in a change set's summary thus stays text.
+var slackEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // Deliveries are the deliveries event of r makes: one for each of blocks
 // that names the event, in the blocks' name order, all with the same json
