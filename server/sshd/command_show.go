@@ -27,7 +27,8 @@ newer proposal exists for the same working directory, and "waiting for
 you" only when you can release something now.
 
 --changes: the change set of the saved plan instead (a drift check's: the
-plan it kept), risk first: replaced and deleted resources, then
+plan it kept), under the lines show has for it (stale, a newer proposal,
+cannot be approved), risk first: replaced and deleted resources, then
 forgotten, updated, created, read, imported and moved ones, each changed
 attribute with its value before and after, then outputs and drift. A
 sensitive value is never shown: it says whether it changed, with keyed
@@ -70,14 +71,17 @@ func (c *call) show(changes bool) int {
 	if c.json {
 		return writeJSON(c.out, api.ChangesJSON(cs))
 	}
-	writeChangesHead(c.out, run)
+	writeChangesHead(c.out, run, c.s.NewerProposal(run), c.s.Unapprovable(run))
 	fmt.Fprint(c.out, planview.Text(cs, 0))
 	return exitOK
 }
 
-// writeChangesHead is the line above a change set: the run, its status and
-// the digest of the plan the change set describes (a stale plan says so).
-func writeChangesHead(w io.Writer, r store.Run) {
+// writeChangesHead is the lines above a change set, as show and the
+// console say them: the run, its status and the digest of the plan the
+// change set describes, then whether that plan is stale, the run newer
+// ("" for none) that proposes a newer plan for its working directory, and
+// why it cannot be approved (unapprovable, "" when it can).
+func writeChangesHead(w io.Writer, r store.Run, newer, unapprovable string) {
 	p, what := r.Proposal, "saved plan"
 	if r.Kind == store.KindCheck && r.Check != nil && r.Check.Plan != nil {
 		p, what = r.Check.Plan, "plan this drift check kept"
@@ -85,6 +89,12 @@ func writeChangesHead(w io.Writer, r store.Run) {
 	fmt.Fprintf(w, "run %s: %s; the change set of the %s %s\n", r.ID, r.Status, what, p.Digest)
 	if p.Stale {
 		fmt.Fprintf(w, "  STALE: %s\n", screentext.Sentence(p.StaleReason))
+	}
+	if newer != "" {
+		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", screentext.Field(newer))
+	}
+	if unapprovable != "" {
+		fmt.Fprintf(w, "  CANNOT BE APPROVED: %s\n", screentext.Sentence(unapprovable))
 	}
 }
 
