@@ -44,10 +44,14 @@ func sameAddresses(t *testing.T, what string, cs *planview.ChangeSet, p *store.P
 	}
 }
 
-// changesBody is what `show ID --changes` prints below its first line.
+// changesBody is what `show ID --changes` prints below its head (its
+// first line and the indented notes under it).
 func changesBody(t *testing.T, h *harness, id string) string {
 	t.Helper()
 	_, body, _ := strings.Cut(h.mustSSH("bob", "show", id, "--changes"), "\n")
+	for strings.HasPrefix(body, "  ") {
+		_, body, _ = strings.Cut(body, "\n")
+	}
 	return body
 }
 

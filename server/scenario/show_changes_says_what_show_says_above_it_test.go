@@ -40,3 +40,18 @@ func TestShowChangesSaysAHeldPlanCannotBeApproved(t *testing.T) {
 	testkit.MustContain(t, "show 1", h.mustSSH("bob", "show", "1"), "CANNOT BE APPROVED")
 	testkit.MustContain(t, "show 1 --changes", h.mustSSH("bob", "show", "1", "--changes"), "CANNOT BE APPROVED: the sealing key cannot open its held plan")
 }
+
+// The change set of a drift check's kept plan says, above it, what show
+// says: once a newer check superseded it, no reconcile can carry it.
+func TestShowChangesSaysASupersededCheckCannotBeReconciled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, dataTemplates)
+	first := h.launchWait("carol", "data-free", "--check")
+	if first.Check == nil || !first.Check.Kept {
+		t.Fatalf("the first check kept no plan: %s %s", first.Status, first.Message)
+	}
+	testkit.MustContain(t, "show --changes of a kept plan", h.mustSSH("bob", "show", first.ID, "--changes"), "reconcile: can be proposed")
+	second := h.launchWait("carol", "data-free", "--check")
+	testkit.MustContain(t, "show --changes of a superseded check", h.mustSSH("bob", "show", first.ID, "--changes"),
+		"reconcile: cannot be proposed: superseded by check "+second.ID)
+}

@@ -28,7 +28,7 @@ you" only when you can release something now.
 
 --changes: the change set of the saved plan instead (a drift check's: the
 plan it kept), under the lines show has for it (stale, a newer proposal,
-cannot be approved), risk first: replaced and deleted resources, then
+cannot be approved, whether a reconcile can carry it), risk first: replaced and deleted resources, then
 forgotten, updated, created, read, imported and moved ones, each changed
 attribute with its value before and after, then outputs and drift. A
 sensitive value is never shown: it says whether it changed, with keyed
@@ -71,17 +71,18 @@ func (c *call) show(changes bool) int {
 	if c.json {
 		return writeJSON(c.out, api.ChangesJSON(cs))
 	}
-	writeChangesHead(c.out, run, c.s.NewerProposal(run), c.s.Unapprovable(run))
+	writeChangesHead(c.out, c.s.View(run, c.id, false))
 	fmt.Fprint(c.out, planview.Text(cs, 0))
 	return exitOK
 }
 
-// writeChangesHead is the lines above a change set, as show and the
-// console say them: the run, its status and the digest of the plan the
-// change set describes, then whether that plan is stale, the run newer
-// ("" for none) that proposes a newer plan for its working directory, and
-// why it cannot be approved (unapprovable, "" when it can).
-func writeChangesHead(w io.Writer, r store.Run, newer, unapprovable string) {
+// writeChangesHead is the lines above the change set of run v, as show
+// and the console say them: the run, its status and the digest of the plan
+// the change set describes, then whether that plan is stale, the newer
+// proposal for its working directory, why it cannot be approved, and (a
+// drift check's) whether a reconcile can still carry it.
+func writeChangesHead(w io.Writer, v api.RunView) {
+	r := v.Run
 	p, what := r.Proposal, "saved plan"
 	if r.Kind == store.KindCheck && r.Check != nil && r.Check.Plan != nil {
 		p, what = r.Check.Plan, "plan this drift check kept"
@@ -90,11 +91,14 @@ func writeChangesHead(w io.Writer, r store.Run, newer, unapprovable string) {
 	if p.Stale {
 		fmt.Fprintf(w, "  STALE: %s\n", screentext.Sentence(p.StaleReason))
 	}
-	if newer != "" {
-		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", screentext.Field(newer))
+	if v.NewerProposal != "" {
+		fmt.Fprintf(w, "  a newer proposal exists: run %s\n", screentext.Field(v.NewerProposal))
 	}
-	if unapprovable != "" {
-		fmt.Fprintf(w, "  CANNOT BE APPROVED: %s\n", screentext.Sentence(unapprovable))
+	if v.Unapprovable != "" {
+		fmt.Fprintf(w, "  CANNOT BE APPROVED: %s\n", screentext.Sentence(v.Unapprovable))
+	}
+	if v.Reconcile != "" {
+		fmt.Fprintf(w, "  reconcile: %s\n", screentext.Sentence(v.Reconcile))
 	}
 }
 
