@@ -48,7 +48,9 @@ func (m *mcpSession) readResource(_ context.Context, req *mcp.ReadResourceReques
 	if err != nil {
 		return nil, fmt.Errorf("encoding run %s: %w", id, err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+	// jsonSafe as show --json: the text is JSON a reader sees as is, so a
+	// hidden character in a value stays its \u escape.
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(jsonSafe(b))}}}, nil
 }
 
 // logTail is run id's masked log, or its last mcpLogResourceLimit bytes
