@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,7 +12,8 @@ import (
 // flag a command does not have and for a run that is no number: the flag
 // as it was typed (never a flag that was not), the command's own flag it
 // is close to, and that RUN is a run number when a word is not one (a
-// negative number included). Each exits 2 and runs nothing.
+// negative number included). A slip exits 2, a word that is no run number
+// is refused as no run (exit 1, as in every door), and nothing runs.
 func TestAFlagSlipSaysWhatWasTypedAndWhatWasMeant(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, networkTemplate)
@@ -26,13 +28,19 @@ func TestAFlagSlipSaysWhatWasTypedAndWhatWasMeant(t *testing.T) {
 		{[]string{"log", "4", "--folow"}, "log: there is no flag --folow (did you mean --follow?)", ""},
 		{[]string{"show", "4", "--nosuch"}, "show: there is no flag --nosuch; see `help show`", "did you mean"},
 		{[]string{"show", "-1", "--changes"}, "show: there is no flag -1; RUN is a run number such as 4 (`runs` lists them); see `help show`", "--1"},
-		{[]string{"show", "four"}, "show: RUN is a run number such as 4, not \"four\" (`runs` lists them); see `help show`", "no run"},
-		{[]string{"approve", "4th", "--digest", "sha256:aa"}, "approve: RUN is a run number such as 4, not \"4th\"", "no run"},
 	}
 	for _, c := range cases {
 		out, errOut, code := h.ssh("alice", c.words...)
 		if code != api.ExitUsage || !strings.Contains(errOut, c.want) || out != "" || (c.not != "" && strings.Contains(errOut, c.not)) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q, without %q", c.words, code, out, errOut, c.want, c.not)
+		}
+	}
+	for _, words := range [][]string{{"show", "four"}, {"approve", "4th", "--digest", "sha256:aa"}} {
+		// A word that is no run number names no run, as in every door,
+		// and says what RUN is.
+		want := fmt.Sprintf("no run %q: RUN is a run number such as 4 (`runs` lists them)", words[1])
+		if out, errOut, code := h.ssh("alice", words...); code != api.ExitRefused || out != "" || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", words, code, out, errOut, want)
 		}
 	}
 	if _, errOut, code := h.ssh("alice", "show", "42"); code != api.ExitRefused || !strings.Contains(errOut, `no run "42"`) {

@@ -152,11 +152,13 @@ func (c *call) dispatch(words []string) int {
 		}
 		return c.usageErr("%s takes %s%s", c.cmd.name, argsPhrase(c.cmd.args), hint)
 	}
-	if arg, word := notARunNumber(c.cmd.args, pos); arg != "" {
-		return c.usageErr("%s: %s is a run number such as 4, not %q (`runs` lists them)", c.cmd.name, arg, word)
-	}
 	c.args = pos
 	c.json = asJSON != nil && *asJSON
+	if arg, word := notARunNumber(c.cmd.args, pos); arg != "" {
+		// Not found, as a run ID that is no canonical number is in every
+		// door (MCP's tools and resources too), with what RUN is.
+		return c.refuse(api.Errorf(api.ErrNotFound, "no run %q: %s is a run number such as 4 (`runs` lists them)", word, arg))
+	}
 	return h(c)
 }
 
