@@ -76,10 +76,7 @@ func summary(v *node) string {
 }
 
 func countNoun(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
+	return strconv.Itoa(n) + " " + what + plural(n)
 }
 
 // writeValue writes v inline, returning false once b passes limit bytes
