@@ -42,7 +42,13 @@ type Run struct {
 	Commit          *Commit           `json:"commit,omitempty"`     // the commit the run ran, when its checkout is a git repository
 	Scan            *Scan             `json:"scan,omitempty"`       // the configuration scan's evidence, when the run was scanned
 	PlannedBy       string            `json:"planned_by,omitempty"` // the relay worker that planned (or dry-ran) it
-	AppliedBy       string            `json:"applied_by,omitempty"` // the relay worker that applied it
+	// PullRequest is set on a run the forge launched: a pull request's plan
+	// or the apply its merge proposed (docs/forges.md).
+	PullRequest *PullRequest `json:"pull_request,omitempty"`
+	// DryPlan is what a dry run's saved plan was: its digest and counts
+	// (a gated run's are its Proposal's, a drift check's its Check.Plan).
+	DryPlan   *DryPlan `json:"dry_plan,omitempty"`
+	AppliedBy string   `json:"applied_by,omitempty"` // the relay worker that applied it
 
 	// StatusAt is when the run entered Status (zero for runs stored before
 	// it was kept: their CreatedAt stands in).
@@ -50,6 +56,41 @@ type Run struct {
 	// PrevStatus is the status a change made in memory moved the run from,
 	// so that whoever made the change can report it; it is never stored.
 	PrevStatus Status `json:"-"`
+}
+
+// PullRequest is the pull request a forge-launched run belongs to.
+// Forge is the forge block's name and Repository the base repository as
+// the forge names it ("owner/name"). HeadSHA is the head commit a plan
+// planned; MergeSHA, for the apply a merge proposed, the merge commit the
+// checkout was moved to. DeliveryID is the delivery that launched it.
+type PullRequest struct {
+	Forge      string `json:"forge"`
+	Repository string `json:"repository"`
+	Number     int    `json:"number"`
+	HeadSHA    string `json:"head_sha"`
+	MergeSHA   string `json:"merge_sha,omitempty"`
+	DeliveryID string `json:"delivery_id"`
+	// SupersededBy is the newer head that replaced this run's head.
+	SupersededBy string `json:"superseded_by,omitempty"`
+	// ShownRun, for a merge's apply, is the pull request's plan of the
+	// same template last shown on the pull request, its change set the
+	// one the apply's is compared with; Differences says, resource by
+	// resource, how they differ, once the apply's plan was made
+	// (Compared), empty when they agree.
+	ShownRun    string   `json:"shown_run,omitempty"`
+	Compared    bool     `json:"compared,omitempty"`
+	Differences []string `json:"differences,omitempty"`
+}
+
+// DryPlan is a dry run's saved plan as measured: its digest ("sha256:<hex>"
+// of the plan file) and change counts.
+type DryPlan struct {
+	Digest  string `json:"digest"`
+	Add     int    `json:"add"`
+	Change  int    `json:"change"`
+	Destroy int    `json:"destroy"`
+	Replace int    `json:"replace"`
+	Forget  int    `json:"forget"`
 }
 
 // Commit is the commit a run ran. For a pull request's plan (launch --ref)

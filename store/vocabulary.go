@@ -133,6 +133,7 @@ type RequesterKind string
 const (
 	RequesterPerson RequesterKind = "person" // a user of the config
 	RequesterAgent  RequesterKind = "agent"  // an agent of the config
+	RequesterForge  RequesterKind = "forge"  // a forge account: a pull request's author or merger (docs/forges.md)
 )
 
 // requesterUser is the word runs stored before "person" was written say

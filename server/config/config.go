@@ -112,6 +112,28 @@ type Config struct {
 	Agents     map[string]*Agent
 	// Notifies are the notify blocks: webhooks told of run events.
 	Notifies map[string]*Notify
+	// Forges are the forge blocks: the forges whose pull requests are
+	// planned (docs/forges.md).
+	Forges map[string]*Forge
+}
+
+// Forge is one `forge "NAME"` block: a Gitea, GitHub or GitLab whose
+// webhooks POST /webhooks/NAME on the server's webhook_listen. Exactly one
+// of Token and TokenCommand is set; WebhookSecret is at least 16
+// characters. Token, the output of TokenCommand and WebhookSecret are
+// secrets: masked in every output, never stored, never in a process's
+// arguments.
+type Forge struct {
+	Name          string
+	Type          string   // "gitea", "github" or "gitlab" (forge.Types)
+	URL           string   // the API base: Gitea's and GitLab's root URL, https://api.github.com or an Enterprise URL
+	Token         string   // token, as written
+	TokenCommand  []string // token_command: argv whose trimmed output is the token, run fresh when needed
+	WebhookSecret string   // webhook_secret
+	// PollEvery is poll_every: how often open and recently merged pull
+	// requests are listed to catch up on lost deliveries (default 5m).
+	PollEvery time.Duration
+	Line      string
 }
 
 // Server holds the `server` block; every field has a default.
@@ -143,6 +165,14 @@ type Server struct {
 	// MetricsListen is metrics_listen, host:port of the HTTP listener for
 	// /metrics, /healthz and /readyz; "" (the default) serves none.
 	MetricsListen string
+	// WebhookListen is webhook_listen, host:port of the plain-HTTP listener
+	// forges deliver webhooks to (POST /webhooks/FORGE); "" serves none.
+	// TLS is a reverse proxy's job.
+	WebhookListen string
+	// SSHAddress is ssh_address, how people reach the SSH server
+	// ("host" or "host:port"), as the commands a pull request's comment
+	// shows name it; default: ssh_listen.
+	SSHAddress string
 }
 
 // Project is a checkout runs execute in. Path is absolute, and at load time
@@ -150,7 +180,15 @@ type Server struct {
 type Project struct {
 	Name string
 	Path string
-	Line string // "file:line" of the block
+	// Forge names the forge block whose pull requests plan this project,
+	// Repository the repository there ("owner/name", GitLab: the full
+	// path), both empty or both set; the checkout at Path is a clone of it.
+	Forge      string
+	Repository string
+	// AllowForks lets pull requests from forks be planned (allow_forks,
+	// default false).
+	AllowForks bool
+	Line       string // "file:line" of the block
 }
 
 // Template is a launchable run: a working directory (Command, relative to
@@ -178,7 +216,11 @@ type Template struct {
 	// CheckCron is check_cron, e.g. "0 */6 * * *", read in the server's
 	// time_zone (Server.TimeZone); nil when unset.
 	CheckCron *Cron
-	Line      string // "file:line" of the block
+	// PullRequests plans the pull requests of the project's forge that
+	// touch Command or a local module it calls (pull_requests, default
+	// false).
+	PullRequests bool
+	Line         string // "file:line" of the block
 }
 
 // SurveyField is one `survey "NAME" { ... }` block of a template: a question
