@@ -79,6 +79,9 @@ type Request struct {
 	Template, Project, Kind, Requester string
 	// Agent reports that the requester is an AI agent, not a person.
 	Agent bool
+	// Forge reports that the requester is a forge account (a pull
+	// request's author or merger), not a user of the configuration.
+	Forge bool
 	// Exempted reports that an exemption covers this agent's request (set
 	// it from Exempt); the request then takes a person's path.
 	Exempted bool
@@ -88,8 +91,11 @@ type Request struct {
 }
 
 func (req Request) requesterKind() string {
-	if req.Agent {
+	switch {
+	case req.Agent:
 		return "agent"
+	case req.Forge:
+		return "forge"
 	}
 	return "person"
 }

@@ -138,6 +138,7 @@ func moduleFiles(dir string) ([]string, map[string]bool, error) {
 func (s *scanner) module(m pending, files []string, results []*fileResult) []pending {
 	key := ModuleKey(m.path)
 	s.read[key] = map[string][32]byte{}
+	s.dirs[s.rel(m.dir)] = true
 	for i, r := range results {
 		s.findings = append(s.findings, r.findings...)
 		s.remoteStates = append(s.remoteStates, r.remoteStates...)

@@ -82,6 +82,10 @@ type Result struct {
 	Modules int
 	// Files is the number of configuration files read.
 	Files int
+	// Dirs are the directories of the modules read, the root module's
+	// included: slash paths relative to Root ("." for Root), sorted. A
+	// change under one of them changes what the plan runs.
+	Dirs []string
 }
 
 // Module scans the root module at opts.Dir and every module it calls, as
@@ -117,6 +121,7 @@ func Module(opts Options) (*Result, error) {
 		Digest:   Digest(s.read),
 		Modules:  len(s.read),
 		Files:    s.files,
+		Dirs:     sortedDirs(s.dirs),
 	}, nil
 }
 
@@ -129,6 +134,7 @@ type scanner struct {
 	jobs     chan fileJob // files for the readers to read
 	mu       sync.Mutex   // guards what follows
 	read     map[string]map[string][32]byte
+	dirs     map[string]bool // the modules' directories, relative to root
 	files    int // configuration files read
 	listed   int // configuration files admitted for reading
 	modules  int // module calls admitted for reading
@@ -147,7 +153,7 @@ func newScanner(opts Options) (*scanner, error) {
 	if !within(root, dir) {
 		return nil, fmt.Errorf("root module %s is outside %s", dir, root)
 	}
-	s := &scanner{root: root, dir: dir, read: map[string]map[string][32]byte{},
+	s := &scanner{root: root, dir: dir, read: map[string]map[string][32]byte{}, dirs: map[string]bool{},
 		jobs: make(chan fileJob)}
 	if opts.Manifest != "" {
 		if s.manifest, err = readManifest(opts.Manifest); err != nil {
@@ -210,4 +216,14 @@ func sortFindings(fs []Finding) {
 		}
 		return a.Reason < b.Reason
 	})
+}
+
+// sortedDirs is the set dirs as a sorted list.
+func sortedDirs(dirs map[string]bool) []string {
+	out := make([]string, 0, len(dirs))
+	for d := range dirs {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }

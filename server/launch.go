@@ -53,7 +53,7 @@ func (s *Server) checkLaunch(who Identity, req LaunchRequest) (*launchPlan, erro
 	if err != nil {
 		return nil, err
 	}
-	if !who.Agent && !who.Has("launch") {
+	if !who.Agent && !who.Forge && !who.Has("launch") {
 		return nil, errorf(ErrForbidden, "%s may not launch runs: the launch role is missing from user %q in the configuration", who.Name, who.Name)
 	}
 	t, ok := s.config().Templates[req.Template]
@@ -156,6 +156,9 @@ func (s *Server) launch(who Identity, req LaunchRequest, rerunOf string) (store.
 	}
 	if who.Agent {
 		r.RequesterKind = RequesterAgent
+	}
+	if who.Forge {
+		r.RequesterKind, r.PullRequest = store.RequesterForge, req.PullRequest
 	}
 	for name := range lp.vals.secrets {
 		r.SecretVars = append(r.SecretVars, name)

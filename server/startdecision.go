@@ -26,6 +26,7 @@ func (lc *liveConfig) gateRequest(r store.Run) gate.Request {
 		Kind:            string(r.Kind),
 		Requester:       r.Requester,
 		Agent:           r.RequesterKind == RequesterAgent,
+		Forge:           r.RequesterKind == store.RequesterForge,
 		RequireApproval: r.RequireApproval,
 		AIProposal:      r.AIProposal,
 	}

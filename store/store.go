@@ -95,7 +95,7 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketRuns, bucketLogs, bucketBlobs, bucketAudit, bucketDirs, bucketChain, bucketNotify} {
+		for _, name := range [][]byte{bucketRuns, bucketLogs, bucketBlobs, bucketAudit, bucketDirs, bucketChain, bucketNotify, bucketForgeDeliveries, bucketPulls} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("creating bucket %s: %w", name, err)
 			}

@@ -10,6 +10,10 @@ import (
 type Identity struct {
 	Name  string
 	Agent bool
+	// Forge marks a forge account (a pull request's author or merger): it
+	// holds no roles and connects over no key; only the forge side
+	// launches as one (docs/forges.md).
+	Forge bool
 	Roles []string
 	// Key is the SSH key the identity was found by, nil where none was
 	// (tests, the schedule): current finds the identity again by it.
@@ -46,4 +50,7 @@ type LaunchRequest struct {
 	// now (a rerun's answers that were sealed); the service sets it, a
 	// door leaves it empty.
 	Secret []string
+	// PullRequest, set by the forge side only, is the pull request the run
+	// belongs to.
+	PullRequest *store.PullRequest
 }
