@@ -239,7 +239,9 @@ func (g *gitLab) MergedPullRequests(ctx context.Context, repo string, since time
 // gitlabPullRequest is a GitLab merge request as a poll lists it. Its
 // head is a fork when its source project is not its target. The commit it
 // left on the target is the merge commit, or the squash commit, or (a
-// fast-forward merge without squashing) its head.
+// fast-forward merge without squashing) its head; who merged it is
+// merge_user (GitLab 14.7 and later; merged_by, which it replaces, is
+// deprecated and not read).
 func gitlabPullRequest(mr *gitlab.BasicMergeRequest) PullRequest {
 	out := PullRequest{
 		Number:  int(mr.IID),
@@ -257,11 +259,8 @@ func gitlabPullRequest(mr *gitlab.BasicMergeRequest) PullRequest {
 		return out
 	}
 	out.MergeSHA = firstNonEmpty(mr.MergeCommitSHA, mr.SquashCommitSHA, mr.SHA)
-	switch {
-	case mr.MergeUser != nil:
+	if mr.MergeUser != nil {
 		out.MergedBy = mr.MergeUser.Username
-	case mr.MergedBy != nil: //nolint:staticcheck // older GitLabs send merged_by only
-		out.MergedBy = mr.MergedBy.Username
 	}
 	if mr.MergedAt != nil {
 		out.MergedAt = *mr.MergedAt
