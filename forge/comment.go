@@ -46,11 +46,14 @@ const maxNote = 2000
 // markdown escaping (mdCode, mdText, mdFence), so no hidden character
 // reaches the forge raw and no value can change the comment's markdown.
 //
-// The limit is shared: each template's section gets an equal share of
-// what is left, and its summary, findings, message and differences are
-// cut (whole lines and items, with how many were left out) to fit; when
-// even a section's heading and commands do not fit, it and every section
-// after it are left out for one line saying how many and `ssh … runs`.
+// The limit is shared between the templates' sections (see layout): a
+// section that needs less than an even share is shown whole, the others
+// are cut to the same size, their summary, findings, message and
+// differences by whole lines and items, saying how many were left out
+// and the command for the rest; when even a section's heading and
+// commands do not fit, it and every section after it are left out for one
+// line saying how many and `ssh … runs`. The note takes at most a quarter
+// of the limit, the superseded heads a quarter of what is left.
 // Nothing is ever cut inside a UTF-8 sequence, an escape, a code span or
 // a fence. A limit too small for the marker, the title and the closing
 // line gets the whole lines of those that fit (possibly none: "").
