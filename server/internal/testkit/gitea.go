@@ -172,6 +172,10 @@ func buildGitea(ctx context.Context, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stale, _ := filepath.Glob(filepath.Join(GiteaDir(), ".build-*")) // of a build killed midway; we hold the lock
+	for _, d := range stale {
+		os.RemoveAll(d)
+	}
 	work, err := os.MkdirTemp(GiteaDir(), ".build-")
 	if err != nil {
 		return fmt.Errorf("making the build directory: %w", err)

@@ -73,12 +73,15 @@ func StartGitea(t testing.TB) *Gitea {
 	g.URL = "http://127.0.0.1:" + strconv.Itoa(port)
 	runUser := g.writeConfig(port)
 	g.env = giteaEnv(g.Dir, runUser)
+	begin := time.Now()
 	g.run("migrate")
 	out := g.run("admin", "user", "create", "--admin", "--username", "root", "--email", "root@example.com",
 		"--random-password", "--must-change-password=false")
 	g.Admin = &GiteaUser{Name: "root", Email: "root@example.com", Password: randomPassword(t, out)}
 	g.startWeb()
 	g.Admin.Token = g.CreateToken(g.Admin, "all")
+	t.Logf("Gitea %s at %s, ready in %s (its API answered %s after `gitea web` started)",
+		GiteaVersion, g.URL, time.Since(begin).Round(time.Millisecond), g.Started.Round(time.Millisecond))
 	return g
 }
 
@@ -273,7 +276,6 @@ func (g *Gitea) startWeb() {
 		g.t.Fatalf("gitea web: %v", err)
 	}
 	g.Started = time.Since(start)
-	g.t.Logf("Gitea %s answers at %s, %s after its start", GiteaVersion, g.URL, g.Started.Round(time.Millisecond))
 }
 
 func (g *Gitea) waitForAPI(d time.Duration) error {
