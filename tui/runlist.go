@@ -260,7 +260,8 @@ func prRef(pr *PullRequest) string {
 
 // prCell is pr's cell in w cells: whole when it fits, else the
 // repository's start cut away ("…infra#12 1a2b3c4d"), so the number and
-// the head commit stay; cut at the end only when even they do not fit.
+// the head commit stay; without the repository when only they fit, and
+// cut at the end only when even they do not.
 func prCell(pr *PullRequest, w int) string {
 	full := prRef(pr)
 	if lipgloss.Width(full) <= w {
@@ -269,7 +270,7 @@ func prCell(pr *PullRequest, w int) string {
 	tail := strings.TrimPrefix(full, screentext.Field(pr.Repository))
 	room := w - lipgloss.Width(tail) - 1
 	if room < 1 {
-		return trunc(full, w)
+		return trunc(tail, w)
 	}
 	return "…" + lastCells(screentext.Field(pr.Repository), room) + tail
 }
