@@ -9,14 +9,15 @@ import (
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/planview"
 	"github.com/switchtender/switchtender/seal"
+	"github.com/switchtender/switchtender/server/api"
 	"github.com/switchtender/switchtender/server/notify"
 	"github.com/switchtender/switchtender/store"
 )
 
 // The change set (package planview): computed once per saved plan from its
 // JSON rendering where the plan is measured (measureStep, for the control
-// node's plans and a relay worker's alike; a reconcile's from the rendering
-// its check kept), masked with the run's masker, and stored sealed with the
+// node's plans, dry runs included, and a relay worker's gated plans alike;
+// a reconcile's from the rendering its check kept), masked with the run's masker, and stored sealed with the
 // server key beside the proposal, in the same write. Opening a run reads
 // it back (Changes) and runs no tool. It stays as long as the proposal is
 // shown: the end of a run drops the sealed plan, never its change set.
@@ -106,19 +107,17 @@ func (s *Server) sealedOrNone(id, digest string, cs **planview.ChangeSet) []byte
 }
 
 // changesDigest is the digest of the plan run r's change set describes:
-// its plan-stage proposal's, or the plan a drift check kept; "" for none.
+// a dry run's plan, its plan-stage proposal's, or the plan a drift check
+// kept (api.PlanOf); "" for none.
 func changesDigest(r store.Run) string {
-	switch {
-	case r.Proposal != nil && r.Proposal.Stage == StagePlan:
-		return r.Proposal.Digest
-	case r.Kind == KindCheck && r.Check != nil && r.Check.Plan != nil:
-		return r.Check.Plan.Digest
+	if p := api.PlanOf(r); p != nil {
+		return p.Digest
 	}
 	return ""
 }
 
-// Changes is the change set of run id's saved plan (its proposal's, or
-// the plan a drift check kept): decoded from its sealed blob on first use
+// Changes is the change set of run id's saved plan (a dry run's, its
+// proposal's, or the plan a drift check kept): decoded from its sealed blob on first use
 // and then served from memory, so the caller must not change it. It is
 // nil, nil when the run has none: no saved plan, a plan whose rendering
 // could not be read, a proposal made before change sets were kept. A

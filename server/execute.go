@@ -142,7 +142,7 @@ func (s *Server) stepsFor(r store.Run) []step {
 		}
 		return append(append(pre, runstep.StateSecretsStep[*execution]()), apply[1:]...)
 	case r.Kind == KindPlan:
-		return append(init, xstep("plan", dryRunStep))
+		return append(init, dryRunSteps()...)
 	case r.Kind == KindCheck:
 		return append(init, checkSteps()...)
 	case r.Kind == KindReconcile:
@@ -432,17 +432,14 @@ func initStep(ctx context.Context, x *execution) error {
 
 // dryRunStep runs a dry run's plan, saving the plan file into the private
 // directory (wiped when the run ends); a scanned run's saved plan must
-// embed the configuration the scan read.
+// embed the configuration the scan read. The steps after it measure the
+// saved plan (dryRunSteps).
 func dryRunStep(ctx context.Context, x *execution) error {
-	path := filepath.Join(x.private, planFileName)
-	res, err := x.tool(ctx, "plan", exec.PlanArgs(path))
-	if err != nil {
+	x.planPath = filepath.Join(x.private, planFileName)
+	if _, err := x.tool(ctx, "plan", exec.PlanArgs(x.planPath)); err != nil {
 		return err
 	}
-	if err := x.checkPlanConfig(path); err != nil {
-		return err
-	}
-	return end(StatusSucceeded, res.ExitCode, "Dry run complete: its log (`log %s`) shows the plan; nothing was applied.", x.run.ID)
+	return x.checkPlanConfig(x.planPath)
 }
 
 // applyAutoStep is the apply no rule covers: apply -auto-approve, planning

@@ -49,6 +49,9 @@ func (s *Server) View(r store.Run, who Identity, withPlan bool) api.RunView {
 	if r.Kind == KindCheck {
 		viewCheck(&v, &r, withPlan)
 	}
+	if v.Plan = api.PlanOf(r); r.DryPlan != nil {
+		v.Counts = v.Plan.Counts()
+	}
 	if withPlan {
 		v.Changes = s.viewChanges(r)
 	}

@@ -58,6 +58,7 @@ func (d *runDetail) ownLines(p *Proposal) (pre, post []planview.Line) {
 	if p.NewerRun != "" {
 		pre = append(pre, planview.Line{Role: planview.RoleHeading, Text: "a newer proposal exists: run " + cleanLine(p.NewerRun)})
 	}
+	pre = append(pre, d.differenceLines()...)
 	holds := d.holdLines(p)
 	if holds[0].Role != planview.RoleHeading {
 		post = append(post, planview.Line{})
@@ -72,6 +73,9 @@ func (d *runDetail) ownLines(p *Proposal) (pre, post []planview.Line) {
 // holdLines are the rules that hold the proposal, why, and whom each
 // waits for or who released it.
 func (d *runDetail) holdLines(p *Proposal) []planview.Line {
+	if p.DryRun {
+		return []planview.Line{{Text: dryRunNote}}
+	}
 	if len(p.Holds) == 0 {
 		return []planview.Line{{Text: "No rule held this saved plan."}}
 	}
@@ -123,7 +127,7 @@ func findingLines(p *Proposal) []planview.Line {
 // changesStatus is the status line under the change view: the scroll
 // position, the filter and the keys of the view.
 func (d *runDetail) changesStatus() string {
-	s := fmt.Sprintf("proposal %3.0f%%", d.changes.percent()*100)
+	s := fmt.Sprintf("%s %3.0f%%", d.paneName(), d.changes.percent()*100)
 	if d.changes.filter != "" {
 		shown, all := d.changes.matches()
 		s += fmt.Sprintf(" · filter \"%s\": %d of %d changes · esc clears", cleanLine(d.changes.filter), shown, all)

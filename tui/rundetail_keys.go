@@ -295,7 +295,7 @@ func (d *runDetail) whyNot() string {
 		return "you cannot approve or reject: your identity has no approve role"
 	case d.run.Status != "awaiting_approval":
 		return "run " + d.runID + " " + statusSaid(d.status()) + ": only a held proposal is approved or rejected"
-	case !d.run.WaitingForMe && !d.run.Agent && d.run.Requester == d.env.id.Name:
+	case !d.run.WaitingForMe && !d.run.Agent && !d.run.Forge && d.run.Requester == d.env.id.Name:
 		return "you asked for this run: a requester does not release their own proposal; " + d.waitsForPhrase()
 	case !d.run.WaitingForMe:
 		return "this proposal is not waiting for you: " + d.waitsForPhrase()

@@ -35,15 +35,16 @@ func (d *runDetail) renderProposal(keep bool) {
 	}
 	var b strings.Builder
 	d.writeStale(&b, p)
+	d.writeDifferences(&b)
 	if p.Changes != nil { // tofu's text, one key away from the change view, which has the rest
 		b.WriteString(d.st.label.Render("Plan (tofu's rendering, masked)") + "\n")
 		if p.PlanText == "" {
-			b.WriteString("  (no plan text)\n")
+			b.WriteString(noPlanText(p) + "\n")
 		}
 		d.setPanel(b.String(), p.PlanText, keep)
 		return
 	}
-	if p.Stage == "plan" {
+	if p.Stage == "plan" && !p.DryRun { // a dry run's plan records counts, not addresses
 		d.writeAddresses(&b, p)
 		b.WriteString("\n")
 	}
@@ -52,9 +53,18 @@ func (d *runDetail) renderProposal(keep bool) {
 	d.writeFindings(&b, p)
 	b.WriteString("\n" + d.st.label.Render("Plan (tofu's rendering, masked)") + "\n")
 	if p.PlanText == "" {
-		b.WriteString("  (no plan text)\n")
+		b.WriteString(noPlanText(p) + "\n")
 	}
 	d.setPanel(b.String(), p.PlanText, keep)
+}
+
+// noPlanText is the pane's line for p without tofu's text: a dry run's is
+// in its log, which the other pane shows.
+func noPlanText(p *Proposal) string {
+	if p.DryRun {
+		return "  (tofu's own rendering is the run's log: tab shows it)"
+	}
+	return "  (no plan text)"
 }
 
 // setPanel puts head (the pane's own lines) and then the plan text plan,
@@ -154,6 +164,10 @@ func addressKeys(addrs map[string][]string) []string {
 // writeHolds lists every rule that holds the proposal, why, and whom it
 // waits for or who released it.
 func (d *runDetail) writeHolds(b *strings.Builder, p *Proposal) {
+	if p.DryRun {
+		b.WriteString(dryRunNote + "\n")
+		return
+	}
 	if len(p.Holds) == 0 {
 		if p.Stage == "plan" {
 			b.WriteString("No rule held this saved plan.\n")

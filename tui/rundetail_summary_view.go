@@ -34,6 +34,9 @@ func (d *runDetail) summary(p *Proposal) string {
 		}
 		big = bs.Render(fmt.Sprintf("DESTROYS %d", p.Destroy))
 		lines = append([]string{planCounts(p)}, holdLines(p.Holds, d.run.Status)...)
+		if p.DryRun {
+			lines = dryRunLines(p)
+		}
 		if p.Stale {
 			lines = []string{lines[0], "STALE: it can never apply and cannot be approved", "(" + d.rerunOr("R reruns it: a fresh plan, same answers") + ")"}
 		}
@@ -67,8 +70,11 @@ func (d *runDetail) summary(p *Proposal) string {
 // who, and whether a person or an agent.
 func (d *runDetail) saysRequester(requested string) bool {
 	kind := " (person)"
-	if d.run.Agent {
+	switch {
+	case d.run.Agent:
 		kind = " (agent)"
+	case d.run.Forge:
+		kind = " (forge)"
 	}
 	return requested == d.run.Requester+kind
 }

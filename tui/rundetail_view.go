@@ -30,6 +30,7 @@ func (d *runDetail) top() string {
 	if w := workersLine(r); w != "" {
 		b.WriteString(trunc(w, d.width) + "\n")
 	}
+	b.WriteString(d.pullRequestLines())
 	if r.Message != "" {
 		b.WriteString(d.messageLines())
 	}
@@ -41,6 +42,9 @@ func (d *runDetail) top() string {
 		tabs := "  Proposal   [Log]"
 		if d.pane == paneProposal {
 			tabs = " [Proposal]   Log "
+		}
+		if p.DryRun {
+			tabs = strings.Replace(tabs, "Proposal", "Plan", 1)
 		}
 		b.WriteString(st.label.Render(tabs) + st.faint.Render("  (tab switches)") + "\n")
 	}
@@ -135,7 +139,7 @@ func (d *runDetail) statusLine() string {
 	case r.WaitingForMe && r.Proposal != nil:
 		line += " " + st.waiting.Render("▶ waiting for you")
 	}
-	return line + "   requester: " + requester(r.Requester, r.Agent)
+	return line + "   requester: " + requester(r.RunSummary)
 }
 
 // workersLine names the relay workers that took the run's phases, or "".
@@ -258,10 +262,10 @@ func (d *runDetail) paneStatus() string {
 	case d.onChanges():
 		return trunc(d.changesStatus(), d.width)
 	case d.hasChanges():
-		return trunc(fmt.Sprintf("proposal %3.0f%% · tofu's own rendering · t: the view", d.prop.percent()*100), d.width)
+		return trunc(fmt.Sprintf("%s %3.0f%% · tofu's own rendering · t: the view", d.paneName(), d.prop.percent()*100), d.width)
 	}
 	if d.pane == paneProposal && d.hasPanel() {
-		name := "proposal"
+		name := d.paneName()
 		if d.hasCheck() {
 			name = "check"
 		}
@@ -281,6 +285,15 @@ func (d *runDetail) paneStatus() string {
 		status += " (log ended)"
 	}
 	return status
+}
+
+// paneName names the second pane: "plan" for a dry run's plan, which
+// proposes nothing, "proposal" otherwise.
+func (d *runDetail) paneName() string {
+	if d.hasProposal() && d.run.Proposal.DryRun {
+		return "plan"
+	}
+	return "proposal"
 }
 
 func (d *runDetail) noticeLine() string {

@@ -9,6 +9,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/switchtender/switchtender/screentext"
 )
 
 // Run list messages.
@@ -215,16 +217,77 @@ func (l *runList) keys() bindings {
 	return append(b, keyHelpAll, keyQuit)
 }
 
-// columns returns the widths of ID, template, requester for the width; the
-// other columns are fixed: mark 5, status 17, kind 9, age 4.
-func (l *runList) columns() (id, tmpl, req int) {
-	// "> " + mark(5) + " " + id + " " + status(17) + " " + tmpl + " " + kind(9) + " " + req + " " + age(4)
+// columns returns the widths of ID, template, requester and pull request
+// (0 when no listed run belongs to one) for the width; the other columns
+// are fixed: mark 5, status 17, kind 9, age 4. The pull request column
+// takes at most what its longest cell needs and 30% of the free width
+// (12 cells at least), before the others share the rest.
+func (l *runList) columns() (id, tmpl, req, pr int) {
+	// "> " + mark(5) + " " + id + " " + status(17) + " " + tmpl + " " + kind(9) + " " + req + " " + age(4) [+ " " + pr]
 	rest := l.width - (2 + 5 + 1 + 1 + 17 + 1 + 1 + 9 + 1 + 1 + 4)
+	if want := l.prWidth(); want > 0 {
+		rest--
+		pr = min(want, max(12, rest*30/100))
+		rest -= pr
+	}
 	id = max(6, rest/6)
 	rest -= id
 	tmpl = max(8, rest*45/100)
 	req = max(8, rest-tmpl)
-	return id, tmpl, req
+	return id, tmpl, req, pr
+}
+
+// prWidth is the width the longest pull request cell of the listed runs
+// needs, at least the column's heading; 0 when no run belongs to one.
+func (l *runList) prWidth() int {
+	w := 0
+	for _, r := range l.runs {
+		if pr := r.PullRequest; pr != nil {
+			w = max(w, len(prHeading), lipgloss.Width(prRef(pr)))
+		}
+	}
+	return w
+}
+
+// prHeading heads the pull request column.
+const prHeading = "PULL REQUEST"
+
+// prRef is pr's cell text: "platform/infra#12 1a2b3c4d", escaped
+// (screentext.PullRequestRef).
+func prRef(pr *PullRequest) string {
+	return screentext.PullRequestRef(pr.Repository, pr.Number, pr.HeadSHA)
+}
+
+// prCell is pr's cell in w cells: whole when it fits, else the
+// repository's start cut away ("…infra#12 1a2b3c4d"), so the number and
+// the head commit stay; without the repository when only they fit, and
+// cut at the end only when even they do not.
+func prCell(pr *PullRequest, w int) string {
+	full := prRef(pr)
+	if lipgloss.Width(full) <= w {
+		return full
+	}
+	tail := strings.TrimPrefix(full, screentext.Field(pr.Repository))
+	room := w - lipgloss.Width(tail) - 1
+	if room < 1 {
+		return trunc(tail, w)
+	}
+	return "…" + lastCells(screentext.Field(pr.Repository), room) + tail
+}
+
+// lastCells is the end of s that fits in w cells.
+func lastCells(s string, w int) string {
+	runes := []rune(s)
+	used, i := 0, len(runes)
+	for i > 0 {
+		rw := lipgloss.Width(string(runes[i-1]))
+		if used+rw > w {
+			break
+		}
+		used += rw
+		i--
+	}
+	return string(runes[i:])
 }
 
 func (l *runList) View() string {
@@ -232,9 +295,12 @@ func (l *runList) View() string {
 	var b strings.Builder
 	b.WriteString(st.title.Render("Switchtender · runs") + "  " + st.faint.Render("signed in as "+l.who()) + "\n")
 	b.WriteString(l.banner() + "\n")
-	idw, tw, rw := l.columns()
+	idw, tw, rw, pw := l.columns()
 	hdr := "  " + pad("WAIT", 5) + " " + pad("ID", idw) + " " + pad("STATUS", 17) + " " + pad("TEMPLATE", tw) + " " +
 		pad("KIND", 9) + " " + pad("REQUESTER", rw) + " " + pad("AGE", 4)
+	if pw > 0 {
+		hdr += " " + pad(prHeading, pw)
+	}
 	b.WriteString(st.header.Render(strings.TrimRight(hdr, " ")) + "\n")
 
 	rh := l.rowsHeight()
@@ -334,7 +400,7 @@ func (l *runList) emptyNote() string {
 func (l *runList) row(i int) string {
 	st := l.st
 	r := l.runs[i]
-	idw, tw, rw := l.columns()
+	idw, tw, rw, pw := l.columns()
 	mark := ""
 	switch {
 	case r.WaitingForMe:
@@ -344,7 +410,10 @@ func (l *runList) row(i int) string {
 	}
 	row := pad(mark, 5) + " " + pad(cleanLine(r.ID), idw) + " " + pad(cleanLine(r.Status), 17) + " " +
 		pad(cleanLine(r.Template), tw) + " " + pad(cleanLine(r.Kind), 9) + " " +
-		pad(requester(r.Requester, r.Agent), rw) + " " + pad(age(l.now().Sub(r.CreatedAt)), 4)
+		pad(requester(r), rw) + " " + pad(age(l.now().Sub(r.CreatedAt)), 4)
+	if pw > 0 && r.PullRequest != nil {
+		row += " " + pad(prCell(r.PullRequest, pw), pw)
+	}
 	row = strings.TrimRight(row, " ")
 	switch {
 	case i == l.cursor:

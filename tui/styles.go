@@ -188,11 +188,15 @@ func age(d time.Duration) string {
 	}
 }
 
-// requester is the requester column text, marking agents in words.
-func requester(name string, agent bool) string {
-	name = cleanLine(name)
-	if agent {
+// requester is the requester column text of r, marking agents and forge
+// accounts in words.
+func requester(r RunSummary) string {
+	name := cleanLine(r.Requester)
+	switch {
+	case r.Agent:
 		return name + " [agent]"
+	case r.Forge:
+		return name + " [forge]"
 	}
 	return name
 }

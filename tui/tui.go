@@ -34,10 +34,31 @@ type RunSummary struct {
 	Status       string // the server's status, shown as is ("queued", "running", "awaiting_approval", "stale", ...)
 	Requester    string
 	Agent        bool // the requester is an AI agent
+	Forge        bool // the requester is a forge account (a pull request's author or merger)
 	CreatedAt    time.Time
 	WaitingForMe bool   // a proposal of this run is held for the viewing identity's approval
 	Message      string // the run's last word to people, e.g. "Saved plan is stale: submit the apply again"
 	Stale        bool   // the run's held plan can never apply: the state changed after it was made
+	// PullRequest is the pull request a forge-launched run belongs to; nil
+	// for every other run.
+	PullRequest *PullRequest
+}
+
+// PullRequest is the pull request a forge-launched run belongs to, as the
+// forge named it: every string is the forge's and is shown escaped.
+// Repository is "owner/name"; HeadSHA the head commit the run planned;
+// MergeSHA, for the apply a merge proposed, the merge commit. For such an
+// apply, ShownRun is the pull request's plan last shown on it, and once
+// the apply's plan was compared with it (Compared) Differences lists how
+// they differ, one sentence a resource, empty when they agree.
+type PullRequest struct {
+	Forge, Repository string
+	Number            int
+	HeadSHA, MergeSHA string
+	SupersededBy      string // the newer head that replaced this run's head, or ""
+	ShownRun          string
+	Compared          bool
+	Differences       []string
 }
 
 // Finding is one result of the configuration scan: the address of a data
@@ -66,7 +87,11 @@ type Proposal struct {
 	Findings  []Finding
 	Holds     []Hold
 	Requested string // who asked and how: "alice (person)", "deploy-bot (agent)", "require_approval", "reconcile of check 12"
-	PlanText  string // tofu's own plan rendering, already masked
+	// DryRun marks the plan a dry run made: it proposes nothing, so no
+	// rule holds it and nothing releases it, and its plan file was not
+	// kept; the pane shows what it would do.
+	DryRun   bool
+	PlanText string // tofu's own plan rendering, already masked
 	// Changes is the structured change set of the saved plan (masked, no
 	// sensitive value), computed once when the plan was measured; nil for
 	// a proposal made before change sets were kept, or not at stage "plan".

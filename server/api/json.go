@@ -12,22 +12,25 @@ import (
 // is the object RunView marshals to, whatever the command; times not yet
 // known are left out, exit_code is left out until the run ended with a tool
 // process's exit, lists are [] and maps {} (never null), requester_kind is
-// "person" or "agent" as the text says, and a refusal is an object on
-// stderr: {"error": {"code", "message", "field"?}}.
+// "person", "agent" or "forge" as the text says, and a refusal is an object
+// on stderr: {"error": {"code", "message", "field"?}}.
 
 // Requester kinds as commands show them; the store writes the same words
-// (store.RequesterPerson, store.RequesterAgent) and reads a run stored as
-// "user" by older versions as a person.
+// (store.RequesterPerson, store.RequesterAgent, store.RequesterForge) and
+// reads a run stored as "user" by older versions as a person.
 const (
 	RequesterPerson = "person"
 	RequesterAgent  = "agent"
+	RequesterForge  = "forge"
 )
 
 // RequesterKind returns the vocabulary commands use for a stored
-// requester_kind: "agent" for an agent, "person" for anything else.
+// requester_kind: "agent" for an agent, "forge" for a forge account (a
+// pull request's author or merger), "person" for anything else.
 func RequesterKind(stored string) string {
-	if stored == RequesterAgent {
-		return RequesterAgent
+	switch stored {
+	case RequesterAgent, RequesterForge:
+		return stored
 	}
 	return RequesterPerson
 }
@@ -51,6 +54,8 @@ type runWire struct {
 	Check         *store.Check      `json:"check,omitempty"`
 	Scan          *store.Scan       `json:"scan,omitempty"`
 	Changes       *changesWire      `json:"changes,omitempty"`
+	Plan          *SavedPlan        `json:"plan,omitempty"`
+	PullRequest   *pullRequestWire  `json:"pull_request,omitempty"`
 }
 
 // wireView is RunView without its MarshalJSON, so runWire can embed it.
@@ -74,6 +79,11 @@ func (v RunView) MarshalJSON() ([]byte, error) {
 		Check:         normalCheck(v.Check),
 		Scan:          normalScan(v.Scan),
 		Changes:       normalChanges(v.Changes),
+		Plan:          v.Plan,
+		PullRequest:   normalPullRequest(v.PullRequest),
+	}
+	if w.Plan == nil {
+		w.Plan = PlanOf(v.Run)
 	}
 	for i := range w.Approvals {
 		w.Approvals[i].Rules = OrEmpty(w.Approvals[i].Rules)

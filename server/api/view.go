@@ -18,6 +18,12 @@ type RunView struct {
 	SealedVars    []byte    `json:"sealed_vars,omitempty"`    // always empty: hides the stored field
 	SealedAnswers []byte    `json:"sealed_answers,omitempty"` // always empty: hides the stored field
 	StatusAt      *struct{} `json:"status_at,omitempty"`      // always nil: hides the stored field (not in docs/json.md)
+	DryPlan       *struct{} `json:"dry_plan,omitempty"`       // always nil: hides the stored field, which Plan says
+	// Plan is the saved plan the run made, as measured (PlanOf): a dry
+	// run's, a gated run's plan-stage proposal's, a drift check's kept
+	// plan's digest and counts; nil when it saved none. JSON writes
+	// PlanOf(Run) when it is nil.
+	Plan *SavedPlan `json:"plan,omitempty"`
 	// Waiting is the command that releases the held proposal, while it is held.
 	Waiting string `json:"waiting,omitempty"`
 	// WaitingForYou is true when the caller can release something of the

@@ -22,12 +22,11 @@ func RulesPhrase(rules []string) string {
 	return "rules " + strings.Join(rules, ", ")
 }
 
-// RequestedHow is the sentence that says who asked for a run and how.
+// RequestedHow is the sentence that says who asked for a run and how:
+// "alice (person)", "deploy-bot (agent), as an AI proposal", "octocat
+// (forge)" (RequesterKind's words).
 func RequestedHow(r store.Run) string {
-	how := r.Requester + " (person)"
-	if r.RequesterKind == "agent" {
-		how = r.Requester + " (agent)"
-	}
+	how := r.Requester + " (" + RequesterKind(string(r.RequesterKind)) + ")"
 	switch {
 	case r.AIProposal:
 		how += ", as an AI proposal"

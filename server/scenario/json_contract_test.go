@@ -557,3 +557,15 @@ func TestJSONRequesterKindIsPersonOrAgent(t *testing.T) {
 		}
 	}
 }
+
+// A dry run's show --json is pinned too: its saved plan as "plan", its
+// change set as "changes", and no "proposal".
+func TestJSONContractShapeOfADryRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, dataTemplates)
+	v := h.launchWait("carol", "data", "--dry-run")
+	if v.Run.Status != store.StatusSucceeded {
+		t.Fatalf("the dry run %s: %s", v.Status, v.Message)
+	}
+	checkGolden(t, "show-dry-run", h.mustSSH("bob", "show", v.ID, "--json"))
+}

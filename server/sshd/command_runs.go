@@ -120,17 +120,28 @@ func (c *call) runs(f *runsFilter) int {
 	return exitOK
 }
 
-// writeRunList writes runs as a table, one line each.
+// writeRunList writes runs as a table, one line each; when any run belongs
+// to a pull request, a last column names it (repository#number and the
+// short head commit, screentext.PullRequestRef).
 func writeRunList(w io.Writer, views []api.RunView) {
+	prs := slices.ContainsFunc(views, func(v api.RunView) bool { return v.PullRequest != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED")
+	head := "RUN\tSTATUS\tTEMPLATE\tKIND\tREQUESTER\tCREATED"
+	if prs {
+		head += "\tPULL REQUEST"
+	}
+	fmt.Fprintln(tw, head)
 	for _, v := range views {
-		who := v.Requester + " (" + api.RequesterKind(string(v.RequesterKind)) + ")"
+		who := screentext.Field(v.Requester) + " (" + api.RequesterKind(string(v.RequesterKind)) + ")"
 		status := v.Status
 		if v.WaitingForYou {
 			status += " ▶ you"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, status, screentext.Field(v.Template), v.Kind, screentext.Sentence(who), v.CreatedAt.Format(time.RFC3339))
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", v.ID, status, screentext.Field(v.Template), v.Kind, who, v.CreatedAt.Format(time.RFC3339))
+		if pr := v.PullRequest; pr != nil {
+			line += "\t" + screentext.PullRequestRef(pr.Repository, pr.Number, pr.HeadSHA)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 }

@@ -37,10 +37,25 @@ func (c *call) printRun(r store.Run, detail bool) int {
 	if v.Scan != nil {
 		writeScan(c.out, v.Scan)
 	}
+	if v.Run.DryPlan != nil {
+		writeDryPlan(c.out, v)
+	}
 	if v.Proposal != nil {
 		writeProposal(c.out, v)
 	}
 	return exitOK
+}
+
+// writeDryPlan writes what a dry run's plan would do, as measured: its
+// digest, the destroy count the rules measure, tofu's counts and the
+// command that shows its change set. The plan file itself is never kept.
+func writeDryPlan(w io.Writer, v api.RunView) {
+	p := v.Run.DryPlan
+	fmt.Fprintln(w, "dry run's plan (the plan file is not kept)")
+	fmt.Fprintf(w, "  digest   %s\n", screentext.Field(p.Digest))
+	fmt.Fprintf(w, "  DESTROYS %d (every delete, replacements included)\n", p.Destroy)
+	fmt.Fprintf(w, "  plan:    %s\n", v.Counts)
+	writeChangesHint(w, v)
 }
 
 // writeRunHead writes what every printed run starts with: status, template,
@@ -70,6 +85,9 @@ func writeRunHead(w io.Writer, v api.RunView) {
 		fmt.Fprintf(w, "  reconcile: %s\n", screentext.Sentence(v.Reconcile))
 	}
 	writeCommit(w, v.Commit)
+	for _, l := range api.PullRequestLines(v.PullRequest) {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 	writeWorkers(w, v)
 }
 

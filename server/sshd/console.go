@@ -73,10 +73,20 @@ func (c *Console) summary(r store.Run) tui.RunSummary {
 	}
 	return tui.RunSummary{
 		ID: r.ID, Template: r.Template, Kind: string(r.Kind), Status: string(r.Status),
-		Requester: r.Requester, Agent: r.RequesterKind == "agent",
+		Requester: r.Requester, Agent: r.RequesterKind == store.RequesterAgent, Forge: r.RequesterKind == store.RequesterForge,
 		CreatedAt: r.CreatedAt, WaitingForMe: waiting, Message: msg,
-		Stale: store.Status(r.Status) == store.StatusStale || (r.Proposal != nil && r.Proposal.Stale),
+		Stale:       store.Status(r.Status) == store.StatusStale || (r.Proposal != nil && r.Proposal.Stale),
+		PullRequest: pullRequest(r.PullRequest),
 	}
+}
+
+// pullRequest is pr as the console shows it, or nil for none.
+func pullRequest(pr *store.PullRequest) *tui.PullRequest {
+	if pr == nil {
+		return nil
+	}
+	return &tui.PullRequest{Forge: pr.Forge, Repository: pr.Repository, Number: pr.Number, HeadSHA: pr.HeadSHA, MergeSHA: pr.MergeSHA,
+		SupersededBy: pr.SupersededBy, ShownRun: pr.ShownRun, Compared: pr.Compared, Differences: slices.Clone(pr.Differences)}
 }
 
 // fresh is r as the console should display it: a held plan whose working
@@ -152,7 +162,10 @@ func (c *Console) Run(ctx context.Context, id string) (tui.RunDetail, error) {
 	for _, k := range r.SecretVars {
 		d.Vars[k] = "(sensitive)"
 	}
-	if r.Proposal != nil {
+	switch {
+	case r.DryPlan != nil: // what the dry run's plan would do (a scan hold it passed is its history)
+		d.Proposal = c.dryPlan(r)
+	case r.Proposal != nil:
 		d.Proposal = c.proposal(r)
 	}
 	if store.Kind(r.Kind) == store.KindCheck {
@@ -188,6 +201,25 @@ func (c *Console) proposal(r store.Run) *tui.Proposal {
 	for _, h := range c.s.HoldViews(r) {
 		tp.Holds = append(tp.Holds, tui.Hold{Rule: h.Rule, Reason: h.Reason,
 			Approvers: slices.Clone(h.Approvers), ReleasedBy: h.ReleasedBy})
+	}
+	return tp
+}
+
+// dryPlan is the plan dry run r made, for the pane a held apply's proposal
+// has: its digest, counts, change set and the scan's findings; it
+// proposes nothing, so no rule holds it and there is no plan text (the
+// run's log has tofu's).
+func (c *Console) dryPlan(r store.Run) *tui.Proposal {
+	p := r.DryPlan
+	tp := &tui.Proposal{
+		Digest: p.Digest, Stage: string(store.StagePlan), DryRun: true, Add: p.Add, Change: p.Change, Destroy: p.Destroy,
+		Replace: p.Replace, Forget: p.Forget, Requested: api.RequestedHow(r), Addresses: map[string][]string{},
+		Changes: c.changes(r.ID),
+	}
+	if r.Scan != nil {
+		for _, f := range r.Scan.Findings {
+			tp.Findings = append(tp.Findings, tui.Finding{Address: f.Address, Where: findingWhere(f), Reason: f.Reason})
+		}
 	}
 	return tp
 }
