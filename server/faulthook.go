@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -36,4 +37,22 @@ func armKillAfterCommit(db *store.DB) {
 			}
 		}
 	})
+}
+
+// killAfterWebhookEnv, for the fault suite: when the server's environment
+// sets it, the process SIGKILLs itself right after it answered 200 to a
+// webhook delivery it stored, before the processor can act on it.
+const killAfterWebhookEnv = "SWITCHTENDER_KILL_AFTER_WEBHOOK"
+
+// killAfterAnswer flushes the answer written to w and, when
+// killAfterWebhookEnv is set, kills the process.
+func killAfterAnswer(w http.ResponseWriter) {
+	if os.Getenv(killAfterWebhookEnv) == "" {
+		return
+	}
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
 }

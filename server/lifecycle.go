@@ -63,6 +63,7 @@ func auditEvent(runID, actor, action, detail string) store.AuditEvent {
 func (s *Server) changed(r store.Run) {
 	s.held.note(s.runDir(r), r)
 	s.noteRun(r)
+	s.forge.runChanged(r)
 	s.broker.RunChanged()
 }
 

@@ -136,6 +136,8 @@ type Server struct {
 	closed     bool
 	door       Door        // the front door Attach was given; nil before
 	httpSrv    *httpServer // metrics_listen; nil without it
+	hookSrv    *httpServer // webhook_listen; nil without it
+	forge      *forgeSide  // the forge side (forge_side.go)
 	// runCtx is Start's context; checksStop stops the check schedule
 	// started from it (Reload starts a new one).
 	runCtx     context.Context
@@ -194,6 +196,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.live.Store(newLiveConfig(cfg))
 	s.sched = schedule.NewQueue(cfg.Server.MaxParallel, s.execute)
 	s.relay = newRelayHub(s)
+	s.forge = newForgeSide(s)
 	for pool, d := range opts.LeaseTimeouts {
 		if d > 0 {
 			s.relay.timeout[pool] = d
@@ -460,9 +463,16 @@ func (s *Server) Start(ctx context.Context) error {
 		cancel(err)
 		return err
 	}
+	hooks, err := s.startWebhooks()
+	if err != nil {
+		hs.close()
+		cancel(err)
+		return err
+	}
 	s.mu.Lock()
-	s.httpSrv = hs
+	s.httpSrv, s.hookSrv = hs, hooks
 	s.mu.Unlock()
+	s.forge.start(ctx)
 	s.mu.Lock()
 	s.runCtx = ctx
 	s.mu.Unlock()
@@ -514,11 +524,12 @@ func (s *Server) Close() error {
 	s.closed = true
 	door := s.door
 	cancel := s.cancel
-	hs := s.httpSrv
+	hs, hooks := s.httpSrv, s.hookSrv
 	s.mu.Unlock()
 	if door != nil {
 		_ = door.Close()
 	}
+	hooks.close()
 	hs.close()
 	if cancel != nil {
 		cancel(errShutdown)

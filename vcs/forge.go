@@ -133,3 +133,21 @@ func Branch(ctx context.Context, dir string) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// CheckBranch refuses a branch name a forge sent that git would not take
+// as one, or that could be read as more than one ref in a refspec: only
+// letters, digits and "._/-", no "..", no leading "-" or "/", no trailing
+// "/" or ".lock", at most 255 bytes.
+func CheckBranch(name string) error {
+	bad := name == "" || len(name) > 255 || strings.HasPrefix(name, "-") || strings.HasPrefix(name, "/") ||
+		strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".lock") || strings.Contains(name, "..") || strings.Contains(name, "//")
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-", r)) {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("branch name %q is not one Switchtender fetches: letters, digits and ._/- only, no \"..\"", name)
+	}
+	return nil
+}

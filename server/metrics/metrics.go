@@ -24,6 +24,8 @@ type Set struct {
 	NotifySent   *prometheus.CounterVec   // notifications delivered, by notify block
 	NotifyFailed *prometheus.CounterVec   // delivery attempts that failed, by notify block
 	NotifyQueue  prometheus.Gauge         // deliveries waiting in the store
+	// ForgeDeliveries counts webhook deliveries by forge block and outcome.
+	ForgeDeliveries *prometheus.CounterVec
 }
 
 // runBuckets span a few seconds to a few hours: runs include tofu init.
@@ -53,9 +55,11 @@ func New(live func() Live) *Set {
 			Help: "Notification delivery attempts that failed (to be retried, or given up), by notify block."}, []string{"notify"}),
 		NotifyQueue: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchtender_notify_queue",
 			Help: "Notification deliveries waiting in the store."}),
+		ForgeDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchtender_forge_deliveries_total",
+			Help: "Forge webhook deliveries, by forge block and outcome: stored, duplicate, unsigned (401), malformed (400), too_large (413), ignored, unknown_repository, unknown_forge, store_error, polled (made by a poll)."}, []string{"forge", "outcome"}),
 	}
 	m.Reg.MustRegister(m.RunsTotal, m.RunDuration, m.StepDuration, m.SSHOpen, m.SSHRefused, m.MaskerBytes,
-		m.NotifySent, m.NotifyFailed, m.NotifyQueue, liveCollector{live},
+		m.NotifySent, m.NotifyFailed, m.NotifyQueue, m.ForgeDeliveries, liveCollector{live},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.SSHRefused.WithLabelValues("unknown_key")
 	m.SSHRefused.WithLabelValues("connection_limit")
