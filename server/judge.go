@@ -55,6 +55,7 @@ type configCheck struct {
 // Adding a check is adding a line.
 var configChecks = []configCheck{
 	{SeverityError, policyProblems},                                             // a plan_gate that does not compile
+	{SeverityError, cloneProblems},                                              // a forge project's checkout that is not a clone of its repository
 	{SeverityWarning, runProblems},                                              // working directories, tools, pools, credentials' commands
 	{SeverityWarning, metricsExposure},                                          // metrics_listen off loopback
 	{SeverityWarning, descriptorProblems},                                       // the SSH connection cap over half RLIMIT_NOFILE
@@ -101,6 +102,26 @@ func policyProblems(j judging) []Problem {
 		if r.PolicyErr != nil {
 			line := j.cfg.Rules[i].Line
 			out = append(out, Problem{Where: line, What: fmt.Sprintf("rule %s (%s): its plan_gate does not compile (%v); serve and reload refuse a configuration with it, since the rule would hold for an approver what the policy means to refuse: fix the policy", r.Name, line, r.PolicyErr)})
+		}
+	}
+	return out
+}
+
+// cloneProblems names each project with a forge whose checkout is not a
+// clone of its repository there (config.CheckClone): the forge side would
+// fetch pull requests from another repository, or send the forge's token
+// to another host. An error, as a project path that does not exist is:
+// nothing the forge sends could be planned right.
+func cloneProblems(j judging) []Problem {
+	var out []Problem
+	for _, name := range sortedKeys(j.cfg.Projects) {
+		p := j.cfg.Projects[name]
+		f := j.cfg.Forges[p.Forge]
+		if f == nil {
+			continue
+		}
+		if err := config.CheckClone(context.Background(), p, f); err != nil {
+			out = append(out, Problem{Where: p.Line, What: err.Error()})
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strings"
+
 	"github.com/switchtender/switchtender/exec/mask"
 	"github.com/switchtender/switchtender/store"
 )
@@ -15,18 +17,26 @@ import (
 // stop: see docs/pull-requests.md.) A pull request's plan
 // masks every secret the configuration file holds as well.
 
-// maskOwnKeys adds the control node's key files to m.
+// maskOwnKeys adds the control node's key files to m, and the forges'
+// tokens and webhook secrets the configuration holds (config.ForgeSecrets):
+// the server's own credentials, which no run is given, so masking them in
+// every run hides nothing a run shows on purpose. Like the key files, each
+// in lower and upper case too.
 func (s *Server) maskOwnKeys(m *mask.Masker) {
-	srv := s.config().Server
-	maskKeyFiles(m, srv.SealKey, srv.HostKey)
+	cfg := s.config()
+	maskKeyFiles(m, cfg.Server.SealKey, cfg.Server.HostKey)
+	for _, v := range cfg.ForgeSecrets() {
+		m.Add(v, strings.ToLower(v), strings.ToUpper(v))
+	}
 }
 
 // maskConfigSecrets adds to m, for a pull request's plan, every secret the
 // configuration holds in clear (each credential's token and env values,
-// each notify URL and secret): a branch's file() of the configuration file
-// would show them. Other runs mask only their own credentials, since the
-// team's configuration does not read the file and a static env value (a
-// region) masked in every run would hide more than it protects.
+// each notify URL and secret, each forge's token and webhook secret): a
+// branch's file() of the configuration file would show them. Other runs
+// mask only their own credentials besides the server's own (maskOwnKeys),
+// since the team's configuration does not read the file and a static env
+// value (a region) masked in every run would hide more than it protects.
 func (s *Server) maskConfigSecrets(m *mask.Masker, r store.Run) {
 	if r.Commit == nil || r.Commit.Ref == "" {
 		return

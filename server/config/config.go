@@ -31,6 +31,15 @@
 //     `switchtender keygen pool` prints it.
 //   - A list answer is JSON when it starts with "[", else comma-separated
 //     strings (see SurveyField.ParseAnswer).
+//   - A forge block (forge.go) has exactly one of token and token_command
+//     and a webhook_secret of 16 or more characters; a project names a
+//     forge and a repository together or neither, and no two projects name
+//     one repository of one forge (compared without case, as the forges
+//     do); webhook_listen with no forge block is an error (it would serve
+//     nothing), a forge with no webhook_listen is not (it is polled).
+//   - Whether a forge project's checkout is a clone of its repository is
+//     not read at load (it runs git): CheckClone says, and the server's
+//     judgement (check, serve, reload) refuses a configuration it fails.
 //
 // A Config is not modified after Parse returns, so it may be read from many
 // goroutines at once.
@@ -122,16 +131,17 @@ type Config struct {
 // of Token and TokenCommand is set; WebhookSecret is at least 16
 // characters. Token, the output of TokenCommand and WebhookSecret are
 // secrets: masked in every output, never stored, never in a process's
-// arguments.
+// arguments (ForgeSecrets lists those the file holds).
 type Forge struct {
 	Name          string
-	Type          string   // "gitea", "github" or "gitlab" (forge.Types)
-	URL           string   // the API base: Gitea's and GitLab's root URL, https://api.github.com or an Enterprise URL
+	Type          string   // ForgeGitea, ForgeGitHub or ForgeGitLab (as forge.Types)
+	URL           string   // the API base as written: Gitea's and GitLab's root URL, https://api.github.com or an Enterprise URL; http or https, no user, query or fragment
 	Token         string   // token, as written
 	TokenCommand  []string // token_command: argv whose trimmed output is the token, run fresh when needed
 	WebhookSecret string   // webhook_secret
 	// PollEvery is poll_every: how often open and recently merged pull
-	// requests are listed to catch up on lost deliveries (default 5m).
+	// requests are listed to catch up on lost deliveries (default 5m,
+	// DefaultPollEvery; at least MinPollEvery).
 	PollEvery time.Duration
 	Line      string
 }
@@ -171,7 +181,8 @@ type Server struct {
 	WebhookListen string
 	// SSHAddress is ssh_address, how people reach the SSH server
 	// ("host" or "host:port"), as the commands a pull request's comment
-	// shows name it; default: ssh_listen.
+	// shows name it; "" when it is left out, and then ssh_listen (the
+	// address the server listens on) is what they show.
 	SSHAddress string
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -65,23 +66,31 @@ func (p *parser) credentialToken(c *hcl.BodyContent, cred *Credential) (bool, bo
 }
 
 func (p *parser) credentialCommand(c *hcl.BodyContent, cred *Credential) (bool, bool) {
-	refs, a, ok := p.strList(c, "command")
-	if a == nil {
-		return false, true
-	}
-	cred.Command = names(refs)
+	argv, a, ok := p.argv(c, "command", fmt.Sprintf("credential %q", cred.Name), `["vault", "kv", "get", "-field=token", "secret/ci"]`)
+	cred.Command = argv
+	return a != nil, ok
+}
+
+// argv reads a command attribute: a non-empty list of strings whose first
+// is the program. owner ("forge \"corp\"") and example name it in messages.
+// ok is false when it is written and does not decode; a nil attribute
+// means it is not written.
+func (p *parser) argv(c *hcl.BodyContent, name, owner, example string) ([]string, *hcl.Attribute, bool) {
+	refs, a, ok := p.strList(c, name)
 	switch {
+	case a == nil:
+		return nil, nil, true
 	case !ok:
-		return true, false
+		return nil, a, false
 	case len(refs) == 0:
 		p.errorf(a.Expr.Range(), "Empty command",
-			"credential %q has an empty command; give the program and its arguments, like [\"vault\", \"kv\", \"get\", \"-field=token\", \"secret/ci\"]", cred.Name)
-		return true, false
+			"%s has an empty %s; give the program and its arguments, like %s", owner, name, example)
+		return nil, a, false
 	case refs[0].name == "":
-		p.errorf(refs[0].rng, "Empty command", "credential %q command starts with an empty program name", cred.Name)
-		return true, false
+		p.errorf(refs[0].rng, "Empty command", "%s %s starts with an empty program name", owner, name)
+		return nil, a, false
 	}
-	return true, true
+	return names(refs), a, true
 }
 
 // credentialShape reads env_var and checks that the credential has exactly

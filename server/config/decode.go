@@ -34,6 +34,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "user", LabelNames: []string{"name"}},
 	{Type: "agent", LabelNames: []string{"name"}},
 	{Type: "notify", LabelNames: []string{"name"}},
+	{Type: "forge", LabelNames: []string{"name"}},
 }}
 
 func attrs(names ...string) []hcl.AttributeSchema {
@@ -47,12 +48,16 @@ func attrs(names ...string) []hcl.AttributeSchema {
 var (
 	serverSchema = &hcl.BodySchema{Attributes: attrs("ssh_listen", "data_dir", "host_key", "seal_key", "max_parallel", "cancel_grace", "allow_self_approval",
 		"ssh_handshake_timeout", "ssh_idle_timeout", "ssh_max_startups", "ssh_max_connections", "ssh_max_connections_per_source", "ssh_max_command_bytes",
-		"ssh_max_sessions_per_connection", "time_zone", "metrics_listen")}
-	projectSchema    = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}}}
-	credentialSchema = &hcl.BodySchema{Attributes: attrs("env", "token", "command", "env_var")}
-	templateSchema   = &hcl.BodySchema{
+		"ssh_max_sessions_per_connection", "time_zone", "metrics_listen", "webhook_listen", "ssh_address")}
+	// projectSchema is the control node's project block; a worker's file
+	// has workerProjectSchema's, a path only (its forge is the control
+	// node's business).
+	projectSchema       = &hcl.BodySchema{Attributes: append([]hcl.AttributeSchema{{Name: "path", Required: true}}, attrs("forge", "repository", "allow_forks")...)}
+	workerProjectSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}}}
+	credentialSchema    = &hcl.BodySchema{Attributes: attrs("env", "token", "command", "env_var")}
+	templateSchema      = &hcl.BodySchema{
 		Attributes: append([]hcl.AttributeSchema{{Name: "project", Required: true}, {Name: "command", Required: true}},
-			attrs("tool", "queue", "credentials", "vars", "check_every", "check_cron")...),
+			attrs("tool", "queue", "credentials", "vars", "check_every", "check_cron", "pull_requests")...),
 		Blocks: []hcl.BlockHeaderSchema{{Type: "survey", LabelNames: []string{"name"}}},
 	}
 	surveySchema    = &hcl.BodySchema{Attributes: attrs("type", "default", "choices", "description", "sensitive")}
@@ -85,12 +90,20 @@ type parser struct {
 	exRefs    map[*Exemption]*exemptionRefs
 	queueRefs map[*Queue]ref
 	keyOwners map[string]keyOwner
+
+	// the projects that name a forge, in file order, and where the server
+	// block set webhook_listen (nil: it did not)
+	projForges    []projectForge
+	webhookListen *hcl.Range
 }
 
 type templateRefs struct {
 	project     ref
 	queue       ref
 	credentials []ref
+	// pullRequests is where pull_requests = true is written (nil: false
+	// or left out)
+	pullRequests *hcl.Range
 }
 
 type ruleRefs struct {
@@ -131,6 +144,7 @@ func (p *parser) parse(src []byte) *Config {
 		Users:       map[string]*User{},
 		Agents:      map[string]*Agent{},
 		Notifies:    map[string]*Notify{},
+		Forges:      map[string]*Forge{},
 	}
 	p.declared = map[string]map[string]hcl.Range{}
 	p.tmplRefs = map[*Template]*templateRefs{}
@@ -193,7 +207,7 @@ func (p *parser) block(cfg *Config, b *hcl.Block) {
 	name := b.Labels[0]
 	switch b.Type {
 	case "project":
-		put(cfg.Projects, name, p.project(b, name))
+		put(cfg.Projects, name, p.controlProject(b, name))
 	case "credential":
 		put(cfg.Credentials, name, p.credential(b, name))
 	case "template":
@@ -212,6 +226,8 @@ func (p *parser) block(cfg *Config, b *hcl.Block) {
 		put(cfg.Agents, name, p.agent(b, name))
 	case "notify":
 		put(cfg.Notifies, name, p.notify(b, name))
+	case "forge":
+		put(cfg.Forges, name, p.forge(b, name))
 	}
 }
 
@@ -460,8 +476,29 @@ func (p *parser) resolve(s string) string {
 	return filepath.Clean(s)
 }
 
+// project decodes a worker file's project block: a path only.
 func (p *parser) project(b *hcl.Block, name string) *Project {
+	return p.projectPath(b, p.content(b, workerProjectSchema), name)
+}
+
+// controlProject decodes the control node's project block: its path and
+// the forge repository it is a clone of (forge, repository, allow_forks).
+func (p *parser) controlProject(b *hcl.Block, name string) *Project {
 	c := p.content(b, projectSchema)
+	pr := p.projectPath(b, c, name)
+	if pr == nil {
+		p.projectForge(b, c, &Project{Name: name}) // its problems too, in the same pass
+		return nil
+	}
+	if !p.projectForge(b, c, pr) {
+		return nil
+	}
+	return pr
+}
+
+// projectPath reads path: an existing directory, resolved against the
+// configuration's directory. nil when it is not one.
+func (p *parser) projectPath(b *hcl.Block, c *hcl.BodyContent, name string) *Project {
 	v, a, ok := p.str(c, "path")
 	if !ok {
 		return nil

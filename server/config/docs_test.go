@@ -20,7 +20,7 @@ func TestEveryAttributeIsDocumented(t *testing.T) {
 	schemas := map[string]*hcl.BodySchema{
 		"server": serverSchema, "project": projectSchema, "credential": credentialSchema, "template": templateSchema,
 		"survey": surveySchema, "queue": queueSchema, "pool": poolSchema, "rule": ruleSchema,
-		"exemption": exemptionSchema, "user": userSchema, "agent": agentSchema, "notify": notifySchema,
+		"exemption": exemptionSchema, "user": userSchema, "agent": agentSchema, "notify": notifySchema, "forge": forgeSchema,
 	}
 	for _, blk := range rootSchema.Blocks {
 		if !strings.Contains(doc, "`"+blk.Type) {

@@ -20,6 +20,7 @@ func (p *parser) checkRefs(cfg *Config) {
 	for _, e := range cfg.Exemptions {
 		p.checkExemptionRefs(e)
 	}
+	p.checkForges(cfg)
 }
 
 // has reports whether a kind's name was declared.

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"fmt"
 	"net"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +40,7 @@ func (p *parser) server(b *hcl.Block) Server {
 		p.sshLimits(c, &s)
 		p.timeZone(c, &s)
 		p.metricsListen(c, &s)
+		p.forgeSettings(c, &s)
 	}
 	s.HostKey = hostKey
 	if s.HostKey == "" {
@@ -81,6 +84,48 @@ func (p *parser) listen(c *hcl.BodyContent, name, example string) (string, bool)
 	}
 	return v, true
 }
+
+// forgeSettings reads webhook_listen (HOST:PORT; checkForges refuses it
+// when no forge is declared) and ssh_address ("host" or "host:port").
+func (p *parser) forgeSettings(c *hcl.BodyContent, s *Server) {
+	if v, ok := p.listen(c, "webhook_listen", "127.0.0.1:8443"); ok {
+		s.WebhookListen = v
+		r := c.Attributes["webhook_listen"].NameRange
+		p.webhookListen = &r
+	}
+	v, a, ok := p.str(c, "ssh_address")
+	if !ok {
+		return
+	}
+	if problem := sshAddressProblem(v); problem != "" {
+		p.errorf(a.Expr.Range(), "Invalid ssh_address",
+			"ssh_address = %q %s; give how people reach the SSH server, \"HOST\" or \"HOST:PORT\" like \"switchtender.example.com:2222\", or leave it out for ssh_listen", v, problem)
+		return
+	}
+	s.SSHAddress = v
+}
+
+// sshAddressProblem is what is wrong with an ssh_address ("" when nothing
+// is): it is shown in commands people paste (`ssh -p PORT HOST ...`), so
+// it is a host name or IP address, with a port from 1 to 65535 or none.
+func sshAddressProblem(v string) string {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		host, port = v, ""
+		if strings.Contains(v, ":") && net.ParseIP(v) == nil {
+			return "is not HOST or HOST:PORT"
+		}
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("has port %q, not a number from 1 to 65535", port)
+	}
+	if !hostRE.MatchString(host) && net.ParseIP(host) == nil {
+		return "does not start with a host name or IP address (no scheme, user, path or space)"
+	}
+	return ""
+}
+
+// hostRE is a DNS host name (or a single label).
+var hostRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$`)
 
 func (p *parser) dataDir(c *hcl.BodyContent, s *Server) {
 	v, a, ok := p.str(c, "data_dir")

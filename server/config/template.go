@@ -33,6 +33,7 @@ func (p *parser) template(b *hcl.Block, name string) *Template {
 	good = p.templateCredentials(c, t, refs) && good
 	good = p.templateVars(c, t) && good
 	good = p.templateSchedule(c, t) && good
+	good = p.templatePullRequests(c, t, refs) && good
 	good = p.surveys(c, t) && good
 	if !good {
 		return nil

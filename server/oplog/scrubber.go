@@ -9,8 +9,10 @@ import (
 )
 
 // NewScrubber is the masker of every static credential value, secret
-// survey default and notify URL and secret cfg holds, for sentences bound
-// for the operator log.
+// survey default, notify URL and secret, and forge token and webhook
+// secret cfg holds (config.ForgeSecrets), for sentences bound for the
+// operator log; its Values are what a pull request's plan masks besides
+// its own (the server's maskConfigSecrets).
 func NewScrubber(cfg *config.Config) *mask.Masker {
 	m := mask.New()
 	for _, c := range cfg.Credentials {
@@ -40,5 +42,6 @@ func NewScrubber(cfg *config.Config) *mask.Masker {
 			}
 		}
 	}
+	m.Add(cfg.ForgeSecrets()...)
 	return m
 }
