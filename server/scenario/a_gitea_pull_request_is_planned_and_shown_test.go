@@ -28,8 +28,8 @@ func TestAPullRequestOnGiteaIsPlannedAndItsDigestShownOnIt(t *testing.T) {
 		t.Fatalf("show --json plan = %v, want a digest", v["plan"])
 	}
 	body := f.waitComment(n, digest)
-	if !strings.Contains(body, "terraform_data.x") {
-		t.Errorf("the comment does not name the planned resource:\n%s", body)
+	if !strings.Contains(body, "2 to add") {
+		t.Errorf("the comment does not count the plan's two creates (the module's and the pull request's):\n%s", body)
 	}
 	if v["requester"] != "alice" || v["requester_kind"] != "forge" {
 		t.Errorf("requester = %v (%v), want alice as a forge account", v["requester"], v["requester_kind"])

@@ -57,7 +57,7 @@ func TestAMergeProposesOneApplyThatAnApproverReleasesOverSSH(t *testing.T) {
 		t.Errorf("the apply names no plan shown on the pull request: %+v", apply.PullRequest)
 	}
 	merged := f.relay.waitKept(t, "the merge delivery", func(k keptDelivery) bool {
-		return k.Header.Get("X-Gitea-Event-Type") == "pull_request" && strings.Contains(string(k.Body), `"merged":true`)
+		return k.Header.Get("X-Gitea-Event-Type") == "pull_request" && strings.Contains(string(k.Body), `"merged": true`)
 	})
 	f.relay.send(merged.Header, merged.Body)
 	f.mustSSH("bob", "approve", apply.ID, "--digest", digest)

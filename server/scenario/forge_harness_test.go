@@ -46,11 +46,12 @@ type forgeHarness struct {
 	hookID int64
 }
 
-// newForgeHarness starts Gitea, the repository with forgeMain on main, a
-// clone of it as the project's checkout, and a control node with a forge
-// block for Gitea and webhook_listen on a free port; Gitea's webhook goes
-// through the relay to the node.
-func newForgeHarness(t *testing.T) *forgeHarness {
+// writeForgeHarness starts Gitea, the repository with forgeMain on main, a
+// clone of it as the project's checkout, and writes a control node's
+// configuration with a forge block for Gitea and webhook_listen on a free
+// port; Gitea's webhook goes to the relay, which passes deliveries on once
+// startNode (or sendTo) names where.
+func writeForgeHarness(t *testing.T) *forgeHarness {
 	t.Helper()
 	g := testkit.StartGitea(t)
 	repo := g.CreateRepo(g.Admin.Name, "infra")
@@ -78,10 +79,26 @@ template "network" {
 }
 `, g.URL, g.Admin.Token, forgeSecret, checkout, repo)
 	h := writeHarness(t, "  webhook_listen = \"127.0.0.1:0\"\n", extra)
-	h.start()
-	relay := newDeliveryRelay(t, "http://"+h.srv.WebhookAddr()+"/webhooks/corp")
-	id := g.AddWebhook(repo, relay.URL, forgeSecret, "pull_request_only", "pull_request_sync", "pull_request_comment")
-	return &forgeHarness{harness: h, g: g, repo: repo, alice: alice, relay: relay, hookID: id}
+	f := &forgeHarness{harness: h, g: g, repo: repo, alice: alice, relay: newDeliveryRelay(t, "")}
+	f.hookID = g.AddWebhook(repo, f.relay.URL, forgeSecret, "pull_request_only", "pull_request_sync", "pull_request_comment")
+	return f
+}
+
+// newForgeHarness is writeForgeHarness with the node started and the
+// relay passing deliveries to it.
+func newForgeHarness(t *testing.T) *forgeHarness {
+	t.Helper()
+	f := writeForgeHarness(t)
+	f.startNode()
+	return f
+}
+
+// startNode starts the control node (again) and points the relay at its
+// webhook_listen.
+func (f *forgeHarness) startNode() {
+	f.t.Helper()
+	f.start()
+	f.relay.sendTo("http://" + f.srv.WebhookAddr() + "/webhooks/corp")
 }
 
 // openPR pushes branch with files from main as alice and opens its pull
@@ -188,9 +205,16 @@ func (f *forgeHarness) showJSON(id string) map[string]any {
 // deliveryRelay passes each delivery on to the node, keeping a copy.
 type deliveryRelay struct {
 	*httptest.Server
-	to   string
 	mu   sync.Mutex
+	to   string
 	kept []keptDelivery
+}
+
+// sendTo makes the relay pass deliveries to url from now on.
+func (d *deliveryRelay) sendTo(url string) {
+	d.mu.Lock()
+	d.to = url
+	d.mu.Unlock()
 }
 
 // keptDelivery is one delivery as the relay passed it on, and the node's
@@ -218,7 +242,13 @@ func newDeliveryRelay(t *testing.T, to string) *deliveryRelay {
 // send posts body with header to the node and returns its status code
 // (0 when it did not answer).
 func (d *deliveryRelay) send(header http.Header, body []byte) int {
-	req, err := http.NewRequest(http.MethodPost, d.to, bytes.NewReader(body))
+	d.mu.Lock()
+	to := d.to
+	d.mu.Unlock()
+	if to == "" {
+		return http.StatusServiceUnavailable
+	}
+	req, err := http.NewRequest(http.MethodPost, to, bytes.NewReader(body))
 	if err != nil {
 		return 0
 	}
