@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// edited is a recorded body with change applied to it as a JSON tree.
-func edited(t *testing.T, body []byte, change func(m map[string]any)) []byte {
+// editedBody is a recorded body with change applied to it as a JSON tree.
+func editedBody(t *testing.T, body []byte, change func(m map[string]any)) []byte {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -26,7 +26,7 @@ func edited(t *testing.T, body []byte, change func(m map[string]any)) []byte {
 	return out
 }
 
-func member(m map[string]any, path ...string) map[string]any {
+func jsonMember(m map[string]any, path ...string) map[string]any {
 	for _, p := range path {
 		m = m[p].(map[string]any)
 	}
@@ -89,7 +89,7 @@ func TestABodyThatIsNotOneJSONObjectIsRefused(t *testing.T) {
 		"an unclosed object":       {body[:len(body)-3], "not JSON"},
 		"nested 40 deep":           {[]byte(`{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`), "deeper"},
 		"larger than MaxBody":      {append([]byte(`{"a":"`), append(bytes.Repeat([]byte("x"), MaxBody), '"', '}')...), "more than"},
-		"a member of another type": {edited(t, body, func(m map[string]any) { m["action"] = 7 }), `"action"`},
+		"a member of another type": {editedBody(t, body, func(m map[string]any) { m["action"] = 7 }), `"action"`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestAPullRequestNumberOutOfRangeIsRefused(t *testing.T) {
 		"an exponent 1e3": json.Number("1e3"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := edited(t, body, func(m map[string]any) { member(m, "pull_request")["number"] = n })
+			b := editedBody(t, body, func(m map[string]any) { jsonMember(m, "pull_request")["number"] = n })
 			if _, err := Parse(GitHub, h, b); err == nil {
 				t.Errorf("a pull request number of %v is accepted", n)
 			}
@@ -136,7 +136,7 @@ func TestAPullRequestWithoutItsHeadCommitIsRefused(t *testing.T) {
 	} {
 		t.Run(string(c.forge)+"/"+c.name, func(t *testing.T) {
 			h, body := loadDelivery(t, c.forge, c.name)
-			b := edited(t, body, func(m map[string]any) { delete(member(m, c.head...), c.field) })
+			b := editedBody(t, body, func(m map[string]any) { delete(jsonMember(m, c.head...), c.field) })
 			refusedParse(t, c.forge, h, b, "head commit")
 		})
 	}
@@ -156,11 +156,11 @@ func TestAHeadCommitThatIsNotLowercaseHexIsRefused(t *testing.T) {
 		"63 hex (sha256)": strings.Repeat("a", 63),
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := edited(t, body, func(m map[string]any) { member(m, "pull_request", "head")["sha"] = sha })
+			b := editedBody(t, body, func(m map[string]any) { jsonMember(m, "pull_request", "head")["sha"] = sha })
 			refusedParse(t, GitHub, h, b, "40 or 64 lowercase hex")
 		})
 	}
-	b := edited(t, body, func(m map[string]any) { member(m, "pull_request", "head")["sha"] = strings.Repeat("ab", 32) })
+	b := editedBody(t, body, func(m map[string]any) { jsonMember(m, "pull_request", "head")["sha"] = strings.Repeat("ab", 32) })
 	if ev, err := Parse(GitHub, h, b); err != nil || ev.HeadSHA != strings.Repeat("ab", 32) {
 		t.Errorf("a SHA-256 head commit is not read: %+v, %v", ev, err)
 	}
@@ -168,11 +168,11 @@ func TestAHeadCommitThatIsNotLowercaseHexIsRefused(t *testing.T) {
 
 func TestABeforeOrMergeCommitThatIsNotHexIsRefused(t *testing.T) {
 	h, body := loadDelivery(t, GitHub, "pull_request_synchronize")
-	refusedParse(t, GitHub, h, edited(t, body, func(m map[string]any) { m["before"] = "HEAD~1" }), "before the push")
+	refusedParse(t, GitHub, h, editedBody(t, body, func(m map[string]any) { m["before"] = "HEAD~1" }), "before the push")
 	h, body = loadDelivery(t, GitHub, "pull_request_closed_merged")
-	refusedParse(t, GitHub, h, edited(t, body, func(m map[string]any) { member(m, "pull_request")["merge_commit_sha"] = "main" }), "merge commit")
+	refusedParse(t, GitHub, h, editedBody(t, body, func(m map[string]any) { jsonMember(m, "pull_request")["merge_commit_sha"] = "main" }), "merge commit")
 	h, body = loadDelivery(t, GitLab, "merge_request_update_with_commits")
-	refusedParse(t, GitLab, h, edited(t, body, func(m map[string]any) { member(m, "object_attributes")["oldrev"] = "0" }), "before the push")
+	refusedParse(t, GitLab, h, editedBody(t, body, func(m map[string]any) { jsonMember(m, "object_attributes")["oldrev"] = "0" }), "before the push")
 }
 
 func TestACommentLongerThanMaxCommentIsCutOnARuneBoundary(t *testing.T) {
@@ -194,7 +194,7 @@ func TestACommentLongerThanMaxCommentIsCutOnARuneBoundary(t *testing.T) {
 	} {
 		t.Run(string(c.forge), func(t *testing.T) {
 			h, body := loadDelivery(t, c.forge, c.name)
-			b := edited(t, body, func(m map[string]any) { member(m, c.path...)[c.field] = c.text })
+			b := editedBody(t, body, func(m map[string]any) { jsonMember(m, c.path...)[c.field] = c.text })
 			ev, err := Parse(c.forge, h, b)
 			if err != nil {
 				t.Fatal(err)
@@ -256,7 +256,7 @@ func TestAGitLabEventWhoseObjectKindDisagreesIsRefused(t *testing.T) {
 	h, body = loadDelivery(t, GitLab, "note_on_merge_request")
 	h.Set("X-Gitlab-Event", "Merge Request Hook")
 	refusedParse(t, GitLab, h, body, "object_kind")
-	refusedParse(t, GitLab, h, edited(t, body, func(m map[string]any) {
+	refusedParse(t, GitLab, h, editedBody(t, body, func(m map[string]any) {
 		m["object_kind"] = "merge_request"
 		m["object_attributes"] = "open"
 	}), "not an object")
@@ -286,11 +286,11 @@ func TestUnknownEventsAndActionsAreIgnoredNotRefused(t *testing.T) {
 				h.Set(c.header, c.event)
 			}
 			if c.action != nil {
-				body = edited(t, body, func(m map[string]any) {
+				body = editedBody(t, body, func(m map[string]any) {
 					if c.action[0] == "action" {
 						m["action"] = c.action[1]
 					} else {
-						member(m, c.action[0])["action"] = c.action[1]
+						jsonMember(m, c.action[0])["action"] = c.action[1]
 					}
 				})
 			}
@@ -304,7 +304,7 @@ func TestUnknownEventsAndActionsAreIgnoredNotRefused(t *testing.T) {
 
 func TestAGiteaPushOntoItselfIsTheTestDeliveryAndOtherPushesAreIgnored(t *testing.T) {
 	h, body := loadDelivery(t, Gitea, "push_test")
-	real := edited(t, body, func(m map[string]any) { m["after"] = giteaPushed })
+	real := editedBody(t, body, func(m map[string]any) { m["after"] = giteaPushed })
 	ev, err := Parse(Gitea, h, real)
 	if err != nil || ev.Kind != KindIgnored {
 		t.Errorf("a real push reads as %v (%v), want KindIgnored", ev.Kind, err)

@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// refused fails the test unless err wraps ErrSignature and names none of
+// refusedSignature fails the test unless err wraps ErrSignature and names none of
 // the secrets.
-func refused(t *testing.T, err error, secrets ...string) {
+func refusedSignature(t *testing.T, err error, secrets ...string) {
 	t.Helper()
 	if !errors.Is(err, ErrSignature) {
 		t.Fatalf("Verify = %v, want ErrSignature", err)
@@ -38,7 +38,7 @@ func TestADeliveryWithAnotherSecretIsRefused(t *testing.T) {
 	for forge, name := range signedDeliveries {
 		t.Run(string(forge), func(t *testing.T) {
 			h, body := loadDelivery(t, forge, name)
-			refused(t, Verify(forge, "another-secret", h, body), "another-secret")
+			refusedSignature(t, Verify(forge, "another-secret", h, body), "another-secret")
 		})
 	}
 }
@@ -56,7 +56,7 @@ func TestASignatureOfAnotherBodyIsRefused(t *testing.T) {
 			if string(other) == string(body) {
 				t.Fatal("the body was not changed")
 			}
-			refused(t, Verify(forge, testSecrets[forge], h, other))
+			refusedSignature(t, Verify(forge, testSecrets[forge], h, other))
 		})
 	}
 }
@@ -73,7 +73,7 @@ func TestADeliveryWithoutItsSignatureHeaderIsRefused(t *testing.T) {
 			for _, k := range strip[forge] {
 				h.Del(k)
 			}
-			refused(t, Verify(forge, testSecrets[forge], h, body))
+			refusedSignature(t, Verify(forge, testSecrets[forge], h, body))
 		})
 	}
 }
@@ -83,7 +83,7 @@ func TestAnEmptySignatureHeaderIsRefused(t *testing.T) {
 	h, body := loadDelivery(t, Gitea, "pull_request_opened")
 	h.Set("X-Gitea-Signature", "")
 	h.Set("X-Hub-Signature-256", "")
-	refused(t, Verify(Gitea, testSecrets[Gitea], h, body))
+	refusedSignature(t, Verify(Gitea, testSecrets[Gitea], h, body))
 }
 
 func TestADeliverySignedWithSHA1OnlyIsRefused(t *testing.T) {
@@ -96,7 +96,7 @@ func TestADeliverySignedWithSHA1OnlyIsRefused(t *testing.T) {
 				t.Fatal("the recorded delivery has no SHA-1 signature to keep")
 			}
 			err := Verify(forge, testSecrets[forge], h, body)
-			refused(t, err)
+			refusedSignature(t, err)
 			if !strings.Contains(err.Error(), "SHA-1") {
 				t.Errorf("the error does not say SHA-1 is not enough: %v", err)
 			}
@@ -108,9 +108,9 @@ func TestAGitLabTokenDifferingInItsLastByteIsRefused(t *testing.T) {
 	h, body := loadDelivery(t, GitLab, "merge_request_open")
 	secret := testSecrets[GitLab]
 	h.Set("X-Gitlab-Token", secret[:len(secret)-1]+"A")
-	refused(t, Verify(GitLab, secret, h, body))
+	refusedSignature(t, Verify(GitLab, secret, h, body))
 	h.Set("X-Gitlab-Token", secret+"=")
-	refused(t, Verify(GitLab, secret, h, body))
+	refusedSignature(t, Verify(GitLab, secret, h, body))
 }
 
 func TestAnEmptySecretRefusesEveryDelivery(t *testing.T) {
@@ -121,7 +121,7 @@ func TestAnEmptySecretRefusesEveryDelivery(t *testing.T) {
 			h.Set("X-Gitea-Signature", hexMAC("", body))
 			h.Set("X-Hub-Signature-256", "sha256="+hexMAC("", body))
 			h.Set("X-Gitlab-Token", "")
-			refused(t, Verify(forge, "", h, body))
+			refusedSignature(t, Verify(forge, "", h, body))
 		})
 	}
 }
@@ -129,7 +129,7 @@ func TestAnEmptySecretRefusesEveryDelivery(t *testing.T) {
 func TestGiteasOwnSignatureDecidesWhenItIsSent(t *testing.T) {
 	h, body := loadDelivery(t, Gitea, "pull_request_opened")
 	h.Set("X-Gitea-Signature", hexMAC("another-secret", body))
-	refused(t, Verify(Gitea, testSecrets[Gitea], h, body))
+	refusedSignature(t, Verify(Gitea, testSecrets[Gitea], h, body))
 
 	h, body = loadDelivery(t, Gitea, "pull_request_opened")
 	h.Del("X-Gitea-Signature")
@@ -141,13 +141,13 @@ func TestGiteasOwnSignatureDecidesWhenItIsSent(t *testing.T) {
 func TestASignatureHeaderSentTwiceIsRefused(t *testing.T) {
 	h, body := loadDelivery(t, GitHub, "pull_request_opened")
 	h.Add("X-Hub-Signature-256", "sha256="+hexMAC("another-secret", body))
-	refused(t, Verify(GitHub, testSecrets[GitHub], h, body))
+	refusedSignature(t, Verify(GitHub, testSecrets[GitHub], h, body))
 }
 
 func TestAGitHubSignatureWithoutItsPrefixIsRefused(t *testing.T) {
 	h, body := loadDelivery(t, GitHub, "pull_request_opened")
 	h.Set("X-Hub-Signature-256", hexMAC(testSecrets[GitHub], body))
-	refused(t, Verify(GitHub, testSecrets[GitHub], h, body))
+	refusedSignature(t, Verify(GitHub, testSecrets[GitHub], h, body))
 }
 
 // standardSignature signs id.ts.body the way GitLab's signing token does.
@@ -189,7 +189,7 @@ func TestAGitLabSignatureMustSignItsIdTimestampAndBody(t *testing.T) {
 				t.Fatalf("the recorded signed delivery is refused: %v", err)
 			}
 			change(h, body)
-			refused(t, Verify(GitLab, secret, h, body))
+			refusedSignature(t, Verify(GitLab, secret, h, body))
 		})
 	}
 }
@@ -210,5 +210,5 @@ func TestAGitLabSignatureListIsAcceptedWhenOneOfItsSignaturesMatches(t *testing.
 
 func TestAnUnknownForgeTypeIsRefused(t *testing.T) {
 	h, body := loadDelivery(t, GitHub, "pull_request_opened")
-	refused(t, Verify("bitbucket", testSecrets[GitHub], h, body))
+	refusedSignature(t, Verify("bitbucket", testSecrets[GitHub], h, body))
 }

@@ -58,7 +58,7 @@ var (
 		Number: 1, HeadSHA: gitlabHead, HeadRef: "ms-viewport", BaseRef: "master", DefaultBranch: "master", Sender: "root"}
 )
 
-func with(ev Event, change func(*Event)) Event {
+func recordedWith(ev Event, change func(*Event)) Event {
 	change(&ev)
 	return ev
 }
@@ -66,31 +66,31 @@ func with(ev Event, change func(*Event)) Event {
 // recordedEvents is what every recorded delivery reads into, by
 // "forge/name".
 var recordedEvents = map[string]Event{
-	"gitea/pull_request_opened": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_opened": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a01", "opened", KindOpened
 	}),
-	"gitea/pull_request_reopened": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_reopened": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind, e.Sender = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a02", "reopened", KindOpened, "bob"
 	}),
-	"gitea/pull_request_sync": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_sync": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Event, e.Action, e.Kind = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a03", "pull_request_sync", "synchronized", KindPushed
 		e.HeadSHA, e.BeforeSHA, e.Sender = giteaPushed, giteaHead, "bob"
 	}),
-	"gitea/pull_request_closed_merged": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_closed_merged": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a04", "closed", KindMerged
 		e.HeadSHA, e.MergeSHA, e.Sender = giteaPushed, "e83c5163316f89bfbde7d9ab23ca2e25604af290", "carol"
 	}),
-	"gitea/pull_request_closed": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_closed": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind, e.HeadSHA, e.Sender = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a05", "closed", KindClosed, giteaPushed, "bob"
 	}),
-	"gitea/pull_request_edited": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_edited": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a06", "edited", KindIgnored
 	}),
-	"gitea/pull_request_from_fork_opened": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_from_fork_opened": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind, e.Number = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a07", "opened", KindOpened, 4
 		e.HeadRef, e.Author, e.Sender, e.Fork = "patch-1", "mallory", "mallory", true
 	}),
-	"gitea/pull_request_comment_created": with(giteaPR, func(e *Event) {
+	"gitea/pull_request_comment_created": recordedWith(giteaPR, func(e *Event) {
 		e.DeliveryID, e.Event, e.Action, e.Kind = "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a08", "pull_request_comment", "created", KindComment
 		e.HeadSHA, e.Sender, e.Comment, e.CommentID = giteaPushed, "bob", "switchtender plan", 9003
 	}),
@@ -99,28 +99,28 @@ var recordedEvents = map[string]Event{
 	"gitea/push_test": {Type: Gitea, DeliveryID: "0b3f2a7e-5c1d-4e8f-9a6b-1c2d3e4f5a10", Event: "push",
 		Kind: KindPing, Repository: "alice/infra", DefaultBranch: "main", Sender: "alice"},
 
-	"github/pull_request_opened": with(githubPR, func(e *Event) {
+	"github/pull_request_opened": recordedWith(githubPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "72d3162e-cc78-11e3-81ab-4c9367dc0958", "opened", KindOpened
 	}),
-	"github/pull_request_reopened": with(githubPR, func(e *Event) {
+	"github/pull_request_reopened": recordedWith(githubPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "72d3162e-cc78-11e3-81ab-4c9367dc0959", "reopened", KindOpened
 	}),
-	"github/pull_request_synchronize": with(githubPR, func(e *Event) {
+	"github/pull_request_synchronize": recordedWith(githubPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "72d3162e-cc78-11e3-81ab-4c9367dc0960", "synchronize", KindPushed
 		e.BeforeSHA = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
 	}),
 	// merge_commit_sha names GitHub's test merge before a merge: not kept.
-	"github/pull_request_closed": with(githubPR, func(e *Event) {
+	"github/pull_request_closed": recordedWith(githubPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "72d3162e-cc78-11e3-81ab-4c9367dc0961", "closed", KindClosed
 	}),
-	"github/pull_request_closed_merged": with(githubPR, func(e *Event) {
+	"github/pull_request_closed_merged": recordedWith(githubPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "72d3162e-cc78-11e3-81ab-4c9367dc0962", "closed", KindMerged
 		e.MergeSHA = "c4295bd74fb0f4fda03689c3df3f2803b658fd85"
 	}),
-	"github/pull_request_labeled": with(githubPR, func(e *Event) {
+	"github/pull_request_labeled": recordedWith(githubPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "72d3162e-cc78-11e3-81ab-4c9367dc0963", "labeled", KindIgnored
 	}),
-	"github/pull_request_from_fork_opened": with(githubPR, func(e *Event) {
+	"github/pull_request_from_fork_opened": recordedWith(githubPR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "72d3162e-cc78-11e3-81ab-4c9367dc0964", "opened", KindOpened
 		e.HeadRef, e.Author, e.Sender, e.Fork = "patch-1", "Octocat-fork", "Octocat-fork", true
 	}),
@@ -134,34 +134,34 @@ var recordedEvents = map[string]Event{
 	"github/ping": {Type: GitHub, DeliveryID: "72d3162e-cc78-11e3-81ab-4c9367dc0967", Event: "ping", Kind: KindPing,
 		Repository: "Octocoders/Hello-World", DefaultBranch: "master", Sender: "Codertocat"},
 
-	"gitlab/merge_request_open": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_open": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a01"
 	}),
-	"gitlab/merge_request_open_signed": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_open_signed": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a02"
 	}),
-	"gitlab/merge_request_reopen_by_author": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_reopen_by_author": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Author, e.Sender = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a03", "reopen", "jsmith", "jsmith"
 	}),
-	"gitlab/merge_request_update_with_commits": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_update_with_commits": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a04", "update", KindPushed
 		e.BeforeSHA = "95790bf891e76fee5e1747ab589903a6a1f80f22"
 	}),
-	"gitlab/merge_request_update_title": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_update_title": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a05", "update", KindIgnored
 	}),
-	"gitlab/merge_request_merge": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_merge": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a06", "merge", KindMerged
 		e.MergeSHA = "0b4bc9a49b562e85de7cc9e834518ea6828729b9"
 	}),
-	"gitlab/merge_request_close": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_close": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID, e.Action, e.Kind = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a07", "close", KindClosed
 	}),
-	"gitlab/merge_request_open_from_fork": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_open_from_fork": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID, e.Fork = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a08", true
 	}),
 	// The Test button sends the newest merge request as "open", merged or not.
-	"gitlab/merge_request_test_of_a_merged_one": with(gitlabMR, func(e *Event) {
+	"gitlab/merge_request_test_of_a_merged_one": recordedWith(gitlabMR, func(e *Event) {
 		e.DeliveryID, e.Kind = "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a09", KindPing
 	}),
 	"gitlab/note_on_merge_request": {Type: GitLab, DeliveryID: "1f0e6a6c-8e5b-4a43-9c1d-2b7d0c9e0a10", Event: "Note Hook",
