@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/switchtender/switchtender/server/config"
 	"github.com/switchtender/switchtender/store"
@@ -20,6 +21,9 @@ import (
 // saved plan. A pull request proposes its applies once: a redelivered or
 // polled merge, or a restart, launches none again.
 func (w forgeWork) merged(ctx context.Context) (string, error) {
+	if w.ev.MergeSHA == "" {
+		w.ev.MergeSHA = w.listedMerge(ctx)
+	}
 	pull, err := w.f.s.db.UpdatePull(w.fc.Name, w.ev.Repository, w.ev.Number, func(p *store.Pull) error {
 		p.Merged, p.Closed = true, true
 		p.MergeSHA, p.MergedBy = w.ev.MergeSHA, w.ev.Sender
@@ -204,4 +208,24 @@ func (w forgeWork) launchApply(t *config.Template, runs []store.Run) (string, er
 	}
 	w.f.s.audit(run.ID, forgeIdentity, "forge launch", fmt.Sprintf("apply of %s#%d merged at %s by %s, delivery %s", w.ev.Repository, w.ev.Number, w.ev.MergeSHA, w.ev.Sender, w.ev.DeliveryID))
 	return run.ID, nil
+}
+
+// listedMerge is the merge commit the forge lists for the pull request,
+// for a delivery that names none (GitLab's fast-forward and squash
+// merges); "" when it lists none.
+func (w forgeWork) listedMerge(ctx context.Context) string {
+	c, err := w.f.client(ctx, w.fc)
+	if err != nil {
+		return ""
+	}
+	prs, err := c.MergedPullRequests(ctx, w.ev.Repository, time.Now().Add(-mergedWindow))
+	if err != nil {
+		return ""
+	}
+	for _, pr := range prs {
+		if pr.Number == w.ev.Number {
+			return pr.MergeSHA
+		}
+	}
+	return ""
 }

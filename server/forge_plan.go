@@ -70,7 +70,9 @@ func (w forgeWork) recordHead(head string) (store.Pull, error) {
 		if w.ev.Author != "" {
 			p.Author = w.ev.Author
 		}
-		p.Fork = p.Fork || w.ev.Fork
+		if w.ev.Kind != forge.KindComment || w.ev.Fork {
+			p.Fork = p.Fork || w.ev.Fork
+		}
 		if w.ev.Kind == forge.KindOpened {
 			p.Closed = false
 		}

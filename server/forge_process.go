@@ -166,33 +166,28 @@ func (w forgeWork) comment(ctx context.Context) (string, error) {
 	if !ok {
 		return "ignored: " + w.ev.Sender + " may not push to the repository, so may not ask for a plan", nil
 	}
-	head, err := w.currentHead(ctx, c)
+	head, fork, err := w.currentHead(ctx, c)
 	if err != nil {
 		return "", err
 	}
-	w.ev.HeadSHA = head
+	w.ev.HeadSHA, w.ev.Fork = head, fork
 	return w.planHead(ctx, head, w.ev.Sender, true)
 }
 
-// currentHead is the pull request's head as stored, or as the forge lists
-// it when the store has none (a comment payload names no head).
-func (w forgeWork) currentHead(ctx context.Context, c client) (string, error) {
-	if p, err := w.f.s.db.GetPull(w.fc.Name, w.ev.Repository, w.ev.Number); err == nil && p.HeadSHA != "" {
-		if p.Closed || p.Merged {
-			return "", errors.New("the pull request is closed: nothing to plan")
-		}
-		return p.HeadSHA, nil
-	}
+// currentHead is the pull request's head and whether it comes from a
+// fork, as the forge lists it (a comment payload names neither; GitHub's
+// says nothing of the head at all).
+func (w forgeWork) currentHead(ctx context.Context, c client) (string, bool, error) {
 	prs, err := c.OpenPullRequests(ctx, w.ev.Repository)
 	if err != nil {
-		return "", fmt.Errorf("listing open pull requests: %w", err)
+		return "", false, fmt.Errorf("listing open pull requests: %w", err)
 	}
 	for _, pr := range prs {
 		if pr.Number == w.ev.Number {
-			return pr.HeadSHA, nil
+			return pr.HeadSHA, pr.Fork, nil
 		}
 	}
-	return "", errors.New("the pull request is not open: nothing to plan")
+	return "", false, errors.New("the pull request is not open: nothing to plan")
 }
 
 // note records why a pull request's delivery waits, for its comment.

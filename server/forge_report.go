@@ -15,7 +15,7 @@ import (
 
 // reportDebounce gathers the changes of a pull request's runs that come
 // together (a plan's steps) into one edit of its comment.
-const reportDebounce = 300 * time.Millisecond
+const reportDebounce = 100 * time.Millisecond
 
 // markDirty asks the reporter to bring pull request ref's comment and
 // statuses up to date.

@@ -53,6 +53,13 @@ type forgeHarness struct {
 // startNode (or sendTo) names where.
 func writeForgeHarness(t *testing.T) *forgeHarness {
 	t.Helper()
+	return writeForgeHarnessVia(t, nil)
+}
+
+// writeForgeHarnessVia is writeForgeHarness whose node reaches Gitea's API
+// through clock's proxy (nil: directly).
+func writeForgeHarnessVia(t testing.TB, clock *statusClock) *forgeHarness {
+	t.Helper()
 	g := testkit.StartGitea(t)
 	repo := g.CreateRepo(g.Admin.Name, "infra")
 	g.PushToBranch(g.Admin, repo, "main", forgeMain, "The network")
@@ -77,11 +84,19 @@ template "network" {
   command       = "network"
   pull_requests = true
 }
-`, g.URL, g.Admin.Token, forgeSecret, checkout, repo)
+`, apiURL(t, g, clock), g.Admin.Token, forgeSecret, checkout, repo)
 	h := writeHarness(t, "  webhook_listen = \"127.0.0.1:0\"\n", extra)
 	f := &forgeHarness{harness: h, g: g, repo: repo, alice: alice, relay: newDeliveryRelay(t, "")}
 	f.hookID = g.AddWebhook(repo, f.relay.URL, forgeSecret, "pull_request_only", "pull_request_sync", "pull_request_comment")
 	return f
+}
+
+// apiURL is where the node reaches g's API: through clock when set.
+func apiURL(t testing.TB, g *testkit.Gitea, clock *statusClock) string {
+	if clock == nil {
+		return g.URL
+	}
+	return clock.wrap(t, g.URL)
 }
 
 // newForgeHarness is writeForgeHarness with the node started and the
@@ -220,18 +235,20 @@ func (d *deliveryRelay) sendTo(url string) {
 // keptDelivery is one delivery as the relay passed it on, and the node's
 // answer.
 type keptDelivery struct {
-	Header http.Header
-	Body   []byte
-	Code   int
+	Header             http.Header
+	Body               []byte
+	Code               int
+	Received, Answered time.Time // when the relay got it, and when the node answered
 }
 
-func newDeliveryRelay(t *testing.T, to string) *deliveryRelay {
+func newDeliveryRelay(t testing.TB, to string) *deliveryRelay {
 	d := &deliveryRelay{to: to}
 	d.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		at := time.Now()
 		code := d.send(r.Header, body)
 		d.mu.Lock()
-		d.kept = append(d.kept, keptDelivery{r.Header.Clone(), body, code})
+		d.kept = append(d.kept, keptDelivery{r.Header.Clone(), body, code, at, time.Now()})
 		d.mu.Unlock()
 		w.WriteHeader(code)
 	}))
@@ -264,7 +281,7 @@ func (d *deliveryRelay) send(header http.Header, body []byte) int {
 }
 
 // waitKept waits for a delivery the relay passed on that match accepts.
-func (d *deliveryRelay) waitKept(t *testing.T, what string, match func(keptDelivery) bool) keptDelivery {
+func (d *deliveryRelay) waitKept(t testing.TB, what string, match func(keptDelivery) bool) keptDelivery {
 	t.Helper()
 	var got keptDelivery
 	waitFor(t, what, 2*time.Minute, func() bool {

@@ -28,7 +28,7 @@ const testdata = "../testdata"
 // harness is a control node on loopback with a copy of testdata/project,
 // and SSH keys for the identities its configuration names.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	project string
 	cfgPath string
@@ -66,7 +66,7 @@ func newHarnessWith(t *testing.T, serverExtra, extra string) *harness {
 }
 
 // writeHarness is newHarnessWith without the start.
-func writeHarness(t *testing.T, serverExtra, extra string) *harness {
+func writeHarness(t testing.TB, serverExtra, extra string) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	h := &harness{t: t, dir: dir, project: filepath.Join(dir, "project"), keys: map[string]gossh.Signer{}, pems: map[string][]byte{}}
@@ -257,7 +257,7 @@ func (h *harness) dataFiles() []string {
 }
 
 // waitFor polls cond until it holds or the time is up.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	testkit.WaitFor(t, what, d, cond)
 }
