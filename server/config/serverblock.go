@@ -109,6 +109,9 @@ func (p *parser) forgeSettings(c *hcl.BodyContent, s *Server) {
 // is): it is shown in commands people paste (`ssh -p PORT HOST ...`), so
 // it is a host name or IP address, with a port from 1 to 65535 or none.
 func sshAddressProblem(v string) string {
+	if v == "" || strings.ContainsAny(v, "/@ \t\n") {
+		return "is not HOST or HOST:PORT (no scheme, user, path or space)"
+	}
 	host, port, err := net.SplitHostPort(v)
 	if err != nil {
 		host, port = v, ""
@@ -119,7 +122,7 @@ func sshAddressProblem(v string) string {
 		return fmt.Sprintf("has port %q, not a number from 1 to 65535", port)
 	}
 	if !hostRE.MatchString(host) && net.ParseIP(host) == nil {
-		return "does not start with a host name or IP address (no scheme, user, path or space)"
+		return "is not a host name or IP address"
 	}
 	return ""
 }
