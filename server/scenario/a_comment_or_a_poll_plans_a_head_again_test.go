@@ -68,4 +68,3 @@ func TestAHeadNoDeliveryReachedIsPlannedByThePoll(t *testing.T) {
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
-
