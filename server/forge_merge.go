@@ -98,7 +98,7 @@ func (w forgeWork) moveCheckout(ctx context.Context, pull store.Pull) (string, e
 		return "", err
 	}
 	if err := vcs.FetchRef(ctx, w.proj.Path, c.header, "+refs/heads/"+base+":refs/remotes/origin/"+base); err != nil {
-		return "", fmt.Errorf("fetching the default branch: %s", w.f.s.scrub(err.Error()))
+		return "", fmt.Errorf("fetching the default branch: %s", w.f.scrub(err.Error()))
 	}
 	head, err := vcs.Head(ctx, w.proj.Path)
 	if err != nil {

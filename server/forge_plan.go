@@ -128,7 +128,7 @@ func (w forgeWork) fetch(ctx context.Context, c client) error {
 		specs = append(specs, "+refs/heads/"+base+":refs/remotes/origin/"+base)
 	}
 	if err := vcs.FetchRef(ctx, w.proj.Path, c.header, specs...); err != nil {
-		return fmt.Errorf("fetching pull request #%d into project %s's checkout: %s", w.ev.Number, w.proj.Name, w.f.s.scrub(err.Error()))
+		return fmt.Errorf("fetching pull request #%d into project %s's checkout: %s", w.ev.Number, w.proj.Name, w.f.scrub(err.Error()))
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func (f *forgeSide) pollLoop(ctx context.Context) {
 func (f *forgeSide) poll(ctx context.Context, fc *config.Forge) {
 	c, err := f.client(ctx, fc)
 	if err != nil {
-		f.s.log.Warn("forge: polling", "forge", fc.Name, "err", f.s.scrub(err.Error()))
+		f.s.log.Warn("forge: polling", "forge", fc.Name, "err", f.scrub(err.Error()))
 		return
 	}
 	for _, p := range f.s.config().Projects {
@@ -61,7 +61,7 @@ func (f *forgeSide) poll(ctx context.Context, fc *config.Forge) {
 			continue
 		}
 		if err := f.pollProject(ctx, fc, c, p); err != nil {
-			f.s.log.Warn("forge: polling", "forge", fc.Name, "repository", p.Repository, "err", f.s.scrub(err.Error()))
+			f.s.log.Warn("forge: polling", "forge", fc.Name, "repository", p.Repository, "err", f.scrub(err.Error()))
 		}
 	}
 }

@@ -76,9 +76,9 @@ func (f *forgeSide) processPending(ctx context.Context) {
 		}
 		if err != nil {
 			outcome = "failed: " + err.Error()
-			f.s.log.Warn("forge: a delivery could not be acted on", "forge", d.Forge, "delivery", d.DeliveryID, "err", f.s.scrub(err.Error()))
+			f.s.log.Warn("forge: a delivery could not be acted on", "forge", d.Forge, "delivery", d.DeliveryID, "err", f.scrub(err.Error()))
 		}
-		if err := f.s.db.FinishForgeDelivery(d.Forge, d.DeliveryID, f.s.scrub(outcome)); err != nil {
+		if err := f.s.db.FinishForgeDelivery(d.Forge, d.DeliveryID, f.scrub(outcome)); err != nil {
 			f.s.log.Error("forge: finishing a delivery", "delivery", d.DeliveryID, "err", err)
 		}
 		f.markDirty(ref)

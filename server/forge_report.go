@@ -79,7 +79,7 @@ func (f *forgeSide) reportLoop(ctx context.Context) {
 		f.mu.Unlock()
 		for _, ref := range due {
 			if err := f.report(ctx, ref); err != nil {
-				f.s.log.Warn("forge: reporting to a pull request", "forge", ref.Forge, "repository", f.s.scrub(ref.Repository), "number", ref.Number, "err", f.s.scrub(err.Error()))
+				f.s.log.Warn("forge: reporting to a pull request", "forge", ref.Forge, "repository", f.scrub(ref.Repository), "number", ref.Number, "err", f.scrub(err.Error()))
 				f.mu.Lock()
 				if _, again := f.dirty[ref.key()]; !again {
 					f.retry(ref)

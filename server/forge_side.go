@@ -40,6 +40,7 @@ type forgeSide struct {
 	posted  map[string]string        // "repo sha context" -> the state and description last posted
 	bodies  map[string]string        // string(store.PullKey) -> the comment body last posted
 	self    map[*config.Forge]string // the login each forge's token authenticates as
+	tokens  []string                 // the tokens token_command printed: scrubbed like the file's secrets
 }
 
 // pullRef names one pull request.
@@ -72,10 +73,10 @@ func (f *forgeSide) kick() {
 
 // start runs the processor, the reporter and each forge's poll until ctx
 // ends; deliveries stored before a restart are processed first.
+// They run whatever the configuration holds now, so forge blocks a reload
+// adds are served from then on (the receiver's listener, like the rest of
+// the server block, needs a restart).
 func (f *forgeSide) start(ctx context.Context) {
-	if len(f.s.config().Forges) == 0 {
-		return
-	}
 	go f.processLoop(ctx)
 	go f.reportLoop(ctx)
 	go f.pollLoop(ctx)
@@ -118,7 +119,24 @@ func (f *forgeSide) token(ctx context.Context, fc *config.Forge) (string, error)
 	if err != nil {
 		return "", err
 	}
+	f.mu.Lock()
+	f.tokens = append(f.tokens, v)
+	f.mu.Unlock()
 	return v, nil
+}
+
+// scrub is Server.scrub that also masks every token a token_command
+// printed (the file's own secrets the server's scrubber masks already).
+func (f *forgeSide) scrub(text string) string {
+	text = f.s.scrub(text)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range f.tokens {
+		if t != "" {
+			text = strings.ReplaceAll(text, t, "***")
+		}
+	}
+	return text
 }
 
 // authHeader is the HTTP header git sends to fetch from forge type t with
@@ -145,7 +163,7 @@ func (f *forgeSide) selfLogin(ctx context.Context, fc *config.Forge, c client) s
 	}
 	login, err := c.Self(ctx)
 	if err != nil {
-		f.s.log.Warn("forge: reading the login the token acts as", "forge", fc.Name, "err", f.s.scrub(err.Error()))
+		f.s.log.Warn("forge: reading the login the token acts as", "forge", fc.Name, "err", f.scrub(err.Error()))
 		return ""
 	}
 	f.mu.Lock()
