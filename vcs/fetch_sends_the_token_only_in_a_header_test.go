@@ -128,3 +128,21 @@ func TestFastForwardRefusesADirtyOrDivergedCheckout(t *testing.T) {
 		t.Fatalf("moving back to %s: err = %v, want ErrNotFastForward", base, err)
 	}
 }
+
+// TestABranchNameFromAForgeCannotBecomeASecondRefspec guards the fetch of
+// a pull request's base branch: a name the forge sent goes into a refspec,
+// so one holding a colon, a space, a leading dash or ".." is refused, and
+// ordinary names pass.
+func TestABranchNameFromAForgeCannotBecomeASecondRefspec(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"main", "release/1.2", "feature_x-y"} {
+		if err := CheckBranch(ok); err != nil {
+			t.Errorf("CheckBranch(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "main:refs/heads/evil", "-upload-pack=x", "a..b", "a b", "x.lock", "/abs", "tail/", "a//b", "ma\u00efn", "+main"} {
+		if err := CheckBranch(bad); err == nil {
+			t.Errorf("CheckBranch(%q) = nil, want a refusal", bad)
+		}
+	}
+}

@@ -141,13 +141,13 @@ func Branch(ctx context.Context, dir string) (string, error) {
 func CheckBranch(name string) error {
 	bad := name == "" || len(name) > 255 || strings.HasPrefix(name, "-") || strings.HasPrefix(name, "/") ||
 		strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".lock") || strings.Contains(name, "..") || strings.Contains(name, "//")
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-", r)) {
-			bad = true
-		}
-	}
-	if bad {
+	if bad || strings.ContainsFunc(name, notBranchRune) {
 		return fmt.Errorf("branch name %q is not one Switchtender fetches: letters, digits and ._/- only, no \"..\"", name)
 	}
 	return nil
+}
+
+// notBranchRune reports whether r is outside the runes CheckBranch allows.
+func notBranchRune(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-", r))
 }
