@@ -32,12 +32,13 @@ func dryRunSteps() []step {
 func recordDryPlanStep(ctx context.Context, x *execution) error {
 	defer x.dropRendering()
 	digest, err := seal.FileDigest(x.planPath)
-	if err != nil {
-		return fmt.Errorf("digesting the saved plan: %w", err)
-	}
 	wipe(x.s, x.planPath)
 	id := x.run.ID
 	sum := x.summary
+	if err != nil {
+		x.say("the saved plan could not be digested (%v), so this dry run records no plan digest and no change set", err)
+		return end(StatusSucceeded, 0, "Dry run complete: its log (`log %s`) shows the plan, whose saved file could not be digested, so it keeps no plan digest or change set; nothing was applied.", id)
+	}
 	if sum == nil {
 		x.say("the plan's rendering could not be measured, so this dry run records no plan digest and no change set")
 		return end(StatusSucceeded, 0, "Dry run complete: its log (`log %s`) shows the plan, whose rendering could not be measured, so it keeps no plan digest or change set; nothing was applied.", id)

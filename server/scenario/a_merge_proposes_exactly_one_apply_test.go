@@ -46,9 +46,14 @@ func TestAMergeProposesOneApplyThatAnApproverReleasesOverSSH(t *testing.T) {
 		t.Fatalf("the checkout is at %v (%v), want the merge commit %s", c, err, merge)
 	}
 	digest := apply.Proposal.Digest
-	if desc := f.waitStatus(merge, "switchtender/apply/network", "pending"); !strings.Contains(desc, "approve") {
-		t.Errorf("the held apply's status says %q, not how to approve", desc)
-	}
+	waitFor(t, "the held apply's pending status to say how to approve", time.Minute, func() bool {
+		for _, s := range f.g.ListStatuses(f.repo, merge) {
+			if s.Context == "switchtender/apply/network" {
+				return s.State == "pending" && strings.Contains(s.Description, "approve")
+			}
+		}
+		return false
+	})
 	f.waitComment(n, digest, "approve "+apply.ID)
 	if apply.Requester != "root" || apply.RequesterKind != store.RequesterForge {
 		t.Errorf("the apply is requested by %s (%s), want root, who merged, as a forge account", apply.Requester, apply.RequesterKind)
