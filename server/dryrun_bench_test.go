@@ -49,22 +49,23 @@ template "bench" {
 `, "infra/bench", nil, "Plan: 50 to add"},
 }
 
-// BenchmarkDryRun measures a dry run through the server against the same two
-// tofu processes run directly, and reports the ratio from the same run
+// BenchmarkDryRun measures a dry run through the server against the same
+// three tofu processes run directly, and reports the ratio from the same run
 // (target at most 1.10):
 //
 //	go test -run '^$' -bench DryRun ./server/
 //
 // Through the server: wall time of `launch TEMPLATE --dry-run --wait` over a
 // fresh SSH connection, from dialling to the command's exit. Directly:
-// `tofu init -input=false -no-color` then `tofu plan -input=false -no-color
-// -out=FILE` in a copy of the same directory, with the environment the
+// `tofu init -input=false -no-color`, `tofu plan -input=false -no-color
+// -out=FILE` and `tofu show -json -no-color FILE` (the rendering a dry run
+// measures its plan from) in a copy of the same directory, with the environment the
 // server builds for the run (exec.BuildEnv), output captured in memory. The
 // two alternate (which goes first alternates too), after one warm-up each;
 // every figure is a median over the rounds.
 //
 // Metrics: ratio (server wall / direct wall, medians), server-ms,
-// direct-ms, direct-init-ms, direct-plan-ms, and the server's time split from
+// direct-ms, direct-init-ms, direct-plan-ms, direct-show-ms, and the server's time split from
 // client clocks and the run's stored timestamps (same machine, same clock):
 //
 //   - ssh-ms: TCP connect, key exchange and public-key authentication;
@@ -77,14 +78,17 @@ template "bench" {
 //   - init-ms, plan-ms: the steps as recorded (compare direct-init-ms and
 //     direct-plan-ms: process start and output capture differences);
 //   - between-ms: init end to plan start (the step record commit);
-//   - finish-ms: plan end to FinishedAt (step record, last log chunk);
+//   - finish-ms: plan end to FinishedAt (step record, show -json of the
+//     saved plan, its measure and change set, the record commit, last log
+//     chunk; compare direct-show-ms);
 //   - tail-ms: FinishedAt to the client seeing the exit status (status and
 //     audit commits, plan wipe, log end, summary, channel close);
 //   - paired-ratio: the median of each round's server wall / direct wall;
 //   - overhead-ms: server wall minus the direct wall of the same round;
 //   - parts-ms: ssh-ms through tail-ms summed per run (the server's own
-//     time); steps-extra-ms: init-ms + plan-ms minus the direct wall of the
-//     same round (how much slower the tool ran under the server);
+//     time, show -json included); steps-extra-ms: init-ms + plan-ms minus
+//     the direct init and plan of the same round (how much slower the tool
+//     ran under the server);
 //   - commit-ms: one bbolt commit in the same store, measured apart;
 //     wipe-ms: seal.Wipe of a plan-sized file in the runs directory,
 //     measured apart; chunks: log chunks stored per run (one commit each);
@@ -215,9 +219,10 @@ func (n *dryRunNode) launch(b *testing.B, c dryRunCase, tmpl string) dryRunSampl
 	return s
 }
 
-// direct runs tofu init then tofu plan -out in dir with env, as a person
-// would, output captured in memory; it returns the two durations.
-func dryRunDirect(b *testing.B, binary, dir, planFile string, env []string, want string) (initD, planD time.Duration) {
+// direct runs tofu init, tofu plan -out and tofu show -json of the plan in
+// dir with env, as a person would, output captured in memory; it returns
+// the three durations.
+func dryRunDirect(b *testing.B, binary, dir, planFile string, env []string, want string) (initD, planD, showD time.Duration) {
 	b.Helper()
 	var out bytes.Buffer
 	run := func(args ...string) time.Duration {
@@ -236,7 +241,8 @@ func dryRunDirect(b *testing.B, binary, dir, planFile string, env []string, want
 	if !strings.Contains(out.String(), want) {
 		b.Fatalf("the direct plan's output lacks %q:\n%s", want, out.String())
 	}
-	return initD, planD
+	showD = run(exec.ShowJSONArgs(planFile)...)
+	return initD, planD, showD
 }
 
 func benchDryRun(b *testing.B, c dryRunCase) {
@@ -263,12 +269,12 @@ func benchDryRun(b *testing.B, c dryRunCase) {
 	dryRunDirect(b, binary, directDir, planFile, env, c.want) // warm-up
 
 	var server []dryRunSample
-	var dInit, dPlan, dWall []time.Duration
+	var dInit, dPlan, dShow, dWall []time.Duration
 	round := func(i int) {
 		viaServer := func() { server = append(server, n.launch(b, c, tmpl)) }
 		viaDirect := func() {
-			ini, pl := dryRunDirect(b, binary, directDir, planFile, env, c.want)
-			dInit, dPlan, dWall = append(dInit, ini), append(dPlan, pl), append(dWall, ini+pl)
+			ini, pl, sh := dryRunDirect(b, binary, directDir, planFile, env, c.want)
+			dInit, dPlan, dShow, dWall = append(dInit, ini), append(dPlan, pl), append(dShow, sh), append(dWall, ini+pl+sh)
 		}
 		if i%2 == 0 {
 			viaServer()
@@ -303,6 +309,7 @@ func benchDryRun(b *testing.B, c dryRunCase) {
 	b.ReportMetric(ms(dMed), "direct-ms")
 	b.ReportMetric(ms(medianDuration(dInit)), "direct-init-ms")
 	b.ReportMetric(ms(medianDuration(dPlan)), "direct-plan-ms")
+	b.ReportMetric(ms(medianDuration(dShow)), "direct-show-ms")
 	for _, m := range []struct {
 		unit string
 		f    func(dryRunSample) time.Duration
@@ -331,7 +338,7 @@ func benchDryRun(b *testing.B, c dryRunCase) {
 		ratios = append(ratios, time.Duration(float64(s.wall)/float64(dWall[i])*1e6))
 		over = append(over, s.wall-dWall[i])
 		parts = append(parts, s.ssh+s.accept+s.dispatch+s.prepare+s.between+s.finish+s.tail)
-		steps = append(steps, s.init+s.plan-dWall[i])
+		steps = append(steps, s.init+s.plan-dInit[i]-dPlan[i])
 	}
 	b.ReportMetric(float64(medianDuration(ratios))/1e6, "paired-ratio")
 	b.ReportMetric(ms(medianDuration(over)), "overhead-ms")
