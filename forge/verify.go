@@ -74,6 +74,9 @@ func verifyHub(secret string, h http.Header, body []byte) error {
 		return fmt.Errorf("%w: the delivery has no X-Hub-Signature-256 header; set the webhook's secret on the forge", ErrSignature)
 	}
 	hexSig, ok := strings.CutPrefix(sig, "sha256=")
+	if ok && hexSig == "" {
+		return fmt.Errorf("%w: the delivery is not signed (X-Hub-Signature-256 is empty): the forge's webhook has no secret; give it the forge block's webhook_secret", ErrSignature)
+	}
 	if !ok || !hexMACMatches(secret, body, hexSig) {
 		return fmt.Errorf("%w: X-Hub-Signature-256 is not \"sha256=\" and the body's HMAC-SHA256 with this forge's secret", ErrSignature)
 	}

@@ -84,8 +84,8 @@ func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	t := forge.Type(fc.Type)
 	if err := forge.Verify(t, fc.WebhookSecret, r.Header, body); err != nil {
 		s.countDelivery(name, deliveryUnsigned)
-		s.log.Warn("forge: a delivery was refused: its signature does not match the webhook secret", "forge", name, "remote", r.RemoteAddr)
-		http.Error(w, "the signature does not match this forge's webhook secret", http.StatusUnauthorized)
+		s.log.Warn("forge: a delivery was refused: its signature does not match the webhook secret", "forge", name, "remote", r.RemoteAddr, "err", err.Error())
+		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
 	ev, err := forge.Parse(t, r.Header, body)
