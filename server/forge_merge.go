@@ -105,7 +105,7 @@ func (w forgeWork) moveCheckout(ctx context.Context, pull store.Pull) (string, e
 		return "", err
 	}
 	if head.Dirty {
-		return "", errWait{fmt.Sprintf("The checkout of project %s has local changes, so it is not moved to merge commit %s: commit or discard them, and the apply is proposed then.", w.proj.Name, short(w.ev.MergeSHA))}
+		return "", errWait{fmt.Sprintf("The checkout of project %s has local changes (`git status` there lists them), so it is not moved to merge commit %s: commit them, or have the repository ignore what runs write there (a local terraform.tfstate and its backup, .terraform/, .terraform.lock.hcl), and the apply is proposed then.", w.proj.Name, short(w.ev.MergeSHA))}
 	}
 	if _, err := w.f.s.db.UpdatePull(w.fc.Name, w.ev.Repository, w.ev.Number, func(p *store.Pull) error {
 		p.MovedFrom = head.SHA
@@ -163,6 +163,7 @@ func (w forgeWork) proposeApplies(ctx context.Context, from string, runs []store
 		}
 		launched = append(launched, t.Name+" (run "+id+")")
 	}
+	w.f.note(w.ref(), "")
 	if len(launched) == 0 {
 		return "merged: no template with pull_requests = true is changed, nothing applies", nil
 	}
@@ -194,7 +195,7 @@ func (f *forgeSide) staleHeld(t *config.Template, sha string, number int) {
 // last shown (the newest among runs that kept a change set).
 func (w forgeWork) launchApply(t *config.Template, runs []store.Run) (string, error) {
 	pr := &store.PullRequest{Forge: w.fc.Name, Repository: w.ev.Repository, Number: w.ev.Number,
-		HeadSHA: w.ev.HeadSHA, MergeSHA: w.ev.MergeSHA, DeliveryID: w.ev.DeliveryID}
+		HeadSHA: w.ev.HeadSHA, MergeSHA: w.ev.MergeSHA, DeliveryID: w.ev.DeliveryID, Author: w.author()}
 	for _, r := range runs {
 		if r.Kind == KindPlan && r.Template == t.Name && r.DryPlan != nil && r.PullRequest.SupersededBy == "" {
 			pr.ShownRun = r.ID

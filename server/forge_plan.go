@@ -213,7 +213,7 @@ func (w forgeWork) launchPlan(t *config.Template, head, requester string, force 
 			return r.ID, nil
 		}
 	}
-	pr := &store.PullRequest{Forge: w.fc.Name, Repository: w.ev.Repository, Number: w.ev.Number, HeadSHA: head, DeliveryID: w.ev.DeliveryID}
+	pr := &store.PullRequest{Forge: w.fc.Name, Repository: w.ev.Repository, Number: w.ev.Number, HeadSHA: head, DeliveryID: w.ev.DeliveryID, Author: w.author()}
 	who := Identity{Name: requester, Forge: true}
 	run, err := w.f.s.launch(who, LaunchRequest{Template: t.Name, Kind: KindPlan, Ref: head, PullRequest: pr}, "")
 	if err != nil {
@@ -327,4 +327,14 @@ func (w forgeWork) closed(ctx context.Context) (string, error) {
 		}
 	}
 	return "closed: its plans that had not ended were cancelled", nil
+}
+
+// author is the pull request's author: as the delivery names them, or as
+// stored from an earlier delivery (a merge or comment payload may not).
+func (w forgeWork) author() string {
+	if w.ev.Author != "" {
+		return w.ev.Author
+	}
+	p, _ := w.f.s.db.GetPull(w.fc.Name, w.ev.Repository, w.ev.Number)
+	return p.Author
 }

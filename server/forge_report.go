@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -102,6 +103,9 @@ func (f *forgeSide) report(ctx context.Context, ref pullRef) error {
 		return nil
 	}
 	pull, err := f.s.db.GetPull(ref.Forge, ref.Repository, ref.Number)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // a delivery about a pull request nothing planned: nothing to say
+	}
 	if err != nil {
 		return err
 	}

@@ -70,9 +70,18 @@ func releasable(r store.Run, who Identity) []string {
 	return rules
 }
 
-// isSelf reports whether who asked for r as a person.
+// isSelf reports whether who asked for r as a person, or under the same
+// name as the forge account that asked (the merger) or wrote the pull
+// request (its author): a forge login is taken to be the user of that name
+// (docs/forges.md), so neither may approve the change they made or merged.
 func isSelf(r store.Run, who Identity) bool {
-	return !who.Agent && r.RequesterKind == RequesterPerson && r.Requester == who.Name
+	if who.Agent {
+		return false
+	}
+	if r.RequesterKind == store.RequesterForge {
+		return r.Requester == who.Name || r.PullRequest != nil && r.PullRequest.Author == who.Name
+	}
+	return r.RequesterKind == RequesterPerson && r.Requester == who.Name
 }
 
 // mayApprove says whether who may release anything of r's held proposal now:
@@ -91,7 +100,7 @@ func (s *Server) mayApprove(r store.Run, who Identity) error {
 	case r.Proposal.Used:
 		return errorf(ErrConflict, "run %s's plan was already used", r.ID)
 	case isSelf(r, who) && !s.config().Server.AllowSelfApproval:
-		return errorf(ErrForbidden, "%s asked for run %s and cannot approve it; another approver must (allow_self_approval is off)", who.Name, r.ID)
+		return selfRefusal(r, who)
 	}
 	if len(releasable(r, who)) > 0 {
 		return nil
@@ -188,4 +197,13 @@ func (s *Server) holdViews(r store.Run) []HoldView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// selfRefusal is the refusal of who's approval of a run they asked for
+// (or, for a merge's apply, merged or wrote).
+func selfRefusal(r store.Run, who Identity) error {
+	if r.RequesterKind == store.RequesterForge {
+		return errorf(ErrForbidden, "%s merged or wrote the pull request whose merge proposed run %s (as the forge names them) and cannot approve it; another approver must (allow_self_approval is off)", who.Name, r.ID)
+	}
+	return errorf(ErrForbidden, "%s asked for run %s and cannot approve it; another approver must (allow_self_approval is off)", who.Name, r.ID)
 }

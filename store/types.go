@@ -70,6 +70,9 @@ type PullRequest struct {
 	HeadSHA    string `json:"head_sha"`
 	MergeSHA   string `json:"merge_sha,omitempty"`
 	DeliveryID string `json:"delivery_id"`
+	// Author is the pull request's author as the forge names them: with
+	// the merger (the requester), who may not approve the apply.
+	Author string `json:"author,omitempty"`
 	// SupersededBy is the newer head that replaced this run's head.
 	SupersededBy string `json:"superseded_by,omitempty"`
 	// ShownRun, for a merge's apply, is the pull request's plan of the

@@ -35,7 +35,10 @@ func (f *forgeHarness) mergeAndHold(n int) (string, store.Run) {
 // with its saved plan's digest shown on the pull request and a pending
 // switchtender/apply status on the merge commit; bob releases it over SSH
 // by that digest, the status turns success and the comment says bob
-// approved. The merge delivery sent again proposes nothing more.
+// approved. Alice, who wrote the pull request and holds the approve role,
+// may not approve it: once, the merger's and the author's namesakes could
+// approve a merge's apply with allow_self_approval off. The merge delivery
+// sent again proposes nothing more.
 func TestAMergeProposesOneApplyThatAnApproverReleasesOverSSH(t *testing.T) {
 	t.Parallel()
 	f := newForgeHarness(t)
@@ -65,6 +68,9 @@ func TestAMergeProposesOneApplyThatAnApproverReleasesOverSSH(t *testing.T) {
 		return k.Header.Get("X-Gitea-Event-Type") == "pull_request" && strings.Contains(string(k.Body), `"merged": true`)
 	})
 	f.relay.send(merged.Header, merged.Body)
+	if _, errOut, code := f.ssh("alice", "approve", apply.ID, "--digest", digest); code == 0 || !strings.Contains(errOut, "cannot approve") {
+		t.Fatalf("alice, who wrote the pull request, approved its apply (exit %d): %s", code, errOut)
+	}
 	f.mustSSH("bob", "approve", apply.ID, "--digest", digest)
 	f.waitStatus(merge, "switchtender/apply/network", "success")
 	f.waitComment(n, "bob")
