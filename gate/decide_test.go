@@ -432,3 +432,19 @@ func TestDecideConcurrent(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestAMergesApplyIsHeldSayingAMergeIsNoApproval: the apply a forge merge
+// proposes is held as a submission asking for approval, and its hold says
+// why in the merge's words, not as if the merger had passed
+// --require-approval.
+func TestAMergesApplyIsHeldSayingAMergeIsNoApproval(t *testing.T) {
+	plan := []byte(`{"format_version":"1.2","resource_changes":[]}`)
+	sum, err := AnalyzePlan(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := Decide(context.Background(), Request{Template: "t", Kind: KindApply, Requester: "root", Forge: true, RequireApproval: true}, plan, sum, nil, time.Second)
+	if dec.Outcome != Hold || len(dec.Holds) != 1 || !strings.Contains(dec.Holds[0].Reason, "a merge is not an approval") {
+		t.Fatalf("decision = %+v, want one hold saying a merge is not an approval", dec)
+	}
+}

@@ -293,7 +293,10 @@ func (x *decider) cannotRun(rule, reason string, approvers []string) {
 // request no exemption covers.
 func (x *decider) requestHolds() {
 	req := x.req
-	if req.RequireApproval {
+	switch {
+	case req.RequireApproval && req.Forge:
+		x.hold("require_approval", "a merge on the forge proposed this apply, and a merge is not an approval: it waits for a person whatever the rules say", nil)
+	case req.RequireApproval:
 		x.hold("require_approval", "the submission asks for approval (require_approval): the apply waits for a person whatever the rules say", nil)
 	}
 	if req.AIProposal {
