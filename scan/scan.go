@@ -135,9 +135,9 @@ type scanner struct {
 	mu       sync.Mutex   // guards what follows
 	read     map[string]map[string][32]byte
 	dirs     map[string]bool // the modules' directories, relative to root
-	files    int // configuration files read
-	listed   int // configuration files admitted for reading
-	modules  int // module calls admitted for reading
+	files    int             // configuration files read
+	listed   int             // configuration files admitted for reading
+	modules  int             // module calls admitted for reading
 	report
 }
 
