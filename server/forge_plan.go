@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/switchtender/switchtender/forge"
@@ -76,12 +77,12 @@ func (w forgeWork) recordHead(head string) (store.Pull, error) {
 		if w.ev.Kind == forge.KindOpened {
 			p.Closed = false
 		}
-		if b := w.ev.BeforeSHA; b != "" && b != head && b != p.HeadSHA && !contains(p.OlderHeads, b) {
+		if b := w.ev.BeforeSHA; b != "" && b != head && b != p.HeadSHA && !slices.Contains(p.OlderHeads, b) {
 			p.OlderHeads = append(p.OlderHeads, b)
 		}
 		switch {
 		case p.HeadSHA == head:
-		case contains(p.OlderHeads, head):
+		case slices.Contains(p.OlderHeads, head):
 			// an older head delivered late: the newer one stays
 		default:
 			if p.HeadSHA != "" {
@@ -98,7 +99,7 @@ func (w forgeWork) recordHead(head string) (store.Pull, error) {
 // say so.
 func (w forgeWork) collapse(newest string) (string, error) {
 	_, err := w.f.s.db.UpdatePull(w.fc.Name, w.ev.Repository, w.ev.Number, func(p *store.Pull) error {
-		if w.ev.HeadSHA != p.HeadSHA && !contains(p.OlderHeads, w.ev.HeadSHA) {
+		if w.ev.HeadSHA != p.HeadSHA && !slices.Contains(p.OlderHeads, w.ev.HeadSHA) {
 			p.OlderHeads = append(p.OlderHeads, w.ev.HeadSHA)
 		}
 		return nil
@@ -107,15 +108,6 @@ func (w forgeWork) collapse(newest string) (string, error) {
 		return "", err
 	}
 	return "superseded by " + newest + " before it was planned", nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // fetch brings the pull request's head (and its base branch) into the

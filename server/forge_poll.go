@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchtender/switchtender/forge"
@@ -74,7 +75,7 @@ func (f *forgeSide) pollProject(ctx context.Context, fc *config.Forge, c client,
 	}
 	for _, pr := range open {
 		known, err := f.s.db.GetPull(fc.Name, p.Repository, pr.Number)
-		if err == nil && (known.HeadSHA == pr.HeadSHA || contains(known.OlderHeads, pr.HeadSHA)) {
+		if err == nil && (known.HeadSHA == pr.HeadSHA || slices.Contains(known.OlderHeads, pr.HeadSHA)) {
 			continue
 		}
 		f.polled(fc, p, pr, forge.KindPushed, "poll:"+pr.HeadSHA)
