@@ -69,6 +69,9 @@ type Rule struct {
 	// (no MaxDestroy, no plan_gate) holds every proposal it covers; with a
 	// plan-content condition, approvers only name who releases its holds.
 	Approvers []string
+	// MinApprovals is how many different people Approvers names must
+	// approve the same digest to release the rule's hold; 0 means 1.
+	MinApprovals int
 	// ExcludeDryRun exempts dry runs and drift checks (KindDryRun,
 	// KindCheck) from the rule.
 	ExcludeDryRun bool
@@ -210,6 +213,8 @@ type Reason struct {
 	// Approvers may release this hold; empty means anyone with the approve
 	// role.
 	Approvers []string
+	// MinApprovals is how many different people must approve (0 means 1).
+	MinApprovals int
 }
 
 // Decision is the rules' decision on a planned proposal, with every reason
@@ -252,7 +257,11 @@ func Decide(ctx context.Context, req Request, planJSON []byte, sum *Summary, rul
 	}}
 	for _, r := range rules {
 		if r.Covers(req) {
+			n := len(x.d.Holds)
 			x.weigh(ctx, r, sum, in, timeout)
+			for i := n; i < len(x.d.Holds); i++ {
+				x.d.Holds[i].MinApprovals = r.MinApprovals
+			}
 		}
 	}
 	switch {

@@ -158,7 +158,7 @@ func (x *execution) newProposal(dec gate.Decision) *store.Proposal {
 		p.Addresses = maskedAddresses(sum.ByAction, x.masker)
 	}
 	for _, h := range dec.Holds {
-		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason), Approvers: h.Approvers})
+		p.Holds = append(p.Holds, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason), Approvers: h.Approvers, MinApprovals: h.MinApprovals})
 	}
 	for _, h := range dec.Refusals {
 		p.Refusals = append(p.Refusals, store.Hold{Rule: h.Rule, Reason: x.masker.String(h.Reason)})

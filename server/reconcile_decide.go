@@ -126,7 +126,7 @@ func (s *Server) reconcileDecision(ctx context.Context, check store.Run, r store
 	}
 	var now []store.Hold
 	for _, h := range dec.Holds {
-		now = append(now, store.Hold{Rule: h.Rule, Reason: m.String(h.Reason), Approvers: h.Approvers})
+		now = append(now, store.Hold{Rule: h.Rule, Reason: m.String(h.Reason), Approvers: h.Approvers, MinApprovals: h.MinApprovals})
 	}
 	holds, err := carryForward(floor.Holds, now)
 	if err != nil {

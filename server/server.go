@@ -34,6 +34,7 @@ import (
 	"github.com/switchtender/switchtender/server/notify"
 	"github.com/switchtender/switchtender/server/oplog"
 	"github.com/switchtender/switchtender/server/schedule"
+	"github.com/switchtender/switchtender/server/sshd/identity"
 	"github.com/switchtender/switchtender/store"
 )
 
@@ -99,6 +100,7 @@ type Options struct {
 // stop it with Close.
 type Server struct {
 	live       atomic.Pointer[liveConfig] // the configuration now; Reload swaps it
+	ids        *identity.Resolver         // keys and certificates to identities
 	env        []string
 	log        *slog.Logger
 	db         *store.DB
@@ -177,7 +179,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	armKillAfterCommit(db)
 	db.DropBlobsAtEnd(Status.Final, blobPlan) // spec: the plan is "wiped when the apply ends"
-	s := &Server{
+	s := &Server{ids: identity.NewResolver(),
 		env:        opts.Environ,
 		log:        opts.Logger,
 		db:         db,
@@ -231,6 +233,7 @@ func buildRules(ctx context.Context, cfg *config.Config) ([]*gate.Rule, []*gate.
 			MaxDestroy:      r.MaxDestroy,
 			RequireApproval: r.RequireApproval,
 			Approvers:       r.Approvers,
+			MinApprovals:    r.MinApprovals,
 			ExcludeDryRun:   r.ExcludeDryRun,
 		}
 		if r.PlanGate != "" {

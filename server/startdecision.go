@@ -55,7 +55,7 @@ func (lc *liveConfig) holdsBeforePlanning(req gate.Request) []store.Hold {
 		if r.ExcludeDryRun || !r.WouldHold(req) {
 			continue
 		}
-		holds = append(holds, store.Hold{Rule: r.Name, Reason: "the rule requires approval for this " + what, Approvers: r.Approvers})
+		holds = append(holds, store.Hold{Rule: r.Name, Reason: "the rule requires approval for this " + what, Approvers: r.Approvers, MinApprovals: r.MinApprovals})
 	}
 	return holds
 }
@@ -78,7 +78,7 @@ func (lc *liveConfig) scanFor(r store.Run) (why string, holds []store.Hold) {
 		full := *rule
 		full.ExcludeDryRun = false
 		if rule.ExcludeDryRun && full.WouldHold(req) {
-			holds = append(holds, store.Hold{Rule: rule.Name, Approvers: rule.Approvers,
+			holds = append(holds, store.Hold{Rule: rule.Name, Approvers: rule.Approvers, MinApprovals: rule.MinApprovals,
 				Reason: "exclude_dry_run exempts a plan only when the configuration scan finds nothing; it found what is listed, so the rule holds this plan as it would hold the run without the exemption"})
 		}
 	}

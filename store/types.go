@@ -177,7 +177,34 @@ type Proposal struct {
 type Hold struct {
 	Rule      string   `json:"rule"`
 	Reason    string   `json:"reason"`
-	Approvers []string `json:"approvers"`
+	Approvers []string `json:"approvers"` // user names and "group:NAME"; empty: anyone with the approve role
+	// MinApprovals is how many different people the rule names must
+	// approve the same digest before the hold is released; 0 (a hold
+	// recorded before rules could say) means 1.
+	MinApprovals int `json:"min_approvals,omitempty"`
+}
+
+// Need is the number of different approvals h waits for: MinApprovals, at
+// least 1.
+func (h Hold) Need() int { return max(h.MinApprovals, 1) }
+
+// Credential is what a person or agent proved who they are with over SSH:
+// a key listed in the configuration, or a certificate from a trusted user
+// CA (a user_ca block). Recorded with every approval, rejection, launch and
+// cancel, so a later review can tell the two apart.
+type Credential struct {
+	// Fingerprint is the SHA256 fingerprint of the public key the client
+	// signed with (for a certificate, of the certified key).
+	Fingerprint string `json:"fingerprint"`
+	// CA names the user_ca block whose key signed the certificate; empty
+	// for a listed key. The fields below are set only with CA.
+	CA            string    `json:"ca,omitempty"`
+	CAFingerprint string    `json:"ca_fingerprint,omitempty"` // SHA256 fingerprint of the CA key
+	KeyID         string    `json:"key_id,omitempty"`
+	Serial        uint64    `json:"serial,omitempty"`
+	Principals    []string  `json:"principals,omitempty"`
+	ValidAfter    time.Time `json:"valid_after,omitzero"`  // zero: valid since forever
+	ValidBefore   time.Time `json:"valid_before,omitzero"` // zero: valid forever
 }
 
 // Finding is a configuration scan finding: an address and why it matters.
@@ -198,6 +225,9 @@ type Approval struct {
 	Modules  string    `json:"modules,omitempty"` // the digest of the modules the scan read, for a scanned run
 	Reason   string    `json:"reason"`
 	At       time.Time `json:"at"`
+	// Credential is the key or certificate the decision was made with;
+	// nil for one recorded before credentials were, or made by the server.
+	Credential *Credential `json:"credential,omitempty"`
 }
 
 // Step is one tool process a run started (init, plan, show, apply).
@@ -222,6 +252,11 @@ type AuditEvent struct {
 	Actor  string    `json:"actor"`
 	Action string    `json:"action"`
 	Detail string    `json:"detail"`
+	// Credential is the key or certificate the actor acted with, for a
+	// person's or agent's approve, reject, launch and cancel; nil
+	// otherwise (absent from the hashed payload then, so entries written
+	// before it existed verify unchanged).
+	Credential *Credential `json:"credential,omitempty"`
 	// Filled when read: the entry's place in the chain, the hash of the
 	// entry before it and its own (hex sha256; see DB.VerifyAudit).
 	Seq  uint64 `json:"seq,omitempty"`

@@ -14,7 +14,15 @@ type Identity struct {
 	// holds no roles and connects over no key; only the forge side
 	// launches as one (docs/forges.md).
 	Forge bool
+	// Roles are the roles the identity holds: its user block's and those
+	// of every group it belongs to, without repeats.
 	Roles []string
+	// Groups are the groups the identity belongs to and where each came
+	// from, in name order.
+	Groups []Group
+	// Credential is the key or certificate the identity connected with;
+	// nil where none was (tests, the schedule, the forge).
+	Credential *store.Credential
 	// Key is the SSH key the identity was found by, nil where none was
 	// (tests, the schedule): current finds the identity again by it.
 	Key gossh.PublicKey
@@ -25,6 +33,34 @@ type Identity struct {
 func (id Identity) Has(role string) bool {
 	for _, r := range id.Roles {
 		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// Group is one group an identity belongs to (a group block), and how.
+type Group struct {
+	Name string `json:"name"`
+	// From is GroupFromConfiguration (the group block lists the user as a
+	// member) or GroupFromCertificate (a principal of the certificate
+	// grants it, by the user_ca block's groups map).
+	From string `json:"from"`
+	// Principal is the certificate's principal that grants the group;
+	// set with GroupFromCertificate.
+	Principal string `json:"principal,omitempty"`
+}
+
+// Where a group membership comes from (Group.From).
+const (
+	GroupFromConfiguration = "configuration"
+	GroupFromCertificate   = "certificate"
+)
+
+// InGroup reports whether the identity belongs to group name.
+func (id Identity) InGroup(name string) bool {
+	for _, g := range id.Groups {
+		if g.Name == name {
 			return true
 		}
 	}

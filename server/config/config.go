@@ -49,8 +49,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,6 +126,86 @@ type Config struct {
 	// Forges are the forge blocks: the forges whose pull requests are
 	// planned (docs/forges.md).
 	Forges map[string]*Forge
+	// UserCAs are the user_ca blocks: OpenSSH certificate authorities
+	// whose user certificates log in without being listed
+	// (docs/identity.md).
+	UserCAs map[string]*UserCA
+	// Groups are the group blocks: roles granted to their members and to
+	// the certificates whose principals map to them.
+	Groups map[string]*Group
+}
+
+// UserCA is one `user_ca "NAME"` block: a certificate authority whose user
+// certificates identify people. A certificate's key ID names the person,
+// its principals give their groups through Groups, and the groups give the
+// roles.
+type UserCA struct {
+	Name string
+	// PublicKey is the CA's key (public_key, or the first key of
+	// public_key_file); no user, agent or worker holds it.
+	PublicKey ssh.PublicKey
+	// Groups maps a declared group to the principals that grant it; a
+	// principal may grant several groups.
+	Groups map[string][]string
+	// Revoked is the absolute path of an OpenSSH key revocation list
+	// (ssh-keygen -k); "" when none. It parsed at load; the identity
+	// resolver reads it again whenever it changes.
+	Revoked string
+	Line    string
+}
+
+// GroupsOf returns the declared groups the principals grant, each with the
+// first principal that grants it, in group name order.
+func (ca *UserCA) GroupsOf(principals []string) []GroupGrant {
+	var out []GroupGrant
+	for _, g := range slices.Sorted(maps.Keys(ca.Groups)) {
+		for _, p := range principals {
+			if slices.Contains(ca.Groups[g], p) {
+				out = append(out, GroupGrant{Group: g, Principal: p})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// GroupGrant is a group a certificate's principal grants.
+type GroupGrant struct{ Group, Principal string }
+
+// Group is one `group "NAME"` block: the roles it grants and the users
+// listed as its members (a certificate's principals may grant it too).
+type Group struct {
+	Name    string
+	Roles   []string // RoleLaunch, RoleApprove
+	Members []string // declared users
+	Line    string
+}
+
+// GroupsOfUser returns the names of the groups that list user as a member,
+// in name order.
+func (c *Config) GroupsOfUser(user string) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(c.Groups)) {
+		if slices.Contains(c.Groups[name].Members, user) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// IdentifyCA finds the user_ca block whose public key is key (compared by
+// wire bytes); nil when none is.
+func (c *Config) IdentifyCA(key ssh.PublicKey) *UserCA {
+	if key == nil {
+		return nil
+	}
+	want := key.Marshal()
+	for _, name := range slices.Sorted(maps.Keys(c.UserCAs)) {
+		if bytes.Equal(c.UserCAs[name].PublicKey.Marshal(), want) {
+			return c.UserCAs[name]
+		}
+	}
+	return nil
 }
 
 // Forge is one `forge "NAME"` block: a Gitea, GitHub or GitLab whose
@@ -297,9 +379,16 @@ type Rule struct {
 	// config dir); it existed and was a regular file at load time.
 	PlanGate        string
 	RequireApproval bool
-	Approvers       []string // declared users holding the approve role; empty: any approver
-	ExcludeDryRun   bool
-	Line            string
+	// Approvers are declared users holding the approve role and
+	// "group:NAME" for a declared group that grants it; empty: any
+	// approver.
+	Approvers []string
+	// MinApprovals is how many different people among Approvers must
+	// approve the same digest to release the rule's hold (min_approvals;
+	// 1 when unset). The requester and agents never count.
+	MinApprovals  int
+	ExcludeDryRun bool
+	Line          string
 }
 
 // Exemption lets the named agents' runs take the path a person's run takes

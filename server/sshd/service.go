@@ -3,6 +3,7 @@ package sshd
 import (
 	"context"
 	"log/slog"
+	"net"
 
 	"charm.land/ssh"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,8 +25,11 @@ type Service interface {
 	Logger() *slog.Logger
 	// SSHLimits are the SSH limits to enforce, with defaults filled in.
 	SSHLimits() api.SSHLimits
-	// Identify maps a public key to a configured user or agent.
-	Identify(key ssh.PublicKey) (api.Identity, bool)
+	// Identify maps a public key or user certificate to a user or agent
+	// under the configuration in force, or says why it maps to none (a
+	// *identity.Refusal). remote is the client's address (a
+	// certificate's source-address); nil skips that check.
+	Identify(key ssh.PublicKey, remote net.Addr) (api.Identity, error)
 	// ServeRelay serves a relay worker's session of pool until it ends.
 	ServeRelay(sess ssh.Session, pool string)
 	// Audit writes an audit entry (run may be "").

@@ -25,7 +25,7 @@ func (d *Door) newSSHServer() (*ssh.Server, func(net.Listener) net.Listener, err
 		wish.WithAddress(d.svc.Config().Server.SSHListen),
 		wish.WithHostKeyPath(d.svc.Config().Server.HostKey),
 		wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
-			if _, ok := d.svc.Identify(key); ok {
+			if _, err := d.svc.Identify(key, ctx.RemoteAddr()); err == nil {
 				return true
 			}
 			if _, ok := d.svc.Config().IdentifyWorker(key); ok {
@@ -130,7 +130,8 @@ func (d *Door) routeMiddleware() wish.Middleware {
 			defer done()
 			d.svc.SSHSessions().Inc()
 			defer d.svc.SSHSessions().Dec()
-			id, ok := d.svc.Identify(sess.PublicKey())
+			id, err := d.svc.Identify(sess.PublicKey(), sess.RemoteAddr())
+			ok := err == nil
 			if pool, worker := d.svc.Config().IdentifyWorker(sess.PublicKey()); !ok && worker {
 				if lc := limitConnOf(sess.Context()); lc != nil {
 					defer lc.hold()() // a worker idles while it waits for work
